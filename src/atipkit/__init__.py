@@ -1,0 +1,135 @@
+"""atipkit: the Agent Tool Introspection Protocol (ATIP) for Python.
+
+The public API is re-exported here and loaded on first use, so `import atipkit` costs
+almost nothing (bench/validate.py measures it):
+
+    >>> import atipkit
+    >>> tool = atipkit.loads('{"atip": "0.1", "name": "t", "version": "1", "description": "d"}')
+    >>> tool.atip.version, tool.name
+    ('0.1', 't')
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from atipkit._version import __version__
+
+if TYPE_CHECKING:
+    from atipkit.errors import (
+        AtipError,
+        DocumentError,
+        DocumentTooLarge,
+        InvalidDocument,
+        MalformedJSON,
+        UnsupportedVersion,
+    )
+    from atipkit.model import (
+        UNSET,
+        Argument,
+        AtipVersion,
+        Binary,
+        Command,
+        Effects,
+        Option,
+        Tool,
+        Trust,
+        count_commands,
+        dumps,
+        effective_effects,
+        from_dict,
+        get_command,
+        iter_commands,
+        load,
+        loads,
+        merge_effects,
+        to_dict,
+    )
+    from atipkit.problems import Problem, Severity
+    from atipkit.protocol import PROTOCOL_VERSION
+    from atipkit.validate import ValidationReport, validate, validate_file
+
+_EXPORTS = {
+    "atipkit.errors": [
+        "AtipError",
+        "DocumentError",
+        "DocumentTooLarge",
+        "InvalidDocument",
+        "MalformedJSON",
+        "UnsupportedVersion",
+    ],
+    "atipkit.model": [
+        "UNSET",
+        "Argument",
+        "AtipVersion",
+        "Binary",
+        "Command",
+        "Effects",
+        "Option",
+        "Tool",
+        "Trust",
+        "count_commands",
+        "dumps",
+        "effective_effects",
+        "from_dict",
+        "get_command",
+        "iter_commands",
+        "load",
+        "loads",
+        "merge_effects",
+        "to_dict",
+    ],
+    "atipkit.problems": ["Problem", "Severity"],
+    "atipkit.protocol": ["PROTOCOL_VERSION"],
+    "atipkit.validate": ["ValidationReport", "validate", "validate_file"],
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+
+__all__ = [
+    "PROTOCOL_VERSION",
+    "UNSET",
+    "Argument",
+    "AtipError",
+    "AtipVersion",
+    "Binary",
+    "Command",
+    "DocumentError",
+    "DocumentTooLarge",
+    "Effects",
+    "InvalidDocument",
+    "MalformedJSON",
+    "Option",
+    "Problem",
+    "Severity",
+    "Tool",
+    "Trust",
+    "UnsupportedVersion",
+    "ValidationReport",
+    "__version__",
+    "count_commands",
+    "dumps",
+    "effective_effects",
+    "from_dict",
+    "get_command",
+    "iter_commands",
+    "load",
+    "loads",
+    "merge_effects",
+    "to_dict",
+    "validate",
+    "validate_file",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'atipkit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

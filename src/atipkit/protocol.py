@@ -1,0 +1,57 @@
+"""What this library knows of the protocol itself: versions and feature ids (RFC 0.6 §3.2.1).
+
+SPEC-NOTES 1: documents of any 0.x version are read; a minor version newer than the one we
+implement is read with a warning (its unknown fields are ignored, not rejected); a major
+version we do not know is refused.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: The protocol version this library implements and writes.
+PROTOCOL_VERSION = "0.6"
+_IMPLEMENTED = (0, 6)
+
+#: Feature ids of RFC 0.6 §3.2.1 and the version that introduced each.
+FEATURES: dict[str, tuple[int, int]] = {
+    "partial-discovery": (0, 3),
+    "interactive-effects": (0, 3),
+    "trust-v1": (0, 4),
+    "patterns-v1": (0, 4),
+    "trust-integrity": (0, 5),
+    "trust-provenance": (0, 5),
+    "content-addressable": (0, 6),
+}
+
+_VERSION = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?\Z")
+
+
+@dataclass(frozen=True, slots=True)
+class ProtocolVersion:
+    """A declared ATIP version, compared by (major, minor)."""
+
+    major: int
+    minor: int
+    text: str
+
+    @property
+    def is_supported(self) -> bool:
+        return self.major == _IMPLEMENTED[0]
+
+    @property
+    def is_newer(self) -> bool:
+        """A 0.x newer than the one implemented: readable, with a warning."""
+        return self.is_supported and (self.major, self.minor) > _IMPLEMENTED
+
+    def __str__(self) -> str:
+        return f"{self.major}.{self.minor}"
+
+
+def parse_version(text: str) -> ProtocolVersion | None:
+    """`"0.6"` or `"0.6.1"` → ProtocolVersion; anything else → None."""
+    match = _VERSION.match(text)
+    if match is None:
+        return None
+    return ProtocolVersion(int(match.group(1)), int(match.group(2)), text)

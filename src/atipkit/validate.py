@@ -1,0 +1,138 @@
+"""Validating ATIP documents: JSON text → version policy → schema → model → semantic checks.
+
+`validate` never raises for a bad document: every fault, from undecodable bytes to a
+duplicate flag, becomes a `Problem` in the report. Only the caller's own mistakes (a file
+that cannot be opened) raise, as `OSError`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from atipkit import _jsontext, schema
+from atipkit.checks import check_tool
+from atipkit.errors import DocumentError
+from atipkit.model import Tool, count_commands, from_dict
+from atipkit.problems import Problem, Severity, error
+from atipkit.protocol import PROTOCOL_VERSION, parse_version
+
+
+@dataclass(slots=True)
+class ValidationReport:
+    """What `validate` found in one document."""
+
+    source: str | None
+    kind: schema.Kind | None = None
+    version: str | None = None
+    problems: list[Problem] = field(default_factory=list)
+    tool: Tool | None = None
+
+    @property
+    def errors(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity is Severity.ERROR]
+
+    @property
+    def warnings(self) -> list[Problem]:
+        return [p for p in self.problems if p.severity is Severity.WARNING]
+
+    @property
+    def ok(self) -> bool:
+        """No errors (warnings allowed)."""
+        return not self.errors
+
+    def passed(self, *, strict: bool = False) -> bool:
+        return not self.problems if strict else self.ok
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "valid": self.ok,
+            "kind": self.kind,
+            "atip": self.version,
+            "commands": None if self.tool is None else count_commands(self.tool),
+            "errors": [p.to_dict() for p in self.errors],
+            "warnings": [p.to_dict() for p in self.warnings],
+        }
+
+
+def validate(
+    document: bytes | str | Mapping[str, Any],
+    *,
+    source: str | None = None,
+) -> ValidationReport:
+    """Validate one document given as JSON text or as already-decoded JSON.
+
+    `source` names it in messages; when it is a file name of the form `<sha256>.json`,
+    `binary.hash` must match it.
+    """
+    report = ValidationReport(source)
+    if isinstance(document, bytes | str):
+        try:
+            document = _jsontext.decode(document, source)
+        except DocumentError as exc:
+            report.problems += exc.problems
+            return report
+    _validate_data(document, report)
+    return report
+
+
+def validate_file(
+    path: str | os.PathLike[str], *, max_bytes: int = _jsontext.MAX_DOCUMENT_BYTES
+) -> ValidationReport:
+    """Validate a file (`-` for stdin). Raises `OSError` when it cannot be read at all."""
+    source = "<stdin>" if str(path) == "-" else os.fspath(path)
+    try:
+        data = _jsontext.read_bytes(path, max_bytes=max_bytes)
+    except DocumentError as exc:
+        return ValidationReport(source, problems=list(exc.problems))
+    return validate(data, source=source)
+
+
+def _validate_data(data: Any, report: ValidationReport) -> None:
+    if not isinstance(data, Mapping):
+        got = _jsontext.json_type(data)
+        report.problems.append(
+            error("schema.type", f"expected a JSON object at the top level, got {got}")
+        )
+        return
+    data = dict(data)
+    report.kind = schema.document_kind(data)
+    atip = data.get("atip")
+    text = atip.get("version") if isinstance(atip, dict) else atip
+    declared = parse_version(text) if isinstance(text, str) else None
+    if declared is not None:
+        report.version = str(declared)
+        if not declared.is_supported:
+            report.problems.append(
+                error(
+                    "version.unsupported",
+                    f"ATIP {declared.text} is not supported; atipkit reads 0.x documents "
+                    f"(it implements {PROTOCOL_VERSION})",
+                    "$.atip",
+                )
+            )
+            return
+    problems = schema.check(data, report.kind)
+    if declared is not None and declared.is_newer:
+        problems = [_as_warning(p) if p.code == "schema.unknown-field" else p for p in problems]
+    report.problems += problems
+    if any(p.is_error for p in problems):
+        return
+    try:
+        report.tool = from_dict(data, source=report.source)
+    except DocumentError as exc:  # the schema and the model agree, so this is a limit hit
+        report.problems += exc.problems
+        return
+    report.problems += check_tool(report.tool, filename=report.source)
+
+
+def _as_warning(problem: Problem) -> Problem:
+    return Problem(
+        problem.code,
+        f"{problem.message} (ignored: newer protocol version)",
+        problem.location,
+        Severity.WARNING,
+    )
