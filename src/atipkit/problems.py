@@ -43,8 +43,8 @@ def json_path(parts: Iterable[PathPart]) -> str:
 class Problem:
     """One thing wrong with a document.
 
-    `location` is a JSON path (`$.commands.pr`) or, for text that is not JSON yet,
-    `line L, column C`. `code` is stable and documented, for machines and for suppressions.
+    `location` is a JSON path (`$.commands.pr`), `line L, column C` for text that is not
+    JSON yet, or empty for the file as a whole. `code` is stable and documented, for machines and for suppressions.
     """
 
     code: str
@@ -57,10 +57,12 @@ class Problem:
         return self.severity is Severity.ERROR
 
     def format(self, source: str | None = None) -> str:
-        """One line: `gh.json: $.commands.pr: message` (warnings say so)."""
-        prefix = f"{source}: " if source else ""
-        level = "warning: " if self.severity is Severity.WARNING else ""
-        return f"{prefix}{self.location}: {level}{self.message}"
+        """One line: `gh.json: $.commands.pr: message` (warnings say so). Problems about
+        the file as a whole (it cannot be read) have no location."""
+        parts = [p for p in (source, self.location) if p]
+        if self.severity is Severity.WARNING:
+            parts.append("warning")
+        return ": ".join([*parts, self.message])
 
     def to_dict(self) -> dict[str, str]:
         return {
