@@ -44,7 +44,8 @@ class Problem:
     """One thing wrong with a document.
 
     `location` is a JSON path (`$.commands.pr`), `line L, column C` for text that is not
-    JSON yet, or empty for the file as a whole. `code` is stable and documented, for machines and for suppressions.
+    JSON yet, or empty for the file as a whole. `code` is stable and documented, for
+    machines and for suppressions.
     """
 
     code: str
