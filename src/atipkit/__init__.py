@@ -48,7 +48,7 @@ if TYPE_CHECKING:
     )
     from atipkit.problems import Problem, Severity
     from atipkit.protocol import PROTOCOL_VERSION
-    from atipkit.validate import ValidationReport, validate, validate_file
+    from atipkit.validation import ValidationReport, validate, validate_file
 
 _EXPORTS = {
     "atipkit.errors": [
@@ -82,7 +82,7 @@ _EXPORTS = {
     ],
     "atipkit.problems": ["Problem", "Severity"],
     "atipkit.protocol": ["PROTOCOL_VERSION"],
-    "atipkit.validate": ["ValidationReport", "validate", "validate_file"],
+    "atipkit.validation": ["ValidationReport", "validate", "validate_file"],
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 

@@ -14,7 +14,7 @@ from atipkit.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from atipkit.introspect.click import AtipArgument, AtipCommand
 from atipkit.model import Effects, FilesystemEffects, Interactive
 from atipkit.problems import error
-from atipkit.validate import ValidationReport, validate_file
+from atipkit.validation import ValidationReport, validate_file
 
 EFFECTS = Effects(
     filesystem=FilesystemEffects(read=True, write=False, delete=False),

@@ -1,0 +1,44 @@
+"""Shared test helpers: fixture locations and a minimal valid document to mutate."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+FIXTURES = Path(__file__).parent / "fixtures"
+EXAMPLES = Path(__file__).parent.parent / "examples"
+
+
+def fixture_paths(folder: str) -> list[Path]:
+    return sorted((FIXTURES / folder).glob("*.json"))
+
+
+def read_json(path: Path) -> Any:
+    return json.loads(path.read_text("utf-8"))
+
+
+def minimal(**extra: Any) -> dict[str, Any]:
+    """A valid 0.6 document with one fully described command, to mutate in tests."""
+    doc: dict[str, Any] = {
+        "atip": {"version": "0.6"},
+        "name": "t",
+        "version": "1.0",
+        "description": "A test tool",
+        "commands": {
+            "run": {
+                "description": "Run it",
+                "options": [
+                    {
+                        "name": "verbose",
+                        "flags": ["-v", "--verbose"],
+                        "type": "boolean",
+                        "description": "Say more",
+                    },
+                ],
+                "effects": {"network": False, "filesystem": {"write": False}},
+            }
+        },
+    }
+    doc.update(extra)
+    return doc

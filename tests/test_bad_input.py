@@ -1,0 +1,172 @@
+"""Hostile and broken input: every case is one line, a documented exit code, no traceback,
+bounded time and memory. Run through the real `atip` process."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import atipkit
+from tests.helpers import FIXTURES, minimal
+
+ATIP = [sys.executable, "-m", "atipkit.cli"]
+
+
+def run(*args: str, stdin: bytes | None = None, timeout: float = 60):
+    start = time.perf_counter()
+    proc = subprocess.run([*ATIP, *args], input=stdin, capture_output=True, timeout=timeout)
+    return proc, time.perf_counter() - start
+
+
+def assert_one_clean_line(proc: subprocess.CompletedProcess[bytes]) -> str:
+    out = proc.stdout.decode()
+    assert "Traceback" not in out + proc.stderr.decode()
+    lines = out.splitlines()
+    assert len(lines) == 1, out
+    return lines[0]
+
+
+@pytest.mark.parametrize(
+    ("name", "where"),
+    [
+        ("empty.json", "line 1, column 1"),
+        ("truncated.json", None),
+        ("trailing-comma.json", "line 3"),
+        ("not-utf8.json", "line 2"),
+    ],
+)
+def test_malformed_json_names_line_and_column(name, where):
+    path = FIXTURES / "bad-json" / name
+    proc, _ = run("validate", str(path))
+    line = assert_one_clean_line(proc)
+    assert proc.returncode == 1
+    assert line.startswith(f"{path}: line ")
+    if where:
+        assert where in line
+
+
+def test_position_of_a_syntax_error_is_exact():
+    with pytest.raises(atipkit.MalformedJSON) as info:
+        atipkit.loads(b'{\n  "atip": "0.6",\n  "name": "t"\n  "version": "1"\n}')
+    assert (info.value.line, info.value.column) == (4, 3)
+
+
+def test_bad_utf8_position_is_exact():
+    with pytest.raises(atipkit.MalformedJSON) as info:
+        atipkit.loads(b'{"atip": "0.6",\n "name": "\xc3t\xff"}')
+    assert info.value.line == 2
+    assert "0xc3" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("text", "got"), [("[]", "array"), ('"x"', "string"), ("3", "integer"), ("null", "null")]
+)
+def test_wrong_top_level_type(text, got):
+    proc, _ = run("validate", "-", stdin=text.encode())
+    line = assert_one_clean_line(proc)
+    assert proc.returncode == 1
+    assert line == f"<stdin>: $: expected a JSON object at the top level, got {got}"
+
+
+# Runs `atip` and reports the process's own peak RSS (kB) on the last stderr line. Measured
+# inside the child: RUSAGE_CHILDREN would also count the test process's pages that a fork
+# copies before exec.
+_MEASURED = (
+    "import resource, sys\n"
+    "from atipkit.cli import main\n"
+    "try:\n    main()\n"
+    "finally:\n"
+    '    sys.stderr.write(f"\\nmaxrss={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}")\n'
+)
+
+
+def test_100_mb_file_is_refused_before_reading(tmp_path: Path):
+    big = tmp_path / "big.json"
+    with big.open("wb") as f:
+        f.truncate(100 * 1024 * 1024)  # sparse: the size is real, the disk use is not
+    proc, elapsed = run("validate", str(big))
+    line = assert_one_clean_line(proc)
+    assert proc.returncode == 1
+    assert "104,857,600 bytes; the limit is 16,777,216 bytes" in line
+    assert elapsed < 10
+
+
+def test_100_mb_on_stdin_is_cut_off_with_bounded_memory(tmp_path: Path):
+    big = tmp_path / "big.json"
+    with big.open("wb") as f:
+        f.write(b'{"atip": "0.6", "x-pad": "')
+        for _ in range(100):
+            f.write(b"a" * (1024 * 1024))
+        f.write(b'"}')
+    start = time.perf_counter()
+    with big.open("rb") as stdin:  # a pipe-like stream: its size is not known up front
+        proc = subprocess.run(
+            [sys.executable, "-c", _MEASURED, "validate", "-"],
+            stdin=stdin,
+            capture_output=True,
+            timeout=60,
+        )
+    elapsed = time.perf_counter() - start
+    line = assert_one_clean_line(proc)
+    assert proc.returncode == 1
+    assert "the limit is 16,777,216 bytes" in line
+    peak_mb = int(proc.stderr.decode().rsplit("maxrss=", 1)[1]) / 1024
+    assert peak_mb < 100  # it read 16 MiB + 1 byte, never the 100 MB
+    assert elapsed < 20
+
+
+def test_a_document_within_a_raised_limit_is_read(tmp_path: Path):
+    doc = minimal(**{"x-pad": "a" * 20_000_000})
+    path = tmp_path / "large.json"
+    path.write_text(json.dumps(doc))
+    proc, _ = run("validate", "--max-bytes", "30000000", str(path))
+    assert proc.returncode == 0, proc.stdout
+
+
+@pytest.mark.parametrize("depth", [10_000, 100_000])
+def test_deep_nesting_is_refused(depth: int):
+    nested = b'{"atip": "0.6", "x-deep": ' + b"[" * depth + b"]" * depth + b"}"
+    proc, elapsed = run("validate", "-", stdin=nested)
+    line = assert_one_clean_line(proc)
+    assert proc.returncode == 1
+    assert "nested too deeply" in line
+    assert elapsed < 10
+
+
+def test_deep_nesting_inside_a_schema_free_field_is_refused_by_the_library():
+    with pytest.raises(atipkit.DocumentTooLarge):
+        atipkit.loads(b'{"a": ' + b"[" * 5000 + b"]" * 5000 + b"}")
+
+
+def test_deep_command_nesting_within_the_json_limit_is_walked_without_recursion():
+    doc = minimal()
+    node = doc["commands"]["run"]
+    for _i in range(450):  # ~900 JSON levels: decodable, too deep for recursive walkers
+        node["commands"] = {"c": {"description": "d"}}
+        node = node["commands"]["c"]
+    report = atipkit.validate(json.dumps(doc))
+    assert report.ok, report.problems
+    assert report.to_dict()["commands"] == 451
+
+
+def test_binary_garbage_is_one_line():
+    proc, _ = run("validate", "-", stdin=os.urandom(4096))
+    assert_one_clean_line(proc)
+    assert proc.returncode == 1
+
+
+def test_unreadable_inputs_are_usage_errors(tmp_path: Path):
+    proc, _ = run("validate", str(tmp_path / "missing.json"))
+    assert proc.returncode == 2
+    assert proc.stdout.decode().strip().endswith("cannot read: No such file or directory")
+    empty_dir = tmp_path / "empty"
+    empty_dir.mkdir()
+    proc, _ = run("validate", str(empty_dir))
+    assert proc.returncode == 2
+    assert b"no .json files" in proc.stderr

@@ -1,0 +1,201 @@
+"""The document model: loading every version, normalizing, dumping, walking, effects."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import atipkit
+from atipkit import UNSET, Effects
+from atipkit.model import Cost, FilesystemEffects, merge_effects
+from tests.helpers import minimal
+
+
+def test_legacy_string_version_becomes_object_form():
+    tool = atipkit.from_dict({"atip": "0.1", "name": "t", "version": "1", "description": "d"})
+    assert tool.atip.version == "0.1"
+    assert atipkit.to_dict(tool)["atip"] == {"version": "0.1"}
+
+
+def test_object_form_keeps_features_and_min_agent_version():
+    doc = minimal(
+        atip={"version": "0.6", "features": ["partial-discovery"], "minAgentVersion": "0.3"}
+    )
+    out = atipkit.to_dict(atipkit.from_dict(doc))
+    assert out["atip"] == doc["atip"]
+
+
+def test_unsupported_major_version_is_refused():
+    with pytest.raises(atipkit.UnsupportedVersion) as info:
+        atipkit.from_dict(minimal(atip="1.0"))
+    assert info.value.problems[0].location == "$.atip"
+    assert "1.0" in str(info.value)
+
+
+def test_newer_minor_version_is_read_and_unknown_fields_are_ignored():
+    doc = minimal(atip={"version": "0.9"}, futureField={"a": 1})
+    doc["commands"]["run"]["futureToo"] = True
+    tool = atipkit.from_dict(doc)
+    out = atipkit.to_dict(tool)
+    assert "futureField" not in out
+    assert "futureToo" not in out["commands"]["run"]
+
+
+def test_known_version_refuses_unknown_fields_with_exact_path():
+    doc = minimal()
+    doc["commands"]["run"]["effects"]["destructve"] = True
+    with pytest.raises(atipkit.InvalidDocument) as info:
+        atipkit.from_dict(doc)
+    problem = info.value.problems[0]
+    assert problem.location == "$.commands.run.effects.destructve"
+    assert "destructive" in problem.message  # did-you-mean
+
+
+def test_null_is_not_a_value_of_optional_fields():
+    doc = minimal()
+    doc["commands"]["run"]["options"][0]["description"] = None
+    with pytest.raises(atipkit.InvalidDocument) as info:
+        atipkit.from_dict(doc)
+    assert info.value.problems[0].location == "$.commands.run.options[0].description"
+
+
+def test_extensions_are_kept_at_every_level_and_written_back_sorted():
+    doc = minimal(
+        **{
+            "x-zeta": 1,
+            "x-acme-corp": {"owner": "platform"},
+            "_cached_at": 5,
+            "$schema": "https://atip.dev/schema/0.6.json",
+        }
+    )
+    run = doc["commands"]["run"]
+    run["x-mcp"] = {"server": "s"}
+    run["options"][0]["x-hint"] = [1, {"x-": "nested values are untouched"}]
+    run["effects"]["filesystem"]["x-paths-note"] = "n"
+    tool = atipkit.from_dict(doc)
+    assert tool.extensions["x-acme-corp"] == {"owner": "platform"}
+    assert tool.commands["run"].extensions == {"x-mcp": {"server": "s"}}
+    out = atipkit.to_dict(tool)
+    assert out == doc
+    assert list(out)[-4:] == ["$schema", "_cached_at", "x-acme-corp", "x-zeta"]
+
+
+def test_shim_takes_name_and_version_from_binary():
+    shim = {
+        "atip": {"version": "0.6"},
+        "description": "Transfer a URL",
+        "binary": {"hash": "sha256:" + "ab" * 32, "name": "curl", "version": "8.4.0"},
+    }
+    tool = atipkit.from_dict(shim)
+    assert (tool.name, tool.version, tool.kind) == ("curl", "8.4.0", "shim")
+    out = atipkit.to_dict(tool)
+    assert out["name"] == "curl"
+    assert out["version"] == "8.4.0"
+
+
+def test_dumps_is_deterministic_and_round_trips():
+    doc = minimal()
+    doc["commands"] = {"b": doc["commands"]["run"], "a": copy.deepcopy(doc["commands"]["run"])}
+    shuffled = dict(reversed(list(doc.items())))  # same content, other key order
+    one, two = atipkit.from_dict(doc), atipkit.from_dict(shuffled)
+    assert atipkit.dumps(one) == atipkit.dumps(two)
+    assert atipkit.loads(atipkit.dumps(one)) == one
+    assert list(json.loads(atipkit.dumps(one))["commands"]) == ["b", "a"]  # author's order
+
+
+def test_defaults_are_left_out_of_dumps():
+    doc = minimal()
+    doc["commands"]["run"]["options"][0]["required"] = False
+    doc["commands"]["run"]["arguments"] = [
+        {"name": "f", "type": "file", "required": True, "description": "f"}
+    ]
+    out = atipkit.to_dict(atipkit.from_dict(doc))
+    assert "required" not in out["commands"]["run"]["options"][0]
+    assert "required" not in out["commands"]["run"]["arguments"][0]
+
+
+def _tree() -> atipkit.Tool:
+    doc = minimal()
+    leaf = {"description": "leaf"}
+    doc["commands"] = {
+        "": {"description": "root invocation"},
+        "pr": {"description": "group", "commands": {"create": leaf, "list": leaf}},
+        "repo": {"description": "group", "commands": {"delete": leaf}},
+    }
+    return atipkit.from_dict(doc)
+
+
+def test_iter_commands_gives_argv_paths_in_document_order():
+    paths = [path for path, _ in atipkit.iter_commands(_tree())]
+    assert paths == [(), ("pr",), ("pr", "create"), ("pr", "list"), ("repo",), ("repo", "delete")]
+    assert atipkit.count_commands(_tree()) == 6
+
+
+def test_get_command_by_tuple_or_words():
+    tool = _tree()
+    assert atipkit.get_command(tool, ("pr", "create")).description == "leaf"
+    assert atipkit.get_command(tool, "pr list").description == "leaf"
+    assert atipkit.get_command(tool, ()).description == "root invocation"
+    with pytest.raises(KeyError, match="pr merge"):
+        atipkit.get_command(tool, "pr merge")
+
+
+def test_deep_command_tree_does_not_exhaust_the_stack():
+    doc = minimal()
+    node = doc["commands"]["run"]
+    for i in range(300):
+        node["commands"] = {f"c{i}": {"description": "d"}}
+        node = node["commands"][f"c{i}"]
+    tool = atipkit.from_dict(doc)
+    assert atipkit.count_commands(tool) == 301
+
+
+def test_effective_effects_fold_tool_group_and_command():
+    doc = minimal(
+        effects={"network": True, "idempotent": True, "filesystem": {"read": True, "write": False}}
+    )
+    doc["commands"] = {
+        "pr": {
+            "description": "g",
+            "effects": {"cost": {"billable": True}},
+            "commands": {
+                "merge": {
+                    "description": "m",
+                    "effects": {
+                        "network": False,
+                        "idempotent": False,
+                        "filesystem": {"write": True},
+                    },
+                }
+            },
+        }
+    }
+    effects = atipkit.effective_effects(atipkit.from_dict(doc), "pr merge")
+    assert effects.network is True  # OR: the tool says network
+    assert effects.idempotent is False  # either side false
+    assert effects.filesystem == FilesystemEffects(read=True, write=True)  # field by field
+    assert effects.cost == Cost(billable=True)  # from the group
+
+
+tri = st.sampled_from([True, False, UNSET])
+
+
+@given(a=tri, b=tri)
+def test_merge_truth_tables(a, b):
+    merged = merge_effects(
+        Effects(destructive=a, reversible=a), Effects(destructive=b, reversible=b)
+    )
+    values = {a, b} - {UNSET}
+    assert merged.destructive == (True if True in values else (False if values else UNSET))
+    assert merged.reversible == (False if False in values else (True if values else UNSET))
+
+
+@given(a=tri, b=tri)
+def test_merge_is_order_independent_for_safety_fields(a, b):
+    one = merge_effects(Effects(network=a, idempotent=b), Effects(network=b, idempotent=a))
+    two = merge_effects(Effects(network=b, idempotent=a), Effects(network=a, idempotent=b))
+    assert (one.network, one.idempotent) == (two.network, two.idempotent)

@@ -1,0 +1,35 @@
+"""The public surface: small, lazily loaded, and free of name clashes with submodules."""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+import subprocess
+import sys
+
+import atipkit
+
+
+def test_every_export_resolves_and_all_is_complete():
+    assert sorted(atipkit.__all__) == sorted(["__version__", *atipkit._WHERE])
+    for name in atipkit.__all__:
+        assert getattr(atipkit, name) is not None
+
+
+def test_functions_stay_callable_after_every_submodule_is_imported():
+    for info in pkgutil.walk_packages(atipkit.__path__, "atipkit."):
+        if not info.name.endswith("__main__"):
+            importlib.import_module(info.name)
+    for name in ("validate", "validate_file", "loads", "dumps", "from_dict"):
+        assert callable(getattr(atipkit, name)), name
+
+
+def test_import_is_cheap():
+    code = (
+        "import atipkit, sys; print(sorted(m for m in sys.modules if m.split('.')[0] in "
+        "{'atipkit', 'msgspec', 'click', 'jsonschema_rs', 'json'}))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    ).stdout
+    assert eval(out) == ["atipkit", "atipkit._version"]
