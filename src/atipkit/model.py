@@ -301,7 +301,7 @@ class Binary(_Node):
 
     hash: Sha256
     name: ToolName
-    version: str | UnsetType = UNSET
+    version: NonEmpty | UnsetType = UNSET
     platform: str | UnsetType = UNSET
 
     @property
@@ -478,9 +478,13 @@ class _Shape:
     children: dict[str, tuple[Literal["one", "list", "dict"], type[_Node]]]
 
 
+def _unwrap(tp: Any) -> Any:
+    """`Annotated[T, Meta(...)]` → `T`."""
+    return typing.get_args(tp)[0] if typing.get_origin(tp) is Annotated else tp
+
+
 def _struct_in(tp: Any) -> type[_Node] | None:
-    if typing.get_origin(tp) is Annotated:
-        tp = typing.get_args(tp)[0]
+    tp = _unwrap(tp)
     if isinstance(tp, type) and issubclass(tp, _Node):
         return tp
     return None
@@ -494,8 +498,9 @@ def _shape(cls: type[_Node]) -> _Shape:
         if info.encode_name == _EXTENSIONS:
             continue
         fields.add(info.encode_name)
-        members = [a for a in typing.get_args(info.type) if a not in (UnsetType, type(None))]
-        tp = members[0] if typing.get_origin(info.type) in (typing.Union, _UnionType) else info.type
+        tp = _unwrap(info.type)
+        if typing.get_origin(tp) in (typing.Union, _UnionType):
+            tp = _unwrap(next(a for a in typing.get_args(tp) if a not in (UnsetType, type(None))))
         origin, args = typing.get_origin(tp), typing.get_args(tp)
         if (sub := _struct_in(tp)) is not None:
             children[info.encode_name] = ("one", sub)

@@ -73,13 +73,38 @@ def _validator(kind: Kind) -> Any:
 
 
 def check(data: Any, kind: Kind | None = None) -> list[Problem]:
-    """Every schema problem of a decoded document, in document order, deduplicated."""
+    """Every schema problem of a decoded document, deduplicated."""
     kind = kind or document_kind(data)
+    validator = _validator(kind)
+    if validator.is_valid(data):
+        return []
+    # jsonschema-rs drops empty keys from instance paths (`commands[""].description`
+    # comes back as `commands.description`). The root command is keyed "", so re-check a
+    # copy whose empty keys are a sentinel no schema keyword matches, and map it back.
+    try:
+        keyed = _rename_empty_keys(data)
+    except RecursionError:  # nesting too deep to copy: keep the paths jsonschema-rs gives
+        keyed = data
     problems: dict[tuple[str, str], Problem] = {}
-    for err in _validator(kind).iter_errors(data):
-        for problem in _problems(err, data):
+    for err in validator.iter_errors(keyed):
+        for problem in _problems(err, keyed):
             problems.setdefault((problem.location, problem.message), problem)
     return list(problems.values())
+
+
+_EMPTY_KEY = "\x00atipkit:empty-key\x00"
+
+
+def _rename_empty_keys(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {(k or _EMPTY_KEY): _rename_empty_keys(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rename_empty_keys(v) for v in value]
+    return value
+
+
+def _path(parts: list[PathPart]) -> str:
+    return json_path("" if p == _EMPTY_KEY else p for p in parts)
 
 
 def _problems(err: Any, data: Any) -> list[Problem]:
@@ -89,10 +114,10 @@ def _problems(err: Any, data: Any) -> list[Problem]:
     custom = _custom_message(schema, keyword_path, instance)
     if custom is not None:
         location, message = custom
-        return [error("schema.invalid", message, json_path(location))]
+        return [error("schema.invalid", message, _path(location))]
     kind = err.kind.as_dict()
     name = type(err.kind).__name__
-    here = json_path(instance)
+    here = _path(instance)
     if name == "Required":
         return [error("schema.required", f"missing required field '{kind['property']}'", here)]
     if name == "AdditionalProperties":
@@ -159,13 +184,13 @@ def _at(data: Any, instance: list[PathPart]) -> Any:
 
 
 def _unknown_field(instance: list[PathPart], key: str, allowed: dict[str, Any]) -> Problem:
-    message = f"unknown field {key!r}"
+    message = f"unknown field {('' if key == _EMPTY_KEY else key)!r}"
     close = difflib.get_close_matches(key, list(allowed), n=1, cutoff=0.75)
     if close:
         message += f" (did you mean {close[0]!r}?)"
     else:
         message += "; custom fields must start with 'x-'"
-    return error("schema.unknown-field", message, json_path([*instance, key]))
+    return error("schema.unknown-field", message, _path([*instance, key]))
 
 
 def _show(value: Any, limit: int = 60) -> str:
