@@ -73,11 +73,12 @@ def test_model_agrees_with_schema(path: Path):
     assert model_accepts(data) == schema_accepts(data)
 
 
-@pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: f"{p.parent.name}/{p.name}")
+VALID_PATHS = [p for p in DOCUMENTS if schema_accepts(read_json(p))]
+
+
+@pytest.mark.parametrize("path", VALID_PATHS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_valid_documents_round_trip_through_the_model(path: Path):
     data = read_json(path)
-    if not schema_accepts(data):
-        pytest.skip("invalid document")
     tool = atipkit.from_dict(data)
     dumped = atipkit.dumps(tool)
     assert schema_accepts(json.loads(dumped))

@@ -67,6 +67,7 @@ def decode(data: bytes | str, source: str | None = None) -> Any:
     input, and `DocumentTooLarge` for nesting deeper than the interpreter can follow.
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    raw = raw.removeprefix(b"\xef\xbb\xbf")  # a BOM may be ignored (RFC 8259 §8.1)
     if not raw.strip():
         raise _malformed(raw, len(raw), "empty document; expected a JSON object", source)
     try:

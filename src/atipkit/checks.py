@@ -167,17 +167,24 @@ def _check_identity(tool: Tool, filename: str | None) -> list[Problem]:
 
 
 def _walk(tool: Tool) -> Iterator[tuple[list[PathPart], CommandPath, Command, Effects]]:
-    """Commands with their JSON location, argv path and effective effects; iterative."""
-    root_effects = merge_effects(tool.effects, UNSET)
-    stack = [(["commands"], (), tool.commands, root_effects)]
+    """Commands in document order (pre-order) with their JSON location, argv path and
+    effective effects; iterative, so deep trees cannot exhaust the stack."""
+    Frame = tuple[list[PathPart], CommandPath, Effects, Iterator[tuple[str, Command]]]
+    stack: list[Frame] = [
+        (["commands"], (), merge_effects(tool.effects, UNSET), iter(tool.commands.items()))
+    ]
     while stack:
-        where, path, commands, effects = stack.pop()
-        for key, command in reversed(commands.items()):
-            here = [*where, key]
-            sub_path = path if key == "" else (*path, key)
-            sub_effects = merge_effects(effects, command.effects)
-            stack.append(([*here, "commands"], sub_path, command.commands, sub_effects))
-            yield here, sub_path, command, sub_effects
+        where, path, effects, children = stack[-1]
+        try:
+            key, command = next(children)
+        except StopIteration:
+            stack.pop()
+            continue
+        here = [*where, key]
+        sub_path = path if key == "" else (*path, key)
+        sub_effects = merge_effects(effects, command.effects)
+        yield here, sub_path, command, sub_effects
+        stack.append(([*here, "commands"], sub_path, sub_effects, iter(command.commands.items())))
 
 
 def _check_command(
