@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 import atipkit
 from atipkit import UNSET, Effects
-from atipkit.model import Cost, FilesystemEffects, merge_effects
+from atipkit.model import Cost, FilesystemEffects, may_have_reserved_keys, merge_effects
 from tests.helpers import minimal
 
 
@@ -199,3 +199,25 @@ def test_merge_is_order_independent_for_safety_fields(a, b):
     one = merge_effects(Effects(network=a, idempotent=b), Effects(network=b, idempotent=a))
     two = merge_effects(Effects(network=b, idempotent=a), Effects(network=a, idempotent=b))
     assert (one.network, one.idempotent) == (two.network, two.idempotent)
+
+
+def test_escaped_extension_key_is_still_an_extension():
+    text = json.dumps(minimal()).replace('"name"', '"\\u0078-note": 1, "name"', 1)
+    assert '"x-' not in text
+    tool = atipkit.loads(text)
+    assert tool.extensions == {"x-note": 1}
+
+
+def test_fast_path_still_refuses_unknown_fields():
+    doc = minimal()
+    doc["commands"]["run"]["oops"] = 1
+    text = json.dumps(doc)
+    assert not may_have_reserved_keys(text.encode())
+    with pytest.raises(atipkit.InvalidDocument, match=r"\$\.commands\.run\.oops"):
+        atipkit.loads(text)
+
+
+@given(key=st.text(), prefix=st.sampled_from(["x-", "_", "$"]), ascii_only=st.booleans())
+def test_reserved_keys_are_always_detected(key, prefix, ascii_only):
+    raw = json.dumps({prefix + key: 1}, ensure_ascii=ascii_only).encode()
+    assert may_have_reserved_keys(raw)

@@ -476,6 +476,7 @@ class _Shape:
 
     fields: frozenset[str]
     children: dict[str, tuple[Literal["one", "list", "dict"], type[_Node]]]
+    child_keys: frozenset[str]
 
 
 def _unwrap(tp: Any) -> Any:
@@ -508,7 +509,7 @@ def _shape(cls: type[_Node]) -> _Shape:
             children[info.encode_name] = ("list", sub)
         elif origin is dict and (sub := _struct_in(args[1])) is not None:
             children[info.encode_name] = ("dict", sub)
-    return _Shape(frozenset(fields), children)
+    return _Shape(frozenset(fields), children, frozenset(children))
 
 
 _UnionType = type(int | str)
@@ -519,31 +520,39 @@ def _lift(obj: Any, cls: type[_Node], lenient: bool) -> Any:
     """Copy a decoded JSON object into the loader's form: reserved keys gathered under
     `x-`, nested objects walked by their types. Values of the wrong type are passed on
     untouched so that msgspec reports them with their path. With `lenient` (a newer minor
-    protocol version) unknown keys are dropped instead of passed on to be refused."""
+    protocol version) unknown keys are dropped instead of passed on to be refused.
+
+    Copy-on-write: an object without extensions whose children are unchanged is returned
+    as it is, so a plain document is walked with two set operations per object."""
     if type(obj) is not dict:
         return obj
     shape = _shape(cls)
-    out: dict[str, Any] = {}
-    extensions: dict[str, Any] = {}
-    for key, value in obj.items():
-        child = shape.children.get(key)
-        if child is not None:
-            kind, sub = child
-            if kind == "one":
-                value = _lift(value, sub, lenient)
-            elif kind == "list" and type(value) is list:
-                value = [_lift(v, sub, lenient) for v in value]
-            elif kind == "dict" and type(value) is dict:
-                value = {k: _lift(v, sub, lenient) for k, v in value.items()}
-            out[key] = value
-        elif key in shape.fields:
-            out[key] = value
-        elif key.startswith(_RESERVED):
-            extensions[key] = value
-        elif not lenient:
-            out[key] = value
-    if extensions:
-        out[_EXTENSIONS] = extensions
+    out = obj
+    for key in shape.child_keys & obj.keys():
+        kind, sub = shape.children[key]
+        value = obj[key]
+        if kind == "one":
+            new = _lift(value, sub, lenient)
+        elif kind == "list" and type(value) is list:
+            items = [_lift(v, sub, lenient) for v in value]
+            new = value if all(a is b for a, b in zip(items, value, strict=True)) else items
+        elif kind == "dict" and type(value) is dict:
+            lifted = {k: _lift(v, sub, lenient) for k, v in value.items()}
+            new = value if all(lifted[k] is v for k, v in value.items()) else lifted
+        else:
+            new = value
+        if new is not value:
+            if out is obj:
+                out = dict(obj)
+            out[key] = new
+    extra = obj.keys() - shape.fields
+    if extra:
+        out = {k: v for k, v in out.items() if k not in extra}
+        reserved = sorted(k for k in extra if k.startswith(_RESERVED))
+        if reserved:
+            out[_EXTENSIONS] = {k: obj[k] for k in reserved}
+        if not lenient:  # pass unknown keys on, for msgspec to refuse with their path
+            out.update((k, obj[k]) for k in extra if not k.startswith(_RESERVED))
     return out
 
 
@@ -574,6 +583,17 @@ def from_dict(data: Any, *, source: str | None = None) -> Tool:
     Raises `UnsupportedVersion` for a major version other than 0, and `InvalidDocument`
     with every schema problem (exact JSON paths) when the document is not valid ATIP.
     """
+    return _convert(data, source, lift=True)
+
+
+def may_have_reserved_keys(raw: bytes) -> bool:
+    """False only if JSON text certainly has no `x-`, `_` or `$` key anywhere: none of
+    those sequences follows a quote, and no `\\u` escape could spell one. A false `True`
+    costs only speed."""
+    return any(marker in raw for marker in (b'"x-', b'"_', b'"$', b"\\u"))
+
+
+def _convert(data: Any, source: str | None, *, lift: bool) -> Tool:
     if not isinstance(data, dict):
         kind = _jsontext.json_type(data)
         problem = error("schema.type", f"expected a JSON object at the top level, got {kind}")
@@ -586,8 +606,10 @@ def from_dict(data: Any, *, source: str | None = None) -> Tool:
         )
         raise UnsupportedVersion([error("version.unsupported", message, "$.atip")], source)
     lenient = version is not None and version.is_newer
+    normal = _normalize(data)
     try:
-        return msgspec.convert(_lift(_normalize(data), Tool, lenient), Tool)
+        prepared = _lift(normal, Tool, lenient) if lift or lenient else normal
+        return msgspec.convert(prepared, Tool)
     except RecursionError:
         problem = error("json.too-deep", "JSON is nested too deeply to be an ATIP document")
         raise DocumentTooLarge([problem], source) from None
@@ -609,7 +631,8 @@ def _invalid(data: dict[str, Any], exc: msgspec.ValidationError, source: str | N
 
 def loads(data: bytes | str, *, source: str | None = None) -> Tool:
     """Parse an ATIP document from JSON text. See `from_dict` for what is raised."""
-    return from_dict(_jsontext.decode(data, source), source=source)
+    raw = data.encode() if isinstance(data, str) else data
+    return _convert(_jsontext.decode(raw, source), source, lift=may_have_reserved_keys(raw))
 
 
 def load(path: str | os.PathLike[str], *, max_bytes: int = _jsontext.MAX_DOCUMENT_BYTES) -> Tool:

@@ -15,7 +15,7 @@ from typing import Any
 from atipkit import _jsontext, schema
 from atipkit.checks import check_tool
 from atipkit.errors import DocumentError
-from atipkit.model import Tool, count_commands, from_dict
+from atipkit.model import Tool, _convert, count_commands, may_have_reserved_keys
 from atipkit.problems import Problem, Severity, error
 from atipkit.protocol import PROTOCOL_VERSION, parse_version
 
@@ -69,13 +69,16 @@ def validate(
     `binary.hash` must match it.
     """
     report = ValidationReport(source)
+    lift = True
     if isinstance(document, bytes | str):
+        raw = document.encode("utf-8", "surrogatepass") if isinstance(document, str) else document
+        lift = may_have_reserved_keys(raw)
         try:
-            document = _jsontext.decode(document, source)
+            document = _jsontext.decode(raw, source)
         except DocumentError as exc:
             report.problems += exc.problems
             return report
-    _validate_data(document, report)
+    _validate_data(document, report, lift=lift)
     return report
 
 
@@ -91,7 +94,7 @@ def validate_file(
     return validate(data, source=source)
 
 
-def _validate_data(data: Any, report: ValidationReport) -> None:
+def _validate_data(data: Any, report: ValidationReport, *, lift: bool) -> None:
     if not isinstance(data, Mapping):
         got = _jsontext.json_type(data)
         report.problems.append(
@@ -122,7 +125,7 @@ def _validate_data(data: Any, report: ValidationReport) -> None:
     if any(p.is_error for p in problems):
         return
     try:
-        report.tool = from_dict(data, source=report.source)
+        report.tool = _convert(data, report.source, lift=lift)
     except DocumentError as exc:  # the schema and the model agree, so this is a limit hit
         report.problems += exc.problems
         return

@@ -1,0 +1,204 @@
+"""Validation speed, import cost and `atip --agent` start-up, measured side by side.
+
+    python bench/validate.py [--runs N] [--json]
+
+Figures (medians, milliseconds):
+- validate: the whole pipeline (decode, schema, model, semantic checks) on a synthesized
+  300-command document shaped like kubectl; then each stage alone, and the reference
+  `jsonschema` package on the same document for comparison (if installed).
+- import: `python -c "import atipkit"` minus `python -c "pass"`, each in fresh processes,
+  interleaved so machine noise hits both alike.
+- agent: wall time of the `atip --agent` process, next to the bare interpreter.
+
+Targets (issue 2): validate < 20 ms, import < 50 ms, `atip --agent` < 150 ms.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import random
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import atipkit
+from atipkit import _jsontext, checks, schema
+from atipkit.model import from_dict
+
+TARGETS_MS = {"validate": 20.0, "import": 50.0, "agent": 150.0}
+TYPES = ["string", "integer", "boolean", "file", "enum", "url", "number", "directory"]
+
+
+def synthesize(commands: int = 300, seed: int = 6) -> dict[str, Any]:
+    """A kubectl-sized document: groups of subcommands, each with arguments, 6-10 options
+    and effects; deterministic for a given seed."""
+    rng = random.Random(seed)
+    doc: dict[str, Any] = {
+        "atip": {"version": "0.6", "features": ["partial-discovery", "interactive-effects"]},
+        "name": "kube",
+        "version": "1.31.0",
+        "description": "Control a synthetic cluster",
+        "globalOptions": [
+            {
+                "name": "namespace",
+                "flags": ["-n", "--namespace"],
+                "type": "string",
+                "description": "Namespace",
+            },
+            {
+                "name": "context",
+                "flags": ["--context"],
+                "type": "string",
+                "description": "Cluster context",
+            },
+        ],
+        "effects": {"network": True},
+        "commands": {},
+    }
+    groups = commands // 10
+    for g in range(groups):
+        children: dict[str, Any] = {}
+        for c in range(9):
+            options = []
+            for o in range(rng.randint(6, 10)):
+                kind = rng.choice(TYPES)
+                option: dict[str, Any] = {
+                    "name": f"opt-{o}",
+                    "flags": [f"--opt-{o}"],
+                    "type": kind,
+                    "description": f"Option {o} of command {g}.{c}, which controls a thing",
+                }
+                if kind == "enum":
+                    option["enum"] = ["json", "yaml", "wide", "name"]
+                    option["default"] = "json"
+                options.append(option)
+            children[f"cmd{c}"] = {
+                "description": f"Do operation {c} on resource group {g}",
+                "arguments": [{"name": "resource", "type": "string", "description": "Name"}],
+                "options": options,
+                "effects": {
+                    "idempotent": rng.random() < 0.5,
+                    "destructive": c == 8,
+                    "filesystem": {"write": False},
+                },
+                "examples": [f"kube group{g} cmd{c} web --opt-0 x"],
+            }
+        doc["commands"][f"group{g}"] = {"description": f"Resource group {g}", "commands": children}
+    return doc
+
+
+def median_ms(fn: Callable[[], Any], runs: int) -> float:
+    fn()  # warm: compiled validators, caches, page faults
+    samples = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        fn()
+        samples.append((time.perf_counter() - start) * 1000)
+    return statistics.median(samples)
+
+
+def process_ms(argvs: list[list[str]], runs: int) -> list[float]:
+    """Median wall time of each command, run interleaved in fresh processes."""
+    samples: list[list[float]] = [[] for _ in argvs]
+    for _ in range(runs):
+        for i, argv in enumerate(argvs):
+            start = time.perf_counter()
+            subprocess.run(argv, check=True, stdout=subprocess.DEVNULL)
+            samples[i].append((time.perf_counter() - start) * 1000)
+    return [statistics.median(s) for s in samples]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--runs", type=int, default=30)
+    parser.add_argument("--json", action="store_true", help="print figures as JSON")
+    args = parser.parse_args()
+
+    doc = synthesize()
+    text = json.dumps(doc).encode()
+    data = _jsontext.decode(text)
+    tool = from_dict(data)
+    report = atipkit.validate(text)
+    assert not report.problems, report.problems
+    n_commands = atipkit.count_commands(tool)
+
+    figures: dict[str, Any] = {
+        "document": {"commands": n_commands, "bytes": len(text)},
+        "validate": median_ms(lambda: atipkit.validate(text), args.runs),
+        "stages": {
+            "decode": median_ms(lambda: _jsontext.decode(text), args.runs),
+            "schema (jsonschema-rs)": median_ms(lambda: schema.check(data), args.runs),
+            "model": median_ms(lambda: from_dict(data), args.runs),
+            "semantic checks": median_ms(lambda: checks.check_tool(tool), args.runs),
+            "dumps": median_ms(lambda: atipkit.dumps(tool), args.runs),
+        },
+    }
+    try:
+        import jsonschema
+
+        reference = jsonschema.Draft202012Validator(schema.load_schema("metadata"))
+        figures["stages"]["schema (reference jsonschema)"] = median_ms(
+            lambda: reference.is_valid(data), max(5, args.runs // 3)
+        )
+    except ImportError:
+        pass
+
+    py = sys.executable
+    bare, imported, agent = process_ms(
+        [[py, "-c", "pass"], [py, "-c", "import atipkit"], [py, "-m", "atipkit.cli", "--agent"]],
+        max(10, args.runs // 2),
+    )
+    figures["import"] = imported - bare
+    figures["agent"] = agent
+    figures["interpreter"] = bare
+    figures["machine"] = {
+        "python": platform.python_version(),
+        "cpu": _cpu(),
+        "cores": _cores(),
+    }
+
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return
+    print(
+        f"machine: {figures['machine']['cpu']}, {figures['machine']['cores']} cores, "
+        f"Python {figures['machine']['python']}"
+    )
+    print(f"document: {n_commands} commands, {len(text):,} bytes")
+    rows = [
+        ("validate (whole pipeline)", figures["validate"], TARGETS_MS["validate"]),
+        *[(f"  {k}", v, None) for k, v in figures["stages"].items()],
+        ("import atipkit (over bare python)", figures["import"], TARGETS_MS["import"]),
+        ("atip --agent process", agent, TARGETS_MS["agent"]),
+        ("  bare python process", bare, None),
+    ]
+    for label, value, target in rows:
+        verdict = "" if target is None else ("ok" if value < target else "OVER TARGET")
+        limit = f"< {target:g}" if target else ""
+        print(f"{label:38} {value:8.2f} ms  {limit:>6} {verdict}")
+
+
+def _cpu() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _cores() -> int:
+    import os
+
+    return os.cpu_count() or 1
+
+
+if __name__ == "__main__":
+    main()
