@@ -12,6 +12,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+import msgspec
+
 from atipkit.model import (
     UNSET,
     Argument,
@@ -23,7 +25,6 @@ from atipkit.model import (
     Tool,
     UnsetType,
     count_commands,
-    merge_effects,
 )
 from atipkit.problems import PathPart, Problem, error, json_path, warning
 from atipkit.protocol import FEATURES, PROTOCOL_VERSION
@@ -54,8 +55,8 @@ def check_tool(tool: Tool, *, filename: str | None = None) -> list[Problem]:
     global_flags = {flag: opt.name for opt in tool.global_options for flag in opt.flags}
     problems += _check_auth(tool.authentication, ["authentication"])
     problems += _check_effects(tool.effects, ["effects"])
-    for where, path, command, effects in _walk(tool):
-        problems += _check_command(where, path, command, effects, global_flags)
+    for where, path, command, declared in _walk(tool):
+        problems += _check_command(where, path, command, declared, global_flags)
     problems += _check_partial(tool)
     problems += _check_patterns(tool)
     return problems
@@ -166,15 +167,14 @@ def _check_identity(tool: Tool, filename: str | None) -> list[Problem]:
     return problems
 
 
-def _walk(tool: Tool) -> Iterator[tuple[list[PathPart], CommandPath, Command, Effects]]:
+def _walk(tool: Tool) -> Iterator[tuple[list[PathPart], CommandPath, Command, bool]]:
     """Commands in document order (pre-order) with their JSON location, argv path and
-    effective effects; iterative, so deep trees cannot exhaust the stack."""
-    Frame = tuple[list[PathPart], CommandPath, Effects, Iterator[tuple[str, Command]]]
-    stack: list[Frame] = [
-        (["commands"], (), merge_effects(tool.effects, UNSET), iter(tool.commands.items()))
-    ]
+    whether any scope on the way declares effects; iterative, so deep trees cannot
+    exhaust the stack."""
+    Frame = tuple[list[PathPart], CommandPath, bool, Iterator[tuple[str, Command]]]
+    stack: list[Frame] = [(["commands"], (), _declares(tool.effects), iter(tool.commands.items()))]
     while stack:
-        where, path, effects, children = stack[-1]
+        where, path, declared, children = stack[-1]
         try:
             key, command = next(children)
         except StopIteration:
@@ -182,26 +182,33 @@ def _walk(tool: Tool) -> Iterator[tuple[list[PathPart], CommandPath, Command, Ef
             continue
         here = [*where, key]
         sub_path = path if key == "" else (*path, key)
-        sub_effects = merge_effects(effects, command.effects)
-        yield here, sub_path, command, sub_effects
-        stack.append(([*here, "commands"], sub_path, sub_effects, iter(command.commands.items())))
+        sub_declared = declared or _declares(command.effects)
+        yield here, sub_path, command, sub_declared
+        stack.append(([*here, "commands"], sub_path, sub_declared, iter(command.commands.items())))
+
+
+def _declares(effects: Effects | UnsetType) -> bool:
+    """Whether an effects object states anything at all (extensions do not count)."""
+    return bool(effects) and msgspec.structs.replace(effects, extensions={}) != _NO_EFFECTS
+
+
+_NO_EFFECTS = Effects()
 
 
 def _check_command(
     where: list[PathPart],
     path: CommandPath,
     command: Command,
-    effects: Effects,
+    declared: bool,
     global_flags: dict[str, str],
 ) -> list[Problem]:
     problems: list[Problem] = []
-    here = json_path(where)
     if where[-1] == "" and len(where) > 2:
         problems.append(
             error(
                 "command.root-nested",
                 "the root command '' may only appear in the top-level commands",
-                here,
+                json_path(where),
             )
         )
     if where[-1] == "" and command.commands:
@@ -209,20 +216,24 @@ def _check_command(
             error(
                 "command.root-has-subcommands",
                 "the root command '' cannot have subcommands: they would be top-level commands",
-                here,
+                json_path(where),
             )
         )
-    problems += _check_arguments(command.arguments, [*where, "arguments"])
-    problems += _check_options(command.options, [*where, "options"], global_flags)
-    problems += _check_auth(command.authentication, [*where, "authentication"])
-    problems += _check_effects(command.effects, [*where, "effects"])
-    if not command.commands and effects == Effects():
+    if command.arguments:
+        problems += _check_arguments(command.arguments, [*where, "arguments"])
+    if command.options:
+        problems += _check_options(command.options, [*where, "options"], global_flags)
+    if command.authentication:
+        problems += _check_auth(command.authentication, [*where, "authentication"])
+    if command.effects:
+        problems += _check_effects(command.effects, [*where, "effects"])
+    if not command.commands and not declared:
         name = " ".join(path) or "(root)"
         problems.append(
             warning(
                 "effects.missing",
                 f"command {name!r} declares no effects; agents must assume the worst",
-                here,
+                json_path(where),
             )
         )
     return problems
