@@ -89,6 +89,11 @@ def test_bom_is_tolerated():
         ),
         (lambda d: d["commands"]["run"].pop("effects"), "effects.missing", "$.commands.run"),
         (
+            lambda d: d["commands"]["run"].update(effects={"x-note": "says nothing"}),
+            "effects.missing",
+            "$.commands.run",
+        ),
+        (
             lambda d: d["commands"]["run"]["options"][0].update(type="integer", default="3"),
             "default.type",
             "$.commands.run.options[0].default",
