@@ -23,7 +23,6 @@ import functools
 import os
 import typing
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 import msgspec
@@ -470,8 +469,7 @@ def effective_effects(tool: Tool, path: CommandPath | str) -> Effects:
 # -- loading and dumping ------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _Shape:
+class _Shape(msgspec.Struct, frozen=True):
     """How the loader walks one struct type: its JSON field names and nested structs."""
 
     fields: frozenset[str]

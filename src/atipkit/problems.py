@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from enum import StrEnum
 
 import msgspec
@@ -39,8 +38,7 @@ def json_path(parts: Iterable[PathPart]) -> str:
     return "".join(out)
 
 
-@dataclass(frozen=True, slots=True)
-class Problem:
+class Problem(msgspec.Struct, frozen=True):
     """One thing wrong with a document.
 
     `location` is a JSON path (`$.commands.pr`), `line L, column C` for text that is not

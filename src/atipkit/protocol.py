@@ -8,7 +8,8 @@ version we do not know is refused.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+import msgspec
 
 #: The protocol version this library implements and writes.
 PROTOCOL_VERSION = "0.6"
@@ -28,8 +29,7 @@ FEATURES: dict[str, tuple[int, int]] = {
 _VERSION = re.compile(r"(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*))?\Z")
 
 
-@dataclass(frozen=True, slots=True)
-class ProtocolVersion:
+class ProtocolVersion(msgspec.Struct, frozen=True):
     """A declared ATIP version, compared by (major, minor)."""
 
     major: int

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
 from typing import Any
+
+import msgspec
 
 from atipkit import _jsontext, schema
 from atipkit.checks import check_tool
@@ -20,14 +21,13 @@ from atipkit.problems import Problem, Severity, error
 from atipkit.protocol import PROTOCOL_VERSION, parse_version
 
 
-@dataclass(slots=True)
-class ValidationReport:
+class ValidationReport(msgspec.Struct):
     """What `validate` found in one document."""
 
     source: str | None
     kind: schema.Kind | None = None
     version: str | None = None
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[Problem] = msgspec.field(default_factory=list)
     tool: Tool | None = None
 
     @property
