@@ -239,23 +239,33 @@ def _check_command(
     return problems
 
 
-def _check_arguments(arguments: list[Argument], where: list[PathPart]) -> list[Problem]:
+def _duplicate_names(
+    params: list[Argument] | list[Option], where: list[PathPart], code: str
+) -> list[Problem]:
+    """Parameters of one kind sharing a name: a tool call could not tell them apart."""
     problems: list[Problem] = []
-    seen: dict[str, int] = {}
+    first: dict[str, int] = {}
+    for index, param in enumerate(params):
+        if param.name in first:
+            kind = "argument" if isinstance(param, Argument) else "option"
+            problems.append(
+                error(
+                    code,
+                    f"{kind} {param.name!r} is defined twice; first at "
+                    f"{json_path([*where, first[param.name]])}",
+                    json_path([*where, index, "name"]),
+                )
+            )
+        first.setdefault(param.name, index)
+    return problems
+
+
+def _check_arguments(arguments: list[Argument], where: list[PathPart]) -> list[Problem]:
+    problems = _duplicate_names(arguments, where, "arguments.duplicate-name")
     variadic: int | None = None
     optional: str | None = None
     for index, arg in enumerate(arguments):
         here = [*where, index]
-        if arg.name in seen:
-            problems.append(
-                error(
-                    "arguments.duplicate-name",
-                    f"argument {arg.name!r} is defined twice; first at "
-                    f"{json_path([*where, seen[arg.name]])}",
-                    json_path([*here, "name"]),
-                )
-            )
-        seen.setdefault(arg.name, index)
         if arg.variadic:
             if variadic is not None:
                 problems.append(
@@ -284,21 +294,10 @@ def _check_arguments(arguments: list[Argument], where: list[PathPart]) -> list[P
 def _check_options(
     options: list[Option], where: list[PathPart], global_flags: dict[str, str]
 ) -> list[Problem]:
-    problems: list[Problem] = []
-    names: dict[str, int] = {}
+    problems = _duplicate_names(options, where, "options.duplicate-name")
     flags: dict[str, str] = {}
     for index, opt in enumerate(options):
         here = [*where, index]
-        if opt.name in names:
-            problems.append(
-                error(
-                    "options.duplicate-name",
-                    f"option {opt.name!r} is defined twice; first at "
-                    f"{json_path([*where, names[opt.name]])}",
-                    json_path([*here, "name"]),
-                )
-            )
-        names.setdefault(opt.name, index)
         for flag in opt.flags:
             if flag in flags:
                 owner = flags[flag]
@@ -321,6 +320,7 @@ def _check_options(
                 )
             flags.setdefault(flag, opt.name)
         problems += _check_parameter(opt, here)
+    names = {opt.name for opt in options}
     for index, opt in enumerate(options):
         for other in opt.exclusive or []:
             if other not in names:

@@ -4,21 +4,12 @@ from __future__ import annotations
 
 import click
 
+from atipkit.cli._effects import read_only
 from atipkit.introspect.click import AtipCommand
-from atipkit.model import Effects, FilesystemEffects, Interactive
 from atipkit.schema import SCHEMA_FILES, schema_text
 
-READ_ONLY = Effects(
-    filesystem=FilesystemEffects(read=False, write=False, delete=False),
-    network=False,
-    subprocess=False,
-    idempotent=True,
-    destructive=False,
-    interactive=Interactive(stdin="none", prompts=False, tty=False),
-)
 
-
-@click.command(cls=AtipCommand, effects=READ_ONLY)
+@click.command(cls=AtipCommand, effects=read_only(reads_files=False, stdin="none"))
 @click.option(
     "--kind",
     type=click.Choice(sorted(SCHEMA_FILES)),

@@ -11,22 +11,13 @@ import click
 
 from atipkit._jsontext import MAX_DOCUMENT_BYTES
 from atipkit.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE
+from atipkit.cli._effects import read_only
 from atipkit.introspect.click import AtipArgument, AtipCommand
-from atipkit.model import Effects, FilesystemEffects, Interactive
 from atipkit.problems import error
 from atipkit.validation import ValidationReport, validate_file
 
-EFFECTS = Effects(
-    filesystem=FilesystemEffects(read=True, write=False, delete=False),
-    network=False,
-    subprocess=False,
-    idempotent=True,
-    destructive=False,
-    interactive=Interactive(stdin="optional", prompts=False, tty=False),
-)
 
-
-@click.command(cls=AtipCommand, effects=EFFECTS)
+@click.command(cls=AtipCommand, effects=read_only(reads_files=True, stdin="optional"))
 @click.argument(
     "files",
     cls=AtipArgument,

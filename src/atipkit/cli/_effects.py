@@ -1,0 +1,17 @@
+"""The effects atip's own commands declare in `atip --agent`."""
+
+from __future__ import annotations
+
+from atipkit.model import Effects, FilesystemEffects, Interactive, StdinMode
+
+
+def read_only(*, reads_files: bool, stdin: StdinMode) -> Effects:
+    """A command that changes nothing: no writes, no network, no children, safe to retry."""
+    return Effects(
+        filesystem=FilesystemEffects(read=reads_files, write=False, delete=False),
+        network=False,
+        subprocess=False,
+        idempotent=True,
+        destructive=False,
+        interactive=Interactive(stdin=stdin, prompts=False, tty=False),
+    )
