@@ -16,7 +16,7 @@ from referencing import Registry, Resource
 
 import atipkit
 from atipkit import schema
-from atipkit.protocol import parse_version
+from atipkit.protocol import declared_version
 from tests.helpers import EXAMPLES, FIXTURES, read_json
 
 FIXTURE_FILES = sorted(FIXTURES.glob("*/*.json")) + sorted(EXAMPLES.rglob("*.json"))
@@ -51,10 +51,8 @@ def model_accepts(data: Any) -> bool:
 
 
 def declared_newer(data: Any) -> bool:
-    atip = data.get("atip") if isinstance(data, dict) else None
-    text = atip.get("version") if isinstance(atip, dict) else atip
-    parsed = parse_version(text) if isinstance(text, str) else None
-    return bool(parsed and parsed.is_newer)
+    version = declared_version(data)
+    return bool(version and version.is_newer)
 
 
 @pytest.mark.parametrize("path", DOCUMENTS, ids=lambda p: f"{p.parent.name}/{p.name}")

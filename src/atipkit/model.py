@@ -31,7 +31,7 @@ from msgspec import UNSET, Meta, UnsetType
 from atipkit import _jsontext
 from atipkit.errors import DocumentTooLarge, InvalidDocument, UnsupportedVersion
 from atipkit.problems import error
-from atipkit.protocol import PROTOCOL_VERSION, ProtocolVersion, parse_version
+from atipkit.protocol import ProtocolVersion, declared_version, parse_version, unsupported
 
 __all__ = [
     "UNSET",
@@ -554,12 +554,6 @@ def _lift(obj: Any, cls: type[_Node], lenient: bool) -> Any:
     return out
 
 
-def _declared_version(data: Mapping[str, Any]) -> ProtocolVersion | None:
-    atip = data.get("atip")
-    text = atip.get("version") if isinstance(atip, dict) else atip
-    return parse_version(text) if isinstance(text, str) else None
-
-
 def _normalize(data: dict[str, Any]) -> dict[str, Any]:
     """Legacy forms → the 0.6 object form: a string `atip` becomes `{"version": ...}`, and
     a shim's `name`/`version` come from `binary` when the root leaves them out
@@ -596,13 +590,9 @@ def _convert(data: Any, source: str | None, *, lift: bool) -> Tool:
         kind = _jsontext.json_type(data)
         problem = error("schema.type", f"expected a JSON object at the top level, got {kind}")
         raise InvalidDocument([problem], source)
-    version = _declared_version(data)
+    version = declared_version(data)
     if version is not None and not version.is_supported:
-        message = (
-            f"ATIP {version.text} is not supported; atipkit reads 0.x documents "
-            f"(it implements {PROTOCOL_VERSION})"
-        )
-        raise UnsupportedVersion([error("version.unsupported", message, "$.atip")], source)
+        raise UnsupportedVersion([unsupported(version)], source)
     lenient = version is not None and version.is_newer
     normal = _normalize(data)
     try:

@@ -8,8 +8,11 @@ version we do not know is refused.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import msgspec
+
+from atipkit.problems import Problem, error
 
 #: The protocol version this library implements and writes.
 PROTOCOL_VERSION = "0.6"
@@ -55,3 +58,21 @@ def parse_version(text: str) -> ProtocolVersion | None:
     if match is None:
         return None
     return ProtocolVersion(int(match.group(1)), int(match.group(2)), text)
+
+
+def declared_version(document: Any) -> ProtocolVersion | None:
+    """The version a decoded document declares, in either form of `atip`; None if it
+    declares none that can be read."""
+    atip = document.get("atip") if isinstance(document, dict) else None
+    text = atip.get("version") if isinstance(atip, dict) else atip
+    return parse_version(text) if isinstance(text, str) else None
+
+
+def unsupported(version: ProtocolVersion) -> Problem:
+    """The problem reported for a major version this library does not implement."""
+    return error(
+        "version.unsupported",
+        f"ATIP {version.text} is not supported; atipkit reads 0.x documents "
+        f"(it implements {PROTOCOL_VERSION})",
+        "$.atip",
+    )

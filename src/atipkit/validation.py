@@ -18,7 +18,7 @@ from atipkit.checks import check_tool
 from atipkit.errors import DocumentError
 from atipkit.model import Tool, _convert, count_commands, may_have_reserved_keys
 from atipkit.problems import Problem, Severity, error
-from atipkit.protocol import PROTOCOL_VERSION, parse_version
+from atipkit.protocol import declared_version, unsupported
 
 
 class ValidationReport(msgspec.Struct):
@@ -103,20 +103,11 @@ def _validate_data(data: Any, report: ValidationReport, *, lift: bool) -> None:
         return
     data = dict(data)
     report.kind = schema.document_kind(data)
-    atip = data.get("atip")
-    text = atip.get("version") if isinstance(atip, dict) else atip
-    declared = parse_version(text) if isinstance(text, str) else None
+    declared = declared_version(data)
     if declared is not None:
         report.version = str(declared)
         if not declared.is_supported:
-            report.problems.append(
-                error(
-                    "version.unsupported",
-                    f"ATIP {declared.text} is not supported; atipkit reads 0.x documents "
-                    f"(it implements {PROTOCOL_VERSION})",
-                    "$.atip",
-                )
-            )
+            report.problems.append(unsupported(declared))
             return
     problems = schema.check(data, report.kind)
     if declared is not None and declared.is_newer:
