@@ -16,7 +16,7 @@ from typing import Any, BinaryIO
 import msgspec
 
 from atipkit.errors import DocumentTooLarge, MalformedJSON
-from atipkit.problems import error
+from atipkit.problems import Problem, error
 
 #: Largest document accepted by default: room for ~20 000 commands, small enough that a
 #: hostile file cannot exhaust memory. The probe caps a tool's stdout at the same size.
@@ -122,3 +122,9 @@ def json_type(value: Any) -> str:
     if isinstance(value, list):
         return "array"
     return "object" if isinstance(value, dict) else type(value).__name__
+
+
+def not_an_object(value: Any) -> Problem:
+    """The problem with a document whose top level is not a JSON object."""
+    got = json_type(value)
+    return error("schema.type", f"expected a JSON object at the top level, got {got}")

@@ -587,9 +587,7 @@ def may_have_reserved_keys(raw: bytes) -> bool:
 
 def _convert(data: Any, source: str | None, *, lift: bool) -> Tool:
     if not isinstance(data, dict):
-        kind = _jsontext.json_type(data)
-        problem = error("schema.type", f"expected a JSON object at the top level, got {kind}")
-        raise InvalidDocument([problem], source)
+        raise InvalidDocument([_jsontext.not_an_object(data)], source)
     version = declared_version(data)
     if version is not None and not version.is_supported:
         raise UnsupportedVersion([unsupported(version)], source)

@@ -17,7 +17,7 @@ from atipkit import _jsontext, schema
 from atipkit.checks import check_tool
 from atipkit.errors import DocumentError
 from atipkit.model import Tool, _convert, count_commands, may_have_reserved_keys
-from atipkit.problems import Problem, Severity, error
+from atipkit.problems import Problem, Severity
 from atipkit.protocol import declared_version, unsupported
 
 
@@ -96,10 +96,7 @@ def validate_file(
 
 def _validate_data(data: Any, report: ValidationReport, *, lift: bool) -> None:
     if not isinstance(data, Mapping):
-        got = _jsontext.json_type(data)
-        report.problems.append(
-            error("schema.type", f"expected a JSON object at the top level, got {got}")
-        )
+        report.problems.append(_jsontext.not_an_object(data))
         return
     data = dict(data)
     report.kind = schema.document_kind(data)
