@@ -25,6 +25,7 @@ from atipkit.model import (
     Tool,
     UnsetType,
     count_commands,
+    get_command,
 )
 from atipkit.problems import PathPart, Problem, error, json_path, warning
 from atipkit.protocol import FEATURES, PROTOCOL_VERSION
@@ -55,8 +56,11 @@ def check_tool(tool: Tool, *, filename: str | None = None) -> list[Problem]:
     global_flags = {flag: opt.name for opt in tool.global_options for flag in opt.flags}
     problems += _check_auth(tool.authentication, ["authentication"])
     problems += _check_effects(tool.effects, ["effects"])
+    cut = tool.filter.depth if tool.partial and tool.filter and tool.filter.depth else None
     for where, path, command, declared in _walk(tool):
-        problems += _check_command(where, path, command, declared, global_flags)
+        # at the cut depth of a depth-limited document, a group looks like a leaf
+        at_cut = cut is not None and len(path) == cut
+        problems += _check_command(where, path, command, declared or at_cut, global_flags)
     problems += _check_partial(tool)
     problems += _check_patterns(tool)
     return problems
@@ -507,13 +511,21 @@ def _check_partial(tool: Tool) -> list[Problem]:
         problems += [
             warning(
                 "partial.filter-unknown",
-                f"filter.commands names {name!r}, which is not a top-level command",
+                f"filter.commands names {name!r}, which is not a command of the document",
                 json_path(["filter", "commands", index]),
             )
             for index, name in enumerate(flt.commands)
-            if name not in tool.commands
+            if not _exists(tool, name)
         ]
     return problems
+
+
+def _exists(tool: Tool, path: str) -> bool:
+    try:
+        get_command(tool, path)
+    except KeyError:
+        return False
+    return True
 
 
 def _depth(commands: dict[str, Command]) -> int:
