@@ -1,0 +1,162 @@
+"""Compiling ATIP tools for a provider: flatten, render, check the provider's limits.
+
+Limits are reported as warnings that name the tool. Where a strict-mode limit is exceeded
+the tools concerned fall back to non-strict and the warning says so; an OpenAI description
+over 1024 UTF-16 units is cut before its safety suffix (SPEC-NOTES 18).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Literal, get_args
+
+import msgspec
+
+from atipkit.bridge import anthropic, gemini, mcp, openai
+from atipkit.bridge.flatten import Binding, FlatTool, Strategy, flatten
+from atipkit.bridge.safety import fit
+from atipkit.model import CommandPath, Tool
+from atipkit.problems import Problem, warning
+
+Provider = Literal["openai", "openai-responses", "anthropic", "gemini", "gemini-json-schema", "mcp"]
+PROVIDERS: tuple[str, ...] = get_args(Provider)
+
+
+class Compiled(msgspec.Struct):
+    """The result of a compile: provider tool definitions, and how to map calls back."""
+
+    provider: Provider
+    strict: bool
+    strategy: Strategy
+    tools: list[dict[str, Any]]
+    flat: list[FlatTool]
+    warnings: list[Problem]
+    bindings: dict[str, Binding]
+
+    @property
+    def table(self) -> dict[str, CommandPath | dict[str, CommandPath]]:
+        """Name → command path (name → action → path for grouped tools)."""
+        out: dict[str, CommandPath | dict[str, CommandPath]] = {}
+        for name, binding in self.bindings.items():
+            if set(binding.targets) == {""}:
+                out[name] = binding.targets[""].path
+            else:
+                out[name] = {a: t.path for a, t in binding.targets.items()}
+        return out
+
+    def payload(self) -> list[dict[str, Any]]:
+        """What the provider's request takes as `tools` (Gemini wraps its declarations)."""
+        if self.provider.startswith("gemini"):
+            return [{"function_declarations": self.tools}]
+        return self.tools
+
+
+def compile_tools(
+    tools: Tool | Iterable[Tool],
+    provider: Provider = "openai",
+    *,
+    strict: bool = False,
+    strategy: Strategy = "discrete",
+    include_hidden: bool = False,
+) -> Compiled:
+    """Compile one or more ATIP tools into `provider`'s tool definitions.
+
+    `strict` applies to OpenAI (strict function calling) and Anthropic (strict tool use).
+    Raises `ValueError` for an unknown provider or strategy.
+    """
+    if provider not in PROVIDERS:
+        raise ValueError(f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}")
+    if strategy not in ("discrete", "action"):
+        raise ValueError(f"unknown strategy {strategy!r}; expected 'discrete' or 'action'")
+    batch = [tools] if isinstance(tools, Tool) else list(tools)
+    flat = flatten(batch, strategy=strategy, include_hidden=include_hidden)
+    warnings: list[Problem] = []
+    rendered = _render(flat, provider, strict, warnings)
+    return Compiled(
+        provider=provider,
+        strict=strict,
+        strategy=strategy,
+        tools=rendered,
+        flat=flat,
+        warnings=warnings,
+        bindings={t.name: t.binding for t in flat},
+    )
+
+
+def _render(
+    flat: list[FlatTool], provider: Provider, strict: bool, warnings: list[Problem]
+) -> list[dict[str, Any]]:
+    if provider in ("openai", "openai-responses"):
+        if len(flat) > openai.MAX_TOOLS:
+            warnings.append(
+                warning(
+                    "openai.too-many-tools",
+                    f"{len(flat)} tools; OpenAI accepts at most {openai.MAX_TOOLS} per request "
+                    "(compile fewer commands, or use --strategy action)",
+                    "",
+                )
+            )
+        render = openai.chat_tool if provider == "openai" else openai.responses_tool
+        out = []
+        for tool in flat:
+            description, cut = fit(
+                tool.summary, tool.safety, openai.MAX_DESCRIPTION, tool.separator
+            )
+            if cut:
+                warnings.append(
+                    warning(
+                        "openai.description-cut",
+                        f"description cut to {openai.MAX_DESCRIPTION} UTF-16 units; the safety "
+                        "flags were kept",
+                        tool.name,
+                    )
+                )
+            tool_strict = strict
+            if strict and (over := openai.strict_limits(openai.parameters(tool, strict=True))):
+                tool_strict = False
+                warnings.append(
+                    warning(
+                        "openai.strict-limit",
+                        f"strict schema has {', '.join(over)}; compiled non-strict",
+                        tool.name,
+                    )
+                )
+            out.append(render(tool, description, strict=tool_strict))
+        return out
+    if provider == "anthropic":
+        return _anthropic(flat, strict, warnings)
+    if provider in ("gemini", "gemini-json-schema"):
+        json_schema = provider == "gemini-json-schema"
+        return [gemini.declaration(t, t.description, json_schema=json_schema) for t in flat]
+    return [mcp.tool(t, t.description) for t in flat]
+
+
+def _anthropic(flat: list[FlatTool], strict: bool, warnings: list[Problem]) -> list[dict[str, Any]]:
+    """Strict tool use has per-request budgets; tools that do not fit go non-strict."""
+    out = []
+    tools = optional = unions = 0
+    for tool in flat:
+        tool_strict = strict
+        if strict:
+            n_optional, n_unions = anthropic.optional_count(tool), anthropic.union_count(tool)
+            over = []
+            if tools + 1 > anthropic.MAX_STRICT_TOOLS:
+                over.append(f"more than {anthropic.MAX_STRICT_TOOLS} strict tools")
+            if optional + n_optional > anthropic.MAX_STRICT_OPTIONAL:
+                over.append(f"more than {anthropic.MAX_STRICT_OPTIONAL} optional parameters")
+            if unions + n_unions > anthropic.MAX_STRICT_UNIONS:
+                over.append(f"more than {anthropic.MAX_STRICT_UNIONS} union-typed parameters")
+            if over:
+                tool_strict = False
+                warnings.append(
+                    warning(
+                        "anthropic.strict-limit",
+                        f"strict budget of the request exceeded ({'; '.join(over)}); "
+                        "compiled non-strict",
+                        tool.name,
+                    )
+                )
+            else:
+                tools, optional, unions = tools + 1, optional + n_optional, unions + n_unions
+        out.append(anthropic.tool(tool, tool.description, strict=tool_strict))
+    return out
