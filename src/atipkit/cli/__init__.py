@@ -55,10 +55,13 @@ def cli() -> None:
 
 
 def _register() -> None:
-    from atipkit.cli import schema, validate
+    from atipkit.cli.compile import compile_command
+    from atipkit.cli.schema import schema_command
+    from atipkit.cli.validate import validate_command
 
-    cli.add_command(validate.validate_command, "validate")
-    cli.add_command(schema.schema_command, "schema")
+    cli.add_command(validate_command, "validate")
+    cli.add_command(compile_command, "compile")
+    cli.add_command(schema_command, "schema")
 
 
 _register()

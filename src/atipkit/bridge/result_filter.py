@@ -1,0 +1,93 @@
+"""Cleaning tool output before it reaches a model (RFC 0.6 §11.3).
+
+Secrets are replaced by a marker that names their kind, terminal escapes and control
+characters are removed (a carriage-return progress line keeps its last state), and long
+output keeps its head and its tail — where errors usually are — with a marker saying how
+much was cut.
+"""
+
+from __future__ import annotations
+
+import re
+
+import msgspec
+
+_SECRETS: list[tuple[str, re.Pattern[str]]] = [
+    (
+        "private-key",
+        re.compile(
+            r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----.*?(?:-----END \1PRIVATE KEY-----|\Z)", re.S
+        ),
+    ),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
+    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
+    (
+        "github-token",
+        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})"),
+    ),
+    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}")),
+    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
+    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+")),
+    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b")),
+    ("gcp-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
+]
+# `aws_secret_access_key = ...` and the like: keep the name, redact the value
+_ASSIGNED = re.compile(
+    r"(?i)\b((?:aws_secret_access_key|aws_secret_key|secret_access_key)\s*[=:]\s*[\"']?)"
+    r"[A-Za-z0-9/+=]{40}"
+)
+_URL_CREDENTIALS = re.compile(r"\b([a-z][a-z0-9+.-]*://[^/\s:@]+):[^/\s@]+@", re.I)
+_ANSI = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor movement
+    r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: titles, hyperlinks
+    r"|\x1b[@-Z\\-_]"  # other two-byte escapes
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+class Filtered(msgspec.Struct, frozen=True):
+    text: str
+    redactions: int
+    truncated: int  # characters cut
+
+
+class ResultFilter:
+    """Redact, strip and truncate tool output. `max_chars=None` never truncates."""
+
+    def __init__(self, *, max_chars: int | None = 50_000, redact: bool = True) -> None:
+        self.max_chars = max_chars
+        self.redact = redact
+
+    def __call__(self, text: str) -> str:
+        return self.apply(text).text
+
+    def apply(self, text: str) -> Filtered:
+        text = _clean_terminal(text)
+        count = 0
+        if self.redact:
+            for kind, pattern in _SECRETS:
+                text, n = pattern.subn(f"[REDACTED:{kind}]", text)
+                count += n
+            text, n = _ASSIGNED.subn(r"\1[REDACTED:aws-secret-key]", text)
+            count += n
+            text, n = _URL_CREDENTIALS.subn(r"\1:[REDACTED:password]@", text)
+            count += n
+        text, cut = _truncate(text, self.max_chars)
+        return Filtered(text, count, cut)
+
+
+def _clean_terminal(text: str) -> str:
+    text = _ANSI.sub("", text).replace("\r\n", "\n")
+    if "\r" in text:  # progress bars: each line keeps what was drawn last
+        text = "\n".join(line.rsplit("\r", 1)[-1] for line in text.split("\n"))
+    return _CONTROL.sub("", text)
+
+
+def _truncate(text: str, limit: int | None) -> tuple[str, int]:
+    if limit is None or len(text) <= limit:
+        return text, 0
+    cut = len(text) - limit
+    marker = f"\n[… truncated: {cut:,} of {len(text):,} characters omitted …]\n"
+    tail = limit // 5
+    return text[: limit - tail] + marker + text[len(text) - tail :], cut
