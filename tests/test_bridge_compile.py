@@ -475,3 +475,16 @@ def test_safety_prompt():
 def test_unknown_provider_is_refused():
     with pytest.raises(ValueError, match="unknown provider"):
         compile_tools(TOOLS[0], "cohere")  # type: ignore[arg-type]
+
+
+def test_a_shared_compiler_gives_what_one_shot_compiles_give():
+    from atipkit.bridge import Compiler
+
+    gh = atipkit.load(EXAMPLES / "tools" / "gh.json")
+    compiler = Compiler(gh, strategy="action")
+    for provider in ("openai", "openai-responses", "anthropic", "gemini", "mcp"):
+        for strict in (False, True):
+            shared = compiler.compile(provider, strict=strict)
+            alone = compile_tools(gh, provider, strict=strict, strategy="action")
+            assert shared.tools == alone.tools
+            assert shared.table == alone.table

@@ -11,7 +11,7 @@ from atipkit.bridge.calls import (
     tool_result_message,
     tool_result_messages,
 )
-from atipkit.bridge.compile import PROVIDERS, Compiled, Provider, compile_tools
+from atipkit.bridge.compile import PROVIDERS, Compiled, Compiler, Provider, compile_tools
 from atipkit.bridge.flatten import Binding, FlatTool, ParamRef, Strategy, Target
 from atipkit.bridge.result_filter import Filtered, ResultFilter
 from atipkit.bridge.safety import safety_prompt
@@ -21,6 +21,7 @@ __all__ = [
     "PROVIDERS",
     "Binding",
     "Compiled",
+    "Compiler",
     "Filtered",
     "FlatTool",
     "ParamRef",

@@ -51,6 +51,47 @@ class Compiled(msgspec.Struct):
         return self.tools
 
 
+class Compiler:
+    """Flattens tools once and compiles them for any number of providers.
+
+    Flattening (names, parameters, effective effects) does not depend on the provider and
+    is most of the work; an agent that talks to several providers, or recompiles per
+    request, keeps one `Compiler`.
+    """
+
+    def __init__(
+        self,
+        tools: Tool | Iterable[Tool],
+        *,
+        strategy: Strategy = "discrete",
+        include_hidden: bool = False,
+    ) -> None:
+        if strategy not in ("discrete", "action"):
+            raise ValueError(f"unknown strategy {strategy!r}; expected 'discrete' or 'action'")
+        batch = [tools] if isinstance(tools, Tool) else list(tools)
+        self.strategy: Strategy = strategy
+        self.flat = flatten(batch, strategy=strategy, include_hidden=include_hidden)
+        self.bindings = {t.name: t.binding for t in self.flat}
+
+    def compile(self, provider: Provider = "openai", *, strict: bool = False) -> Compiled:
+        """`provider`'s tool definitions; `strict` applies to OpenAI and Anthropic."""
+        if provider not in PROVIDERS:
+            raise ValueError(
+                f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}"
+            )
+        warnings: list[Problem] = []
+        rendered = _render(self.flat, provider, strict, warnings)
+        return Compiled(
+            provider=provider,
+            strict=strict,
+            strategy=self.strategy,
+            tools=rendered,
+            flat=self.flat,
+            warnings=warnings,
+            bindings=self.bindings,
+        )
+
+
 def compile_tools(
     tools: Tool | Iterable[Tool],
     provider: Provider = "openai",
@@ -59,28 +100,10 @@ def compile_tools(
     strategy: Strategy = "discrete",
     include_hidden: bool = False,
 ) -> Compiled:
-    """Compile one or more ATIP tools into `provider`'s tool definitions.
-
-    `strict` applies to OpenAI (strict function calling) and Anthropic (strict tool use).
-    Raises `ValueError` for an unknown provider or strategy.
-    """
-    if provider not in PROVIDERS:
-        raise ValueError(f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}")
-    if strategy not in ("discrete", "action"):
-        raise ValueError(f"unknown strategy {strategy!r}; expected 'discrete' or 'action'")
-    batch = [tools] if isinstance(tools, Tool) else list(tools)
-    flat = flatten(batch, strategy=strategy, include_hidden=include_hidden)
-    warnings: list[Problem] = []
-    rendered = _render(flat, provider, strict, warnings)
-    return Compiled(
-        provider=provider,
-        strict=strict,
-        strategy=strategy,
-        tools=rendered,
-        flat=flat,
-        warnings=warnings,
-        bindings={t.name: t.binding for t in flat},
-    )
+    """Compile one or more ATIP tools into `provider`'s tool definitions (a one-shot
+    `Compiler`). Raises `ValueError` for an unknown provider or strategy."""
+    compiler = Compiler(tools, strategy=strategy, include_hidden=include_hidden)
+    return compiler.compile(provider, strict=strict)
 
 
 def _render(

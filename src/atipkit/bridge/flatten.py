@@ -20,14 +20,14 @@ from atipkit.bridge import params as P
 from atipkit.bridge.names import assign_names
 from atipkit.bridge.safety import combine, suffix
 from atipkit.model import (
+    UNSET,
     Argument,
     Command,
     CommandPath,
     Effects,
     Option,
     Tool,
-    effective_effects,
-    iter_commands,
+    merge_effects,
 )
 
 Strategy = Literal["discrete", "action"]
@@ -63,6 +63,7 @@ class Parameter(msgspec.Struct, frozen=True):
     ref: ParamRef
     spec: Argument | Option
     required: bool
+    schema: dict[str, Any]
 
 
 class FlatTool(msgspec.Struct, frozen=True):
@@ -128,23 +129,44 @@ def _words(group: list[_Command]) -> tuple[str, ...]:
 
 
 def _invocable(tool: Tool, include_hidden: bool) -> list[_Command]:
-    """Leaves, and groups that take parameters of their own."""
+    """Leaves, and groups that take parameters of their own, in document order, with
+    their effective effects carried down the tree (one merge per command)."""
     out = []
-    hidden: set[CommandPath] = set()
-    for path, command in iter_commands(tool):
-        if command.hidden or any(path[: len(h)] == h for h in hidden if h):
-            hidden.add(path)
-            if not include_hidden:
-                continue
+    schemas = _SchemaCache()
+    stack = [((), merge_effects(tool.effects, UNSET), False, iter(tool.commands.items()))]
+    while stack:
+        path, effects, hidden, children = stack[-1]
+        try:
+            key, command = next(children)
+        except StopIteration:
+            stack.pop()
+            continue
+        sub_path = path if key == "" else (*path, key)
+        sub_effects = merge_effects(effects, command.effects)
+        sub_hidden = hidden or command.hidden
+        stack.append((sub_path, sub_effects, sub_hidden, iter(command.commands.items())))
+        if sub_hidden and not include_hidden:
+            continue
         if command.commands and not (command.arguments or command.options):
             continue
         out.append(
-            _Command(tool, path, command, effective_effects(tool, path), _parameters(tool, command))
+            _Command(tool, sub_path, command, sub_effects, _parameters(tool, command, schemas))
         )
     return out
 
 
-def _parameters(tool: Tool, command: Command) -> tuple[Parameter, ...]:
+class _SchemaCache(dict[int, tuple[dict[str, Any], Argument | Option]]):
+    """Parameter schemas computed once per flatten; global options recur in every command.
+    Keyed by object identity, with the object kept alive so the id cannot be reused."""
+
+    def schema(self, spec: Argument | Option) -> dict[str, Any]:
+        hit = self.get(id(spec))
+        if hit is None:
+            hit = self[id(spec)] = (P.parameter_schema(spec), spec)
+        return hit[0]
+
+
+def _parameters(tool: Tool, command: Command, schemas: _SchemaCache) -> tuple[Parameter, ...]:
     """Arguments, then options, then global options; each under a distinct, stable key:
     an option or global named like an earlier parameter gets a `_option`/`_global` tail."""
     out: list[Parameter] = []
@@ -166,7 +188,9 @@ def _parameters(tool: Tool, command: Command) -> tuple[Parameter, ...]:
             while key in taken:
                 key, n = f"{base}_{n}", n + 1
             taken.add(key)
-            out.append(Parameter(key, ParamRef(kind, spec.name), spec, spec.required))
+            out.append(
+                Parameter(key, ParamRef(kind, spec.name), spec, spec.required, schemas.schema(spec))
+            )
     return tuple(out)
 
 
@@ -181,7 +205,7 @@ def _summary(command: Command) -> str:
 
 
 def _discrete(c: _Command, name: str) -> FlatTool:
-    properties = {p.key: P.parameter_schema(p.spec) for p in c.parameters}
+    properties = {p.key: p.schema for p in c.parameters}
     required = [p.key for p in c.parameters if p.required]
     target = Target(
         c.tool.name,
@@ -217,7 +241,7 @@ def _grouped(group: list[_Command], name: str) -> FlatTool:
         keys: dict[str, ParamRef] = {}
         required = []
         for p in c.parameters:
-            schema = P.parameter_schema(p.spec)
+            schema = p.schema
             key = p.key
             if key == ACTION or (key in owner and owner[key] != (p.ref, schema)):
                 key = P.property_key(f"{action}_{p.key}")

@@ -8,6 +8,7 @@ description too, since strict modes do not accept the `default` keyword.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from typing import Any
@@ -29,6 +30,7 @@ _KIND = {"file": "file path", "directory": "directory path", "url": "URL"}
 _KEY = re.compile(r"[^A-Za-z0-9_.-]")
 
 
+@functools.lru_cache(maxsize=4096)
 def property_key(name: str) -> str:
     """A parameter name as a property key every provider accepts (`^[A-Za-z0-9_.-]{1,64}$`)."""
     return (_KEY.sub("_", name) or "_")[:64]
