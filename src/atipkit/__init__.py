@@ -45,6 +45,7 @@ if TYPE_CHECKING:
         loads,
         merge_effects,
         to_dict,
+        walk_commands,
     )
     from atipkit.problems import Problem, Severity
     from atipkit.protocol import PROTOCOL_VERSION
@@ -79,6 +80,7 @@ _EXPORTS = {
         "loads",
         "merge_effects",
         "to_dict",
+        "walk_commands",
     ],
     "atipkit.problems": ["Problem", "Severity"],
     "atipkit.protocol": ["PROTOCOL_VERSION"],
@@ -119,6 +121,7 @@ __all__ = [
     "to_dict",
     "validate",
     "validate_file",
+    "walk_commands",
 ]
 
 

@@ -26,6 +26,7 @@ from atipkit.model import (
     UnsetType,
     count_commands,
     get_command,
+    walk_commands,
 )
 from atipkit.problems import PathPart, Problem, error, json_path, warning
 from atipkit.protocol import FEATURES, PROTOCOL_VERSION
@@ -172,23 +173,17 @@ def _check_identity(tool: Tool, filename: str | None) -> list[Problem]:
 
 
 def _walk(tool: Tool) -> Iterator[tuple[list[PathPart], CommandPath, Command, bool]]:
-    """Commands in document order (pre-order) with their JSON location, argv path and
-    whether any scope on the way declares effects; iterative, so deep trees cannot
-    exhaust the stack."""
-    Frame = tuple[list[PathPart], CommandPath, bool, Iterator[tuple[str, Command]]]
-    stack: list[Frame] = [(["commands"], (), _declares(tool.effects), iter(tool.commands.items()))]
-    while stack:
-        where, path, declared, children = stack[-1]
-        try:
-            key, command = next(children)
-        except StopIteration:
-            stack.pop()
-            continue
-        here = [*where, key]
-        sub_path = path if key == "" else (*path, key)
-        sub_declared = declared or _declares(command.effects)
-        yield here, sub_path, command, sub_declared
-        stack.append(([*here, "commands"], sub_path, sub_declared, iter(command.commands.items())))
+    """Commands with their JSON location, argv path and whether any scope on the way
+    declares effects."""
+
+    def step(state: tuple[list[PathPart], bool], key: str, command: Command) -> Any:
+        where, declared = state
+        return [*where, "commands", key], declared or _declares(command.effects)
+
+    for path, command, (where, declared) in walk_commands(
+        tool, ([], _declares(tool.effects)), step
+    ):
+        yield where, path, command, declared
 
 
 def _declares(effects: Effects | UnsetType) -> bool:

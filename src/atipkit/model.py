@@ -22,8 +22,8 @@ from __future__ import annotations
 import functools
 import os
 import typing
-from collections.abc import Iterator, Mapping
-from typing import Annotated, Any, Literal
+from collections.abc import Callable, Iterator, Mapping
+from typing import Annotated, Any, Literal, TypeVar
 
 import msgspec
 from msgspec import UNSET, Meta, UnsetType
@@ -71,9 +71,11 @@ __all__ = [
     "loads",
     "merge_effects",
     "to_dict",
+    "walk_commands",
 ]
 
 CommandPath = tuple[str, ...]
+S = TypeVar("S")
 AtipType = Literal[
     "string", "integer", "number", "boolean", "file", "directory", "url", "enum", "array"
 ]
@@ -361,27 +363,40 @@ class Tool(_Node):
 # -- walking the command tree -------------------------------------------------------------
 
 
-def iter_commands(tool: Tool) -> Iterator[tuple[CommandPath, Command]]:
-    """Every command of the tree with its path, depth first, in document order.
+def walk_commands(
+    tool: Tool, initial: S, step: Callable[[S, str, Command], S]
+) -> Iterator[tuple[CommandPath, Command, S]]:
+    """Every command with its path and a state folded down from the root: each command's
+    state is `step(parent_state, key, command)`, the root's parent state `initial`.
 
-    Groups (commands with subcommands) are included. Iterative, so a deep tree cannot
-    exhaust the interpreter's stack.
-    """
-    stack: list[tuple[CommandPath, Mapping[str, Command]]] = [((), tool.commands)]
-    pending: list[Iterator[tuple[str, Command]]] = [iter(tool.commands.items())]
-    while pending:
+    Depth first, in document order, groups included; iterative, so a deep tree cannot
+    exhaust the interpreter's stack. `iter_commands`, the semantic checks and the bridge
+    all walk with it."""
+    stack: list[tuple[CommandPath, S, Iterator[tuple[str, Command]]]] = [
+        ((), initial, iter(tool.commands.items()))
+    ]
+    while stack:
+        path, state, children = stack[-1]
         try:
-            key, command = next(pending[-1])
+            key, command = next(children)
         except StopIteration:
-            pending.pop()
             stack.pop()
             continue
-        parent = stack[-1][0]
-        path = parent if key == "" else (*parent, key)
-        yield path, command
+        sub_path = path if key == "" else (*path, key)
+        sub_state = step(state, key, command)
+        yield sub_path, command, sub_state
         if command.commands:
-            stack.append((path, command.commands))
-            pending.append(iter(command.commands.items()))
+            stack.append((sub_path, sub_state, iter(command.commands.items())))
+
+
+def iter_commands(tool: Tool) -> Iterator[tuple[CommandPath, Command]]:
+    """Every command of the tree with its path, depth first, in document order."""
+    for path, command, _ in walk_commands(tool, None, _no_state):
+        yield path, command
+
+
+def _no_state(_state: None, _key: str, _command: Command) -> None:
+    return None
 
 
 def count_commands(tool: Tool) -> int:

@@ -28,6 +28,7 @@ from atipkit.model import (
     Option,
     Tool,
     merge_effects,
+    walk_commands,
 )
 
 Strategy = Literal["discrete", "action"]
@@ -131,27 +132,20 @@ def _words(group: list[_Command]) -> tuple[str, ...]:
 def _invocable(tool: Tool, include_hidden: bool) -> list[_Command]:
     """Leaves, and groups that take parameters of their own, in document order, with
     their effective effects carried down the tree (one merge per command)."""
+
+    def step(state: tuple[Effects, bool], _key: str, command: Command) -> tuple[Effects, bool]:
+        effects, hidden = state
+        return merge_effects(effects, command.effects), hidden or command.hidden
+
     out = []
     schemas = _SchemaCache()
-    stack = [((), merge_effects(tool.effects, UNSET), False, iter(tool.commands.items()))]
-    while stack:
-        path, effects, hidden, children = stack[-1]
-        try:
-            key, command = next(children)
-        except StopIteration:
-            stack.pop()
-            continue
-        sub_path = path if key == "" else (*path, key)
-        sub_effects = merge_effects(effects, command.effects)
-        sub_hidden = hidden or command.hidden
-        stack.append((sub_path, sub_effects, sub_hidden, iter(command.commands.items())))
-        if sub_hidden and not include_hidden:
+    start = (merge_effects(tool.effects, UNSET), False)
+    for path, command, (effects, hidden) in walk_commands(tool, start, step):
+        if hidden and not include_hidden:
             continue
         if command.commands and not (command.arguments or command.options):
             continue
-        out.append(
-            _Command(tool, sub_path, command, sub_effects, _parameters(tool, command, schemas))
-        )
+        out.append(_Command(tool, path, command, effects, _parameters(tool, command, schemas)))
     return out
 
 
