@@ -1,0 +1,44 @@
+"""Where ATIP files live (RFC 0.6 §4.2, RFC 0.1 §3.3), with environment overrides.
+
+Everything is computed from the environment at call time, so tests and subagents can
+point atipkit elsewhere by setting `XDG_*` or `ATIP_*` variables.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+APP = "agent-tools"
+
+
+def _xdg(variable: str, default: str) -> Path:
+    value = os.environ.get(variable)
+    base = Path(value) if value and os.path.isabs(value) else Path.home() / default
+    return base / APP
+
+
+def data_dir() -> Path:
+    """`$XDG_DATA_HOME/agent-tools`: registry.json, tools/, shims/, patterns/."""
+    return _xdg("XDG_DATA_HOME", ".local/share")
+
+
+def config_dir() -> Path:
+    """`$XDG_CONFIG_HOME/agent-tools`: config.json, registries.json, overrides/."""
+    return _xdg("XDG_CONFIG_HOME", ".config")
+
+
+def cache_dir() -> Path:
+    """`$ATIP_CACHE_DIR`, else `$XDG_CACHE_HOME/agent-tools`: scan cache, remote shims."""
+    override = os.environ.get("ATIP_CACHE_DIR")
+    return Path(override) if override else _xdg("XDG_CACHE_HOME", ".cache")
+
+
+def system_dirs() -> list[Path]:
+    """System-wide definitions, lowest precedence first."""
+    return [Path("/usr/share") / APP, Path("/usr/local/share") / APP]
+
+
+def refresh_requested() -> bool:
+    """`ATIP_REFRESH=1` forces metadata to be fetched again (RFC 0.6 §4.7)."""
+    return os.environ.get("ATIP_REFRESH", "") not in ("", "0", "false", "no")
