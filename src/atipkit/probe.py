@@ -206,6 +206,12 @@ def _run(
             if total > max_bytes:
                 stopped = "too-large"
                 break
+    if stopped is None and exited_at is None:
+        # the pipes closed; let the tool finish exiting before its group is killed
+        try:
+            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            stopped = "timeout"
     _kill_group(proc)
     code = proc.wait()
     proc.stdout.close()

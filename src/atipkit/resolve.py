@@ -1,0 +1,255 @@
+"""Finding the metadata of one tool (RFC 0.6 §3.4.2 and §5.1, RFC 0.1 §3.4-3.6).
+
+Order: the registry's cached metadata while the binary is unchanged and the entry fresh,
+else a native probe, else a shim for the binary's hash (local, then system directories,
+then the unversioned 0.1 `shims/<name>.json`). A user override for the hash is applied on
+top as a JSON merge patch, then patterns are layered: the tool's own, system, user and
+project files. `Resolved.origins` says where each part came from.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from atipkit import paths
+from atipkit.errors import AtipError
+from atipkit.layering import layer_patterns, merge_patch
+from atipkit.model import Tool, from_dict, to_dict
+from atipkit.partial import select
+from atipkit.probe import DEFAULT_TIMEOUT, ProbeFailure, probe
+from atipkit.registry.local import Entry, LocalRegistry, timestamp
+from atipkit.trust.digest import sha256_file
+from atipkit.validation import validate_file
+
+
+class ToolNotFound(AtipError, LookupError):
+    """No executable of that name on PATH, and no shim for it."""
+
+
+class NoMetadata(AtipError, LookupError):
+    """The executable exists, but nothing describes it: no `--agent`, no shim."""
+
+    def __init__(self, message: str, failure: ProbeFailure | None = None) -> None:
+        super().__init__(message)
+        self.failure = failure
+
+
+class Resolved(msgspec.Struct, kw_only=True):
+    name: str
+    tool: Tool
+    path: str | None
+    hash: str | None
+    source: Literal["native", "shim"]
+    cached: bool
+    origins: dict[str, str] = {}
+
+
+def resolve(
+    name: str,
+    *,
+    registry: LocalRegistry | None = None,
+    refresh: bool = False,
+    commands: Sequence[str] | None = None,
+    depth: int | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+    project_dir: Path | None = None,
+) -> Resolved:
+    """The metadata of tool `name` (a name on PATH, or a path to an executable).
+
+    Raises `ToolNotFound` or `NoMetadata`. With `commands`/`depth`, a tool that declares
+    `partial-discovery` is asked for that part; any other is cut down locally.
+    """
+    registry = registry or LocalRegistry()
+    refresh = refresh or paths.refresh_requested()
+    executable = _locate(name)
+    tool_name = Path(name).name
+    entry = registry.read().tools.get(tool_name)
+    real = os.path.realpath(executable) if executable else None
+    stat = os.stat(real) if real else None
+    hash_: str | None = None
+    origins: dict[str, str] = {}
+    base: Tool | None = None
+    source: Literal["native", "shim"] = "native"
+    cached = False
+    failure: ProbeFailure | None = None
+
+    if real and stat:
+        if entry and entry.hash and not refresh and _unchanged(entry, real, stat):
+            hash_ = entry.hash
+            base = registry.load_metadata(hash_) if entry.source == "native" else None
+            if base is None and entry.source == "shim":
+                base = _find_shim(registry, hash_, tool_name, origins)
+            if base is not None:
+                source = "shim" if entry.source == "shim" else "native"
+                cached = True
+                origins.setdefault("metadata", f"registry:{registry.metadata_path(hash_)}")
+        hash_ = hash_ or sha256_file(real)
+        if base is None:
+            result = probe(real, timeout=timeout)
+            if result.tool is not None:
+                base, source = result.tool, "native"
+                registry.store_metadata(hash_, base)
+                origins["metadata"] = f"probe:{real}"
+            else:
+                failure = result.failure
+    if base is None:
+        base = _find_shim(registry, hash_, tool_name, origins)
+        source = "shim"
+    if base is None:
+        if executable is None:
+            raise ToolNotFound(f"no executable {name!r} on PATH and no shim for it")
+        reason = f": {failure.message}" if failure else ""
+        raise NoMetadata(f"{name} has no ATIP metadata (no --agent{reason}; no shim)", failure)
+
+    tool = _layer(base, registry, hash_, tool_name, origins, project_dir)
+    if real and stat and not cached:
+        _record(registry, tool_name, real, stat, hash_, source, tool)
+    if commands or depth is not None:
+        tool = _part(tool, real, source, commands, depth, timeout, origins)
+    return Resolved(
+        name=tool_name,
+        tool=tool,
+        path=real,
+        hash=hash_,
+        source=source,
+        cached=cached,
+        origins=origins,
+    )
+
+
+def _locate(name: str) -> str | None:
+    if os.sep in name:
+        return os.path.abspath(name) if os.access(name, os.X_OK) else None
+    return shutil.which(name)
+
+
+def _unchanged(entry: Entry, real: str, stat: os.stat_result) -> bool:
+    return (
+        entry.path == real
+        and entry.size == stat.st_size
+        and entry.mtime_ns == stat.st_mtime_ns
+        and entry.inode == stat.st_ino
+        and entry.fresh()
+    )
+
+
+def _find_shim(
+    registry: LocalRegistry, hash_: str | None, name: str, origins: dict[str, str]
+) -> Tool | None:
+    """A shim for this binary: by hash, then the unversioned 0.1 form by name."""
+    roots = [registry.data_dir, *reversed(paths.system_dirs())]
+    candidates: list[Path] = []
+    if hash_:
+        hex_digits = registry.shim_path(hash_).name
+        candidates += [root / "shims" / "sha256" / hex_digits for root in roots]
+    candidates += [root / "shims" / f"{name}.json" for root in roots]
+    for path in candidates:
+        if not path.is_file():
+            continue
+        report = validate_file(path)
+        if report.tool is None or not report.ok:
+            origins[f"rejected:{path}"] = report.errors[0].message if report.errors else "invalid"
+            continue
+        binary = report.tool.binary
+        if binary and hash_ and binary.hash != hash_:
+            origins[f"rejected:{path}"] = "binary.hash is another binary's"
+            continue
+        origins["metadata"] = f"shim:{path}"
+        return report.tool
+    return None
+
+
+def _layer(
+    base: Tool,
+    registry: LocalRegistry,
+    hash_: str | None,
+    name: str,
+    origins: dict[str, str],
+    project_dir: Path | None,
+) -> Tool:
+    data = to_dict(base)
+    if hash_:
+        override = registry.override_path(hash_)
+        if override.is_file():
+            data = merge_patch(data, json.loads(override.read_text("utf-8")))
+            origins["override"] = str(override)
+    project = (project_dir or Path.cwd()) / ".agent-tools" / "patterns"
+    layers: list[tuple[str, list[dict[str, Any]]]] = [("tool", data.get("patterns", []))]
+    for directory in [
+        *(d / "patterns" for d in paths.system_dirs()),
+        registry.data_dir / "patterns",
+        project,
+    ]:
+        layers += _pattern_files(directory, name)
+    patterns, pattern_origins = layer_patterns(layers)
+    if patterns:
+        data["patterns"] = patterns
+    origins.update({f"pattern:{k}": v for k, v in pattern_origins.items()})
+    return from_dict(data)
+
+
+def _pattern_files(directory: Path, name: str) -> list[tuple[str, list[dict[str, Any]]]]:
+    """Pattern files for tool `name`: `<name>.json` or `<name>-*.json`, holding a list of
+    patterns or an object with `patterns`. Files that do not parse are left out."""
+    if not directory.is_dir():
+        return []
+    out = []
+    for path in sorted(directory.glob("*.json")):
+        if path.stem != name and not path.stem.startswith(f"{name}-"):
+            continue
+        try:
+            data = json.loads(path.read_text("utf-8"))
+        except (OSError, ValueError):
+            continue
+        patterns = data.get("patterns") if isinstance(data, dict) else data
+        if isinstance(patterns, list):
+            out.append((str(path), [p for p in patterns if isinstance(p, dict)]))
+    return out
+
+
+def _record(
+    registry: LocalRegistry,
+    name: str,
+    real: str,
+    stat: os.stat_result,
+    hash_: str | None,
+    source: Literal["native", "shim"],
+    tool: Tool,
+) -> None:
+    with registry.transaction() as index:
+        index.tools[name] = Entry(
+            path=real,
+            hash=hash_,
+            source=source,
+            version=tool.version,
+            last_checked=timestamp(),
+            size=stat.st_size,
+            mtime_ns=stat.st_mtime_ns,
+            inode=stat.st_ino,
+        )
+
+
+def _part(
+    tool: Tool,
+    real: str | None,
+    source: str,
+    commands: Sequence[str] | None,
+    depth: int | None,
+    timeout: float,
+    origins: dict[str, str],
+) -> Tool:
+    """Partial discovery (§3.1.1): ask a tool that supports it, cut down any other."""
+    if source == "native" and real and "partial-discovery" in tool.atip.features:
+        result = probe(real, commands=commands, depth=depth, timeout=timeout)
+        if result.tool is not None:
+            origins["partial"] = "tool"
+            return result.tool
+    origins["partial"] = "local"
+    return select(tool, commands=commands, depth=depth)

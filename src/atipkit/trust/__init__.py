@@ -1,0 +1,1 @@
+"""Trust: digests of binaries and metadata (signatures, provenance and trust levels follow)."""
