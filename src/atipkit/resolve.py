@@ -85,7 +85,7 @@ def resolve(
             hash_ = entry.hash
             base = registry.load_metadata(hash_) if entry.source == "native" else None
             if base is None and entry.source == "shim":
-                base = _find_shim(registry, hash_, tool_name, origins)
+                base = find_shim(registry, hash_, tool_name, origins)
             if base is not None:
                 source = "shim" if entry.source == "shim" else "native"
                 cached = True
@@ -100,7 +100,7 @@ def resolve(
             else:
                 failure = result.failure
     if base is None:
-        base = _find_shim(registry, hash_, tool_name, origins)
+        base = find_shim(registry, hash_, tool_name, origins)
         source = "shim"
     if base is None:
         if executable is None:
@@ -140,10 +140,12 @@ def _unchanged(entry: Entry, real: str, stat: os.stat_result) -> bool:
     )
 
 
-def _find_shim(
-    registry: LocalRegistry, hash_: str | None, name: str, origins: dict[str, str]
+def find_shim(
+    registry: LocalRegistry, hash_: str | None, name: str, origins: dict[str, str] | None = None
 ) -> Tool | None:
-    """A shim for this binary: by hash, then the unversioned 0.1 form by name."""
+    """A shim for this binary: by hash, then the unversioned 0.1 form by name. Shims that
+    are invalid or name another binary are skipped (and noted in `origins`)."""
+    origins = {} if origins is None else origins
     roots = [registry.data_dir, *reversed(paths.system_dirs())]
     candidates: list[Path] = []
     if hash_:

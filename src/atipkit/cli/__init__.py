@@ -56,9 +56,14 @@ def cli() -> None:
 
 def _register() -> None:
     from atipkit.cli.compile import compile_command
+    from atipkit.cli.discover import list_command, refresh_command, scan_command, show_command
     from atipkit.cli.schema import schema_command
     from atipkit.cli.validate import validate_command
 
+    cli.add_command(scan_command, "scan")
+    cli.add_command(list_command, "list")
+    cli.add_command(show_command, "show")
+    cli.add_command(refresh_command, "refresh")
     cli.add_command(validate_command, "validate")
     cli.add_command(compile_command, "compile")
     cli.add_command(schema_command, "schema")

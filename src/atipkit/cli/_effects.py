@@ -15,3 +15,16 @@ def read_only(*, reads_files: bool, stdin: StdinMode) -> Effects:
         destructive=False,
         interactive=Interactive(stdin=stdin, prompts=False, tty=False),
     )
+
+
+def discovering() -> Effects:
+    """A command that may probe tools (sandboxed `--agent`) and update the registry."""
+    return Effects(
+        filesystem=FilesystemEffects(read=True, write=True, delete=False),
+        network=False,
+        subprocess=True,
+        idempotent=True,
+        reversible=True,
+        destructive=False,
+        interactive=Interactive(stdin="none", prompts=False, tty=False),
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 
 import click
 
@@ -19,7 +20,7 @@ from atipkit.introspect.click import AtipArgument, AtipCommand
     nargs=-1,
     required=True,
     type=click.Path(dir_okay=False, allow_dash=True),
-    help="ATIP documents to compile together, or - for stdin.",
+    help="ATIP documents, - for stdin, or tool names to resolve (registry, probe, shim).",
 )
 @click.option(
     "--provider",
@@ -62,11 +63,15 @@ def compile_command(
     from atipkit.errors import DocumentError
     from atipkit.model import load
     from atipkit.partial import select
+    from atipkit.resolve import ToolNotFound, resolve
 
     tools = []
     for path in files:
         try:
-            tool = load(path, max_bytes=MAX_DOCUMENT_BYTES)
+            if path == "-" or os.path.exists(path):
+                tool = load(path, max_bytes=MAX_DOCUMENT_BYTES)
+            else:
+                tool = resolve(path).tool
         except OSError as exc:
             click.echo(f"atip compile: cannot read {path}: {exc.strerror or exc}", err=True)
             ctx.exit(EXIT_USAGE)
@@ -74,6 +79,9 @@ def compile_command(
             for problem in exc.problems:
                 click.echo(problem.format(exc.source), err=True)
             ctx.exit(EXIT_INVALID)
+        except LookupError as exc:
+            click.echo(f"atip compile: {exc}", err=True)
+            ctx.exit(EXIT_USAGE if isinstance(exc, ToolNotFound) else EXIT_INVALID)
         try:
             wanted = [c.strip() for c in commands.split(",") if c.strip()] if commands else None
             tool = select(tool, commands=wanted, depth=depth)
