@@ -22,9 +22,29 @@ def test_readme_python_examples_run(block: str):
     exec(compile(block, "README.md", "exec"), {})
 
 
-FAMILIES = ("json", "io", "schema", "version", "features", "binary", "trust", "flags",
-            "options", "arguments", "enum", "default", "description", "effects", "auth",
-            "command", "partial", "pattern", "openai", "anthropic", "policy")
+FAMILIES = (
+    "json",
+    "io",
+    "schema",
+    "version",
+    "features",
+    "binary",
+    "trust",
+    "flags",
+    "options",
+    "arguments",
+    "enum",
+    "default",
+    "description",
+    "effects",
+    "auth",
+    "command",
+    "partial",
+    "pattern",
+    "openai",
+    "anthropic",
+    "policy",
+)
 CODE = re.compile(r'"((?:' + "|".join(FAMILIES) + r')\.[a-z-]+)"')
 
 

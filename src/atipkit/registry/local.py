@@ -101,6 +101,9 @@ class LocalRegistry:
 
         self.data_dir.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.index_path) + ".lock"):
+            # under the lock nobody else is writing: temp files are a killed writer's
+            for stale in self.data_dir.glob(f".{self.index_path.name}.*.tmp"):
+                stale.unlink(missing_ok=True)
             index = self.read()
             yield index
             index.version = "2"
