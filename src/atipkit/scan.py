@@ -257,7 +257,8 @@ def _executables(
     reals: set[str] = set()
     for directory in dirs:
         try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+            # a tool's own file before the links to it, so it is known by its own name
+            entries = sorted(os.scandir(directory), key=lambda e: (e.is_symlink(), e.name))
         except OSError:
             continue
         for entry in entries:
