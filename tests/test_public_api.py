@@ -11,6 +11,11 @@ import atipkit
 
 
 def test_every_export_resolves_and_all_is_complete():
+    listed = [name for names in atipkit._EXPORTS.values() for name in names]
+    assert len(listed) == len(set(listed)), "a name is listed for two modules"
+    for module, names in atipkit._EXPORTS.items():
+        for name in names:
+            assert hasattr(importlib.import_module(module), name), (module, name)
     assert sorted(atipkit.__all__) == sorted(["__version__", *atipkit._WHERE])
     for name in atipkit.__all__:
         assert getattr(atipkit, name) is not None

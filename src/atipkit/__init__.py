@@ -49,6 +49,8 @@ if TYPE_CHECKING:
     )
     from atipkit.problems import Problem, Severity
     from atipkit.protocol import PROTOCOL_VERSION
+    from atipkit.resolve import NoMetadata, Resolved, ToolNotFound, get_tool, resolve
+    from atipkit.scan import ScanReport, discover, scan
     from atipkit.validation import ValidationReport, validate, validate_file
 
 _EXPORTS = {
@@ -84,6 +86,8 @@ _EXPORTS = {
     ],
     "atipkit.problems": ["Problem", "Severity"],
     "atipkit.protocol": ["PROTOCOL_VERSION"],
+    "atipkit.resolve": ["NoMetadata", "Resolved", "ToolNotFound", "get_tool", "resolve"],
+    "atipkit.scan": ["ScanReport", "discover", "scan"],
     "atipkit.validation": ["ValidationReport", "validate", "validate_file"],
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
@@ -101,23 +105,31 @@ __all__ = [
     "Effects",
     "InvalidDocument",
     "MalformedJSON",
+    "NoMetadata",
     "Option",
     "Problem",
+    "Resolved",
+    "ScanReport",
     "Severity",
     "Tool",
+    "ToolNotFound",
     "Trust",
     "UnsupportedVersion",
     "ValidationReport",
     "__version__",
     "count_commands",
+    "discover",
     "dumps",
     "effective_effects",
     "from_dict",
     "get_command",
+    "get_tool",
     "iter_commands",
     "load",
     "loads",
     "merge_effects",
+    "resolve",
+    "scan",
     "to_dict",
     "validate",
     "validate_file",

@@ -255,3 +255,14 @@ def _part(
             return result.tool
     origins["partial"] = "local"
     return select(tool, commands=commands, depth=depth)
+
+
+def get_tool(
+    name: str,
+    *,
+    commands: Sequence[str] | None = None,
+    depth: int | None = None,
+    refresh: bool = False,
+) -> Tool:
+    """The ATIP metadata of tool `name` (see `resolve` for the details and the errors)."""
+    return resolve(name, commands=commands, depth=depth, refresh=refresh).tool

@@ -21,7 +21,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -363,3 +363,8 @@ def _write_cache(path: Path, verdicts: dict[str, _Seen]) -> None:
         cache.executables.update(verdicts)
         with contextlib.suppress(OSError):
             write_atomic(path, msgspec.json.encode(cache))
+
+
+def discover(**kwargs: Any) -> ScanReport:
+    """Scan PATH for ATIP tools and record them in the local registry (see `scan`)."""
+    return scan(**kwargs)
