@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 import typing
 from collections.abc import Callable, Iterator, Mapping
 from typing import Annotated, Any, Literal, TypeVar
@@ -600,7 +601,27 @@ def may_have_reserved_keys(raw: bytes) -> bool:
     return any(marker in raw for marker in (b'"x-', b'"_', b'"$', b"\\u"))
 
 
+_types_ready = False
+_types_lock = threading.Lock()
+
+
+def _prepare_types() -> None:
+    """Build msgspec's type information for the whole model once, under a lock.
+
+    msgspec analyses a Struct's annotations lazily, on first use; when several threads
+    (a parallel scan, say) do that at once, the interpreter can crash. Constructing a
+    decoder for `Tool` analyses every type of the tree in one thread, before any other
+    can need it."""
+    global _types_ready
+    with _types_lock:
+        if not _types_ready:
+            msgspec.json.Decoder(Tool)
+            _types_ready = True
+
+
 def _convert(data: Any, source: str | None, *, lift: bool) -> Tool:
+    if not _types_ready:
+        _prepare_types()
     if not isinstance(data, dict):
         raise InvalidDocument([_jsontext.not_an_object(data)], source)
     version = declared_version(data)
