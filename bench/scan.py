@@ -63,7 +63,7 @@ def main() -> None:
         )
         os.environ.pop("ATIP_REFRESH", None)
         from atipkit.registry.local import LocalRegistry
-        from atipkit.resolve import resolve
+        from atipkit.resolve import resolve_tool
         from atipkit.scan import scan
 
         bin_dir = root / "bin"
@@ -83,9 +83,9 @@ def main() -> None:
         stat_ms = median_ms(stat_all, args.runs)
         registry = LocalRegistry()
         name = str(bin_dir / "tool0000")
-        resolve(name, registry=registry)
-        resolve_ms = median_ms(lambda: resolve(name, registry=registry), args.runs * 10)
-        assert resolve(name, registry=registry).cached
+        resolve_tool(name, registry=registry)
+        resolve_ms = median_ms(lambda: resolve_tool(name, registry=registry), args.runs * 10)
+        assert resolve_tool(name, registry=registry).cached
 
     figures = {
         "executables": args.executables,

@@ -15,7 +15,7 @@ from click.testing import CliRunner
 import atipkit
 from atipkit.cli import cli
 from atipkit.registry.local import LocalRegistry
-from atipkit.resolve import NoMetadata, ToolNotFound, resolve
+from atipkit.resolve import NoMetadata, ToolNotFound, resolve_tool
 from atipkit.scan import scan
 from atipkit.trust.digest import sha256_file
 from tests.helpers import EXAMPLES, minimal
@@ -55,32 +55,32 @@ def plain_script(directory: Path, name: str, body: str = "exit 0") -> Path:
 
 def test_probe_then_cache_then_refresh_when_the_binary_changes(tmp_path):
     exe = tool_script(tmp_path / "bin", "mytool")
-    first = resolve(str(exe))
+    first = resolve_tool(str(exe))
     assert (first.source, first.cached) == ("native", False)
     assert first.hash == sha256_file(exe)
-    second = resolve(str(exe))
+    second = resolve_tool(str(exe))
     assert second.cached
     assert second.tool == first.tool
     tool_script(tmp_path / "bin", "mytool", minimal(name="mytool", version="2.0"))
-    third = resolve(str(exe))
+    third = resolve_tool(str(exe))
     assert (third.cached, third.tool.version) == (False, "2.0")
-    assert resolve(str(exe), refresh=True).cached is False
+    assert resolve_tool(str(exe), refresh=True).cached is False
 
 
 def test_refresh_by_environment(tmp_path, monkeypatch):
     exe = tool_script(tmp_path / "bin", "mytool")
-    resolve(str(exe))
+    resolve_tool(str(exe))
     monkeypatch.setenv("ATIP_REFRESH", "1")
-    assert resolve(str(exe)).cached is False
+    assert resolve_tool(str(exe)).cached is False
 
 
 def test_expired_entries_are_probed_again(tmp_path):
     exe = tool_script(tmp_path / "bin", "mytool")
-    resolve(str(exe))
+    resolve_tool(str(exe))
     registry = LocalRegistry()
     with registry.transaction() as index:
         index.tools["mytool"].last_checked = "2020-01-01T00:00:00Z"
-    assert resolve(str(exe)).cached is False
+    assert resolve_tool(str(exe)).cached is False
 
 
 def test_shim_by_hash_for_a_tool_without_agent(tmp_path):
@@ -91,7 +91,7 @@ def test_shim_by_hash_for_a_tool_without_agent(tmp_path):
     shim_path = registry.shim_path(hash_)
     shim_path.parent.mkdir(parents=True)
     shim_path.write_text(json.dumps(shim))
-    resolved = resolve(str(exe))
+    resolved = resolve_tool(str(exe))
     assert (resolved.source, resolved.tool.binary.hash) == ("shim", hash_)
     assert resolved.origins["metadata"] == f"shim:{shim_path}"
 
@@ -107,7 +107,7 @@ def test_a_shim_for_another_binary_is_refused(tmp_path):
         json.dumps(minimal(name="legacy", binary={"hash": other, "name": "legacy", "version": "1"}))
     )
     with pytest.raises(NoMetadata):
-        resolve(str(exe))
+        resolve_tool(str(exe))
 
 
 def test_legacy_unversioned_shim_by_name(tmp_path):
@@ -116,15 +116,15 @@ def test_legacy_unversioned_shim_by_name(tmp_path):
     (registry.data_dir / "shims" / "nowhere.json").write_text(
         json.dumps(minimal(atip="0.1", name="nowhere"))
     )
-    resolved = resolve("nowhere")
+    resolved = resolve_tool("nowhere")
     assert (resolved.source, resolved.path, resolved.tool.atip.version) == ("shim", None, "0.1")
 
 
 def test_not_found_and_no_metadata(tmp_path):
     with pytest.raises(ToolNotFound):
-        resolve("no-such-tool-anywhere")
+        resolve_tool("no-such-tool-anywhere")
     with pytest.raises(NoMetadata, match="exited with status 1"):
-        resolve(str(plain_script(tmp_path / "bin", "mute", "exit 1")))
+        resolve_tool(str(plain_script(tmp_path / "bin", "mute", "exit 1")))
 
 
 def test_override_is_a_merge_patch_and_patterns_layer(tmp_path, monkeypatch):
@@ -177,7 +177,7 @@ def test_override_is_a_merge_patch_and_patterns_layer(tmp_path, monkeypatch):
     (project / "other.json").write_text(
         json.dumps([{"name": "c", "description": "not for mytool", "steps": [{"command": "x"}]}])
     )
-    resolved = resolve(str(exe), project_dir=tmp_path / "project")
+    resolved = resolve_tool(str(exe), project_dir=tmp_path / "project")
     tool = resolved.tool
     assert tool.description == "Overridden"
     assert tool.commands["run"].effects.destructive is True
@@ -191,9 +191,9 @@ def test_override_is_a_merge_patch_and_patterns_layer(tmp_path, monkeypatch):
 
 
 def test_partial_discovery_asks_tools_that_support_it_and_cuts_the_others():
-    cloud = resolve(str(EXAMPLES / "bin" / "cloudctl"), commands=["dns"])
+    cloud = resolve_tool(str(EXAMPLES / "bin" / "cloudctl"), commands=["dns"])
     assert (cloud.origins["partial"], list(cloud.tool.commands)) == ("tool", ["dns"])
-    deploy = resolve(str(EXAMPLES / "bin" / "deploy"), depth=1)
+    deploy = resolve_tool(str(EXAMPLES / "bin" / "deploy"), depth=1)
     assert deploy.origins["partial"] == "local"
     assert deploy.tool.omitted.safety_assumption == "unknown"
     assert all(not c.commands for c in deploy.tool.commands.values())
@@ -309,3 +309,41 @@ def test_cli_scan_list_show_refresh_and_compile_by_name(tmp_path, monkeypatch):
     missing = runner.invoke(cli, ["compile", "not-a-tool-or-file"])
     assert missing.exit_code == 2
     assert "no executable" in missing.stderr
+
+
+def test_eight_processes_scanning_and_refreshing_at_once(tmp_path):
+    import subprocess
+    import sys
+
+    dirs = []
+    for p in range(8):
+        directory = tmp_path / f"bin{p}"
+        for t in range(3):
+            tool_script(directory, f"p{p}t{t}")
+        dirs.append(directory)
+    env = dict(os.environ)
+    atip = [sys.executable, "-m", "atipkit.cli"]
+    procs = [
+        subprocess.Popen(
+            [*atip, "scan", "--path", str(d)],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for d in dirs
+    ]
+    assert [p.wait(timeout=120) for p in procs] == [0] * 8
+    env["PATH"] = os.pathsep.join([*map(str, dirs), env["PATH"]])
+    procs = [
+        subprocess.Popen(
+            [*atip, "refresh"] if p % 2 else [*atip, "scan", "--refresh", "--path", str(dirs[p])],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        for p in range(8)
+    ]
+    assert [p.wait(timeout=120) for p in procs] == [0] * 8
+    index = LocalRegistry().read()
+    assert sorted(index.tools) == sorted(f"p{p}t{t}" for p in range(8) for t in range(3))
+    assert all(entry.source == "native" and entry.hash for entry in index.tools.values())

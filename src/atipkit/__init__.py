@@ -49,8 +49,8 @@ if TYPE_CHECKING:
     )
     from atipkit.problems import Problem, Severity
     from atipkit.protocol import PROTOCOL_VERSION
-    from atipkit.resolve import NoMetadata, Resolved, ToolNotFound, get_tool, resolve
-    from atipkit.scan import ScanReport, discover, scan
+    from atipkit.resolve import NoMetadata, Resolved, ToolNotFound, get_tool, resolve_tool
+    from atipkit.scan import ScanReport, discover
     from atipkit.validation import ValidationReport, validate, validate_file
 
 _EXPORTS = {
@@ -86,8 +86,8 @@ _EXPORTS = {
     ],
     "atipkit.problems": ["Problem", "Severity"],
     "atipkit.protocol": ["PROTOCOL_VERSION"],
-    "atipkit.resolve": ["NoMetadata", "Resolved", "ToolNotFound", "get_tool", "resolve"],
-    "atipkit.scan": ["ScanReport", "discover", "scan"],
+    "atipkit.resolve": ["NoMetadata", "Resolved", "ToolNotFound", "get_tool", "resolve_tool"],
+    "atipkit.scan": ["ScanReport", "discover"],
     "atipkit.validation": ["ValidationReport", "validate", "validate_file"],
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
@@ -128,8 +128,7 @@ __all__ = [
     "load",
     "loads",
     "merge_effects",
-    "resolve",
-    "scan",
+    "resolve_tool",
     "to_dict",
     "validate",
     "validate_file",

@@ -51,7 +51,7 @@ class Resolved(msgspec.Struct, kw_only=True):
     origins: dict[str, str] = {}
 
 
-def resolve(
+def resolve_tool(
     name: str,
     *,
     registry: LocalRegistry | None = None,
@@ -264,5 +264,5 @@ def get_tool(
     depth: int | None = None,
     refresh: bool = False,
 ) -> Tool:
-    """The ATIP metadata of tool `name` (see `resolve` for the details and the errors)."""
-    return resolve(name, commands=commands, depth=depth, refresh=refresh).tool
+    """The ATIP metadata of tool `name` (see `resolve_tool` for details and errors)."""
+    return resolve_tool(name, commands=commands, depth=depth, refresh=refresh).tool

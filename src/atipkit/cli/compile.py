@@ -63,7 +63,7 @@ def compile_command(
     from atipkit.errors import DocumentError
     from atipkit.model import load
     from atipkit.partial import select
-    from atipkit.resolve import ToolNotFound, resolve
+    from atipkit.resolve import ToolNotFound, resolve_tool
 
     tools = []
     for path in files:
@@ -71,7 +71,7 @@ def compile_command(
             if path == "-" or os.path.exists(path):
                 tool = load(path, max_bytes=MAX_DOCUMENT_BYTES)
             else:
-                tool = resolve(path).tool
+                tool = resolve_tool(path).tool
         except OSError as exc:
             click.echo(f"atip compile: cannot read {path}: {exc.strerror or exc}", err=True)
             ctx.exit(EXIT_USAGE)

@@ -169,10 +169,10 @@ def refresh_command(ctx: click.Context, tool: str | None) -> None:
 
 
 def _resolve(ctx: click.Context, tool: str, *, exit_on_error: bool = True, **kwargs):  # type: ignore[no-untyped-def]
-    from atipkit.resolve import resolve
+    from atipkit.resolve import resolve_tool
 
     try:
-        return resolve(tool, **kwargs)
+        return resolve_tool(tool, **kwargs)
     except KeyError as exc:  # an unknown command in --commands
         raise click.BadParameter(str(exc.args[0]), param_hint="--commands") from None
     except LookupError as exc:
