@@ -237,6 +237,14 @@ def test_rescan_reuses_what_did_not_change(tmp_path):
     assert LocalRegistry().read().tools["alpha"].version == "9"
 
 
+def test_a_scanned_tool_resolves_by_name_off_path(tmp_path):
+    tool_script(tmp_path / "elsewhere", "hidden-gem")
+    scan([str(tmp_path / "elsewhere")])
+    resolved = resolve_tool("hidden-gem")
+    assert resolved.path == str(tmp_path / "elsewhere" / "hidden-gem")
+    assert resolved.cached
+
+
 def test_first_on_path_wins_and_links_are_probed_once(tmp_path):
     first, second = tmp_path / "a", tmp_path / "b"
     tool_script(first, "dup", minimal(name="dup", version="1"))

@@ -68,9 +68,11 @@ def resolve_tool(
     """
     registry = registry or LocalRegistry()
     refresh = refresh or paths.refresh_requested()
-    executable = _locate(name)
     tool_name = Path(name).name
     entry = registry.read().tools.get(tool_name)
+    executable = _locate(name)
+    if executable is None and entry and os.sep not in name and os.access(entry.path, os.X_OK):
+        executable = entry.path  # scanned from a directory that is not on PATH
     real = os.path.realpath(executable) if executable else None
     stat = os.stat(real) if real else None
     hash_: str | None = None
