@@ -266,6 +266,18 @@ def test_commands_on_the_skip_list_are_never_run(tmp_path):
     assert list(tmp_path.glob("ran-*")) == []
 
 
+def test_skip_list_is_configurable(tmp_path):
+    bin_dir = tmp_path / "bin"
+    for name in ("one", "two", "three"):
+        plain_script(bin_dir, name, f"touch {tmp_path}/ran-{name}")
+    config = tmp_path / "xdg-config" / "agent-tools"
+    config.mkdir(parents=True)
+    (config / "config.json").write_text(json.dumps({"scan": {"skip": ["one"]}}))
+    result = CliRunner().invoke(cli, ["scan", "--path", str(bin_dir), "--skip", "two"])
+    assert result.exit_code == 0
+    assert [p.name for p in tmp_path.glob("ran-*")] == ["ran-three"]
+
+
 def test_hostile_corpus_is_scanned_within_the_time_bound(tmp_path):
     bin_dir = tmp_path / "bin"
     tool_script(bin_dir, "good1")

@@ -42,3 +42,15 @@ def system_dirs() -> list[Path]:
 def refresh_requested() -> bool:
     """`ATIP_REFRESH=1` forces metadata to be fetched again (RFC 0.6 §4.7)."""
     return os.environ.get("ATIP_REFRESH", "") not in ("", "0", "false", "no")
+
+
+def user_config() -> dict[str, object]:
+    """`config.json` in the config directory (an empty object when absent or unreadable:
+    a broken preferences file must not stop discovery)."""
+    import json
+
+    try:
+        data = json.loads((config_dir() / "config.json").read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}

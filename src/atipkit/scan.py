@@ -180,11 +180,19 @@ def _unsafe(entry: str, uid: int) -> str | None:
     return None
 
 
+def configured_skip() -> frozenset[str]:
+    """The built-in skip list plus `config.json`'s `{"scan": {"skip": [...]}}`."""
+    scan_config = paths.user_config().get("scan")
+    extra = scan_config.get("skip") if isinstance(scan_config, dict) else None
+    names = [n for n in extra if isinstance(n, str)] if isinstance(extra, list) else []
+    return DEFAULT_SKIP | frozenset(names)
+
+
 def scan(
     dirs: Sequence[str] | None = None,
     *,
     only: Iterable[str] | None = None,
-    skip: Iterable[str] = DEFAULT_SKIP,
+    skip: Iterable[str] | None = None,
     registry: LocalRegistry | None = None,
     jobs: int = 8,
     timeout: float = DEFAULT_TIMEOUT,
@@ -192,7 +200,9 @@ def scan(
     refresh: bool = False,
     progress: Callable[[int, int], None] | None = None,
 ) -> ScanReport:
-    """Find the ATIP tools in `dirs` (default: PATH) and record them in the registry."""
+    """Find the ATIP tools in `dirs` (default: PATH) and record them in the registry.
+
+    `skip` defaults to `configured_skip()`: names that are never run."""
     start = time.monotonic()
     registry = registry or LocalRegistry()
     refresh = refresh or paths.refresh_requested()
@@ -200,7 +210,8 @@ def scan(
         dirs = os.environ.get("PATH", "").split(os.pathsep)
     scanned, skipped = safe_dirs(dirs, allow_unsafe=allow_unsafe_dirs)
     wanted = set(only) if only else None
-    candidates = _executables(scanned, wanted, frozenset(skip))
+    skipped_names = configured_skip() if skip is None else frozenset(skip)
+    candidates = _executables(scanned, wanted, skipped_names)
     cache_path = paths.cache_dir() / "scan.json"
     cache = _read_cache(cache_path)
     now = utcnow()

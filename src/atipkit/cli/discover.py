@@ -20,6 +20,11 @@ def _split(value: str | None) -> list[str] | None:
 @click.option("--path", "dirs", help="Directories to scan, separated by ':' (default: PATH).")
 @click.option("--only", help="Scan only these executables (comma-separated names).")
 @click.option(
+    "--skip",
+    help="Never run these either (comma-separated names; added to the "
+    "built-in list and config.json's scan.skip).",
+)
+@click.option(
     "--allow-unsafe-dirs",
     is_flag=True,
     help="Also scan relative, world-writable or foreign-owned directories.",
@@ -39,6 +44,7 @@ def _split(value: str | None) -> list[str] | None:
 def scan_command(
     dirs: str | None,
     only: str | None,
+    skip: str | None,
     allow_unsafe_dirs: bool,
     refresh: bool,
     jobs: int,
@@ -52,12 +58,14 @@ def scan_command(
     """
     import msgspec
 
-    from atipkit.scan import scan
+    from atipkit.scan import configured_skip, scan
 
     progress = _progress if sys.stderr.isatty() and not as_json else None
+    never = configured_skip() | frozenset(_split(skip) or [])
     report = scan(
         dirs.split(":") if dirs else None,
         only=_split(only),
+        skip=never,
         jobs=jobs,
         timeout=timeout,
         allow_unsafe_dirs=allow_unsafe_dirs,
