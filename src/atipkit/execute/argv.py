@@ -1,0 +1,254 @@
+"""From a tool call to the exact argv that runs it (RFC 0.6 §6.1). Never a shell.
+
+Order: the executable, the global options (before the command path: `git -C dir`,
+`terraform -chdir=dir`), the command path, the command's options in declared order, then
+the arguments in order, variadic ones expanded. Booleans appear only when true; variadic
+options repeat their flag; a long option whose value starts with `-` is written
+`--opt=value` and a short one `-ovalue`, so the value cannot be read as an option; `--`
+precedes the arguments when one of them starts with `-`. Each value is one argv element,
+so nothing a model sends can add an option or split into two.
+
+Values are checked first against the metadata (type, enum, pattern, required); every
+problem names the parameter, what was received, what was expected and a valid example,
+and renders as an ATDF enriched error for the model.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Collection, Mapping
+from typing import Any
+
+import msgspec
+
+from atipkit.bridge.flatten import ParamRef
+from atipkit.errors import AtipError
+from atipkit.model import UNSET, Argument, CommandPath, Option, Tool, get_command
+
+_EXAMPLES = {
+    "string": "text",
+    "file": "input.txt",
+    "directory": "./",
+    "url": "https://example.com",
+    "integer": 1,
+    "number": 1.5,
+    "boolean": True,
+    "array": ["value"],
+    "enum": None,
+}
+
+
+class ArgumentProblem(msgspec.Struct, frozen=True):
+    """What is wrong with one parameter of a call, and how to fix it."""
+
+    parameter: str
+    message: str
+    received: Any
+    expected: str
+    example: Any
+
+
+class InvalidArguments(AtipError, ValueError):
+    """A call whose values do not fit the command; `problems` says what to fix."""
+
+    def __init__(self, tool_name: str, problems: list[ArgumentProblem]) -> None:
+        self.tool_name = tool_name
+        self.problems = problems
+        super().__init__("; ".join(f"{p.parameter}: {p.message}" for p in problems))
+
+    def to_atdf(self, instance: str | None = None) -> dict[str, Any]:
+        """The ATDF enriched error response (schema: spec/atdf/error_atdf.json)."""
+        instance = instance or f"urn:uuid:{uuid.uuid4()}"
+        return {
+            "status": "error",
+            "errors": [
+                {
+                    "type": "https://atip.dev/errors/invalid-argument",
+                    "title": f"Invalid value for {p.parameter}",
+                    "detail": p.message,
+                    "instance": instance,
+                    "tool_name": self.tool_name,
+                    "parameter_name": p.parameter,
+                    "suggested_value": None if p.example is None else _text(p.example),
+                    "context": {
+                        "received": p.received,
+                        "expected": p.expected,
+                        "example": p.example,
+                    },
+                    "code": "invalid-argument",
+                }
+                for p in self.problems
+            ],
+        }
+
+
+class Invocation(msgspec.Struct, frozen=True):
+    """Exactly what will run: argv and the extra environment for options passed that way."""
+
+    tool: str
+    path: CommandPath
+    argv: list[str]
+    env: dict[str, str] = {}
+
+
+def build_argv(
+    tool: Tool,
+    path: CommandPath,
+    values: Mapping[ParamRef, Any],
+    *,
+    executable: str | None = None,
+    via_env: Collection[str] = (),
+) -> Invocation:
+    """The invocation of command `path` of `tool` with `values`; raises `InvalidArguments`.
+
+    Options named in `via_env` that declare an `envVar` are passed in the environment
+    instead of argv (for secrets that should not appear in process listings)."""
+    command = get_command(tool, path)
+    specs: dict[ParamRef, Argument | Option] = {}
+    for arg in command.arguments:
+        specs[ParamRef("argument", arg.name)] = arg
+    for opt in command.options:
+        specs[ParamRef("option", opt.name)] = opt
+    for opt in tool.global_options:
+        specs.setdefault(ParamRef("global", opt.name), opt)
+    problems = [_unknown(ref) for ref in values if ref not in specs]
+    problems += [
+        p for ref, spec in specs.items() if (p := _check(spec, values.get(ref, UNSET))) is not None
+    ]
+    if problems:
+        raise InvalidArguments(" ".join((tool.name, *path)), problems)
+
+    env: dict[str, str] = {}
+    argv = [executable or tool.name]
+    for opt in tool.global_options:
+        ref = ParamRef("global", opt.name)
+        if ref in values:
+            argv += _render_option(opt, values[ref], via_env, env)
+    argv += list(path)
+    for opt in command.options:
+        ref = ParamRef("option", opt.name)
+        if ref in values:
+            argv += _render_option(opt, values[ref], via_env, env)
+    positionals: list[str] = []
+    for arg in command.arguments:
+        ref = ParamRef("argument", arg.name)
+        if ref in values:
+            value = values[ref]
+            items = value if isinstance(value, list) else [value]
+            positionals += [_text(v) for v in items]
+    if any(p.startswith("-") for p in positionals):
+        argv.append("--")
+    argv += positionals
+    return Invocation(tool=tool.name, path=path, argv=argv, env=env)
+
+
+def _render_option(
+    opt: Option, value: Any, via_env: Collection[str], env: dict[str, str]
+) -> list[str]:
+    if opt.type == "boolean" and not opt.variadic:
+        return [_flag(opt)] if value is True else []
+    if opt.name in via_env and opt.env_var:
+        env[opt.env_var] = ",".join(map(_text, value)) if isinstance(value, list) else _text(value)
+        return []
+    items = value if isinstance(value, list) else [value]
+    out: list[str] = []
+    for item in items:
+        out += _pair(opt, _text(item))
+    return out
+
+
+def _flag(opt: Option) -> str:
+    """The flag to write: the first long one (`--x`, or Go-style `-xy`), else the first."""
+    return next((f for f in opt.flags if len(f) > 2), opt.flags[0])
+
+
+def _pair(opt: Option, text: str) -> list[str]:
+    flag = _flag(opt)
+    if not text.startswith("-"):
+        return [flag, text]
+    return [f"{flag}={text}"] if len(flag) > 2 else [f"{flag}{text}"]
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value)) if abs(value) < 1e15 else repr(value)
+    return str(value)
+
+
+# -- checking values ------------------------------------------------------------------------
+
+
+def _unknown(ref: ParamRef) -> ArgumentProblem:
+    return ArgumentProblem(
+        ref.name, f"the command has no {ref.kind} {ref.name!r}", None, "no such parameter", None
+    )
+
+
+def _example(spec: Argument | Option) -> Any:
+    if spec.enum:
+        return spec.enum[0]
+    if spec.default is not UNSET and spec.default is not None:
+        return spec.default
+    base = _EXAMPLES[spec.type]
+    return [base] if spec.variadic and not isinstance(base, list) else base
+
+
+def _expected(spec: Argument | Option) -> str:
+    kind = {
+        "file": "a file path",
+        "directory": "a directory path",
+        "url": "a URL",
+        "string": "a string",
+        "integer": "an integer",
+        "number": "a number",
+        "boolean": "true or false",
+        "array": "a list of strings",
+        "enum": "one of the allowed values",
+    }[spec.type]
+    if spec.enum:
+        kind = "one of " + ", ".join(map(repr, spec.enum))
+    return f"a list of {kind}" if spec.variadic and spec.type != "array" else kind
+
+
+def _check(spec: Argument | Option, value: Any) -> ArgumentProblem | None:
+    def problem(message: str) -> ArgumentProblem:
+        return ArgumentProblem(
+            spec.name, message, None if value is UNSET else value, _expected(spec), _example(spec)
+        )
+
+    if value is UNSET or value is None:
+        return problem("is required") if spec.required else None
+    items = value if spec.variadic or spec.type == "array" else [value]
+    if (spec.variadic or spec.type == "array") and not isinstance(value, list):
+        items = [value]  # one value for a list parameter: taken as a list of one
+    if spec.variadic and not items:
+        return problem("needs at least one value") if spec.required else None
+    for item in items:
+        if not _fits(spec, item):
+            return problem(f"{item!r} is not {_expected(spec)}")
+        if isinstance(item, str) and "\x00" in item:
+            return problem("contains a NUL byte, which no command line can carry")
+        if spec.enum and item not in spec.enum:
+            return problem(f"{item!r} is not one of {', '.join(map(repr, spec.enum))}")
+        pattern = getattr(spec, "pattern", UNSET)
+        if pattern and isinstance(item, str) and not re.search(pattern, item):
+            return problem(f"{item!r} does not match the pattern {pattern!r}")
+    return None
+
+
+def _fits(spec: Argument | Option, item: Any) -> bool:
+    kind = spec.type
+    if kind == "boolean":
+        return isinstance(item, bool)
+    if isinstance(item, bool):
+        return False
+    if kind == "integer":
+        return isinstance(item, int) or (isinstance(item, float) and item.is_integer())
+    if kind == "number":
+        return isinstance(item, int | float)
+    if kind == "enum":
+        return isinstance(item, str | int | float)
+    return isinstance(item, str)

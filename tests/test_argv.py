@@ -1,0 +1,296 @@
+"""Tool call → argv, proven by parsing it back with a reference parser built from the same
+metadata (getopt semantics: `--flag value`, `--flag=value`, `-fvalue`, `--`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import atipkit
+from atipkit.bridge import ParamRef
+from atipkit.execute import InvalidArguments, build_argv
+from atipkit.model import Argument, Option, Tool
+from tests.helpers import EXAMPLES, FIXTURES
+
+DOCS = [
+    atipkit.load(p)
+    for p in [
+        FIXTURES / "rfc" / "rfc06-14.1-gh.json",
+        FIXTURES / "rfc" / "rfc01-8.1-gh.json",
+        FIXTURES / "rfc" / "rfc01-8.2-kubectl.json",
+        FIXTURES / "rfc" / "rfc01-8.3-terraform.json",
+        EXAMPLES / "shims" / next((EXAMPLES / "shims").glob("*.json")).name,
+    ]
+]
+COMMANDS = [
+    (tool, path)
+    for tool in DOCS
+    for path, command in atipkit.iter_commands(tool)
+    if not command.commands
+]
+INJECTIONS = [
+    "--output=/etc/passwd",
+    "-rf",
+    "$(id)",
+    "`id`",
+    ";",
+    "a; rm -rf /",
+    "\n-x",
+    "--",
+    "-",
+    "'",
+    '"',
+    "--force",
+    "-o",
+    "a b",
+    "*",
+    "~",
+    "\\",
+]
+
+
+class ParseError(Exception):
+    pass
+
+
+def parse(tool: Tool, path: tuple[str, ...], argv: list[str]) -> dict[ParamRef, Any]:
+    """An independent reading of argv: what a getopt-style program would see."""
+    command = atipkit.get_command(tool, path)
+    tokens = argv[1:]
+    values: dict[ParamRef, Any] = {}
+
+    def take(options: list[Option], kind: str, i: int) -> int | None:
+        token = tokens[i]
+        for opt in options:
+            ref = ParamRef(kind, opt.name)
+            for flag in opt.flags:
+                value: Any
+                if token == flag:
+                    if opt.type == "boolean":
+                        values[ref] = True
+                        return i + 1
+                    if i + 1 >= len(tokens):
+                        raise ParseError(f"{flag} needs a value")
+                    value, nxt = tokens[i + 1], i + 2
+                elif token.startswith(flag + "=") and len(flag) > 2:
+                    value, nxt = token[len(flag) + 1 :], i + 1
+                elif len(flag) == 2 and token.startswith(flag) and len(token) > 2:
+                    value, nxt = token[2:], i + 1
+                else:
+                    continue
+                value = convert(opt, value)
+                if opt.variadic:
+                    values.setdefault(ref, []).append(value)
+                else:
+                    values[ref] = value
+                return nxt
+        return None
+
+    i = 0
+    while i < len(tokens) and tokens[i].startswith("-"):  # globals before the path
+        nxt = take(tool.global_options, "global", i)
+        if nxt is None:
+            break  # not a global: the command's own (the root command has no path words)
+        i = nxt
+    for word in path:
+        if i >= len(tokens) or tokens[i] != word:
+            raise ParseError(f"expected command word {word!r}")
+        i += 1
+    positionals: list[str] = []
+    dashdash = False
+    while i < len(tokens):
+        token = tokens[i]
+        if not dashdash and token == "--":
+            dashdash, i = True, i + 1
+        elif not dashdash and token.startswith("-") and token != "-":
+            nxt = take(command.options, "option", i)
+            if nxt is None:
+                raise ParseError(f"unknown option {token!r}")
+            i = nxt
+        else:
+            positionals.append(token)
+            i += 1
+    for n, arg in enumerate(command.arguments):
+        if not positionals:
+            break
+        if arg.variadic:
+            rest = len(command.arguments) - n - 1
+            taken, positionals = (
+                positionals[: len(positionals) - rest],
+                positionals[len(positionals) - rest :],
+            )
+            values[ParamRef("argument", arg.name)] = [convert(arg, t) for t in taken]
+        else:
+            values[ParamRef("argument", arg.name)] = convert(arg, positionals.pop(0))
+    if positionals:
+        raise ParseError(f"left over: {positionals}")
+    return values
+
+
+def convert(spec: Argument | Option, text: str) -> Any:
+    if spec.type == "integer":
+        return int(text)
+    if spec.type == "number":
+        return float(text)
+    return text
+
+
+def strategy(spec: Argument | Option) -> st.SearchStrategy[Any]:
+    if spec.enum:
+        base: st.SearchStrategy[Any] = st.sampled_from(spec.enum)
+    elif spec.type == "integer":
+        base = st.integers(-(10**12), 10**12)
+    elif spec.type == "number":
+        base = st.floats(allow_nan=False, allow_infinity=False, width=64)
+    elif spec.type == "boolean":
+        base = st.just(True)
+    else:
+        base = st.one_of(
+            st.sampled_from(INJECTIONS),
+            st.text(st.characters(exclude_characters="\x00"), max_size=12),
+        )
+    return st.lists(base, min_size=1, max_size=3) if spec.variadic else base
+
+
+@st.composite
+def calls(draw: st.DrawFn) -> tuple[Tool, tuple[str, ...], dict[ParamRef, Any]]:
+    tool, path = draw(st.sampled_from(COMMANDS))
+    command = atipkit.get_command(tool, path)
+    values: dict[ParamRef, Any] = {}
+    params: list[tuple[str, Argument | Option]] = [
+        *(("argument", a) for a in command.arguments),
+        *(("option", o) for o in command.options),
+        *(("global", g) for g in tool.global_options),
+    ]
+    optional_seen = False
+    for kind, spec in params:
+        if kind == "argument" and not spec.required:
+            # a later positional can only be given if every earlier one is
+            if optional_seen or not draw(st.booleans()):
+                optional_seen = True
+                continue
+        elif not spec.required and not draw(st.booleans()):
+            continue
+        values[ParamRef(kind, spec.name)] = draw(strategy(spec))
+    return tool, path, values
+
+
+@settings(max_examples=600, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(calls())
+def test_argv_parses_back_to_the_same_values(call):
+    tool, path, values = call
+    invocation = build_argv(tool, path, values)
+    assert invocation.argv[0] == tool.name
+    assert parse(tool, path, invocation.argv) == values
+
+
+@pytest.mark.parametrize("hostile", INJECTIONS)
+def test_injections_never_set_an_option(hostile):
+    gh = DOCS[0]
+    values = {ParamRef("option", "title"): hostile}
+    argv = build_argv(gh, ("pr", "create"), values).argv
+    assert parse(gh, ("pr", "create"), argv) == values  # only `title`, with that exact value
+    repo = build_argv(gh, ("repo", "delete"), {ParamRef("argument", "repo"): hostile}).argv
+    assert parse(gh, ("repo", "delete"), repo) == {ParamRef("argument", "repo"): hostile}
+
+
+def test_rendering_rules():
+    kubectl = DOCS[2]
+    argv = build_argv(
+        kubectl,
+        ("get",),
+        {
+            ParamRef("global", "namespace"): "prod",
+            ParamRef("argument", "resource"): ["pods", "-weird"],
+            ParamRef("option", "all-namespaces"): True,
+            ParamRef("option", "selector"): "-app=web",
+        },
+    ).argv
+    assert argv == [
+        "kubectl",
+        "--namespace",
+        "prod",
+        "get",
+        "--selector=-app=web",
+        "--all-namespaces",
+        "--",
+        "pods",
+        "-weird",
+    ]
+    quiet = build_argv(
+        kubectl,
+        ("get",),
+        {ParamRef("argument", "resource"): "pods", ParamRef("option", "all-namespaces"): False},
+    ).argv
+    assert quiet == ["kubectl", "get", "pods"]  # false booleans are left out
+
+
+def test_variadic_options_repeat_their_flag_and_env_vars_can_carry_values():
+    curl = DOCS[4]
+    invocation = build_argv(
+        curl,
+        (),
+        {
+            ParamRef("option", "header"): ["A: 1", "B: 2"],
+            ParamRef("argument", "url"): ["https://x"],
+        },
+    )
+    assert invocation.argv == ["curl", "--header", "A: 1", "--header", "B: 2", "https://x"]
+    gh = atipkit.from_dict(
+        {
+            **atipkit.to_dict(DOCS[0]),
+            "globalOptions": [
+                {
+                    "name": "token",
+                    "flags": ["--token"],
+                    "type": "string",
+                    "envVar": "GH_TOKEN",
+                    "description": "t",
+                }
+            ],
+        }
+    )
+    hidden = build_argv(
+        gh, ("pr", "list"), {ParamRef("global", "token"): "s3cret"}, via_env={"token"}
+    )
+    assert "s3cret" not in hidden.argv
+    assert hidden.env == {"GH_TOKEN": "s3cret"}
+
+
+@pytest.mark.parametrize(
+    ("values", "parameter", "fragment"),
+    [
+        ({}, "repo", "is required"),
+        ({ParamRef("argument", "repo"): 42}, "repo", "42 is not a string"),
+        ({ParamRef("argument", "repo"): "a\x00b"}, "repo", "NUL byte"),
+        (
+            {ParamRef("argument", "repo"): "a", ParamRef("option", "yes"): True},
+            "yes",
+            "no option 'yes'",
+        ),
+    ],
+)
+def test_invalid_values_say_what_to_fix(values, parameter, fragment):
+    with pytest.raises(InvalidArguments) as info:
+        build_argv(DOCS[0], ("repo", "delete"), values)
+    [problem] = info.value.problems
+    assert problem.parameter == parameter
+    assert fragment in problem.message
+
+
+def test_atdf_error_shape_validates():
+    import json
+
+    import jsonschema
+
+    schema = json.loads((FIXTURES / "atdf" / "error_atdf.json").read_text())
+    with pytest.raises(InvalidArguments) as info:
+        build_argv(DOCS[0], ("pr", "list"), {ParamRef("option", "state"): "shut"})
+    payload = info.value.to_atdf("urn:atip:call:1")
+    error = payload["errors"][0]
+    assert (error["parameter_name"], error["suggested_value"]) == ("state", "open")
+    assert error["context"]["received"] == "shut"
+    jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker()).validate(payload)
