@@ -13,12 +13,8 @@ the tool does.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import selectors
 import shutil
-import signal
-import subprocess
 import tempfile
 import time
 from collections.abc import Mapping, Sequence
@@ -28,6 +24,7 @@ from typing import Literal
 import msgspec
 
 from atipkit import _jsontext
+from atipkit._process import run_captured
 from atipkit.errors import DocumentError
 from atipkit.model import Tool
 from atipkit.problems import Problem
@@ -35,9 +32,6 @@ from atipkit.validation import validate
 
 DEFAULT_TIMEOUT = 2.0
 STDERR_KEPT = 4096
-#: After the tool itself exits, how long its output pipes may stay open (children that
-#: inherited them) before the whole group is killed.
-EXIT_GRACE = 0.1
 
 FailureKind = Literal[
     "not-executable", "timeout", "exit-code", "too-large", "not-json", "not-atip", "invalid"
@@ -92,12 +86,21 @@ def probe(
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="atip-probe-") as sandbox:
         try:
-            code, stdout, stderr, stopped = _run(argv, Path(sandbox), timeout, max_bytes, env)
+            workdir = Path(sandbox) / "work"
+            workdir.mkdir(mode=0o700)
+            captured = run_captured(
+                argv,
+                cwd=workdir,
+                env=sandbox_env(Path(sandbox), env),
+                timeout=timeout,
+                max_bytes=max_bytes,
+            )
         except OSError as exc:
             failure = ProbeFailure("not-executable", f"cannot run {path}: {exc.strerror or exc}")
             return ProbeResult(path, argv, time.monotonic() - start, failure=failure)
     seconds = time.monotonic() - start
-    tail = stderr[-STDERR_KEPT:].decode("utf-8", "replace")
+    code, stdout, stopped = captured.exit_code, captured.stdout, captured.stopped
+    tail = captured.stderr[-STDERR_KEPT:].decode("utf-8", "replace")
 
     def failed(kind: FailureKind, message: str, problems: list[Problem] | None = None):
         failure = ProbeFailure(kind, message, problems or [])
@@ -148,79 +151,3 @@ def sandbox_env(sandbox: Path, extra: Mapping[str, str] | None = None) -> dict[s
     }
     env.update(extra or {})
     return env
-
-
-def _run(
-    argv: list[str],
-    sandbox: Path,
-    timeout: float,
-    max_bytes: int,
-    extra_env: Mapping[str, str] | None,
-) -> tuple[int | None, bytes, bytes, str | None]:
-    """Run and collect output; returns (exit code, stdout, stderr, why it was stopped)."""
-    workdir = sandbox / "work"
-    workdir.mkdir(mode=0o700)
-    env = sandbox_env(sandbox, extra_env)
-    proc = subprocess.Popen(
-        argv,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        cwd=workdir,
-        env=env,
-        start_new_session=True,  # own session and group, no controlling terminal
-        close_fds=True,
-    )
-    assert proc.stdout is not None
-    assert proc.stderr is not None
-    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
-    deadline = time.monotonic() + timeout
-    chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
-    total = 0
-    stopped: str | None = None
-    exited_at: float | None = None
-    with selectors.DefaultSelector() as selector:
-        for fd in (out_fd, err_fd):
-            os.set_blocking(fd, False)
-            selector.register(fd, selectors.EVENT_READ)
-        while selector.get_map():
-            now = time.monotonic()
-            if exited_at is None and proc.poll() is not None:
-                exited_at = now
-            if now >= deadline:
-                stopped = "timeout"
-                break
-            if exited_at is not None and now - exited_at > EXIT_GRACE:
-                break  # children keep the pipes open; the tool itself has answered
-            limit = deadline - now if exited_at is None else EXIT_GRACE
-            for key, _ in selector.select(timeout=min(limit, 0.05)):
-                try:
-                    data = os.read(key.fd, 65536)
-                except BlockingIOError:
-                    continue
-                if not data:
-                    selector.unregister(key.fd)
-                    continue
-                chunks[key.fd].append(data)
-                total += len(data)
-            if total > max_bytes:
-                stopped = "too-large"
-                break
-    if stopped is None and exited_at is None:
-        # the pipes closed; let the tool finish exiting before its group is killed
-        try:
-            proc.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            stopped = "timeout"
-    _kill_group(proc)
-    code = proc.wait()
-    proc.stdout.close()
-    proc.stderr.close()
-    stdout, stderr = b"".join(chunks[out_fd]), b"".join(chunks[err_fd])
-    return (None if stopped else code), stdout, stderr, stopped
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the whole process group: the tool and every child it left in it."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(proc.pid, signal.SIGKILL)
