@@ -1,0 +1,172 @@
+"""Running an invocation (RFC 0.6 §3.6 and §6): pipes by default, a PTY when the command
+needs a terminal, never a shell.
+
+stdin follows `effects.interactive.stdin`: `none` gets /dev/null; `optional` gets the data
+if any; `required` is refused without data, before anything starts; `password` is never
+taken from the model — it comes from a credential callback or the run is refused. The
+timeout is the caller's, else the command's `duration.timeout`, else 60 s; on timeout the
+whole process group is killed. Output is capped and the result says what was cut.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import select
+import time
+from collections.abc import Callable, Mapping
+
+import msgspec
+
+from atipkit._process import kill_group, run_captured
+from atipkit.errors import AtipError
+from atipkit.execute.argv import Invocation
+from atipkit.model import Effects
+
+DEFAULT_TIMEOUT = 60.0
+MAX_OUTPUT = 4 * 1024 * 1024
+_DURATION = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)\Z")
+_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
+
+
+class RunRefused(AtipError):
+    """The invocation was not started: its input requirements cannot be met."""
+
+
+class RunResult(msgspec.Struct, frozen=True, kw_only=True):
+    argv: list[str]
+    exit_code: int | None  # None when it was stopped
+    stdout: str
+    stderr: str
+    seconds: float
+    timed_out: bool = False
+    truncated: bool = False
+    tty: bool = False
+
+    @property
+    def ok(self) -> bool:
+        return self.exit_code == 0
+
+
+def parse_duration(text: str) -> float:
+    """`"500ms"`, `"30s"`, `"5m"`, `"1h"` → seconds (the schema's duration form)."""
+    match = _DURATION.match(text)
+    if match is None:
+        raise ValueError(f"not a duration: {text!r}")
+    return float(match.group(1)) * _UNITS[match.group(2)]
+
+
+def run(
+    invocation: Invocation,
+    effects: Effects,
+    *,
+    stdin: bytes | str | None = None,
+    credential: Callable[[], bytes | None] | None = None,
+    timeout: float | None = None,
+    max_output: int = MAX_OUTPUT,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> RunResult:
+    """Run `invocation` as its effects require. Raises `RunRefused` before starting when
+    the input it needs is missing, and `OSError` when the executable cannot be started."""
+    interactive = effects.interactive or None
+    mode = interactive.stdin if interactive and interactive.stdin else "optional"
+    data = stdin.encode() if isinstance(stdin, str) else stdin
+    if mode == "password":
+        if data is not None:
+            raise RunRefused("a password is never taken from the model")
+        data = credential() if credential else None
+        if data is None:
+            raise RunRefused("the command asks for a password and no credential is available")
+    elif mode == "required" and data is None:
+        raise RunRefused("the command needs input on stdin and none was given")
+    elif mode == "none" and data is not None:
+        raise RunRefused("the command reads no input; stdin data was given")
+    if timeout is None:
+        stated = effects.duration.timeout if effects.duration else None
+        timeout = parse_duration(stated) if stated else DEFAULT_TIMEOUT
+    full_env = {**(os.environ if env is None else env), **invocation.env}
+    if interactive and interactive.tty:
+        return _run_pty(invocation, data, timeout, max_output, cwd, full_env)
+    captured = run_captured(
+        invocation.argv, cwd=cwd, env=full_env, timeout=timeout, max_bytes=max_output, stdin=data
+    )
+    return RunResult(
+        argv=invocation.argv,
+        exit_code=captured.exit_code,
+        stdout=_cut(captured.stdout, max_output),
+        stderr=_cut(captured.stderr, max_output),
+        seconds=captured.seconds,
+        timed_out=captured.stopped == "timeout",
+        truncated=captured.stopped == "too-large",
+    )
+
+
+def _cut(data: bytes, limit: int) -> str:
+    return data[:limit].decode("utf-8", "replace")
+
+
+#: A terminal program is typed to one line at a time, each once it has been quiet this long
+#: (it has prompted): a program that sets up its terminal flushes input typed too early.
+TYPING_PAUSE = 0.1
+
+
+def _run_pty(
+    invocation: Invocation,
+    data: bytes | None,
+    timeout: float,
+    max_output: int,
+    cwd: str | None,
+    env: Mapping[str, str],
+) -> RunResult:
+    """A terminal for programs that insist on one (prompts read from /dev/tty). The input
+    is typed line by line as the program asks; stdout and stderr arrive mixed, as on a
+    real terminal."""
+    from ptyprocess import PtyProcess
+
+    start = time.monotonic()
+    child = PtyProcess.spawn(invocation.argv, cwd=cwd, env=dict(env), echo=False)
+    lines = (data or b"").splitlines(keepends=True)
+    out: list[bytes] = []
+    total, timed_out, truncated = 0, False, False
+    deadline = start + timeout
+    last_event = time.monotonic()
+    while True:
+        now = time.monotonic()
+        if now >= deadline:
+            timed_out = True
+            break
+        if lines and now - last_event >= TYPING_PAUSE:
+            child.write(lines.pop(0))
+            last_event = now
+        ready, _, _ = select.select([child.fd], [], [], min(deadline - now, TYPING_PAUSE / 2))
+        if not ready:
+            if not child.isalive():
+                break
+            continue
+        try:
+            chunk = os.read(child.fd, 65536)
+        except OSError:  # EIO: the terminal closed
+            break
+        if not chunk:
+            break
+        out.append(chunk)
+        last_event = time.monotonic()
+        total += len(chunk)
+        if total > max_output:
+            truncated = True
+            break
+    kill_group(child.pid)
+    child.close(force=True)
+    code = None if timed_out or truncated else child.exitstatus
+    text = b"".join(out)[:max_output].decode("utf-8", "replace").replace("\r\n", "\n")
+    return RunResult(
+        argv=invocation.argv,
+        exit_code=code,
+        stdout=text,
+        stderr="",
+        seconds=time.monotonic() - start,
+        timed_out=timed_out,
+        truncated=truncated,
+        tty=True,
+    )

@@ -1,0 +1,107 @@
+"""The runner: stdin rules, terminals, timeouts that kill the whole group, output caps."""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from atipkit.execute.argv import Invocation
+from atipkit.execute.runner import RunRefused, parse_duration, run
+from atipkit.model import Duration, Effects, Interactive
+
+PY = sys.executable
+
+
+def inv(*argv: str) -> Invocation:
+    return Invocation(tool=Path(argv[0]).name, path=(), argv=list(argv))
+
+
+def stdin_mode(mode: str) -> Effects:
+    return Effects(interactive=Interactive(stdin=mode))
+
+
+def test_pipes_and_optional_stdin():
+    result = run(
+        inv("sh", "-c", "read x; echo got $x; echo err >&2; exit 3"), Effects(), stdin="hello\n"
+    )
+    assert (result.exit_code, result.stdout, result.stderr) == (3, "got hello\n", "err\n")
+    assert run(inv("cat"), stdin_mode("optional")).stdout == ""  # /dev/null when no data
+
+
+def test_stdin_rules_refuse_before_starting(tmp_path):
+    marker = tmp_path / "started"
+    argv = ("sh", "-c", f"touch {marker}; cat")
+    with pytest.raises(RunRefused, match="needs input"):
+        run(inv(*argv), stdin_mode("required"))
+    with pytest.raises(RunRefused, match="reads no input"):
+        run(inv(*argv), stdin_mode("none"), stdin="x")
+    with pytest.raises(RunRefused, match="never taken from the model"):
+        run(inv(*argv), stdin_mode("password"), stdin="hunter2")
+    with pytest.raises(RunRefused, match="no credential"):
+        run(inv(*argv), stdin_mode("password"))
+    assert not marker.exists()
+    given = run(inv("cat"), stdin_mode("password"), credential=lambda: b"from-the-keyring")
+    assert given.stdout == "from-the-keyring"
+
+
+def test_a_real_program_prompting_on_dev_tty_runs_under_a_pty():
+    program = (
+        "import getpass; secret = getpass.getpass('Password: '); "
+        "answer = input('Sure? '); print('got', len(secret), answer)"
+    )
+    result = run(
+        inv(PY, "-c", program),
+        Effects(interactive=Interactive(tty=True)),
+        stdin="s3cret\nyes\n",
+        timeout=20,
+    )
+    assert result.tty
+    assert result.exit_code == 0
+    assert "got 6 yes" in result.stdout
+    assert "s3cret" not in result.stdout  # getpass does not echo
+
+
+def test_without_a_pty_a_dev_tty_prompt_fails_instead_of_hanging():
+    program = "import getpass; getpass.getpass('Password: ')"
+    start = time.monotonic()
+    result = run(inv(PY, "-c", program), Effects(), timeout=20)
+    assert time.monotonic() - start < 10
+    assert not result.timed_out
+    assert result.exit_code != 0  # no terminal, no input: the prompt fails, it does not wait
+
+
+def test_timeout_from_duration_kills_the_whole_group(tmp_path):
+    pidfile = tmp_path / "pids"
+    script = f"sleep 300 & echo $! > {pidfile}; trap '' TERM; sleep 300"
+    start = time.monotonic()
+    result = run(inv("sh", "-c", script), Effects(duration=Duration(timeout="500ms")))
+    assert time.monotonic() - start < 3
+    assert result.timed_out
+    assert result.exit_code is None
+    child = int(pidfile.read_text())
+    time.sleep(0.1)
+    state = Path(f"/proc/{child}/stat")
+    assert not state.exists() or state.read_text().split(")")[-1].split()[0] == "Z"
+
+
+def test_output_is_capped():
+    result = run(inv("yes"), Effects(), max_output=10_000, timeout=10)
+    assert result.truncated
+    assert len(result.stdout) <= 10_000
+
+
+def test_environment_values_from_the_invocation():
+    invocation = Invocation(
+        tool="sh", path=(), argv=["sh", "-c", "echo $GH_TOKEN"], env={"GH_TOKEN": "t0k"}
+    )
+    assert run(invocation, Effects()).stdout == "t0k\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "seconds"), [("500ms", 0.5), ("30s", 30), ("5m", 300), ("1.5h", 5400)]
+)
+def test_durations(text, seconds):
+    assert parse_duration(text) == seconds
