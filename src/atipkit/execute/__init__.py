@@ -1,5 +1,24 @@
-"""Running tool calls safely: argv, policy, runner (RFC 0.6 §6, §10, §11)."""
+"""Running tool calls safely: argv, policy and delegation, runner, audit (RFC 0.6 §6,
+§10, §11)."""
 
 from atipkit.execute.argv import ArgumentProblem, InvalidArguments, Invocation, build_argv
+from atipkit.execute.audit import AuditLog
+from atipkit.execute.executor import Executor, Outcome
+from atipkit.execute.policy import Decision, decide
+from atipkit.execute.runner import RunRefused, RunResult, parse_duration, run
 
-__all__ = ["ArgumentProblem", "InvalidArguments", "Invocation", "build_argv"]
+__all__ = [
+    "ArgumentProblem",
+    "AuditLog",
+    "Decision",
+    "Executor",
+    "InvalidArguments",
+    "Invocation",
+    "Outcome",
+    "RunRefused",
+    "RunResult",
+    "build_argv",
+    "decide",
+    "parse_duration",
+    "run",
+]

@@ -1,0 +1,205 @@
+"""Running a model's tool calls: decide, confirm, build argv, run, filter, audit.
+
+Each call ends in an `Outcome` whose `text` goes back to the model: the filtered output,
+or what went wrong (a denial and why, invalid arguments as an ATDF error, a refusal). The
+calls of one turn run in parallel where their effects allow — read-only or idempotent ones
+together — and calls that may write run alone, in the order the model gave them.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+import msgspec
+
+from atipkit.bridge.calls import ToolCall
+from atipkit.bridge.result_filter import ResultFilter
+from atipkit.execute.argv import InvalidArguments, Invocation, build_argv
+from atipkit.execute.audit import AuditLog
+from atipkit.execute.policy import Decision, decide
+from atipkit.execute.runner import RunRefused, RunResult, run
+from atipkit.model import Effects, Tool, effective_effects
+from atipkit.policy import Policy
+
+Confirm = Callable[[ToolCall, Decision], bool]
+
+
+class Outcome(msgspec.Struct, kw_only=True):
+    call: ToolCall
+    decision: Decision
+    invocation: Invocation | None = None
+    result: RunResult | None = None
+    text: str
+    is_error: bool
+
+
+class Executor:
+    """Runs calls of `tools` under `policy`. `confirm` is asked about calls the policy
+    wants confirmed (without it they are not run); `executables` maps a tool name to the
+    path to run (default: the name, found on PATH)."""
+
+    def __init__(
+        self,
+        tools: Tool | Iterable[Tool],
+        *,
+        policy: Policy | None = None,
+        confirm: Confirm | None = None,
+        audit: AuditLog | None = None,
+        result_filter: ResultFilter | None = None,
+        executables: Mapping[str, str] | None = None,
+        credential: Callable[[], bytes | None] | None = None,
+        jobs: int = 4,
+    ) -> None:
+        batch = [tools] if isinstance(tools, Tool) else list(tools)
+        self.tools = {t.name: t for t in batch}
+        self.policy = policy or Policy()
+        self.confirm = confirm
+        self.audit = audit
+        self.filter = result_filter or ResultFilter()
+        self.executables = dict(executables or {})
+        self.credential = credential
+        self.jobs = jobs
+        self._billable = 0
+        self._lock = threading.Lock()
+
+    # -- one call ---------------------------------------------------------------------
+
+    def execute(
+        self, call: ToolCall, *, stdin: bytes | str | None = None, dry_run: bool = False
+    ) -> Outcome:
+        if not call.ok or call.tool not in self.tools or call.path is None:
+            reason = call.error or f"unknown tool {call.tool!r}"
+            return self._finish(
+                call, Decision("deny", [reason]), None, None, f"error: {reason}", True
+            )
+        tool = self.tools[call.tool]
+        with self._lock:
+            decision = decide(
+                self.policy, tool, call.path, call.values, billable_used=self._billable
+            )
+        if decision.action == "confirm":
+            if self.confirm is not None and self.confirm(call, decision):
+                decision = Decision("allow", [f"confirmed: {r}" for r in decision.reasons])
+            else:
+                decision = Decision("deny", ["not confirmed: " + "; ".join(decision.reasons)])
+        if decision.action == "deny":
+            return self._finish(
+                call, decision, None, None, "denied by policy: " + "; ".join(decision.reasons), True
+            )
+        try:
+            invocation = build_argv(
+                tool, call.path, call.values, executable=self.executables.get(tool.name)
+            )
+        except InvalidArguments as exc:
+            text = json.dumps(exc.to_atdf(f"urn:atip:call:{call.id or call.index}"))
+            return self._finish(call, decision, None, None, text, True)
+        if dry_run:
+            return self._finish(
+                call, decision, invocation, None, "dry run: " + json.dumps(invocation.argv), False
+            )
+        effects = _effects(tool, call)
+        if effects.cost and effects.cost.billable is True:
+            with self._lock:
+                self._billable += 1
+        try:
+            result = run(invocation, effects, stdin=stdin, credential=self.credential)
+        except RunRefused as exc:
+            return self._finish(call, decision, invocation, None, f"not run: {exc}", True)
+        except OSError as exc:
+            return self._finish(
+                call,
+                decision,
+                invocation,
+                None,
+                f"cannot run {invocation.argv[0]}: {exc.strerror or exc}",
+                True,
+            )
+        return self._finish(call, decision, invocation, result, self._text(result), not result.ok)
+
+    def _text(self, result: RunResult) -> str:
+        if result.ok:
+            return self.filter(result.stdout)
+        state = "timed out" if result.timed_out else f"exit status {result.exit_code}"
+        parts = [f"[{state}]"]
+        if result.stdout:
+            parts.append(f"stdout:\n{result.stdout}")
+        if result.stderr:
+            parts.append(f"stderr:\n{result.stderr}")
+        return self.filter("\n".join(parts))
+
+    def _finish(
+        self,
+        call: ToolCall,
+        decision: Decision,
+        invocation: Invocation | None,
+        result: RunResult | None,
+        text: str,
+        is_error: bool,
+    ) -> Outcome:
+        if self.audit is not None:
+            self.audit.record(
+                tool=call.tool,
+                name=call.name,
+                path=list(call.path or ()),
+                argv=invocation.argv if invocation else None,
+                decision=decision.action,
+                reasons=decision.reasons,
+                exit_code=result.exit_code if result else None,
+                seconds=round(result.seconds, 4) if result else None,
+            )
+        return Outcome(
+            call=call,
+            decision=decision,
+            invocation=invocation,
+            result=result,
+            text=text,
+            is_error=is_error,
+        )
+
+    # -- the calls of one turn --------------------------------------------------------
+
+    def execute_all(self, calls: Sequence[ToolCall]) -> list[Outcome]:
+        """All calls, outcomes in call order. Consecutive calls that change nothing
+        (read-only or idempotent, not destructive) run in parallel; any other call waits
+        for those before it and runs alone."""
+        outcomes: list[Outcome | None] = [None] * len(calls)
+        batch: list[int] = []
+
+        def flush() -> None:
+            with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+                for index, outcome in zip(
+                    batch, pool.map(self.execute, [calls[i] for i in batch]), strict=True
+                ):
+                    outcomes[index] = outcome
+            batch.clear()
+
+        for index, call in enumerate(calls):
+            if self._parallel_safe(call):
+                batch.append(index)
+                continue
+            if batch:
+                flush()
+            outcomes[index] = self.execute(call)
+        if batch:
+            flush()
+        return [o for o in outcomes if o is not None]
+
+    def _parallel_safe(self, call: ToolCall) -> bool:
+        if not call.ok or call.tool not in self.tools:
+            return True  # it will not run
+        effects = _effects(self.tools[call.tool], call)
+        if effects.destructive is True:
+            return False
+        fs = effects.filesystem
+        read_only = bool(fs) and fs.write is False and fs.delete is not True
+        return read_only or effects.idempotent is True
+
+
+def _effects(tool: Tool, call: ToolCall) -> Effects:
+    try:
+        return effective_effects(tool, call.path or ())
+    except KeyError:
+        return Effects()
