@@ -1,0 +1,287 @@
+"""The executor and `atip run`: policy, confirmation, delegation, audit, parallel turns —
+against a real tool written by the test."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+import atipkit
+from atipkit.bridge import compile_tools, parse_tool_calls
+from atipkit.cli import cli
+from atipkit.execute import AuditLog, Executor
+from atipkit.policy import Delegation, Policy
+
+NOTES = {
+    "atip": {"version": "0.6"},
+    "name": "notes",
+    "version": "1.0",
+    "description": "Keep notes",
+    "commands": {
+        "add": {
+            "description": "Add a note",
+            "arguments": [{"name": "text", "type": "string", "description": "Note"}],
+            "options": [
+                {
+                    "name": "file",
+                    "flags": ["--file"],
+                    "type": "file",
+                    "description": "Attach a file",
+                }
+            ],
+            "effects": {"filesystem": {"write": True}, "network": False, "idempotent": False},
+        },
+        "list": {
+            "description": "List notes",
+            "effects": {"filesystem": {"write": False}, "network": False, "idempotent": True},
+        },
+        "slow": {
+            "description": "Look slowly",
+            "effects": {"filesystem": {"write": False}, "network": False},
+        },
+        "rm": {
+            "description": "Delete all notes",
+            "effects": {"destructive": True, "reversible": False, "network": False},
+        },
+        "buy": {
+            "description": "Buy storage",
+            "effects": {
+                "cost": {"billable": True},
+                "network": False,
+                "filesystem": {"write": False},
+            },
+        },
+        "ask": {
+            "description": "Ask for input",
+            "effects": {"interactive": {"stdin": "required"}, "network": False},
+        },
+    },
+}
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> tuple[atipkit.Tool, dict[str, str], Path]:
+    store = tmp_path / "notes.txt"
+    exe = tmp_path / "notes"
+    exe.write_text(
+        "#!/bin/sh\n"
+        f"[ \"$1\" = --agent ] && echo '{json.dumps(NOTES)}' && exit 0\n"
+        "cmd=$1; shift\n"
+        "case $cmd in\n"
+        f'  add) echo "$*" >> {store}; echo added;;\n'
+        f"  list) cat {store} 2>/dev/null; true;;\n"
+        "  slow) sleep 0.6; echo looked;;\n"
+        f"  rm) rm -f {store}; echo removed;;\n"
+        "  buy) echo bought;;\n"
+        '  ask) read x; echo "you said $x";;\n'
+        "esac\n"
+    )
+    exe.chmod(0o755)
+    return atipkit.from_dict(NOTES), {"notes": str(exe)}, store
+
+
+def calls(tool: atipkit.Tool, *items: tuple[str, dict]):
+    compiled = compile_tools(tool, "anthropic")
+    content = [
+        {"type": "tool_use", "id": f"t{i}", "name": name, "input": args}
+        for i, (name, args) in enumerate(items)
+    ]
+    return parse_tool_calls("anthropic", {"content": content}, compiled)
+
+
+def test_destructive_needs_confirmation(notes):
+    tool, exe, store = notes
+    store.write_text("keep me\n")
+    [call] = calls(tool, ("notes_rm", {}))
+    denied = Executor(tool, executables=exe).execute(call)
+    assert (denied.decision.action, denied.is_error, denied.result) == ("deny", True, None)
+    assert "not confirmed" in denied.text
+    assert store.exists()
+    asked = []
+    confirmed = Executor(
+        tool, executables=exe, confirm=lambda c, d: asked.append(d.reasons) or True
+    ).execute(call)
+    assert confirmed.decision.action == "allow"
+    assert confirmed.text == "removed\n"
+    assert asked == [["destructive: confirm first"]]
+    assert not store.exists()
+
+
+def test_delegation_denies_even_what_a_person_would_confirm(notes):
+    tool, exe, store = notes
+    store.write_text("keep me\n")
+    lead = Policy(allow_destructive=True)
+    sub = lead.narrow(
+        Policy(allow_destructive=True, delegation=Delegation(denied_commands=["notes rm"]))
+    )
+    [call] = calls(tool, ("notes_rm", {}))
+    outcome = Executor(tool, policy=sub, executables=exe, confirm=lambda *_: True).execute(call)
+    assert outcome.decision.action == "deny"
+    assert "denied by delegation" in outcome.text
+    assert store.exists()
+
+
+def test_a_subagent_cannot_widen_its_leads_policy(notes):
+    tool, exe, _ = notes
+    lead = Policy(delegation=Delegation(effect_restrictions={"filesystem.write": False}))
+    sub = lead.narrow(Policy(allow_destructive=True))
+    [add] = calls(tool, ("notes_add", {"text": "x"}))
+    outcome = Executor(tool, policy=sub, executables=exe).execute(add)
+    assert outcome.decision.action == "deny"
+    assert "filesystem.write" in outcome.text
+    other = Executor(
+        tool, policy=Policy(delegation=Delegation(allowed_tools=["gh"])), executables=exe
+    ).execute(add)
+    assert "not among the delegated tools" in other.text
+
+
+def test_billable_budget(notes):
+    tool, exe, _ = notes
+    executor = Executor(tool, policy=Policy(billable_budget=1), executables=exe)
+    [buy] = calls(tool, ("notes_buy", {}))
+    assert executor.execute(buy).text == "bought\n"
+    second = executor.execute(buy)
+    assert second.decision.action == "deny"
+    assert "may incur costs" in second.text
+
+
+def test_path_globs(notes, tmp_path):
+    tool, exe, _ = notes
+    policy = Policy(path_allow=[f"{tmp_path}/*"], path_deny=["/etc/*", "~/.ssh/*"])
+    executor = Executor(tool, policy=policy, executables=exe)
+    ok, etc, ssh, out = calls(
+        tool,
+        ("notes_add", {"text": "a", "file": str(tmp_path / "x.txt")}),
+        ("notes_add", {"text": "a", "file": "/etc/passwd"}),
+        ("notes_add", {"text": "a", "file": "~/.ssh/id_rsa"}),
+        ("notes_add", {"text": "a", "file": "/var/tmp/elsewhere"}),
+    )
+    assert executor.execute(ok).decision.action == "allow"
+    assert "denied path" in executor.execute(etc).text
+    assert "denied path" in executor.execute(ssh).text
+    assert "outside the allowed paths" in executor.execute(out).text
+
+
+def test_invalid_arguments_and_refusals_are_told_to_the_model(notes):
+    tool, exe, _ = notes
+    executor = Executor(tool, executables=exe)
+    bad, ask, unknown = calls(
+        tool, ("notes_add", {"text": 7}), ("notes_ask", {}), ("notes_fly", {})
+    )
+    invalid = executor.execute(bad)
+    assert invalid.is_error
+    assert json.loads(invalid.text)["errors"][0]["parameter_name"] == "text"
+    refused = executor.execute(ask)
+    assert refused.text == "not run: the command needs input on stdin and none was given"
+    assert executor.execute(ask, stdin="hi\n").text == "you said hi\n"
+    assert executor.execute(unknown).text == "error: unknown tool 'notes_fly'"
+
+
+def test_every_decision_is_audited(notes, tmp_path):
+    tool, exe, _ = notes
+    audit = AuditLog(tmp_path / "audit.jsonl")
+    executor = Executor(tool, executables=exe, audit=audit)
+    add, rm = calls(tool, ("notes_add", {"text": "hello"}), ("notes_rm", {}))
+    executor.execute(add)
+    executor.execute(rm)
+    first, second = audit.read()
+    assert (first["tool"], first["path"], first["decision"], first["exit_code"]) == (
+        "notes",
+        ["add"],
+        "allow",
+        0,
+    )
+    assert first["argv"] == [exe["notes"], "add", "hello"]
+    assert first["seconds"] >= 0
+    assert (second["decision"], second["argv"], second["exit_code"]) == ("deny", None, None)
+
+
+def test_a_turn_runs_reads_in_parallel_and_writes_in_order(notes):
+    tool, exe, store = notes
+    executor = Executor(tool, executables=exe)
+    turn = calls(
+        tool,
+        ("notes_slow", {}),
+        ("notes_slow", {}),
+        ("notes_slow", {}),
+        ("notes_add", {"text": "one"}),
+        ("notes_add", {"text": "two"}),
+        ("notes_list", {}),
+    )
+    start = time.monotonic()
+    outcomes = executor.execute_all(turn)
+    elapsed = time.monotonic() - start
+    assert [o.call.id for o in outcomes] == [c.id for c in turn]
+    assert [o.text for o in outcomes[:3]] == ["looked\n"] * 3
+    assert elapsed < 1.5  # three 0.6 s reads together, not one after another
+    assert store.read_text() == "one\ntwo\n"
+    assert outcomes[-1].text == "one\ntwo\n"  # the read after the writes sees them
+
+
+def test_dry_run_runs_nothing(notes):
+    tool, exe, store = notes
+    [add] = calls(tool, ("notes_add", {"text": "-rf"}))
+    outcome = Executor(tool, executables=exe).execute(add, dry_run=True)
+    assert outcome.result is None
+    assert outcome.invocation.argv == [exe["notes"], "add", "--", "-rf"]
+    assert not store.exists()
+
+
+# -- atip run -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        {"name": "notes_add", "arguments": {"text": "hi"}},
+        {
+            "id": "c1",
+            "type": "function",
+            "function": {"name": "notes_add", "arguments": '{"text": "hi"}'},
+        },
+        {"type": "tool_use", "id": "t1", "name": "notes_add", "input": {"text": "hi"}},
+        {"functionCall": {"name": "notes_add", "args": {"text": "hi"}}},
+        {
+            "type": "function_call",
+            "call_id": "c1",
+            "name": "notes_add",
+            "arguments": '{"text": "hi"}',
+        },
+    ],
+)
+def test_atip_run_takes_any_providers_call(notes, shape, monkeypatch, tmp_path):
+    _, exe, store = notes
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("ATIP_CACHE_DIR", str(tmp_path / "cache"))
+    result = CliRunner().invoke(cli, ["run", "--tool", exe["notes"], "--call", json.dumps(shape)])
+    assert result.exit_code == 0, result.output
+    assert result.stdout == "added\n"
+    assert store.read_text() == "hi\n"
+
+
+def test_atip_run_exit_codes(notes, monkeypatch, tmp_path):
+    _, exe, store = notes
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("ATIP_CACHE_DIR", str(tmp_path / "cache"))
+    runner = CliRunner()
+
+    def run(*args: str, call: dict):
+        return runner.invoke(
+            cli, ["run", "--tool", exe["notes"], *args, "--call", json.dumps(call)]
+        )
+
+    rm = {"name": "notes_rm", "arguments": {}}
+    assert run(call=rm).exit_code == 3
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({"delegation": {"deniedCommands": ["notes rm"]}}))
+    assert run("--yes", "--policy", str(policy), call=rm).exit_code == 3
+    assert run("--yes", call=rm).exit_code == 0
+    dry = run("--dry-run", "--json", call={"name": "notes_add", "arguments": {"text": "x"}})
+    assert json.loads(dry.stdout)["argv"] == [exe["notes"], "add", "x"]
+    assert not store.exists()
+    assert run(call={"name": "notes_add", "arguments": {"text": 1}}).exit_code == 1
+    assert runner.invoke(cli, ["run", "--call", "{not json"]).exit_code == 2
