@@ -294,3 +294,13 @@ def test_atdf_error_shape_validates():
     assert (error["parameter_name"], error["suggested_value"]) == ("state", "open")
     assert error["context"]["received"] == "shut"
     jsonschema.Draft7Validator(schema, format_checker=jsonschema.FormatChecker()).validate(payload)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(calls())
+def test_parse_argv_reads_back_what_build_argv_writes(call):
+    from atipkit.execute.argv import parse_argv
+
+    tool, path, values = call
+    argv = build_argv(tool, path, values).argv
+    assert parse_argv(tool, argv[1:]) == (path, values)

@@ -252,3 +252,121 @@ def _fits(spec: Argument | Option, item: Any) -> bool:
     if kind == "enum":
         return isinstance(item, str | int | float)
     return isinstance(item, str)
+
+
+# -- reading a command line back ------------------------------------------------------------
+
+
+class UnknownCommandLine(AtipError, ValueError):
+    """Words that do not form a command of the tool as its metadata describes it."""
+
+
+def parse_argv(
+    tool: Tool, words: list[str], *, convert: bool = True
+) -> tuple[CommandPath, dict[ParamRef, Any]]:
+    """The command and values that `words` (after the tool's name) stand for, read the way
+    `build_argv` writes them (getopt conventions: `--opt value`, `--opt=value`,
+    `-ovalue`, `--`). With `convert=False` values stay text. Raises `UnknownCommandLine`
+    for what the metadata does not know."""
+    values: dict[ParamRef, Any] = {}
+    i = 0
+    while i < len(words) and words[i].startswith("-") and words[i] != "--":
+        nxt = _take(tool.global_options, "global", words, i, values, convert)
+        if nxt is None:
+            break
+        i = nxt
+    path: tuple[str, ...] = ()
+    node = tool.commands
+    while i < len(words) and words[i] in node and words[i] != "":
+        path = (*path, words[i])
+        node = node[words[i]].commands
+        i += 1
+    try:
+        command = get_command(tool, path)
+    except KeyError:
+        raise UnknownCommandLine(
+            f"{tool.name} has no command {' '.join(words[: i + 1])!r}"
+        ) from None
+    positionals: list[str] = []
+    dashdash = False
+    while i < len(words):
+        word = words[i]
+        if not dashdash and word == "--":
+            dashdash, i = True, i + 1
+        elif not dashdash and word.startswith("-") and word != "-":
+            nxt = _take(command.options, "option", words, i, values, convert)
+            if nxt is None:
+                nxt = _take(tool.global_options, "global", words, i, values, convert)
+            if nxt is None:
+                raise UnknownCommandLine(
+                    f"unknown option {word!r} for {' '.join((tool.name, *path))!r}"
+                )
+            i = nxt
+        else:
+            positionals.append(word)
+            i += 1
+    for n, arg in enumerate(command.arguments):
+        if not positionals:
+            break
+        if arg.variadic:
+            keep = len(command.arguments) - n - 1
+            split = max(len(positionals) - keep, 0)
+            taken, positionals = positionals[:split], positionals[split:]
+            values[ParamRef("argument", arg.name)] = [_value(arg, t, convert) for t in taken]
+        else:
+            values[ParamRef("argument", arg.name)] = _value(arg, positionals.pop(0), convert)
+    if positionals:
+        raise UnknownCommandLine(f"unexpected argument(s) {positionals!r}")
+    return path, values
+
+
+def value_of(spec: Argument | Option, text: str) -> Any:
+    """A word of a command line as the parameter's type (`UnknownCommandLine` if not)."""
+    return _value(spec, text)
+
+
+def _take(
+    options: list[Option],
+    kind: str,
+    words: list[str],
+    i: int,
+    values: dict[ParamRef, Any],
+    convert: bool,
+) -> int | None:
+    word = words[i]
+    for opt in options:
+        for flag in opt.flags:
+            if word == flag:
+                if opt.type == "boolean" and not opt.variadic:
+                    values[ParamRef(kind, opt.name)] = True  # type: ignore[arg-type]
+                    return i + 1
+                if i + 1 >= len(words):
+                    raise UnknownCommandLine(f"{flag} needs a value")
+                text, nxt = words[i + 1], i + 2
+            elif len(flag) > 2 and word.startswith(flag + "="):
+                text, nxt = word[len(flag) + 1 :], i + 1
+            elif len(flag) == 2 and word.startswith(flag) and len(word) > 2:
+                text, nxt = word[2:], i + 1
+            else:
+                continue
+            ref = ParamRef(kind, opt.name)  # type: ignore[arg-type]
+            value = _value(opt, text, convert)
+            if opt.variadic:
+                values.setdefault(ref, []).append(value)
+            else:
+                values[ref] = value
+            return nxt
+    return None
+
+
+def _value(spec: Argument | Option, text: str, convert: bool = True) -> Any:
+    if not convert:
+        return text
+    try:
+        if spec.type == "integer":
+            return int(text)
+        if spec.type == "number":
+            return float(text)
+    except ValueError:
+        raise UnknownCommandLine(f"{spec.name}: {text!r} is not a {spec.type}") from None
+    return text
