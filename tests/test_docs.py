@@ -67,6 +67,9 @@ def test_ruff_is_clean():
     if ruff is None:
         pytest.skip("ruff is not installed (it comes with the test extra)")
     result = subprocess.run(
-        [ruff, "check", "src", "tests", "bench"], cwd=ROOT, capture_output=True, text=True
+        [ruff, "check", "src", "tests", "bench", "examples"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
     )
     assert result.returncode == 0, result.stdout
