@@ -74,15 +74,16 @@ def test_wrong_top_level_type(text, got):
     assert line == f"<stdin>: $: expected a JSON object at the top level, got {got}"
 
 
-# Runs `atip` and reports the process's own peak RSS (kB) on the last stderr line. Measured
-# inside the child: RUSAGE_CHILDREN would also count the test process's pages that a fork
-# copies before exec.
+# Runs `atip` and reports the process's own peak RSS (kB) on the last stderr line, from
+# VmHWM: the high-water mark of this address space only. getrusage's ru_maxrss would also
+# carry the forked test process's pages from before exec.
 _MEASURED = (
-    "import resource, sys\n"
+    "import sys\n"
     "from atipkit.cli import main\n"
     "try:\n    main()\n"
     "finally:\n"
-    '    sys.stderr.write(f"\\nmaxrss={resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}")\n'
+    "    hwm = [l for l in open('/proc/self/status') if l.startswith('VmHWM')][0]\n"
+    "    sys.stderr.write('\\nmaxrss=' + hwm.split()[1])\n"
 )
 
 
