@@ -18,7 +18,10 @@ SOURCES = list((ROOT / "src" / "atipkit").rglob("*.py"))
 @pytest.mark.parametrize(
     "block", re.findall(r"```python\n(.*?)```", README, re.S), ids=lambda b: b.split("\n")[0]
 )
-def test_readme_python_examples_run(block: str):
+def test_readme_python_examples_run(block: str, tmp_path, monkeypatch):
+    for variable in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "ATIP_CACHE_DIR"):
+        monkeypatch.setenv(variable, str(tmp_path / variable))  # not the user's registry
+    monkeypatch.chdir(ROOT)
     exec(compile(block, "README.md", "exec"), {})
 
 
