@@ -285,3 +285,25 @@ def test_atip_run_exit_codes(notes, monkeypatch, tmp_path):
     assert not store.exists()
     assert run(call={"name": "notes_add", "arguments": {"text": 1}}).exit_code == 1
     assert runner.invoke(cli, ["run", "--call", "{not json"]).exit_code == 2
+
+
+def test_a_delegated_deny_of_gh_repo_delete_holds_even_with_yes(tmp_path, monkeypatch):
+    from tests.helpers import FIXTURES
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    gh = str(FIXTURES / "rfc" / "rfc06-14.1-gh.json")
+    policy = tmp_path / "subagent.json"
+    policy.write_text(
+        json.dumps({"allowDestructive": True, "delegation": {"deniedCommands": ["gh repo delete"]}})
+    )
+    call = json.dumps({"name": "gh_repo_delete", "arguments": {"repo": "acme/site"}})
+    runner = CliRunner()
+    base = ["run", "--tool", gh, "--dry-run", "--json", "--call", call]
+    plain = runner.invoke(cli, base)
+    assert plain.exit_code == 3  # destructive: needs confirmation
+    assert runner.invoke(cli, [*base, "--yes"]).exit_code == 0  # confirmed
+    delegated = runner.invoke(cli, [*base, "--yes", "--policy", str(policy)])
+    assert delegated.exit_code == 3
+    out = json.loads(delegated.stdout)
+    assert out["decision"] == "deny"
+    assert out["reasons"] == ["'gh repo delete' is denied by delegation ('gh repo delete')"]
