@@ -28,3 +28,16 @@ def discovering() -> Effects:
         destructive=False,
         interactive=Interactive(stdin="none", prompts=False, tty=False),
     )
+
+
+def runs_anything() -> Effects:
+    """A command that runs whatever a call names: it declares the worst case."""
+    return Effects(
+        filesystem=FilesystemEffects(read=True, write=True, delete=True),
+        network=True,
+        subprocess=True,
+        idempotent=False,
+        reversible=False,
+        destructive=True,
+        interactive=Interactive(stdin="optional", prompts=True, tty=False),
+    )

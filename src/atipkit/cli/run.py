@@ -11,23 +11,13 @@ from typing import Any
 import click
 
 from atipkit.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE
+from atipkit.cli._effects import runs_anything
 from atipkit.introspect.click import AtipCommand
-from atipkit.model import Effects, FilesystemEffects, Interactive
 
 EXIT_DENIED = 3
 
-RUN_EFFECTS = Effects(  # it runs whatever the call names: assume the worst, say so
-    filesystem=FilesystemEffects(read=True, write=True, delete=True),
-    network=True,
-    subprocess=True,
-    idempotent=False,
-    reversible=False,
-    destructive=True,
-    interactive=Interactive(stdin="optional", prompts=True, tty=False),
-)
 
-
-@click.command(cls=AtipCommand, effects=RUN_EFFECTS)
+@click.command(cls=AtipCommand, effects=runs_anything())
 @click.option(
     "--call",
     "call_text",
