@@ -24,7 +24,7 @@ from typing import Literal
 import msgspec
 
 from atipkit import _jsontext
-from atipkit._process import run_captured
+from atipkit._process import Captured, run_captured
 from atipkit.errors import DocumentError
 from atipkit.model import Tool
 from atipkit.problems import Problem
@@ -129,6 +129,28 @@ def _locate(executable: str) -> str:
     if os.sep in executable:
         return os.path.abspath(executable)
     return shutil.which(executable) or executable
+
+
+def run_sandboxed(
+    executable: str | os.PathLike[str],
+    args: Sequence[str],
+    *,
+    timeout: float = DEFAULT_TIMEOUT,
+    max_bytes: int = _jsontext.MAX_DOCUMENT_BYTES,
+) -> Captured:
+    """Run `executable args...` in the same sandbox as the probe (for `--help`,
+    `--version` and the like); raises `OSError` if it cannot be started."""
+    path = _locate(os.fspath(executable))
+    with tempfile.TemporaryDirectory(prefix="atip-probe-") as sandbox:
+        workdir = Path(sandbox) / "work"
+        workdir.mkdir(mode=0o700)
+        return run_captured(
+            [path, *args],
+            cwd=workdir,
+            env=sandbox_env(Path(sandbox)),
+            timeout=timeout,
+            max_bytes=max_bytes,
+        )
 
 
 def sandbox_env(sandbox: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:

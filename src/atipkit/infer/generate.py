@@ -1,0 +1,323 @@
+"""Generating an inferred shim for a tool that does not speak ATIP (RFC 0.6 §4.10.4).
+
+Every run goes through the sandbox of the probe. The help forms `--help`, `-h`, `help`
+and — when the text points to it — `--help all` are tried and the richest kept;
+subcommands are read from `TOOL SUB --help` (or `TOOL help SUB`) down to a depth and within
+a time budget; the man page, when one is installed, adds the options a short `--help`
+leaves out. The result is a schema-valid shim marked `trust.source: "inferred"` with a
+`_generation` record of how it was made.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from atipkit.infer.effects import guess_effects
+from atipkit.infer.helptext import (
+    ParsedHelp,
+    argument_type,
+    arguments_from,
+    default_of,
+    option_type,
+    parse_help,
+)
+from atipkit.model import (
+    UNSET,
+    Argument,
+    AtipVersion,
+    Binary,
+    Command,
+    Option,
+    Tool,
+    Trust,
+)
+from atipkit.probe import run_sandboxed
+from atipkit.protocol import PROTOCOL_VERSION
+from atipkit.registry.local import timestamp
+from atipkit.trust.digest import sha256_file
+
+HELP_TIMEOUT = 2.0
+_VERSION = re.compile(r"\b[vV]?(\d+(?:\.\d+)+[\w.+~-]*)")
+
+
+class Budget:
+    """Wall-clock seconds for the whole generation; subcommands past it are listed, not
+    read."""
+
+    def __init__(self, seconds: float) -> None:
+        self.deadline = time.monotonic() + seconds
+
+    @property
+    def left(self) -> float:
+        return self.deadline - time.monotonic()
+
+
+def generate_shim(
+    executable: str,
+    *,
+    depth: int = 2,
+    budget: float = 10.0,
+    man: bool = True,
+    name: str | None = None,
+) -> Tool:
+    """An inferred shim for `executable` (a path or a name on PATH)."""
+    clock = Budget(budget)
+    real = os.path.realpath(executable) if os.sep in executable else _which(executable)
+    name = name or os.path.basename(executable)
+    sources: list[str] = []
+    root, form = _best_help(real, [], clock)
+    if form:
+        sources.append(form)
+    if man and clock.left > 0:
+        page = _man_page(name, clock)
+        if page is not None:
+            _merge(root, page)
+            sources.append("man")
+    version = _version(real, clock)
+    commands: dict[str, Command] = {}
+    if root.commands:
+        commands = _subcommands(real, (), root, depth, clock, sources)
+        global_options = [_option(o) for o in root.options]
+    else:
+        commands = {"": _command(name, root, ())}
+        global_options = []
+    description = _short(root.description) or f"{name} (inferred from its help text)"
+    hash_ = sha256_file(real)
+    confidence = "medium" if (root.options or root.commands) and root.description else "low"
+    return Tool(
+        atip=AtipVersion(version=PROTOCOL_VERSION),
+        name=name,
+        version=version or "unknown",
+        description=description,
+        binary=Binary(hash=hash_, name=name, version=version or UNSET),
+        trust=Trust(source="inferred", verified=False),
+        global_options=_unique(global_options),
+        commands=commands,
+        extensions={
+            "_generation": {
+                "method": "help-parsing" + ("+man" if "man" in sources else ""),
+                "timestamp": timestamp(),
+                "confidence": confidence,
+                "sources": sorted(set(sources)),
+            }
+        },
+    )
+
+
+def _which(name: str) -> str:
+    import shutil
+
+    found = shutil.which(name)
+    if found is None:
+        raise FileNotFoundError(f"no executable {name!r} on PATH")
+    return os.path.realpath(found)
+
+
+def _run(real: str, args: Sequence[str], clock: Budget) -> str:
+    if clock.left <= 0:
+        return ""
+    try:
+        captured = run_sandboxed(
+            real, list(args), timeout=min(HELP_TIMEOUT, clock.left), max_bytes=4 * 1024 * 1024
+        )
+    except OSError:
+        return ""
+    out = captured.stdout.decode("utf-8", "replace")
+    err = captured.stderr.decode("utf-8", "replace")
+    return out if len(out) >= len(err) else err
+
+
+def _best_help(real: str, path: Sequence[str], clock: Budget) -> tuple[ParsedHelp, str]:
+    """The richest of the help forms for `path` (the tool itself when empty)."""
+    prog = os.path.basename(real)
+    best, best_form = ParsedHelp(), ""
+    forms = [[*path, "--help"], [*path, "-h"]]
+    forms.append(["help", *path] if path else ["help"])
+    for args in forms:
+        text = _run(real, args, clock)
+        parsed = parse_help(text, prog) if text.strip() else ParsedHelp()
+        if parsed.richness > best.richness:
+            best, best_form = parsed, " ".join(args[len(path) :] if path else args)
+        if "--help all" in text:  # a stripped help that names its complete form
+            full = parse_help(_run(real, [*path, "--help", "all"], clock), prog)
+            if full.richness > best.richness:
+                best, best_form = full, "--help all"
+        if best.richness >= 6:
+            break
+    return best, best_form
+
+
+def _man_page(name: str, clock: Budget) -> ParsedHelp | None:
+    text = _run(_which_or(name, "man"), ["-P", "cat", name], clock) if _has_man() else ""
+    if not text.strip() or "No manual entry" in text:
+        return None
+    parsed = parse_help(text, name)
+    if not parsed.description:
+        head = re.search(r"NAME\s*\n\s*\S+\s+[-—–]+\s*(.+)", text)
+        parsed.description = head.group(1).strip() if head else ""
+    return parsed
+
+
+def _has_man() -> bool:
+    import shutil
+
+    return shutil.which("man") is not None
+
+
+def _which_or(name: str, fallback: str) -> str:
+    import shutil
+
+    return shutil.which(fallback) or fallback
+
+
+def _merge(base: ParsedHelp, extra: ParsedHelp) -> None:
+    """Options the man page adds to a short `--help`; a description if there was none."""
+    known = {f for o in base.options for f in o.flags}
+    for option in extra.options:
+        if not known.intersection(option.flags):
+            base.options.append(option)
+            known.update(option.flags)
+    if not base.description:
+        base.description = extra.description
+
+
+def _subcommands(
+    real: str,
+    path: tuple[str, ...],
+    parsed: ParsedHelp,
+    depth: int,
+    clock: Budget,
+    sources: list[str],
+) -> dict[str, Command]:
+    out: dict[str, Command] = {}
+    for entry in parsed.commands:
+        sub_path = (*path, entry.name)
+        sub = ParsedHelp(description=entry.description)
+        if depth > 1 and clock.left > 0:
+            found, _ = _best_help(real, sub_path, clock)
+            if found.richness and not _echoes(found, parsed):
+                sub = found
+                sub.description = entry.description or found.description
+        if not sub.arguments and entry.args:
+            sub.arguments = arguments_from(entry.args)
+        children: dict[str, Command] = {}
+        if sub.commands and depth > 2:
+            children = _subcommands(real, sub_path, sub, depth - 1, clock, sources)
+        command = _command(entry.name, sub, sub_path)
+        if children:
+            command.commands = children
+        elif sub.commands:  # below the depth: listed, not read
+            command.commands = {
+                c.name: Command(description=_short(c.description) or c.name)
+                for c in sub.commands
+                if c.name != entry.name
+            }
+        out[entry.name] = command
+    return out
+
+
+def _echoes(child: ParsedHelp, parent: ParsedHelp) -> bool:
+    """Whether a subcommand's help is its parent's printed again (many tools answer
+    `TOOL SUB --help` with the top-level help): then it says nothing about SUB."""
+    names = {c.name for c in child.commands}
+    return (bool(names) and names == {c.name for c in parent.commands}) or (
+        child.usage == parent.usage
+        and len(child.options) == len(parent.options)
+        and bool(parent.options)
+    )
+
+
+def _command(name: str, parsed: ParsedHelp, path: tuple[str, ...]) -> Command:
+    description = _short(parsed.description) or " ".join(path) or name
+    effects = guess_effects(path[-1] if path else name, parsed.description)
+    return Command(
+        description=description,
+        arguments=_unique_args([_argument(a) for a in parsed.arguments]),
+        options=_unique([_option(o) for o in parsed.options]),
+        effects=effects if effects != type(effects)() else UNSET,
+    )
+
+
+def _option(parsed: Any) -> Option:
+    atip_type, values = option_type(parsed)
+    default = _default(atip_type, values, default_of(parsed.description))
+    return Option(
+        name=parsed.name,
+        flags=parsed.flags,
+        type=atip_type,  # type: ignore[arg-type]
+        description=_short(parsed.description) or UNSET,
+        enum=values or UNSET,
+        default=default,
+    )
+
+
+def _argument(parsed: Any) -> Argument:
+    return Argument(
+        name=parsed.name,
+        type=argument_type(parsed),  # type: ignore[arg-type]
+        description=_short(parsed.description) or parsed.name,
+        required=parsed.required,
+        variadic=parsed.variadic,
+    )
+
+
+def _default(atip_type: str, values: list[str] | None, text: str | None) -> Any:
+    """A stated default, only where it fits the type (never for flags)."""
+    if text is None or atip_type == "boolean":
+        return UNSET
+    if atip_type == "integer":
+        return int(text) if re.fullmatch(r"-?\d+", text) else UNSET
+    if atip_type == "number":
+        try:
+            return float(text)
+        except ValueError:
+            return UNSET
+    if values is not None and text not in values:
+        return UNSET
+    return text
+
+
+def _unique(options: list[Option]) -> list[Option]:
+    seen: dict[str, int] = {}
+    out = []
+    for option in options:
+        count = seen.get(option.name, 0)
+        seen[option.name] = count + 1
+        if count:
+            option.name = f"{option.name}-{count + 1}"
+        out.append(option)
+    return out
+
+
+def _unique_args(arguments: list[Argument]) -> list[Argument]:
+    seen: dict[str, int] = {}
+    out = []
+    variadic_seen = False
+    for argument in arguments:
+        count = seen.get(argument.name, 0)
+        seen[argument.name] = count + 1
+        if count:
+            argument.name = f"{argument.name}-{count + 1}"
+        if argument.variadic and variadic_seen:
+            argument.variadic = False  # one variadic argument at most
+        variadic_seen = variadic_seen or argument.variadic
+        out.append(argument)
+    return out
+
+
+def _short(text: str, limit: int = 200) -> str:
+    text = " ".join(text.split())
+    if len(text) <= limit:
+        return text
+    return text[: limit - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _version(real: str, clock: Budget) -> str | None:
+    text = _run(real, ["--version"], clock)
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    match = _VERSION.search(first)
+    return match.group(1) if match else None

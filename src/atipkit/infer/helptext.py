@@ -1,0 +1,399 @@
+"""Reading `--help` text: options, positional arguments, subcommands (RFC 0.6 §4.10.4).
+
+General by construction — no table keyed by tool name. It understands the layouts the
+common parsers print: GNU getopt_long (`-a, --all`, `--block-size=SIZE`, `--color[=WHEN]`),
+argparse (`-n N, --num N`, `{a,b,c}`, "positional arguments:"), Click and Typer
+(`-n, --name TEXT`, `--shout / --no-shout`, `[default: x]`), cobra ("Flags:",
+"Available Commands:"), clap (`-f, --file <FILE>`, `[possible values: a, b]`), docopt-like
+usage lines, and BSD single-dash options (`-chdir=DIR`).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import msgspec
+
+_HEADER = re.compile(r"^(?P<title>[A-Za-z][A-Za-z0-9 ,()/'&-]*?):?\s*$")
+_USAGE = re.compile(r"^\s*(?:usage|Usage|USAGE):?\s*(?P<rest>.*)$")
+_FLAG = re.compile(r"--?\[?[A-Za-z0-9?][\w.?\[\]-]*")
+_SPLIT = re.compile(r"\s{2,}|\t")
+_DEFAULT = re.compile(
+    r"\[default:\s*(?P<a>[^\]]+)\]|\(default:?\s*(?P<b>[^)]+)\)|[Dd]efault(?:s)?(?: is| to|:)\s+"
+    r"['\"`]?(?P<c>[^\s'\"`,;)]+)"
+)
+_POSSIBLE = re.compile(r"\[possible values:\s*(?P<v>[^\]]+)\]")
+_CHOICES = re.compile(r"^\{(?P<v>[^{}]+)\}$")
+_PLACEHOLDER_WORD = (
+    r"(?:\[[^\]]*\]|<[^>]*>|\.\.\.|[A-Z][A-Z0-9_]*(?:\.\.\.)?(?:\|[A-Z][A-Z0-9_]*(?:\.\.\.)?)*)"
+)
+_COMMAND_LINE = re.compile(
+    r"^(?P<indent>\s+)(?P<names>[A-Za-z][\w.:-]*(?:\s*,\s*[A-Za-z][\w.:-]*)*)"
+    rf"(?P<args>(?:\s{_PLACEHOLDER_WORD})*)"  # `list-units [PATTERN...]`, `start UNIT...`
+    r"(?:\s{2,}|\t+|\s+-\s+)(?P<desc>\S.*)$"
+)
+
+_FILE = {"FILE", "PATH", "FILENAME", "FILES", "PATHS", "FILEPATH"}
+_DIR = {"DIR", "DIRECTORY", "DIRS", "FOLDER"}
+_URL = {"URL", "URI", "URLS"}
+_INT = {
+    "N",
+    "NUM",
+    "NUMBER",
+    "INT",
+    "INTEGER",
+    "COUNT",
+    "LINES",
+    "BYTES",
+    "SECONDS",
+    "SECS",
+    "PORT",
+    "DEPTH",
+    "LEVEL",
+    "JOBS",
+    "PID",
+    "LIMIT",
+    "MAX",
+    "MIN",
+    "SIZE_IN_BYTES",
+}
+_FLOAT = {"FLOAT", "NUMBER_FLOAT", "DECIMAL"}
+_HELP_FLAGS = {"-h", "--help", "-?", "--usage", "-help"}
+
+
+class ParsedOption(msgspec.Struct):
+    flags: list[str]
+    metavar: str | None = None
+    optional_value: bool = False
+    description: str = ""
+    negatable: bool = False
+
+    @property
+    def name(self) -> str:
+        longs = [f for f in self.flags if f.startswith("--")]
+        chosen = longs[0] if longs else max(self.flags, key=len)
+        return chosen.lstrip("-") or chosen
+
+
+class ParsedArgument(msgspec.Struct):
+    name: str
+    required: bool = True
+    variadic: bool = False
+    description: str = ""
+    choices: list[str] = []
+
+
+class ParsedCommand(msgspec.Struct):
+    name: str
+    description: str = ""
+    args: str = ""  # placeholders after the name in a listing: `list-units [PATTERN...]`
+
+
+class ParsedHelp(msgspec.Struct):
+    description: str = ""
+    usage: str = ""
+    options: list[ParsedOption] = []
+    arguments: list[ParsedArgument] = []
+    commands: list[ParsedCommand] = []
+
+    @property
+    def richness(self) -> int:
+        """How much the text said: the better of several help forms has more."""
+        return (
+            2 * len(self.options)
+            + 2 * len(self.commands)
+            + len(self.arguments)
+            + (1 if self.description else 0)
+        )
+
+
+def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
+    """Everything `text` says about options, arguments and subcommands."""
+    lines = _clean(text).split("\n")
+    help_ = ParsedHelp()
+    section = ""
+    usage_lines: list[str] = []
+    option: ParsedOption | None = None
+    option_indent = 0
+    argument: ParsedArgument | None = None
+    for index, raw in enumerate(lines):
+        line = raw.rstrip()
+        stripped = line.strip()
+        indent = len(line) - len(line.lstrip())
+        if not stripped:
+            option = argument = None
+            continue
+        usage = _USAGE.match(line)
+        if usage and indent <= 2:
+            section = "usage"
+            if usage.group("rest"):
+                usage_lines.append(usage.group("rest"))
+            continue
+        if indent == 0 and _is_header(stripped, lines, index):
+            section = stripped.rstrip(":").strip().lower()
+            option = argument = None
+            continue
+        if section == "usage" and indent > 0 and not usage_lines:
+            usage_lines.append(stripped)
+            continue
+        if section == "usage" and indent > 0 and stripped.startswith(prog or "\0"):
+            continue  # further usage forms: the first is the one used
+        if stripped.startswith("-") and _FLAG.match(stripped) and indent <= 16:
+            parsed = _option_line(stripped)
+            if parsed is not None:
+                option, option_indent = parsed, indent
+                argument = None
+                help_.options.append(parsed)
+                continue
+        if option is not None and indent > option_indent and not stripped.startswith("-"):
+            option.description = f"{option.description} {stripped}".strip()
+            continue
+        if argument is not None and indent > 2 and not _COMMAND_LINE.match(line):
+            argument.description = f"{argument.description} {stripped}".strip()
+            continue
+        if "command" in section and indent > 0:
+            match = _COMMAND_LINE.match(line)
+            if match:
+                names = [n.strip() for n in match.group("names").split(",")]
+                help_.commands.append(
+                    ParsedCommand(
+                        names[0], match.group("desc").strip(), (match.group("args") or "").strip()
+                    )
+                )
+                continue
+            bare = re.fullmatch(r"\s+([a-z][\w-]*)", line)
+            if bare:
+                help_.commands.append(ParsedCommand(bare.group(1)))
+                continue
+        if section in ("positional arguments", "arguments", "args", "positionals") and indent:
+            parts = _SPLIT.split(stripped, maxsplit=1)
+            name = parts[0]
+            choices = _CHOICES.match(name)
+            if choices:  # argparse subparsers: {add,list}
+                for value in choices.group("v").split(","):
+                    help_.commands.append(ParsedCommand(value.strip()))
+                continue
+            argument = ParsedArgument(
+                _arg_name(name), description=parts[1] if len(parts) > 1 else ""
+            )
+            help_.arguments.append(argument)
+            continue
+        if not help_.description and indent == 0 and section in ("", "usage") and not usage:
+            help_.description = stripped
+    help_.usage = usage_lines[0] if usage_lines else ""
+    _from_usage(help_, prog)
+    help_.options = [o for o in _dedupe(help_.options) if not set(o.flags) & _HELP_FLAGS]
+    help_.commands = list({c.name: c for c in help_.commands if c.name != "help"}.values())
+    return help_
+
+
+def _clean(text: str) -> str:
+    text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text)  # colours
+    text = re.sub(r".\x08", "", text)  # man-style overstrike (bold, underline)
+    return text.replace("\r\n", "\n").expandtabs(8)
+
+
+def _is_header(stripped: str, lines: list[str], index: int) -> bool:
+    if stripped.endswith(":") and len(stripped) <= 60 and _HEADER.match(stripped):
+        return not stripped.startswith("-")
+    # man-page and cobra style: an all-caps line (OPTIONS, CORE COMMANDS)
+    return stripped.isupper() and len(stripped) <= 40 and len(stripped.split()) <= 4
+
+
+def _option_line(stripped: str) -> ParsedOption | None:
+    """`-a, --all  description`, `--size=SIZE`, `-f FILE, --file FILE`, `--x / --no-x`."""
+    parts = _SPLIT.split(stripped, maxsplit=1)
+    spec, description = parts[0], parts[1] if len(parts) > 1 else ""
+    if " / " in spec and not description:
+        spec, _, description = spec.partition("  ")
+    option = ParsedOption(flags=[], description=description.strip())
+    chunks = [c.strip() for c in re.split(r",\s*(?=-)|\s+/\s+", spec) if c.strip()]
+    if len(chunks) > 1 and all(c.startswith("-") for c in chunks) and " / " in spec:
+        option.negatable = True
+        chunks = chunks[:1]  # --shout / --no-shout: the flag, and its negation
+    for position, chunk in enumerate(chunks):
+        match = _FLAG.match(chunk)
+        if match is None:
+            if option.flags and not option.metavar:  # `-f, --file FILE` split oddly
+                option.metavar = chunk.split()[0].strip("<>")
+            continue
+        flag = match.group(0)
+        rest = chunk[match.end() :]
+        if "[no-]" in flag:  # git's --[no-]foo
+            option.negatable = True
+            flag = flag.replace("[no-]", "")
+        if flag.endswith("[") and rest.startswith("="):
+            flag, rest = flag[:-1], "[" + rest
+        if len(flag) < 2 or flag in ("-", "--"):
+            continue
+        option.flags.append(flag)
+        metavar_text, _, tail = (
+            rest.strip().partition(" ")
+            if not rest.startswith(("=", "["))
+            else (rest.strip(), "", "")
+        )
+        if rest.startswith(" ") and position == len(chunks) - 1 and tail and not description:
+            option.description = tail.strip()  # `-o FILE write it` with single spaces
+        metavar, optional = _metavar(metavar_text if rest.startswith(" ") else rest)
+        if metavar and not option.metavar:
+            option.metavar, option.optional_value = metavar, optional
+    if not option.flags:
+        return None
+    return option
+
+
+def _metavar(rest: str) -> tuple[str | None, bool]:
+    rest = rest.strip()
+    if not rest:
+        return None, False
+    if rest.startswith("[=") and rest.endswith("]"):
+        return rest[2:-1], True
+    if rest.startswith("[") and rest.endswith("]"):
+        return rest[1:-1].lstrip("="), True
+    rest = rest.lstrip("=").strip()
+    return (rest.strip("<>") or None), False
+
+
+def _arg_name(token: str) -> str:
+    name = re.sub(r"[\[\]<>{}.]", "", token).strip().lower()
+    name = re.sub(r"[^a-z0-9_-]+", "-", name).strip("-")
+    return name or "arg"
+
+
+def arguments_from(placeholders: str) -> list[ParsedArgument]:
+    """Positional arguments from placeholder words alone (`[PATTERN...] UNIT`)."""
+    probe = ParsedHelp(usage=placeholders)
+    _from_usage(probe, None)
+    return probe.arguments
+
+
+def _from_usage(help_: ParsedHelp, prog: str | None) -> None:
+    """Positional arguments from the usage line, unless a section already listed them
+    (then the usage line tells which are optional and variadic)."""
+    if not help_.usage:
+        return
+    words = _usage_words(help_.usage, prog)
+    found: list[ParsedArgument] = []
+    for word in words:
+        optional = word.startswith("[")
+        core = word.strip("[]")
+        variadic = "..." in word
+        core = core.replace("...", "").strip("[] ")
+        if (
+            not core
+            or core.startswith("-")
+            or core.upper() in ("OPTIONS", "OPTION", "FLAGS", "ARGS", "ARGUMENTS")
+        ):
+            continue
+        if help_.commands and core.lower().strip("<>") in ("command", "subcommand", "cmd"):
+            continue  # the slot of the subcommands listed below
+        if core.startswith("{") and core.endswith("}"):
+            continue  # argparse subcommand choices
+        found.append(ParsedArgument(_arg_name(core), required=not optional, variadic=variadic))
+    if help_.arguments:
+        by_name = {a.name: a for a in found}
+        for argument in help_.arguments:
+            usage = by_name.get(argument.name)
+            if usage:
+                argument.required, argument.variadic = usage.required, usage.variadic
+        return
+    help_.arguments = found
+
+
+def _usage_words(usage: str, prog: str | None) -> list[str]:
+    """Usage tokens after the program name (and its subcommand words), brackets kept
+    together: `[--foo FOO]`, `[FILE]...`, `<path>...`."""
+    tokens: list[str] = []
+    depth, current = 0, ""
+    for ch in usage:
+        if ch in "[{<(":
+            depth += 1
+        elif ch in "]}>)":
+            depth = max(0, depth - 1)
+        if ch.isspace() and depth == 0:
+            if current:
+                tokens.append(current)
+            current = ""
+        else:
+            current += ch
+    if current:
+        tokens.append(current)
+    while tokens and (prog and (tokens[0] == prog or tokens[0].endswith("/" + prog))):
+        tokens.pop(0)
+    # drop leading words that are the program and its subcommands (lowercase, no brackets)
+    while (
+        tokens
+        and re.fullmatch(r"[a-z][\w.-]*", tokens[0])
+        and not any(ch in tokens[0] for ch in "[]<>")
+        and tokens[0].upper() != tokens[0]
+    ):
+        tokens.pop(0)
+    return tokens
+
+
+def _dedupe(options: list[ParsedOption]) -> list[ParsedOption]:
+    seen: set[str] = set()
+    out = []
+    for option in options:
+        fresh = [f for f in dict.fromkeys(option.flags) if f not in seen]
+        if not fresh:
+            continue
+        option.flags = fresh
+        seen.update(fresh)
+        out.append(option)
+    return out
+
+
+# -- from parsed text to ATIP fragments ------------------------------------------------------
+
+
+def option_type(option: ParsedOption) -> tuple[str, list[str] | None]:
+    """(ATIP type, enum values) from the metavar and the description."""
+    if not option.metavar:
+        return "boolean", None
+    return _type(option.metavar, option.description)
+
+
+def _type(metavar: str, description: str) -> tuple[str, list[str] | None]:
+    values = _enum(metavar, description)
+    if values:
+        return "enum", values
+    word = re.sub(r"[^A-Za-z]", "", metavar).upper()
+    if word in _FILE or word.endswith("FILE"):
+        return "file", None
+    if word in _DIR or word.endswith("DIR"):
+        return "directory", None
+    if word in _URL or word.endswith("URL"):
+        return "url", None
+    if word in _INT or metavar.upper() in ("INTEGER RANGE",):
+        return "integer", None
+    if word in _FLOAT:
+        return "number", None
+    return "string", None
+
+
+def _enum(metavar: str, description: str) -> list[str] | None:
+    choices = _CHOICES.match(metavar.strip())
+    if choices:
+        return [v.strip() for v in choices.group("v").split(",") if v.strip()]
+    if "|" in metavar and " " not in metavar.strip("[]<>"):
+        values = [v for v in metavar.strip("[]<>()").split("|") if v]
+        if len(values) > 1 and all(re.fullmatch(r"[\w.+-]+", v) for v in values):
+            return values
+    possible = _POSSIBLE.search(description)
+    if possible:
+        return [v.strip() for v in possible.group("v").split(",") if v.strip()]
+    return None
+
+
+def default_of(description: str) -> Any:
+    match = _DEFAULT.search(description)
+    if match is None:
+        return None
+    value = next(g for g in match.groups() if g)
+    return value.strip().strip("'\"`")
+
+
+def argument_type(argument: ParsedArgument) -> str:
+    return _type(argument.name.upper(), argument.description)[0]
