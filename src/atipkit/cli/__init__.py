@@ -57,6 +57,7 @@ def cli() -> None:
 def _register() -> None:
     from atipkit.cli.compile import compile_command
     from atipkit.cli.discover import list_command, refresh_command, scan_command, show_command
+    from atipkit.cli.gen import gen_command
     from atipkit.cli.run import run_command
     from atipkit.cli.schema import schema_command
     from atipkit.cli.validate import validate_command
@@ -68,6 +69,7 @@ def _register() -> None:
     cli.add_command(validate_command, "validate")
     cli.add_command(compile_command, "compile")
     cli.add_command(run_command, "run")
+    cli.add_command(gen_command, "gen")
     cli.add_command(schema_command, "schema")
 
 
