@@ -218,7 +218,7 @@ def _option_line(stripped: str) -> ParsedOption | None:
             if option.flags and not option.metavar:  # `-f, --file FILE` split oddly
                 option.metavar = chunk.split()[0].strip("<>")
             continue
-        flag = match.group(0)
+        flag = match.group(0).rstrip(".,:;")
         rest = chunk[match.end() :]
         if "[no-]" in flag:  # git's --[no-]foo
             option.negatable = True
