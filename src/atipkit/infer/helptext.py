@@ -118,11 +118,13 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
     option_indent = 0
     argument: ParsedArgument | None = None
     for index, raw in enumerate(lines):
-        line = raw.rstrip()
+        line = re.sub(r"^(\s*)\*\s+", r"\1", raw.rstrip())  # Typer's required marker
         stripped = line.strip()
         indent = len(line) - len(line.lstrip())
         if not stripped:
             option = argument = None
+            if section == "usage" and usage_lines:
+                section = ""  # a usage block ends at a blank line
             continue
         usage = _USAGE.match(line)
         if usage and indent <= 2:
@@ -137,8 +139,11 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
         if section == "usage" and indent > 0 and not usage_lines:
             usage_lines.append(stripped)
             continue
-        if section == "usage" and indent > 0 and stripped.startswith(prog or "\0"):
+        if section == "usage" and indent > 0 and stripped.startswith((prog or "\0", "or:", "or ")):
             continue  # further usage forms: the first is the one used
+        if section == "usage" and indent > 0 and usage_lines and not stripped.startswith("-"):
+            usage_lines[0] = f"{usage_lines[0]} {stripped}"  # a wrapped usage line
+            continue
         if stripped.startswith("-") and _FLAG.match(stripped) and indent <= 16:
             parsed = _option_line(stripped)
             if parsed is not None:
@@ -155,7 +160,7 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
         if "command" in section and indent > 0:
             match = _COMMAND_LINE.match(line)
             if match:
-                names = [n.strip() for n in match.group("names").split(",")]
+                names = [n.strip().rstrip(":") for n in match.group("names").split(",")]
                 help_.commands.append(
                     ParsedCommand(
                         names[0], match.group("desc").strip(), (match.group("args") or "").strip()
@@ -188,10 +193,29 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
     return help_
 
 
+_BOX_TITLE = re.compile(r"^\s*[╭┌+][─-]+\s*(?P<title>[^─]+?)\s*[─-]+[╮┐+]\s*$")
+_BOX_SIDE = re.compile(r"^\s*[│|]\s?(?P<body>.*?)\s*[│|]\s*$")
+
+
 def _clean(text: str) -> str:
     text = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", text)  # colours
     text = re.sub(r".\x08", "", text)  # man-style overstrike (bold, underline)
-    return text.replace("\r\n", "\n").expandtabs(8)
+    text = text.replace("\r\n", "\n").expandtabs(8)
+    if "╭" not in text and "┌" not in text:
+        return text
+    lines = []  # rich boxes (Typer, rich-click): `╭─ Commands ─╮` is a section header
+    for line in text.split("\n"):
+        title = _BOX_TITLE.match(line)
+        side = _BOX_SIDE.match(line)
+        if title:
+            lines.append(f"{title.group('title')}:")
+        elif side:
+            lines.append("  " + side.group("body"))
+        elif re.match(r"^\s*[╰└][─]+[╯┘]\s*$", line):
+            lines.append("")
+        else:
+            lines.append(line)
+    return "\n".join(lines)
 
 
 def _is_header(stripped: str, lines: list[str], index: int) -> bool:
@@ -240,6 +264,11 @@ def _option_line(stripped: str) -> ParsedOption | None:
             option.metavar, option.optional_value = metavar, optional
     if not option.flags:
         return None
+    column = re.match(r"<(?P<m>[\w.-]+)>(?:\s+|$)", option.description)
+    if column and not option.metavar:  # a metavar column (Typer, rich-click): `<int>`
+        option.description = option.description[column.end() :].strip()
+        if column.group("m").lower() != "bool":
+            option.metavar = column.group("m")
     return option
 
 

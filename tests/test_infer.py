@@ -1,0 +1,297 @@
+"""Inferred metadata: help texts from real programs (argparse, Click and Typer programs
+written here, real GNU tools) and the layouts of parsers whose toolchains are not here."""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import atipkit
+from atipkit.infer.generate import generate_shim
+from atipkit.infer.helptext import option_type, parse_help
+
+
+def program(tmp_path: Path, name: str, source: str) -> Path:
+    path = tmp_path / name
+    path.write_text(f"#!{sys.executable}\n" + textwrap.dedent(source))
+    path.chmod(0o755)
+    return path
+
+
+def opts(command: atipkit.Command) -> dict[str, atipkit.Option]:
+    return {o.name: o for o in command.options}
+
+
+def test_an_argparse_program(tmp_path):
+    exe = program(
+        tmp_path,
+        "shipit",
+        """
+        import argparse
+        p = argparse.ArgumentParser(description="Ship packages to a server.",
+                                    formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        p.add_argument("-v", "--verbose", action="store_true", help="say more")
+        p.add_argument("--retries", type=int, default=3, metavar="N", help="tries")
+        p.add_argument("-o", "--output", metavar="FILE", help="write the log to FILE")
+        p.add_argument("--mode", choices=["fast", "safe"], default="safe", help="how")
+        p.add_argument("package", help="what to ship")
+        p.add_argument("extra", nargs="*", help="more packages")
+        p.parse_args()
+    """,
+    )
+    tool = generate_shim(str(exe), man=False)
+    assert atipkit.validate(atipkit.dumps(tool)).ok
+    root = tool.commands[""]
+    assert tool.description == "Ship packages to a server."
+    options = opts(root)
+    assert options["verbose"].flags == ["-v", "--verbose"]
+    assert options["verbose"].type == "boolean"
+    assert (options["retries"].type, options["retries"].default) == ("integer", 3)
+    assert options["output"].type == "file"
+    assert (options["mode"].type, options["mode"].enum, options["mode"].default) == (
+        "enum",
+        ["fast", "safe"],
+        "safe",
+    )
+    assert [(a.name, a.required, a.variadic) for a in root.arguments] == [
+        ("package", True, False),
+        ("extra", False, True),
+    ]
+    assert tool.trust.source == "inferred"
+    assert tool.extensions["_generation"]["method"] == "help-parsing"
+
+
+def test_an_argparse_program_with_subcommands(tmp_path):
+    exe = program(
+        tmp_path,
+        "vault",
+        """
+        import argparse
+        p = argparse.ArgumentParser(description="Keep secrets.")
+        p.add_argument("--profile", help="profile to use")
+        sub = p.add_subparsers(dest="cmd")
+        put = sub.add_parser("put", help="store a secret")
+        put.add_argument("key")
+        put.add_argument("--ttl", type=int, metavar="SECONDS", help="expiry")
+        rm = sub.add_parser("delete", help="delete a secret forever")
+        rm.add_argument("key")
+        p.parse_args()
+    """,
+    )
+    tool = generate_shim(str(exe), man=False)
+    assert list(tool.commands) == ["put", "delete"]
+    assert [o.name for o in tool.global_options] == ["profile"]
+    put = tool.commands["put"]
+    assert opts(put)["ttl"].type == "integer"
+    assert [a.name for a in put.arguments] == ["key"]
+    assert tool.commands["delete"].effects.destructive is True  # from its name
+    assert put.effects is atipkit.UNSET or put.effects.destructive is not True
+
+
+def test_a_click_group(tmp_path):
+    exe = program(
+        tmp_path,
+        "todo",
+        """
+        import click
+        @click.group(help="Manage a todo list.")
+        def cli(): pass
+        @cli.command(help="Add an item.")
+        @click.argument("text")
+        @click.option("--priority", type=click.Choice(["low", "high"]), default="low",
+                      show_default=True, help="How urgent.")
+        @click.option("--due", type=click.IntRange(0, 365), help="Days left.")
+        @click.option("--tag", multiple=True, help="Tags.")
+        def add(text, priority, due, tag): pass
+        @cli.command(help="Remove all done items.")
+        @click.option("--dry-run/--no-dry-run", default=False, help="Only show.")
+        def purge(dry_run): pass
+        cli()
+    """,
+    )
+    tool = generate_shim(str(exe), man=False)
+    assert atipkit.validate(atipkit.dumps(tool)).ok
+    assert set(tool.commands) == {"add", "purge"}
+    add = opts(tool.commands["add"])
+    assert (add["priority"].type, add["priority"].enum, add["priority"].default) == (
+        "enum",
+        ["low", "high"],
+        "low",
+    )
+    assert add["due"].type == "integer"
+    assert add["tag"].type == "string"
+    assert [a.name for a in tool.commands["add"].arguments] == ["text"]
+    assert opts(tool.commands["purge"])["dry-run"].type == "boolean"
+    assert tool.commands["purge"].effects.destructive is True
+
+
+def test_a_typer_app(tmp_path):
+    pytest.importorskip("typer")
+    exe = program(
+        tmp_path,
+        "greet",
+        """
+        import typer
+        app = typer.Typer(help="Greet people.", add_completion=False)
+        @app.command()
+        def hello(name: str, count: int = typer.Option(1, help="How many times.")):
+            "Say hello."
+        @app.command()
+        def bye(name: str):
+            "Say goodbye."
+        app()
+    """,
+    )
+    tool = generate_shim(str(exe), man=False)
+    assert atipkit.validate(atipkit.dumps(tool)).ok
+    assert set(tool.commands) == {"hello", "bye"}
+    hello = tool.commands["hello"]
+    assert opts(hello)["count"].type == "integer"
+    assert [a.name for a in hello.arguments] == ["name"]
+
+
+@pytest.mark.parametrize("tool_name", ["ls", "grep", "tar", "curl", "git", "jq", "ps"])
+def test_real_tools_give_valid_useful_shims(tool_name):
+    if shutil.which(tool_name) is None:
+        pytest.skip(f"{tool_name} is not installed")
+    start = time.monotonic()
+    tool = generate_shim(tool_name, depth=2, budget=20)
+    assert time.monotonic() - start < 20
+    report = atipkit.validate(atipkit.dumps(tool))
+    assert report.ok, report.errors[:3]
+    options = sum(len(c.options) for _, c in atipkit.iter_commands(tool))
+    assert options + len(tool.global_options) >= 10
+    assert tool.binary.hash.startswith("sha256:")
+
+
+def test_gnu_details():
+    if shutil.which("ls") is None or shutil.which("grep") is None:
+        pytest.skip("coreutils/grep not installed")
+    ls = opts(generate_shim("ls", man=False).commands[""])
+    assert ls["all"].flags == ["-a", "--all"]
+    assert ls["all"].type == "boolean"
+    assert ls["block-size"].type == "string"  # --block-size=SIZE takes a value
+    grep = generate_shim("grep", man=False).commands[""]
+    assert opts(grep)["regexp"].flags == ["-e", "--regexp"]
+    assert opts(grep)["file"].type == "file"
+    assert [(a.name, a.required, a.variadic) for a in grep.arguments] == [
+        ("patterns", True, False),
+        ("file", False, True),
+    ]
+
+
+def test_curl_uses_its_complete_help():
+    if shutil.which("curl") is None:
+        pytest.skip("curl not installed")
+    tool = generate_shim("curl", man=False)
+    assert tool.extensions["_generation"]["sources"] == ["--help all"]
+    assert len(tool.commands[""].options) > 100
+
+
+def test_a_tool_whose_help_hangs_stays_within_the_budget(tmp_path):
+    exe = program(tmp_path, "stuck", "import time\ntime.sleep(60)\n")
+    start = time.monotonic()
+    tool = generate_shim(str(exe), budget=3, man=False)
+    assert time.monotonic() - start < 8
+    assert atipkit.validate(atipkit.dumps(tool)).ok
+    assert tool.extensions["_generation"]["confidence"] == "low"
+
+
+# -- layouts of parsers whose toolchains are not on this machine ------------------------
+
+COBRA = """Work seamlessly with GitHub from the command line.
+
+USAGE
+  gh <command> <subcommand> [flags]
+
+CORE COMMANDS
+  auth:        Authenticate gh and git with GitHub
+  pr:          Manage pull requests
+  repo:        Manage repositories
+
+FLAGS
+  --help      Show help for command
+  --version   Show gh version
+"""
+
+COBRA_SUB = """Create a pull request on GitHub.
+
+Usage:
+  gh pr create [flags]
+
+Flags:
+  -B, --base branch         The branch into which you want your code merged
+  -d, --draft               Mark pull request as a draft
+  -l, --label name          Add labels by name
+  -t, --title string        Title for the pull request
+
+Global Flags:
+  -R, --repo [HOST/]OWNER/REPO   Select another repository
+"""
+
+CLAP = """A fast search tool
+
+Usage: rg [OPTIONS] <PATTERN> [PATH]...
+
+Arguments:
+  <PATTERN>  A regular expression used for searching
+  [PATH]...  A file or directory to search
+
+Options:
+  -e, --regexp <PATTERN>      A pattern to search for
+      --color <WHEN>          When to use color [default: auto]
+                              [possible values: never, auto, always]
+  -j, --threads <NUM>         The approximate number of threads to use
+  -h, --help                  Print help
+"""
+
+DOCOPT_BSD = """usage: terraform [global options] <subcommand> [args]
+
+Main commands:
+  init          Prepare your working directory for other commands
+  plan          Show changes required by the current configuration
+  destroy       Destroy previously-created infrastructure
+
+Global options (use these before the subcommand, if any):
+  -chdir=DIR    Switch to a different working directory before executing the
+                given subcommand.
+  -help         Show this help output, or the help for a specified subcommand.
+  -version      An alias for the "version" subcommand.
+"""
+
+
+def test_cobra_layout():
+    top = parse_help(COBRA, "gh")
+    assert [c.name for c in top.commands] == ["auth", "pr", "repo"]
+    sub = parse_help(COBRA_SUB, "gh")
+    flags = {o.name: o for o in sub.options}
+    assert flags["base"].metavar == "branch"
+    assert option_type(flags["draft"])[0] == "boolean"
+    assert flags["repo"].metavar == "[HOST/]OWNER/REPO"
+
+
+def test_clap_layout():
+    parsed = parse_help(CLAP, "rg")
+    flags = {o.name: o for o in parsed.options}
+    assert option_type(flags["color"]) == ("enum", ["never", "auto", "always"])
+    assert option_type(flags["threads"])[0] == "integer"
+    assert [(a.name, a.required, a.variadic) for a in parsed.arguments] == [
+        ("pattern", True, False),
+        ("path", False, True),
+    ]
+    assert "help" not in flags
+
+
+def test_docopt_and_single_dash_layout():
+    parsed = parse_help(DOCOPT_BSD, "terraform")
+    assert [c.name for c in parsed.commands] == ["init", "plan", "destroy"]
+    flags = {o.name: o for o in parsed.options}
+    assert flags["chdir"].flags == ["-chdir"]
+    assert option_type(flags["chdir"])[0] == "directory"
+    assert "wrapped" not in flags["chdir"].description
+    assert flags["chdir"].description.endswith("given subcommand.")
