@@ -21,6 +21,7 @@ from atipkit.infer.helptext import (
     ParsedHelp,
     argument_type,
     arguments_from,
+    command_listing,
     default_of,
     option_type,
     parse_help,
@@ -48,8 +49,10 @@ class Budget:
     """Wall-clock seconds for the whole generation; subcommands past it are listed, not
     read."""
 
+    RESERVE = 0.4  # for what follows the last run: hashing, building, validating
+
     def __init__(self, seconds: float) -> None:
-        self.deadline = time.monotonic() + seconds
+        self.deadline = time.monotonic() + seconds - self.RESERVE
 
     @property
     def left(self) -> float:
@@ -142,6 +145,12 @@ def _best_help(real: str, path: Sequence[str], clock: Budget) -> tuple[ParsedHel
         parsed = parse_help(text, prog) if text.strip() else ParsedHelp()
         if parsed.richness > best.richness:
             best, best_form = parsed, " ".join(args[len(path) :] if path else args)
+        if not path and "help -a" in text:  # it names a complete command listing
+            known = {c.name for c in parsed.commands}
+            listed = command_listing(_run(real, ["help", "-a"], clock))
+            parsed.commands += [c for c in listed if c.name not in known]
+            if parsed.richness > best.richness:
+                best, best_form = parsed, " ".join(args)
         if "--help all" in text:  # a stripped help that names its complete form
             full = parse_help(_run(real, [*path, "--help", "all"], clock), prog)
             if full.richness > best.richness:

@@ -290,6 +290,23 @@ def _arg_name(token: str) -> str:
     return name or "arg"
 
 
+def command_listing(text: str) -> list[ParsedCommand]:
+    """Every command of a complete listing (`git help -a`): there, each indented
+    two-column line whose name is lower-case names a command, whatever its header."""
+    out: dict[str, ParsedCommand] = {}
+    for line in _clean(text).split("\n"):
+        match = _COMMAND_LINE.match(line.rstrip())
+        if match and match.group("names")[0].islower():
+            name = match.group("names").split(",")[0].strip().rstrip(":")
+            out.setdefault(
+                name,
+                ParsedCommand(
+                    name, match.group("desc").strip(), (match.group("args") or "").strip()
+                ),
+            )
+    return list(out.values())
+
+
 def arguments_from(placeholders: str) -> list[ParsedArgument]:
     """Positional arguments from placeholder words alone (`[PATTERN...] UNIT`)."""
     probe = ParsedHelp(usage=placeholders)
