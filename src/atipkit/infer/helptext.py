@@ -117,6 +117,7 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
     option: ParsedOption | None = None
     option_indent = 0
     argument: ParsedArgument | None = None
+    in_usage = False
     for index, raw in enumerate(lines):
         line = re.sub(r"^(\s*)\*\s+", r"\1", raw.rstrip())  # Typer's required marker
         stripped = line.strip()
@@ -129,6 +130,7 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
         usage = _USAGE.match(line)
         if usage and indent <= 2:
             section = "usage"
+            in_usage = not usage_lines  # only the first usage line may wrap
             if usage.group("rest"):
                 usage_lines.append(usage.group("rest"))
             continue
@@ -139,11 +141,13 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
         if section == "usage" and indent > 0 and not usage_lines:
             usage_lines.append(stripped)
             continue
-        if section == "usage" and indent > 0 and stripped.startswith((prog or "\0", "or:", "or ")):
-            continue  # further usage forms: the first is the one used
-        if section == "usage" and indent > 0 and usage_lines and not stripped.startswith("-"):
+        if section == "usage" and indent > 0 and _names_program(stripped, prog):
+            in_usage = False  # further usage forms: the first is the one used
+            continue
+        if section == "usage" and indent > 0 and in_usage and not stripped.startswith("-"):
             usage_lines[0] = f"{usage_lines[0]} {stripped}"  # a wrapped usage line
             continue
+        in_usage = False
         if stripped.startswith("-") and _FLAG.match(stripped) and indent <= 16:
             parsed = _option_line(stripped)
             if parsed is not None:
@@ -195,6 +199,12 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
 
 _BOX_TITLE = re.compile(r"^\s*[╭┌+][─-]+\s*(?P<title>[^─]+?)\s*[─-]+[╮┐+]\s*$")
 _BOX_SIDE = re.compile(r"^\s*[│|]\s?(?P<body>.*?)\s*[│|]\s*$")
+
+
+def _names_program(line: str, prog: str | None) -> bool:
+    """Whether a line starts another usage form: `or: prog ...`, `prog ...`, `/usr/bin/prog`."""
+    first = line.split()[0] if line.split() else ""
+    return first in ("or:", "or") or (bool(prog) and first.rsplit("/", 1)[-1] == prog)
 
 
 def _clean(text: str) -> str:
