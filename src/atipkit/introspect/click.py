@@ -27,10 +27,18 @@ from atipkit.model import (
     Tool,
     Trust,
     UnsetType,
+    dumps,
 )
 from atipkit.protocol import PROTOCOL_VERSION
 
-__all__ = ["AtipArgument", "AtipCommand", "AtipGroup", "tool_from_click"]
+__all__ = [
+    "AtipArgument",
+    "AtipCommand",
+    "AtipGroup",
+    "agent_option",
+    "tool_from_click",
+    "tool_from_typer",
+]
 
 
 class AtipCommand(click.Command):
@@ -73,11 +81,11 @@ def tool_from_click(
     `--version`, `--agent`) are actions, not options, and are left out, as are hidden
     parameters and the parameters named in `skip`.
     """
-    ctx = click.Context(command, info_name=name)
     commands: dict[str, Command]
-    if isinstance(command, click.Group):
+    ctx = _context(command, name)
+    if _is_group(command):
         commands = _subcommands(command, ctx)
-        global_options = [_option(p) for p in _params(command, skip, click.Option)]
+        global_options = [_option(p) for p in _params(command, skip, "option")]
         tool_effects = getattr(command, "effects", None) or UNSET
     else:
         commands = {"": _command(command, ctx)}
@@ -106,69 +114,121 @@ def _all(commands: Any) -> list[Command]:
     return out
 
 
-def _subcommands(group: click.Group, ctx: click.Context) -> dict[str, Command]:
+# Click-shaped objects are recognized by what they offer, not by class identity: Typer
+# ships its own copy of Click, whose classes are not `click`'s.
+
+
+def _is_group(command: Any) -> bool:
+    return hasattr(command, "list_commands") and hasattr(command, "get_command")
+
+
+def _context(command: Any, name: str, parent: Any = None) -> Any:
+    return command.context_class(command, info_name=name, parent=parent)
+
+
+def _kind(param: Any) -> str:
+    return getattr(param, "param_type_name", "")
+
+
+def _subcommands(group: Any, ctx: Any) -> dict[str, Command]:
     out: dict[str, Command] = {}
     for sub_name in group.list_commands(ctx):
         sub = group.get_command(ctx, sub_name)
         if sub is None:
             continue
-        out[sub_name] = _command(sub, click.Context(sub, info_name=sub_name, parent=ctx))
+        out[sub_name] = _command(sub, _context(sub, sub_name, ctx))
     return out
 
 
-def _command(command: click.Command, ctx: click.Context) -> Command:
+def _command(command: Any, ctx: Any) -> Command:
     effects = getattr(command, "effects", None)
     return Command(
         description=_summary(command),
-        arguments=[_argument(p) for p in _params(command, ("help",), click.Argument)],
-        options=[_option(p) for p in _params(command, ("help",), click.Option)],
+        arguments=[_argument(p) for p in _params(command, ("help",), "argument")],
+        options=[_option(p) for p in _params(command, ("help",), "option")],
         effects=effects if effects else UNSET,
         deprecated=bool(command.deprecated),
         hidden=command.hidden,
-        commands=_subcommands(command, ctx) if isinstance(command, click.Group) else {},
+        commands=_subcommands(command, ctx) if _is_group(command) else {},
     )
 
 
-def _params(command: click.Command, skip: tuple[str, ...], kind: type) -> list[Any]:
+def _params(command: Any, skip: tuple[str, ...], kind: str) -> list[Any]:
     return [
         p
         for p in command.params
-        if isinstance(p, kind)
+        if _kind(p) == kind
         and p.name not in skip
         and not p.is_eager
         and not getattr(p, "hidden", False)
     ]
 
 
-def _summary(command: click.Command) -> str:
+def _summary(command: Any) -> str:
     text = command.help or command.short_help or ""
     return " ".join(text.split("\n\n", 1)[0].split())
 
 
-def _type(param: click.Parameter) -> tuple[AtipType, list[Any] | UnsetType]:
-    ptype = param.type
-    if isinstance(param, click.Option) and param.is_flag and not param.count:
+def annotation_type(annotation: Any) -> tuple[AtipType, list[Any] | UnsetType]:
+    """An ATIP type from a Python annotation: int, float, bool, str, Path, an Enum, a
+    Literal of strings, and Optional/list of those."""
+    import enum
+    import pathlib
+    import typing
+
+    origin = typing.get_origin(annotation)
+    if origin is typing.Literal:
+        values = list(typing.get_args(annotation))
+        return ("enum", values) if all(isinstance(v, str) for v in values) else ("string", UNSET)
+    if origin in (typing.Union, type(int | str)):
+        members = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return annotation_type(members[0]) if members else ("string", UNSET)
+    if origin in (list, tuple, set, frozenset):
+        args = typing.get_args(annotation)
+        return annotation_type(args[0]) if args else ("string", UNSET)
+    if isinstance(annotation, type):
+        if issubclass(annotation, bool):
+            return "boolean", UNSET
+        if issubclass(annotation, int):
+            return "integer", UNSET
+        if issubclass(annotation, float):
+            return "number", UNSET
+        if issubclass(annotation, pathlib.PurePath):
+            return "file", UNSET
+        if issubclass(annotation, enum.Enum):
+            return "enum", [str(m.value) for m in annotation]
+    return "string", UNSET
+
+
+def _type(param: Any) -> tuple[AtipType, list[Any] | UnsetType]:
+    ptype = getattr(param, "type", None)
+    kind = type(ptype).__name__
+    if ptype is None and hasattr(param, "type_descriptor"):  # Typer 0.29+ (its own Click)
+        if _kind(param) == "option" and param.is_flag and not param.count:
+            return "boolean", UNSET
+        return annotation_type(param.type_descriptor.annotation)
+    if _kind(param) == "option" and param.is_flag and not param.count:
         return "boolean", UNSET
-    if isinstance(ptype, click.Choice):
-        return "enum", [str(c) for c in ptype.choices]
-    if isinstance(ptype, click.types.IntParamType) or getattr(param, "count", False):
+    if hasattr(ptype, "choices") and kind.endswith("Choice"):
+        return "enum", [str(getattr(c, "value", c)) for c in ptype.choices]
+    if kind in ("IntParamType", "IntRange") or getattr(param, "count", False):
         return "integer", UNSET
-    if isinstance(ptype, click.types.FloatParamType):
+    if kind in ("FloatParamType", "FloatRange"):
         return "number", UNSET
-    if isinstance(ptype, click.types.BoolParamType):
+    if kind == "BoolParamType":
         return "boolean", UNSET
-    if isinstance(ptype, click.Path):
+    if kind == "Path":
         return ("directory" if ptype.dir_okay and not ptype.file_okay else "file"), UNSET
-    if isinstance(ptype, click.File):
+    if kind == "File":
         return "file", UNSET
     return "string", UNSET
 
 
-def _default(param: click.Parameter) -> Any:
+def _default(param: Any) -> Any:
     value = param.default
     if value is None or callable(value):
         return UNSET
-    if isinstance(param, click.Option) and param.is_flag and value is False:
+    if _kind(param) == "option" and param.is_flag and value is False:
         return UNSET
     if isinstance(value, tuple):
         value = list(value)
@@ -177,11 +237,11 @@ def _default(param: click.Parameter) -> Any:
     return UNSET
 
 
-def _variadic(param: click.Parameter) -> bool:
+def _variadic(param: Any) -> bool:
     return bool(getattr(param, "multiple", False)) or param.nargs == -1 or param.nargs > 1
 
 
-def _argument(param: click.Argument) -> Argument:
+def _argument(param: Any) -> Argument:
     atip_type, values = _type(param)
     return Argument(
         name=param.name or param.human_readable_name,
@@ -194,7 +254,7 @@ def _argument(param: click.Argument) -> Argument:
     )
 
 
-def _option(param: click.Option) -> Option:
+def _option(param: Any) -> Option:
     atip_type, values = _type(param)
     longs = [f for f in param.opts if f.startswith("--")]
     return Option(
@@ -207,4 +267,40 @@ def _option(param: click.Option) -> Option:
         variadic=_variadic(param),
         enum=values,
         env_var=param.envvar if isinstance(param.envvar, str) else UNSET,
+    )
+
+
+def agent_option(*, version: str, name: str | None = None, description: str | None = None) -> Any:
+    """A Click decorator: `@agent_option(version="1.0")` on the top-level group or command
+    gives it an `--agent` flag that prints its ATIP metadata and exits."""
+
+    def show(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+        if not value or ctx.resilient_parsing:
+            return
+        root = ctx.find_root()
+        tool = tool_from_click(
+            root.command,
+            name=name or root.info_name or "tool",
+            version=version,
+            description=description,
+        )
+        click.echo(dumps(tool).decode())
+        ctx.exit(0)
+
+    return click.option(
+        "--agent",
+        is_flag=True,
+        expose_value=False,
+        is_eager=True,
+        callback=show,
+        help="Print ATIP metadata as JSON and exit.",
+    )
+
+
+def tool_from_typer(app: Any, *, name: str, version: str, description: str | None = None) -> Tool:
+    """A Typer app as an ATIP tool, through the Click command Typer builds."""
+    import typer.main
+
+    return tool_from_click(
+        typer.main.get_command(app), name=name, version=version, description=description
     )
