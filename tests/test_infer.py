@@ -295,3 +295,47 @@ def test_docopt_and_single_dash_layout():
     assert option_type(flags["chdir"])[0] == "directory"
     assert "wrapped" not in flags["chdir"].description
     assert flags["chdir"].description.endswith("given subcommand.")
+
+
+def test_the_man_page_fills_a_synopsis_only_help():
+    import subprocess
+
+    if shutil.which("ssh") is None or shutil.which("man") is None:
+        pytest.skip("ssh or man is not installed")
+    page = subprocess.run(["man", "-P", "cat", "ssh"], capture_output=True, text=True)
+    if "No manual entry" in page.stderr + page.stdout or not page.stdout:
+        pytest.skip("the ssh man page is not installed")
+    bare = generate_shim("ssh", man=False).commands[""]
+    full = generate_shim("ssh").commands[""]
+    assert len(bare.options) == 0  # `ssh --help` prints only a synopsis
+    assert len(full.options) > 20
+    assert {"-p", "-i"} <= {f for o in full.options for f in o.flags}
+
+
+def test_atip_gen_prints_and_writes_a_valid_shim(tmp_path):
+    from click.testing import CliRunner
+
+    from atipkit.cli import cli
+
+    exe = program(
+        tmp_path,
+        "mini",
+        """
+        import argparse
+        p = argparse.ArgumentParser(description="A tiny tool.")
+        p.add_argument("--level", type=int, metavar="N", help="how much")
+        p.parse_args()
+    """,
+    )
+    runner = CliRunner()
+    printed = runner.invoke(cli, ["gen", str(exe), "--no-man"])
+    assert printed.exit_code == 0
+    shim = atipkit.loads(printed.stdout)
+    assert shim.commands[""].options[0].type == "integer"
+    out = tmp_path / "shims"
+    written = runner.invoke(cli, ["gen", str(exe), "--no-man", "--out", str(out)])
+    assert written.exit_code == 0
+    [path] = list(out.iterdir())
+    assert path.name == f"{shim.binary.hex}.json"
+    assert atipkit.validate_file(path).ok
+    assert runner.invoke(cli, ["gen", "no-such-tool-here"]).exit_code == 2

@@ -26,6 +26,7 @@ from atipkit.infer.helptext import (
     option_type,
     parse_help,
 )
+from atipkit.infer.manpage import merge, read_man_page
 from atipkit.model import (
     UNSET,
     Argument,
@@ -76,9 +77,9 @@ def generate_shim(
     if form:
         sources.append(form)
     if man and clock.left > 0:
-        page = _man_page(name, clock)
+        page = read_man_page(name, lambda exe, args: _run(exe, args, clock))
         if page is not None:
-            _merge(root, page)
+            merge(root, page)
             sources.append("man")
     version = _version(real, clock)
     commands: dict[str, Command] = {}
@@ -158,40 +159,6 @@ def _best_help(real: str, path: Sequence[str], clock: Budget) -> tuple[ParsedHel
         if best.richness >= 6:
             break
     return best, best_form
-
-
-def _man_page(name: str, clock: Budget) -> ParsedHelp | None:
-    text = _run(_which_or(name, "man"), ["-P", "cat", name], clock) if _has_man() else ""
-    if not text.strip() or "No manual entry" in text:
-        return None
-    parsed = parse_help(text, name)
-    if not parsed.description:
-        head = re.search(r"NAME\s*\n\s*\S+\s+[-—–]+\s*(.+)", text)
-        parsed.description = head.group(1).strip() if head else ""
-    return parsed
-
-
-def _has_man() -> bool:
-    import shutil
-
-    return shutil.which("man") is not None
-
-
-def _which_or(name: str, fallback: str) -> str:
-    import shutil
-
-    return shutil.which(fallback) or fallback
-
-
-def _merge(base: ParsedHelp, extra: ParsedHelp) -> None:
-    """Options the man page adds to a short `--help`; a description if there was none."""
-    known = {f for o in base.options for f in o.flags}
-    for option in extra.options:
-        if not known.intersection(option.flags):
-            base.options.append(option)
-            known.update(option.flags)
-    if not base.description:
-        base.description = extra.description
 
 
 def _subcommands(
