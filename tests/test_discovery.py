@@ -6,6 +6,7 @@ import json
 import math
 import os
 import shutil
+import sys
 import time
 from pathlib import Path
 
@@ -118,6 +119,30 @@ def test_legacy_unversioned_shim_by_name(tmp_path):
     )
     resolved = resolve_tool("nowhere")
     assert (resolved.source, resolved.path, resolved.tool.atip.version) == ("shim", None, "0.1")
+
+
+def test_inferred_metadata_when_allowed(tmp_path):
+    exe = tmp_path / "bin" / "oldtool"
+    exe.parent.mkdir()
+    exe.write_text(
+        f"#!{sys.executable}\n"
+        + (
+            "import argparse\n"
+            "p = argparse.ArgumentParser(description='Frobnicate files.')\n"
+            "p.add_argument('--count', type=int, metavar='N', help='how many')\n"
+            "p.parse_args()\n"
+        )
+    )
+    exe.chmod(0o755)
+    with pytest.raises(NoMetadata):
+        resolve_tool(str(exe))
+    first = resolve_tool(str(exe), allow_inferred=True)
+    assert (first.source, first.tool.trust.source) == ("inferred", "inferred")
+    assert first.origins["metadata"].startswith("inferred:")
+    assert first.tool.commands[""].options[0].type == "integer"
+    again = resolve_tool(str(exe))  # no inference needed any more
+    assert (again.source, again.cached) == ("inferred", True)
+    assert LocalRegistry().read().tools["oldtool"].source == "inferred"
 
 
 def test_not_found_and_no_metadata(tmp_path):

@@ -19,9 +19,10 @@ from typing import Any, Literal
 import msgspec
 
 from atipkit import paths
+from atipkit._atomic import write_atomic
 from atipkit.errors import AtipError
 from atipkit.layering import layer_patterns, merge_patch
-from atipkit.model import Tool, from_dict, to_dict
+from atipkit.model import Tool, dumps, from_dict, to_dict
 from atipkit.partial import select
 from atipkit.probe import DEFAULT_TIMEOUT, ProbeFailure, probe
 from atipkit.registry.local import Entry, LocalRegistry, timestamp
@@ -46,7 +47,7 @@ class Resolved(msgspec.Struct, kw_only=True):
     tool: Tool
     path: str | None
     hash: str | None
-    source: Literal["native", "shim"]
+    source: Literal["native", "shim", "inferred"]
     cached: bool
     origins: dict[str, str] = {}
 
@@ -60,8 +61,12 @@ def resolve_tool(
     depth: int | None = None,
     timeout: float = DEFAULT_TIMEOUT,
     project_dir: Path | None = None,
+    allow_inferred: bool = False,
 ) -> Resolved:
     """The metadata of tool `name` (a name on PATH, or a path to an executable).
+
+    With `allow_inferred`, a tool nothing else describes gets an inferred shim (its help
+    text and man page, `atipkit.infer`), stored by hash and recorded as `inferred`.
 
     Raises `ToolNotFound` or `NoMetadata`. With `commands`/`depth`, a tool that declares
     `partial-discovery` is asked for that part; any other is cut down locally.
@@ -78,7 +83,7 @@ def resolve_tool(
     hash_: str | None = None
     origins: dict[str, str] = {}
     base: Tool | None = None
-    source: Literal["native", "shim"] = "native"
+    source: Literal["native", "shim", "inferred"] = "native"
     cached = False
     failure: ProbeFailure | None = None
 
@@ -86,10 +91,10 @@ def resolve_tool(
         if entry and entry.hash and not refresh and _unchanged(entry, real, stat):
             hash_ = entry.hash
             base = registry.load_metadata(hash_) if entry.source == "native" else None
-            if base is None and entry.source == "shim":
+            if base is None and entry.source in ("shim", "inferred"):
                 base = find_shim(registry, hash_, tool_name, origins)
             if base is not None:
-                source = "shim" if entry.source == "shim" else "native"
+                source = entry.source if entry.source in ("shim", "inferred") else "native"
                 cached = True
                 origins.setdefault("metadata", f"registry:{registry.metadata_path(hash_)}")
         hash_ = hash_ or sha256_file(real)
@@ -104,6 +109,15 @@ def resolve_tool(
     if base is None:
         base = find_shim(registry, hash_, tool_name, origins)
         source = "shim"
+        if base is not None and base.trust and base.trust.source == "inferred":
+            source = "inferred"
+    if base is None and allow_inferred and real and hash_:
+        from atipkit.infer.generate import generate_shim
+
+        base, source = generate_shim(real, name=tool_name), "inferred"
+        path = registry.shim_path(hash_)
+        write_atomic(path, dumps(base))
+        origins["metadata"] = f"inferred:{path}"
     if base is None:
         if executable is None:
             raise ToolNotFound(f"no executable {name!r} on PATH and no shim for it")
@@ -224,7 +238,7 @@ def _record(
     real: str,
     stat: os.stat_result,
     hash_: str | None,
-    source: Literal["native", "shim"],
+    source: Literal["native", "shim", "inferred"],
     tool: Tool,
 ) -> None:
     with registry.transaction() as index:

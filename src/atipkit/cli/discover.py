@@ -115,6 +115,12 @@ def list_command(as_json: bool) -> None:
 @click.option("--commands", help="Only these command subtrees (comma-separated).")
 @click.option("--depth", type=click.IntRange(min=1), help="Only commands this deep (1 = top).")
 @click.option("--refresh", is_flag=True, help="Ask the tool again even if cached.")
+@click.option(
+    "--infer",
+    "allow_inferred",
+    is_flag=True,
+    help="If nothing describes the tool, infer metadata from its help (atip gen).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the ATIP document.")
 @click.pass_context
 def show_command(
@@ -123,13 +129,21 @@ def show_command(
     commands: str | None,
     depth: int | None,
     refresh: bool,
+    allow_inferred: bool,
     as_json: bool,
 ) -> None:
     """Show a tool's ATIP metadata: its commands and what each may do."""
     from atipkit.bridge.safety import flags
     from atipkit.model import dumps, effective_effects, iter_commands
 
-    resolved = _resolve(ctx, tool, commands=_split(commands), depth=depth, refresh=refresh)
+    resolved = _resolve(
+        ctx,
+        tool,
+        commands=_split(commands),
+        depth=depth,
+        refresh=refresh,
+        allow_inferred=allow_inferred,
+    )
     doc = resolved.tool
     if as_json:
         click.echo(dumps(doc).decode())
