@@ -3,20 +3,32 @@
 A hash names a file or a URL (SPEC-NOTES 13), so anything that is not exactly 64 lowercase
 hex digits is refused before it reaches the filesystem or the network: `../../etc/passwd`
 never becomes a path.
+
+Hashing a large binary costs; verifying it again should not. `file_digest` remembers each
+digest with the file's fingerprint (real path, size, mtime, inode) — in memory and in
+`digests.json` in the cache directory — and hashes again only when the file changed.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
+import threading
+from pathlib import Path
+from typing import Literal
 
+import msgspec
+
+Algorithm = Literal["sha256", "sha512"]
 _HEX = re.compile(r"[0-9a-f]{64}\Z")
+_CHECKSUM = re.compile(r"(sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})\Z")
 _CHUNK = 1 << 20
 
 
 class BadHash(ValueError):
-    """A string that is not a sha256 hash in the canonical form."""
+    """A string that is not a hash in the canonical form."""
 
 
 def sha256_hex(value: str) -> str:
@@ -27,10 +39,80 @@ def sha256_hex(value: str) -> str:
     return hex_digits
 
 
-def sha256_file(path: str | os.PathLike[str]) -> str:
-    """The `sha256:<hex>` of a file, read in chunks (binaries can be large)."""
-    digest = hashlib.sha256()
+def parse_checksum(value: str) -> tuple[Algorithm, str]:
+    """`"sha256:<64 hex>"` or `"sha512:<128 hex>"` → (algorithm, hex); else `BadHash`."""
+    if not _CHECKSUM.match(value):
+        raise BadHash(f"not a checksum ('sha256:' or 'sha512:' + lowercase hex): {value[:80]!r}")
+    algorithm, hex_digits = value.split(":", 1)
+    return algorithm, hex_digits  # type: ignore[return-value]
+
+
+def hash_file(path: str | os.PathLike[str], algorithm: Algorithm = "sha256") -> str:
+    """The `algo:<hex>` of a file, streamed (binaries can be large); never cached."""
+    digest = hashlib.new(algorithm)
     with open(path, "rb") as f:
         while chunk := f.read(_CHUNK):
             digest.update(chunk)
-    return f"sha256:{digest.hexdigest()}"
+    return f"{algorithm}:{digest.hexdigest()}"
+
+
+def sha256_file(path: str | os.PathLike[str]) -> str:
+    return hash_file(path, "sha256")
+
+
+class _Seen(msgspec.Struct, frozen=True):
+    size: int
+    mtime_ns: int
+    inode: int
+    digest: str
+
+
+class _Store(msgspec.Struct):
+    digests: dict[str, _Seen] = {}
+
+
+_memory: dict[tuple[str, str], _Seen] = {}
+_lock = threading.Lock()
+
+
+def file_digest(
+    path: str | os.PathLike[str], algorithm: Algorithm = "sha256", *, cache: Path | None = None
+) -> str:
+    """The digest of a file, reusing a remembered one while the file is unchanged."""
+    from atipkit import paths
+
+    real = os.path.realpath(path)
+    st = os.stat(real)
+    key = (real, algorithm)
+    seen = _memory.get(key)
+    if seen is None:
+        store = _read(cache or paths.cache_dir() / "digests.json")
+        seen = store.digests.get(f"{algorithm}:{real}")
+    if seen and (seen.size, seen.mtime_ns, seen.inode) == (st.st_size, st.st_mtime_ns, st.st_ino):
+        _memory[key] = seen
+        return seen.digest
+    digest = hash_file(real, algorithm)
+    fresh = _Seen(st.st_size, st.st_mtime_ns, st.st_ino, digest)
+    _memory[key] = fresh
+    _remember(cache or paths.cache_dir() / "digests.json", f"{algorithm}:{real}", fresh)
+    return digest
+
+
+def _read(path: Path) -> _Store:
+    try:
+        return msgspec.json.decode(path.read_bytes(), type=_Store)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return _Store()
+
+
+def _remember(path: Path, key: str, seen: _Seen) -> None:
+    from filelock import FileLock
+
+    from atipkit._atomic import write_atomic
+
+    with _lock, contextlib.suppress(OSError):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(path) + ".lock"):
+            store = _read(path)
+            store.digests[key] = seen
+            write_atomic(path, msgspec.json.encode(store))
