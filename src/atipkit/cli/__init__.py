@@ -60,6 +60,7 @@ def _register() -> None:
     from atipkit.cli.gen import gen_command
     from atipkit.cli.run import run_command
     from atipkit.cli.schema import schema_command
+    from atipkit.cli.trust import shim_group, verify_command
     from atipkit.cli.validate import validate_command
 
     cli.add_command(scan_command, "scan")
@@ -70,6 +71,8 @@ def _register() -> None:
     cli.add_command(compile_command, "compile")
     cli.add_command(run_command, "run")
     cli.add_command(gen_command, "gen")
+    cli.add_command(verify_command, "verify")
+    cli.add_command(shim_group, "shim")
     cli.add_command(schema_command, "schema")
 
 

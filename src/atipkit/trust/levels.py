@@ -1,0 +1,225 @@
+"""Trust levels (RFC 0.6 §3.2.2): what verifying a binary and its metadata established.
+
+    COMPROMISED      a checksum or binary.hash does not match: do not run
+    UNSIGNED         no signature, or one that does not verify
+    UNVERIFIED       a signature is declared but cannot be checked here (no bundle locally)
+    PROVENANCE_FAIL  the signature holds but the SLSA provenance does not
+    VERIFIED         every declared check passed, a signature among them
+
+Signatures and provenance are looked for next to the binary (`<binary>.sigstore.json`,
+`.minisig`, `.sig`, `.intoto.json`) and at the paths the metadata names, never fetched:
+remote registries bring them (issue 8).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from enum import IntEnum
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from atipkit.model import Tool
+from atipkit.policy import TrustRank, trust_of
+from atipkit.trust import signatures, slsa
+from atipkit.trust.digest import BadHash, file_digest, parse_checksum
+
+
+class TrustLevel(IntEnum):
+    COMPROMISED = 0
+    UNSIGNED = 1
+    UNVERIFIED = 2
+    PROVENANCE_FAIL = 3
+    VERIFIED = 4
+
+
+class TrustPolicy(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
+    """An organization's trust requirements (RFC 0.6 §3.2.2, §4.8), from config.json's
+    `trust` or a registry's policy.json."""
+
+    require_signature: bool = False
+    allowed_signers: list[str] = []
+    minimum_slsa_level: int = 0
+    trusted_builders: list[str] = []
+    trusted_root: str | None = None
+    """A Sigstore trusted root file (default: the one the sigstore package ships)."""
+    minisign_keys: list[str] = []
+    """Minisign public keys (base64 or files)."""
+    ssh_allowed_signers: str | None = None
+    provenance_keys: list[str] = []
+    """PEM files of keys that sign provenance envelopes."""
+
+    @classmethod
+    def from_json(cls, data: bytes | str) -> TrustPolicy:
+        raw = json.loads(data)
+        if isinstance(raw, dict) and isinstance(raw.get("policy"), dict):
+            raw = raw["policy"].get("trust", raw["policy"])  # a registry's policy.json
+        return msgspec.convert(raw, cls)
+
+
+class Check(msgspec.Struct, frozen=True):
+    name: str
+    ok: bool | None  # None: declared but not checkable here
+    detail: str
+
+
+class TrustReport(msgspec.Struct, frozen=True):
+    level: TrustLevel
+    source_trust: TrustRank
+    checks: list[Check]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "level": self.level.name,
+            "sourceTrust": self.source_trust,
+            "checks": [msgspec.to_builtins(c) for c in self.checks],
+        }
+
+
+def verify_tool(
+    binary: str | os.PathLike[str], tool: Tool, policy: TrustPolicy | None = None
+) -> TrustReport:
+    """Verify `binary` against what `tool` (its metadata or shim) declares."""
+    policy = policy or TrustPolicy()
+    path = Path(binary)
+    checks: list[Check] = []
+    level = TrustLevel.VERIFIED
+    trust = tool.trust or None
+    integrity = trust.integrity if trust and trust.integrity else None
+
+    def lower(to: TrustLevel) -> None:
+        nonlocal level
+        level = min(level, to)
+
+    if integrity and integrity.checksum:
+        try:
+            algorithm, expected = parse_checksum(integrity.checksum)
+            actual = file_digest(path, algorithm)
+            ok = actual == f"{algorithm}:{expected}"
+            checks.append(Check("checksum", ok, actual if ok else f"binary is {actual}"))
+            if not ok:
+                lower(TrustLevel.COMPROMISED)
+        except BadHash as exc:
+            checks.append(Check("checksum", False, str(exc)))
+            lower(TrustLevel.COMPROMISED)
+    if tool.binary:
+        actual = file_digest(path, "sha256")
+        ok = actual == tool.binary.hash
+        checks.append(
+            Check(
+                "binary.hash",
+                ok,
+                actual if ok else f"the shim describes {tool.binary.hash}, the binary is {actual}",
+            )
+        )
+        if not ok:
+            lower(TrustLevel.COMPROMISED)
+
+    signature = _signature(path, tool, policy)
+    checks.append(signature)
+    if signature.ok is None:
+        lower(TrustLevel.UNVERIFIED if _declared_signature(tool) else TrustLevel.UNSIGNED)
+    elif not signature.ok:
+        lower(TrustLevel.UNSIGNED)
+
+    provenance = trust.provenance if trust and trust.provenance else None
+    if provenance or policy.minimum_slsa_level:
+        result = _provenance(path, tool, policy)
+        checks.append(result)
+        if result.ok is False:
+            lower(TrustLevel.PROVENANCE_FAIL)
+        elif result.ok is None:
+            lower(TrustLevel.UNVERIFIED)
+    if policy.require_signature and not signature.ok:
+        checks.append(Check("policy", False, "the policy requires a verified signature"))
+    return TrustReport(level, trust_of(tool), checks)
+
+
+def _declared_signature(tool: Tool) -> bool:
+    trust = tool.trust
+    return bool(trust and ((trust.integrity and trust.integrity.signature) or trust.shim_signature))
+
+
+def _signature(path: Path, tool: Tool, policy: TrustPolicy) -> Check:
+    """The first signature material found next to the binary that verifies."""
+    declared = tool.trust.integrity.signature if tool.trust and tool.trust.integrity else None
+    for candidate in (
+        f"{path}.sigstore.json",
+        f"{path}.sigstore",
+        f"{path}.bundle",
+        str(declared.bundle) if declared and declared.bundle else "",
+    ):
+        if candidate and os.path.isfile(candidate) and declared:
+            result = signatures.sigstore_verify(
+                path,
+                candidate,
+                identity=declared.identity or "",
+                issuer=declared.issuer or "",
+                trusted_root=policy.trusted_root,
+            )
+            return _allowed(result, policy)
+    if os.path.isfile(f"{path}.minisig") and policy.minisign_keys:
+        results = [signatures.minisign_verify(path, key) for key in policy.minisign_keys]
+        good = next((r for r in results if r.ok), results[0])
+        return _allowed(good, policy, signer=good.signer if good.ok else None)
+    if os.path.isfile(f"{path}.sig") and policy.ssh_allowed_signers:
+        for signer in policy.allowed_signers or ["*"]:
+            result = signatures.ssh_verify(path, policy.ssh_allowed_signers, signer)
+            if result.ok:
+                return Check("signature", True, f"ssh signature by {signer}")
+        return Check("signature", False, "ssh signature does not verify for an allowed signer")
+    if declared:
+        return Check(
+            "signature",
+            None,
+            f"a {declared.type} signature is declared; no bundle is available here to check it",
+        )
+    return Check("signature", None, "no signature")
+
+
+def _allowed(
+    result: signatures.SignatureResult, policy: TrustPolicy, signer: str | None = None
+) -> Check:
+    if not result.ok:
+        return Check("signature", False, f"{result.method}: {result.reason}")
+    who = signer or result.signer or ""
+    if policy.allowed_signers and who not in policy.allowed_signers:
+        return Check(
+            "signature",
+            False,
+            f"{result.method} signature by {who!r}, who is not an allowed signer",
+        )
+    return Check("signature", True, f"{result.method} signature by {who or 'a trusted key'}")
+
+
+def _provenance(path: Path, tool: Tool, policy: TrustPolicy) -> Check:
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
+    declared = tool.trust.provenance if tool.trust and tool.trust.provenance else None
+    claimed = declared.slsa_level if declared and declared.slsa_level is not None else None
+    location = next(
+        (
+            c
+            for c in (f"{path}.intoto.json", str(declared.url) if declared and declared.url else "")
+            if c and os.path.isfile(c)
+        ),
+        None,
+    )
+    if location is None:
+        return Check("provenance", None, "no provenance attestation is available here")
+    envelope = json.loads(Path(location).read_text())
+    keys = [load_pem_public_key(Path(k).read_bytes()) for k in policy.provenance_keys]
+    builders = policy.trusted_builders or (
+        [declared.builder] if declared and declared.builder else []
+    )
+    result = slsa.verify_provenance(
+        envelope,
+        public_keys=keys,
+        artifact_digest=file_digest(path, "sha256"),
+        allowed_builders=builders,
+        claimed_level=claimed if isinstance(claimed, int) else None,
+        minimum_level=policy.minimum_slsa_level,
+    )
+    return Check("provenance", result.ok, f"{result.reason}: {result.message}")
