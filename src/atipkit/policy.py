@@ -15,6 +15,7 @@ from atipkit.model import Tool
 
 TrustRank = Literal["very-low", "low", "medium", "high"]
 CostRank = Literal["none", "low", "medium", "high"]
+VerificationName = Literal["UNSIGNED", "UNVERIFIED", "PROVENANCE_FAIL", "VERIFIED"]
 TRUST_ORDER: tuple[TrustRank, ...] = ("very-low", "low", "medium", "high")
 COST_ORDER: tuple[CostRank, ...] = ("none", "low", "medium", "high")
 
@@ -56,6 +57,9 @@ class Policy(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
     allow_filesystem_delete: bool = True
     minimum_trust: TrustRank = "very-low"
     """Deny tools whose metadata is trusted less than this."""
+    minimum_verification: VerificationName | None = None
+    """Deny binaries whose verified trust level (`atipkit.trust.levels`) is below this; a
+    COMPROMISED binary is always denied."""
     path_allow: list[str] = []
     """Globs; when any is given, every file or directory value must match one."""
     path_deny: list[str] = []

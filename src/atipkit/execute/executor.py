@@ -39,7 +39,8 @@ class Outcome(msgspec.Struct, kw_only=True):
 class Executor:
     """Runs calls of `tools` under `policy`. `confirm` is asked about calls the policy
     wants confirmed (without it they are not run); `executables` maps a tool name to the
-    path to run (default: the name, found on PATH)."""
+    path to run (default: the name, found on PATH); `trust_levels` maps a tool name to its
+    binary's verified `TrustLevel` (`atipkit.trust.levels.verify_tool`)."""
 
     def __init__(
         self,
@@ -51,6 +52,7 @@ class Executor:
         result_filter: ResultFilter | None = None,
         executables: Mapping[str, str] | None = None,
         credential: Callable[[], bytes | None] | None = None,
+        trust_levels: Mapping[str, int] | None = None,
         jobs: int = 4,
     ) -> None:
         batch = [tools] if isinstance(tools, Tool) else list(tools)
@@ -61,6 +63,7 @@ class Executor:
         self.filter = result_filter or ResultFilter()
         self.executables = dict(executables or {})
         self.credential = credential
+        self.trust_levels = dict(trust_levels or {})
         self.jobs = jobs
         self._billable = 0
         self._lock = threading.Lock()
@@ -78,7 +81,12 @@ class Executor:
         tool = self.tools[call.tool]
         with self._lock:
             decision = decide(
-                self.policy, tool, call.path, call.values, billable_used=self._billable
+                self.policy,
+                tool,
+                call.path,
+                call.values,
+                billable_used=self._billable,
+                trust_level=self.trust_levels.get(tool.name),
             )
         if decision.action == "confirm":
             if self.confirm is not None and self.confirm(call, decision):

@@ -41,12 +41,16 @@ def decide(
     *,
     billable_used: int = 0,
     cwd: str | None = None,
+    trust_level: int | None = None,
 ) -> Decision:
-    """The strictest decision of `policy` and every policy it was narrowed from."""
+    """The strictest decision of `policy` and every policy it was narrowed from.
+    `trust_level` is the binary's verified `TrustLevel`, when it was verified."""
     decisions = []
     current: Policy | None = policy
     while current is not None:
         decisions.append(_decide_one(current, tool, path, values or {}, billable_used, cwd))
+        if trust_level is not None:
+            decisions.append(_verification(current, trust_level))
         current = current.parent
     action = max((d.action for d in decisions), key=_RANK.__getitem__)
     reasons = [r for d in decisions if d.action == action for r in d.reasons]
@@ -81,6 +85,20 @@ def _decide_one(
     if denied:
         return Decision("deny", denied)
     return Decision("confirm", confirm) if confirm else Decision("allow")
+
+
+def _verification(policy: Policy, level: int) -> Decision:
+    from atipkit.trust.levels import TrustLevel
+
+    verified = TrustLevel(level)
+    if verified is TrustLevel.COMPROMISED:
+        return Decision("deny", ["the binary does not match its metadata (COMPROMISED)"])
+    if policy.minimum_verification and verified < TrustLevel[policy.minimum_verification]:
+        return Decision(
+            "deny",
+            [f"the binary is {verified.name}; the policy requires {policy.minimum_verification}"],
+        )
+    return Decision("allow")
 
 
 def _delegation(
