@@ -41,3 +41,16 @@ def runs_anything() -> Effects:
         destructive=True,
         interactive=Interactive(stdin="optional", prompts=True, tty=False),
     )
+
+
+def signs_files() -> Effects:
+    """A command that writes a signature file next to the file it signs."""
+    return Effects(
+        filesystem=FilesystemEffects(read=True, write=True, delete=False),
+        network=False,
+        subprocess=True,
+        idempotent=False,
+        reversible=True,
+        destructive=False,
+        interactive=Interactive(stdin="none", prompts=False, tty=False),
+    )

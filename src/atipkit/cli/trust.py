@@ -10,21 +10,10 @@ from pathlib import Path
 import click
 
 from atipkit.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE
-from atipkit.cli._effects import discovering, read_only
+from atipkit.cli._effects import discovering, read_only, signs_files
 from atipkit.introspect.click import AtipArgument, AtipCommand, AtipGroup
-from atipkit.model import Effects, FilesystemEffects, Interactive
 
 EXIT_COMPROMISED = 3
-
-SIGNS = Effects(
-    filesystem=FilesystemEffects(read=True, write=True, delete=False),
-    network=False,
-    subprocess=True,
-    idempotent=False,
-    reversible=True,
-    destructive=False,
-    interactive=Interactive(stdin="none", prompts=False, tty=False),
-)
 
 
 @click.command(cls=AtipCommand, effects=discovering())
@@ -99,7 +88,7 @@ def shim_group() -> None:
     """Sign and verify shim files."""
 
 
-@shim_group.command("sign", cls=AtipCommand, effects=SIGNS)
+@shim_group.command("sign", cls=AtipCommand, effects=signs_files())
 @click.argument(
     "file", cls=AtipArgument, type=click.Path(dir_okay=False, exists=True), help="The shim to sign."
 )
