@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -42,3 +43,21 @@ def minimal(**extra: Any) -> dict[str, Any]:
     }
     doc.update(extra)
     return doc
+
+
+def minisign_keys(tmp_path: Path) -> tuple[Path, Path]:
+    import minisign
+
+    pair = minisign.KeyPair.generate()
+    secret, public = tmp_path / "test.key", tmp_path / "test.pub"
+    secret.write_text(f"untrusted comment: test key\n{pair.secret_key.to_base64().decode()}\n")
+    public.write_text(f"untrusted comment: test key\n{pair.public_key.to_base64().decode()}\n")
+    return secret, public
+
+
+def ssh_key(tmp_path: Path, name: str) -> tuple[Path, str]:
+    key = tmp_path / name
+    subprocess.run(
+        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(key)], check=True
+    )
+    return key, Path(f"{key}.pub").read_text().strip()

@@ -93,7 +93,7 @@ http {{
         application/zip zip whl;
     }}
     default_type application/octet-stream;
-    log_format lines '$request $status';
+    log_format lines '{log_format}';
     access_log {run}/access.log lines;
     client_body_temp_path {run}/body;
     proxy_temp_path {run}/proxy;
@@ -111,9 +111,12 @@ http {{
 
 
 @contextlib.contextmanager
-def nginx(root: Path, run: Path, *, extra: str = "") -> Iterator[Nginx]:
+def nginx(
+    root: Path, run: Path, *, extra: str = "", log_format: str = "$request $status"
+) -> Iterator[Nginx]:
     """nginx serving `root` on a free loopback port; `run` holds its config and logs.
-    `extra` is added inside the server block (more `location`s, say)."""
+    `extra` is added inside the server block (more `location`s, say); `log_format` is
+    what each line of `requests()` holds (nginx variables, e.g. `$http_authorization`)."""
     binary = require("nginx", "apt-get install nginx; .ci/run does")
     run.mkdir(parents=True, exist_ok=True)
     port = free_port()
@@ -125,6 +128,7 @@ def nginx(root: Path, run: Path, *, extra: str = "") -> Iterator[Nginx]:
             port=port,
             root=root,
             extra=extra,
+            log_format=log_format,
         )
     )
     log = run / "error.log"

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import shutil
 import socket
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from atipkit.cli import cli
 from atipkit.trust import signatures as sig
 from atipkit.trust.levels import TrustLevel, TrustPolicy, verify_tool
 from atipkit.trust.slsa import sign_envelope, verify_provenance
-from tests.helpers import minimal
+from tests.helpers import minimal, minisign_keys, ssh_key
 
 SIGSTORE = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "sigstore"
 GHA = (
@@ -44,16 +43,6 @@ def shim(tmp_path: Path) -> Path:
 # -- minisign and SSH ----------------------------------------------------------------------
 
 
-def minisign_keys(tmp_path: Path) -> tuple[Path, Path]:
-    import minisign
-
-    pair = minisign.KeyPair.generate()
-    secret, public = tmp_path / "test.key", tmp_path / "test.pub"
-    secret.write_text(f"untrusted comment: test key\n{pair.secret_key.to_base64().decode()}\n")
-    public.write_text(f"untrusted comment: test key\n{pair.public_key.to_base64().decode()}\n")
-    return secret, public
-
-
 def test_minisign_sign_verify_and_a_flipped_byte(tmp_path, shim):
     secret, public = minisign_keys(tmp_path)
     signature = sig.minisign_sign(shim, secret, trusted_comment="shim-maintainers")
@@ -64,14 +53,6 @@ def test_minisign_sign_verify_and_a_flipped_byte(tmp_path, shim):
     bad = sig.minisign_verify(shim, str(public))
     assert not bad.ok
     assert bad.reason.startswith("signature does not verify")
-
-
-def ssh_key(tmp_path: Path, name: str) -> tuple[Path, str]:
-    key = tmp_path / name
-    subprocess.run(
-        ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(key)], check=True
-    )
-    return key, Path(f"{key}.pub").read_text().strip()
 
 
 @pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")

@@ -5,8 +5,8 @@ every request here has the same guards:
 
 - a size cap, checked against `Content-Length` before reading and counted while reading
   (decoded bytes, so a compressed bomb stops at the cap too);
-- timeouts per operation and a deadline for the whole response (a server that drips one
-  byte a second does not hold a lookup for ever);
+- timeouts per operation and a deadline for the whole response, headers included (a
+  server that drips one byte a second does not hold a lookup for ever);
 - redirects followed by hand, only to the same origin (scheme, host and port) unless the
   caller allows other origins, never from https to http, at most five;
 - credentials (an `Authorization` header) sent only to the origin they belong to, never
@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import threading
 import time
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
@@ -198,7 +199,7 @@ class Fetcher:
                 sent.update(credentials)
             request = self._client.build_request("GET", current, headers=sent)
             try:
-                response = self._client.send(request, stream=True)
+                response = self._send(request, current, started + self.deadline)
             except httpx.TimeoutException:
                 raise NetworkError(current, "timed out") from None
             except httpx.HTTPError as exc:
@@ -214,6 +215,38 @@ class Fetcher:
             self._check_redirect(current, target, home)
             current = target
         raise RedirectRefused(url, f"more than {MAX_REDIRECTS} redirects")
+
+    def _send(self, request: httpx.Request, url: str, deadline: float) -> httpx.Response:
+        """Send and wait for the headers, within the deadline. Read timeouts alone do not
+        bound this: a server may drip header bytes just under the timeout for hours. The
+        exchange runs in a worker; past the deadline it is abandoned, and the worker
+        closes its response whenever the server finally answers."""
+        outcome: dict[str, Any] = {}
+        lock = threading.Lock()
+
+        def exchange() -> None:
+            try:
+                response = self._client.send(request, stream=True)
+            except BaseException as exc:  # handed to the caller below
+                with lock:
+                    outcome["error"] = exc
+                return
+            with lock:
+                if outcome.get("abandoned"):
+                    response.close()
+                else:
+                    outcome["response"] = response
+
+        worker = threading.Thread(target=exchange, name="atipkit-http", daemon=True)
+        worker.start()
+        worker.join(max(0.0, deadline - time.monotonic()))
+        with lock:
+            if not ("response" in outcome or "error" in outcome):
+                outcome["abandoned"] = True
+                raise NetworkError(url, f"no response within {self.deadline:g} s")
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["response"]
 
     def _check_redirect(self, current: str, target: str, home: str) -> None:
         if urlsplit(target).scheme.lower() not in ("http", "https"):
@@ -237,7 +270,7 @@ class Fetcher:
             raise ResponseTooLarge(url, f"{int(declared)} bytes, more than the limit {max_bytes}")
         seen = 0
         try:
-            for chunk in response.iter_bytes(1 << 16):
+            for chunk in response.iter_bytes():  # as it arrives: a chunk size would buffer
                 seen += len(chunk)
                 if seen > max_bytes:
                     raise ResponseTooLarge(url, f"more than the limit of {max_bytes} bytes")

@@ -14,7 +14,7 @@ import os
 import shutil
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
@@ -28,6 +28,9 @@ from atipkit.probe import DEFAULT_TIMEOUT, ProbeFailure, probe
 from atipkit.registry.local import Entry, LocalRegistry, timestamp
 from atipkit.trust.digest import sha256_file
 from atipkit.validation import validate_file
+
+if TYPE_CHECKING:
+    from atipkit.registry.remote import RemoteRegistries
 
 
 class ToolNotFound(AtipError, LookupError):
@@ -62,8 +65,12 @@ def resolve_tool(
     timeout: float = DEFAULT_TIMEOUT,
     project_dir: Path | None = None,
     allow_inferred: bool = False,
+    remote: RemoteRegistries | None = None,
 ) -> Resolved:
     """The metadata of tool `name` (a name on PATH, or a path to an executable).
+
+    Shims are looked up by hash in the local and system directories, then in `remote`
+    registries (default: those configured in registries.json or `ATIP_REGISTRIES`).
 
     With `allow_inferred`, a tool nothing else describes gets an inferred shim (its help
     text and man page, `atipkit.infer`), stored by hash and recorded as `inferred`.
@@ -92,7 +99,7 @@ def resolve_tool(
             hash_ = entry.hash
             base = registry.load_metadata(hash_) if entry.source == "native" else None
             if base is None and entry.source in ("shim", "inferred"):
-                base = find_shim(registry, hash_, tool_name, origins)
+                base = _find_shim(registry, hash_, tool_name, origins, remote, refresh)
             if base is not None:
                 source = entry.source if entry.source in ("shim", "inferred") else "native"
                 cached = True
@@ -107,7 +114,7 @@ def resolve_tool(
             else:
                 failure = result.failure
     if base is None:
-        base = find_shim(registry, hash_, tool_name, origins)
+        base = _find_shim(registry, hash_, tool_name, origins, remote, refresh)
         source = "shim"
         if base is not None and base.trust and base.trust.source == "inferred":
             source = "inferred"
@@ -126,7 +133,7 @@ def resolve_tool(
 
     tool = _layer(base, registry, hash_, tool_name, origins, project_dir)
     if real and stat and not cached:
-        _record(registry, tool_name, real, stat, hash_, source, tool)
+        _record(registry, tool_name, real, stat, hash_, source, tool, origins.get("registry"))
     if commands or depth is not None:
         tool = _part(tool, real, source, commands, depth, timeout, origins)
     return Resolved(
@@ -138,6 +145,25 @@ def resolve_tool(
         cached=cached,
         origins=origins,
     )
+
+
+def _find_shim(
+    registry: LocalRegistry,
+    hash_: str | None,
+    name: str,
+    origins: dict[str, str],
+    remote: RemoteRegistries | None,
+    refresh: bool,
+) -> Tool | None:
+    """`find_shim`, with the configured remote registries unless the caller gave some."""
+    if remote is not None or not hash_:
+        return find_shim(registry, hash_, name, origins, remote=remote)
+    configured = _configured_remote(refresh, origins)
+    try:
+        return find_shim(registry, hash_, name, origins, remote=configured)
+    finally:
+        if configured is not None:
+            configured.close()
 
 
 def _locate(name: str) -> str | None:
@@ -157,17 +183,35 @@ def _unchanged(entry: Entry, real: str, stat: os.stat_result) -> bool:
 
 
 def find_shim(
-    registry: LocalRegistry, hash_: str | None, name: str, origins: dict[str, str] | None = None
+    registry: LocalRegistry,
+    hash_: str | None,
+    name: str,
+    origins: dict[str, str] | None = None,
+    *,
+    remote: RemoteRegistries | None = None,
 ) -> Tool | None:
-    """A shim for this binary: by hash, then the unversioned 0.1 form by name. Shims that
-    are invalid or name another binary are skipped (and noted in `origins`)."""
+    """A shim for this binary: by hash (local, system, then `remote` registries), then the
+    unversioned 0.1 form by name. Shims that are invalid or name another binary are skipped
+    and noted in `origins` (`rejected:<where>`); a remote shim's registry is
+    `origins["registry"]`."""
     origins = {} if origins is None else origins
     roots = [registry.data_dir, *reversed(paths.system_dirs())]
-    candidates: list[Path] = []
     if hash_:
-        hex_digits = registry.shim_path(hash_).name
-        candidates += [root / "shims" / "sha256" / hex_digits for root in roots]
-    candidates += [root / "shims" / f"{name}.json" for root in roots]
+        hex_name = registry.shim_path(hash_).name
+        found = _first_shim([r / "shims" / "sha256" / hex_name for r in roots], hash_, origins)
+        if found is not None:
+            return found
+        if remote is not None:
+            lookup = remote.lookup(hash_)
+            origins.update({f"rejected:{a.url}": a.reason for a in lookup.rejected})
+            if lookup.tool is not None and lookup.registry:
+                origins["metadata"] = f"remote:{lookup.url or lookup.registry}"
+                origins["registry"] = lookup.registry
+                return lookup.tool
+    return _first_shim([root / "shims" / f"{name}.json" for root in roots], hash_, origins)
+
+
+def _first_shim(candidates: list[Path], hash_: str | None, origins: dict[str, str]) -> Tool | None:
     for path in candidates:
         if not path.is_file():
             continue
@@ -182,6 +226,20 @@ def find_shim(
         origins["metadata"] = f"shim:{path}"
         return report.tool
     return None
+
+
+def _configured_remote(refresh: bool, origins: dict[str, str]) -> RemoteRegistries | None:
+    """The registries of registries.json / ATIP_REGISTRIES, or None when there are none.
+    A broken configuration is noted, not raised: local discovery must go on without it."""
+    from atipkit.registry.config import RegistryConfigError, load_settings
+    from atipkit.registry.remote import RemoteRegistries
+
+    try:
+        settings = load_settings()
+    except RegistryConfigError as exc:
+        origins["registries"] = str(exc)
+        return None
+    return RemoteRegistries(settings, refresh=refresh) if settings.registries else None
 
 
 def _layer(
@@ -240,12 +298,14 @@ def _record(
     hash_: str | None,
     source: Literal["native", "shim", "inferred"],
     tool: Tool,
+    shim_registry: str | None,
 ) -> None:
     with registry.transaction() as index:
         index.tools[name] = Entry(
             path=real,
             hash=hash_,
             source=source,
+            shim_registry=shim_registry,
             version=tool.version,
             last_checked=timestamp(),
             size=stat.st_size,

@@ -58,6 +58,7 @@ def _register() -> None:
     from atipkit.cli.compile import compile_command
     from atipkit.cli.discover import list_command, refresh_command, scan_command, show_command
     from atipkit.cli.gen import gen_command
+    from atipkit.cli.registry import registry_group
     from atipkit.cli.run import run_command
     from atipkit.cli.schema import schema_command
     from atipkit.cli.trust import shim_group, verify_command
@@ -73,6 +74,7 @@ def _register() -> None:
     cli.add_command(gen_command, "gen")
     cli.add_command(verify_command, "verify")
     cli.add_command(shim_group, "shim")
+    cli.add_command(registry_group, "registry")
     cli.add_command(schema_command, "schema")
 
 

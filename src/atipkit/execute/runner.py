@@ -11,13 +11,13 @@ whole process group is killed. Output is capped and the result says what was cut
 from __future__ import annotations
 
 import os
-import re
 import select
 import time
 from collections.abc import Callable, Mapping
 
 import msgspec
 
+from atipkit._duration import parse_duration
 from atipkit._process import kill_group, run_captured
 from atipkit.errors import AtipError
 from atipkit.execute.argv import Invocation
@@ -25,8 +25,6 @@ from atipkit.model import Effects
 
 DEFAULT_TIMEOUT = 60.0
 MAX_OUTPUT = 4 * 1024 * 1024
-_DURATION = re.compile(r"([0-9]+(?:\.[0-9]+)?)(ms|s|m|h)\Z")
-_UNITS = {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}
 
 
 class RunRefused(AtipError):
@@ -46,14 +44,6 @@ class RunResult(msgspec.Struct, frozen=True, kw_only=True):
     @property
     def ok(self) -> bool:
         return self.exit_code == 0
-
-
-def parse_duration(text: str) -> float:
-    """`"500ms"`, `"30s"`, `"5m"`, `"1h"` → seconds (the schema's duration form)."""
-    match = _DURATION.match(text)
-    if match is None:
-        raise ValueError(f"not a duration: {text!r}")
-    return float(match.group(1)) * _UNITS[match.group(2)]
 
 
 def run(

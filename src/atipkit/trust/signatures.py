@@ -62,12 +62,14 @@ def minisign_sign(
 
 
 def minisign_verify(
-    path: str | os.PathLike[str],
+    artifact: str | os.PathLike[str] | bytes,
     public_key: str,
     *,
-    signature: str | os.PathLike[str] | None = None,
+    signature: str | os.PathLike[str] | bytes | None = None,
 ) -> SignatureResult:
-    """Verify `<path>.minisig` (or `signature`) with a public key: a file, or its base64."""
+    """Verify a minisign signature with a public key (a file, or its base64). The artifact
+    and the signature are files (`<artifact>.minisig` by default) or bytes already read,
+    as a shim fetched from a registry is."""
     import minisign
 
     try:
@@ -76,13 +78,28 @@ def minisign_verify(
             if os.path.exists(public_key)
             else minisign.PublicKey.from_base64(public_key)
         )
-        sig = minisign.Signature.from_file(os.fspath(signature or f"{os.fspath(path)}.minisig"))
-        key.verify(Path(path).read_bytes(), sig)
+        sig = minisign.Signature.from_bytes(_bytes(signature, artifact, ".minisig"))
+        key.verify(_bytes(artifact), sig)
     except FileNotFoundError as exc:
         return SignatureResult(False, "minisign", f"missing file: {exc.filename}")
     except minisign.Error as exc:
         return SignatureResult(False, "minisign", f"signature does not verify: {exc}")
     return SignatureResult(True, "minisign", signer=sig.trusted_comment or None)
+
+
+def _bytes(
+    value: str | os.PathLike[str] | bytes | None,
+    beside: str | os.PathLike[str] | bytes | None = None,
+    suffix: str = "",
+) -> bytes:
+    """Bytes given, or read from a path; None means the file `suffix` names beside `beside`."""
+    if isinstance(value, bytes):
+        return value
+    if value is None:
+        if beside is None or isinstance(beside, bytes):
+            raise ValueError("a signature is needed when the artifact is given as bytes")
+        value = f"{os.fspath(beside)}{suffix}"
+    return Path(value).read_bytes()
 
 
 # -- SSH ---------------------------------------------------------------------------------------
@@ -112,17 +129,24 @@ def ssh_sign(path: str | os.PathLike[str], key: str | os.PathLike[str]) -> Path:
 
 
 def ssh_verify(
-    path: str | os.PathLike[str],
+    artifact: str | os.PathLike[str] | bytes,
     allowed_signers: str | os.PathLike[str],
     identity: str,
     *,
-    signature: str | os.PathLike[str] | None = None,
+    signature: str | os.PathLike[str] | bytes | None = None,
 ) -> SignatureResult:
-    """Verify `<path>.sig` with `ssh-keygen -Y verify` against an allowed-signers file."""
-    sig = os.fspath(signature or f"{os.fspath(path)}.sig")
-    if not os.path.exists(sig):
-        return SignatureResult(False, "ssh", f"missing file: {sig}")
-    with open(path, "rb") as data:
+    """Verify an SSH signature (`<artifact>.sig` by default, or bytes) with `ssh-keygen -Y
+    verify` against an allowed-signers file."""
+    import tempfile
+
+    try:
+        data = _bytes(artifact)
+        sig = _bytes(signature, artifact, ".sig")
+    except FileNotFoundError as exc:
+        return SignatureResult(False, "ssh", f"missing file: {exc.filename}")
+    with tempfile.NamedTemporaryFile(suffix=".sig") as sig_file:
+        sig_file.write(sig)
+        sig_file.flush()
         proc = subprocess.run(
             [
                 _ssh_keygen(),
@@ -135,16 +159,15 @@ def ssh_verify(
                 "-n",
                 SSH_NAMESPACE,
                 "-s",
-                sig,
+                sig_file.name,
             ],
-            stdin=data,
+            input=data,
             capture_output=True,
-            text=True,
             timeout=60,
         )
     if proc.returncode == 0:
         return SignatureResult(True, "ssh", signer=identity)
-    reason = (proc.stderr or proc.stdout).strip().splitlines()
+    reason = (proc.stderr or proc.stdout).decode(errors="replace").strip().splitlines()
     return SignatureResult(
         False, "ssh", f"signature does not verify: {reason[-1] if reason else ''}"
     )
@@ -171,21 +194,21 @@ def _verifier(trusted_root: str | os.PathLike[str] | None) -> Any:
 
 def sigstore_verify(
     artifact: str | os.PathLike[str] | bytes,
-    bundle: str | os.PathLike[str],
+    bundle: str | os.PathLike[str] | bytes,
     *,
     identity: str,
     issuer: str,
     trusted_root: str | os.PathLike[str] | None = None,
 ) -> SignatureResult:
-    """Verify a Sigstore bundle over an artifact, offline, for a signer identity (the
-    certificate's SAN) and OIDC issuer."""
+    """Verify a Sigstore bundle (a file, or its bytes) over an artifact, offline, for a
+    signer identity (the certificate's SAN) and OIDC issuer."""
     from sigstore.errors import Error as SigstoreError
     from sigstore.models import Bundle
     from sigstore.verify.policy import Identity
 
-    data = artifact if isinstance(artifact, bytes) else Path(artifact).read_bytes()
     try:
-        parsed = Bundle.from_json(Path(bundle).read_bytes())
+        data = _bytes(artifact)
+        parsed = Bundle.from_json(_bytes(bundle))
         _verifier(trusted_root).verify_artifact(
             data, parsed, Identity(identity=identity, issuer=issuer)
         )

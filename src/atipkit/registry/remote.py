@@ -1,0 +1,544 @@
+"""Shims from remote registries, by the hash of the binary (RFC 0.6 §4.4-4.7).
+
+A lookup asks the configured registries in priority order for `shims/sha256/<hex>.json`
+(or the path the registry's manifest names), and accepts a shim only when
+
+- the hash asked for is a hash: anything else is refused before any request is made;
+- it is a valid ATIP shim whose embedded `binary.hash` is the lookup key (a registry that
+  serves a shim for another binary is skipped, and the refusal reported);
+- its signature verifies, when the registry — by configuration or by its own manifest —
+  requires signatures, against the signers pinned in registries.json;
+- it arrived within the size limit and the deadline, by redirects only to the same origin
+  (or origins the configuration allows).
+
+Accepted shims are cached in `$ATIP_CACHE_DIR/shims/sha256/<hex>.json` with the stamps of
+§4.7 (`_cached_at`, `_cached_from`, `_etag`, `_last_modified`, and `_verified` when a
+signature was checked). A cached shim is served without a request for 24 hours (the TTL),
+then revalidated with `If-None-Match`/`If-Modified-Since` (a 304 keeps it); `refresh`
+(or `ATIP_REFRESH=1`) revalidates at once; offline (`ATIP_OFFLINE=1`) serves the cache
+only. When no registry can be reached, a cached shim younger than `cacheExpiry` (7 days)
+is still served, marked stale. A shim is served from the cache only while the registry it
+came from is still configured.
+
+Every lookup returns a `Lookup` that says what happened at each registry, so a refusal is
+never silent.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Literal
+
+import msgspec
+
+from atipkit import _jsontext, paths
+from atipkit._atomic import write_atomic
+from atipkit._http import Fetcher, HttpError, NetworkError, Response, StatusError, is_loopback
+from atipkit.errors import AtipError, DocumentError
+from atipkit.model import Tool
+from atipkit.registry import layout
+from atipkit.registry.config import RemoteRegistry, Settings, load_settings
+from atipkit.registry.local import timestamp, utcnow
+from atipkit.trust.digest import sha256_hex
+from atipkit.validation import validate
+
+SIGNATURE_MAX_BYTES = 1024 * 1024
+MANIFEST_MAX_BYTES = 1024 * 1024
+Outcome = Literal["found", "not-modified", "not-found", "rejected", "unreachable", "skipped"]
+
+
+class Attempt(msgspec.Struct, frozen=True):
+    """What one registry answered for one lookup."""
+
+    registry: str
+    url: str
+    outcome: Outcome
+    reason: str = ""
+
+
+class Lookup(msgspec.Struct, kw_only=True):
+    """The result of looking a hash up: the shim (or None) and how it was obtained."""
+
+    hash: str
+    tool: Tool | None = None
+    registry: str | None = None
+    """The URL of the registry the shim came from."""
+    url: str | None = None
+    cached: bool = False
+    """Served from the cache (fresh, revalidated, stale or offline)."""
+    revalidated: bool = False
+    """The registry answered 304 Not Modified."""
+    stale: bool = False
+    """No registry could be reached; the cached copy is older than the TTL."""
+    verified: str | None = None
+    """Which signature was checked, when one was required."""
+    attempts: list[Attempt] = []
+
+    @property
+    def rejected(self) -> list[Attempt]:
+        return [a for a in self.attempts if a.outcome == "rejected"]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "hash": self.hash,
+            "found": self.tool is not None,
+            "name": self.tool.name if self.tool else None,
+            "version": self.tool.version if self.tool else None,
+            "registry": self.registry,
+            "url": self.url,
+            "cached": self.cached,
+            "revalidated": self.revalidated,
+            "stale": self.stale,
+            "verified": self.verified,
+            "attempts": [msgspec.to_builtins(a) for a in self.attempts],
+        }
+
+
+class Rejected(AtipError):
+    """A response that is not an acceptable shim (raised and caught inside a lookup)."""
+
+
+class _Cached(msgspec.Struct, kw_only=True):
+    data: dict[str, Any]
+    tool: Tool
+    cached_at: dt.datetime
+    source: str
+    etag: str | None
+    last_modified: str | None
+    verified: str | None
+
+
+class RemoteRegistries:
+    """The configured remote registries, with their cache. Use as a context manager (or
+    call `close()`) to release connections."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        cache_dir: Path | None = None,
+        refresh: bool = False,
+    ) -> None:
+        self.settings = settings
+        self.registries: list[RemoteRegistry] = settings.ordered
+        self.cache_dir = Path(cache_dir) if cache_dir else paths.cache_dir()
+        self.refresh = refresh or paths.refresh_requested()
+        self._fetchers: dict[str, Fetcher] = {}
+        self._manifests: dict[str, layout.Manifest | None] = {}
+
+    @classmethod
+    def from_environment(cls, *, refresh: bool = False) -> RemoteRegistries:
+        """registries.json and the ATIP_* variables (`RegistryConfigError` if broken)."""
+        return cls(load_settings(), refresh=refresh)
+
+    def __enter__(self) -> RemoteRegistries:
+        return self
+
+    def __exit__(
+        self,
+        _type: type[BaseException] | None,
+        _value: BaseException | None,
+        _traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for fetcher in self._fetchers.values():
+            fetcher.close()
+        self._fetchers.clear()
+
+    # -- lookup ------------------------------------------------------------------------
+
+    def lookup(self, hash_: str) -> Lookup:
+        """The shim for the binary with this sha256 (`sha256:<hex>` or `<hex>`).
+
+        Raises `BadHash` for anything that is not a hash, before any file or request.
+        """
+        hex_digits = sha256_hex(hash_)
+        key = f"sha256:{hex_digits}"
+        result = Lookup(hash=key)
+        cached = self._read_cache(hex_digits)
+        if self.settings.offline:
+            return self._serve(result, cached, reason="offline") if cached else result
+        now = utcnow()
+        if (
+            cached
+            and not self.refresh
+            and (now - cached.cached_at).total_seconds() < self.settings.ttl
+        ):
+            return self._serve(result, cached)
+        for registry in self.registries:
+            done = self._ask(registry, hex_digits, cached, result)
+            if done:
+                return result
+        unreachable = [a for a in result.attempts if a.outcome == "unreachable"]
+        if (
+            cached
+            and unreachable
+            and (now - cached.cached_at).total_seconds() < self.settings.cache_expiry
+        ):
+            result.stale = True
+            return self._serve(result, cached)
+        return result
+
+    def _ask(
+        self, registry: RemoteRegistry, hex_digits: str, cached: _Cached | None, result: Lookup
+    ) -> bool:
+        """Ask one registry; True when the lookup is settled (found, or the cache kept)."""
+        label = registry.label
+        try:
+            _credentials(registry)
+            manifest = self.manifest(registry)
+        except (HttpError, Rejected, _Refused) as exc:
+            result.attempts.append(Attempt(label, registry.url, _outcome(exc), str(exc)))
+            return False
+        url = layout.join(registry.url, (manifest or _DEFAULT).shim_endpoint(hex_digits))
+        required = self._requires_signatures(registry, manifest)
+        mine = cached if cached is not None and cached.source == registry.url else None
+        headers: dict[str, str] = {}
+        if mine and (mine.verified or not required):  # else: fetch it whole and verify it
+            if mine.etag:
+                headers["If-None-Match"] = mine.etag
+            if mine.last_modified:
+                headers["If-Modified-Since"] = mine.last_modified
+        try:
+            response = self._get(registry, url, registry.max_bytes, headers)
+            if response.status == 304 and mine and headers:
+                self._touch(hex_digits, mine)
+                result.attempts.append(Attempt(label, url, "not-modified"))
+                result.revalidated = True
+                self._serve(result, mine)
+                return True
+            if response.status in (404, 410):
+                if mine:
+                    self._forget(hex_digits)
+                result.attempts.append(Attempt(label, url, "not-found", f"HTTP {response.status}"))
+                return False
+            if response.status != 200:
+                raise StatusError(url, response.status)
+            tool, data = _accept(response.content, url, f"sha256:{hex_digits}")
+            verified = None
+            if required:
+                verified = self._verify(registry, manifest, url, hex_digits, response.content)
+        except (HttpError, Rejected) as exc:
+            reason = str(exc).removeprefix(f"{url}: ")
+            result.attempts.append(Attempt(label, url, _outcome(exc), reason))
+            return False
+        self._write_cache(hex_digits, data, registry.url, response, verified)
+        result.attempts.append(Attempt(label, url, "found"))
+        result.tool, result.registry, result.url = tool, registry.url, url
+        result.verified = verified
+        return True
+
+    def _serve(self, result: Lookup, cached: _Cached, reason: str = "") -> Lookup:
+        result.tool, result.registry, result.cached = cached.tool, cached.source, True
+        result.verified = cached.verified
+        if reason:
+            result.attempts.append(Attempt("cache", cached.source, "found", reason))
+        return result
+
+    # -- manifests ---------------------------------------------------------------------
+
+    def manifest(self, registry: RemoteRegistry) -> layout.Manifest | None:
+        """The registry's `.well-known/atip-registry.json`, cached like shims; None when
+        it has none (a plain folder of shims is a registry too)."""
+        if registry.url in self._manifests:
+            return self._manifests[registry.url]
+        path = self.cache_dir / "registries" / f"{_url_key(registry.url)}.json"
+        stamps: dict[str, Any] = {}
+        try:
+            stamps = json.loads(path.read_bytes())
+            if not isinstance(stamps, dict) or stamps.get("url") != registry.url:
+                stamps = {}
+        except (OSError, ValueError):
+            stamps = {}
+        fresh = False
+        if stamps.get("cachedAt") and not self.refresh:
+            age = utcnow() - _parse_time(stamps["cachedAt"])
+            fresh = age.total_seconds() < self.settings.ttl
+        if not fresh:
+            url = layout.join(registry.url, layout.MANIFEST)
+            headers = {}
+            if stamps.get("etag"):
+                headers["If-None-Match"] = stamps["etag"]
+            response = self._get(registry, url, MANIFEST_MAX_BYTES, headers)
+            if response.status == 304 and stamps:
+                stamps["cachedAt"] = timestamp()
+            elif response.status in (404, 410):
+                stamps = {"url": registry.url, "cachedAt": timestamp(), "manifest": None}
+            elif response.status == 200:
+                try:
+                    document = _jsontext.decode(response.content, url)
+                except DocumentError as exc:
+                    raise Rejected(f"{layout.MANIFEST}: {exc}") from None
+                stamps = {
+                    "url": registry.url,
+                    "cachedAt": timestamp(),
+                    "etag": response.headers.get("etag"),
+                    "manifest": document,
+                }
+            else:
+                raise StatusError(url, response.status)
+            write_atomic(path, json.dumps(stamps, indent=2).encode())
+        manifest = _manifest(stamps.get("manifest"))
+        self._manifests[registry.url] = manifest
+        return manifest
+
+    # -- signatures --------------------------------------------------------------------
+
+    def _requires_signatures(
+        self, registry: RemoteRegistry, manifest: layout.Manifest | None
+    ) -> bool:
+        declared = bool(manifest and manifest.trust.require_signatures)
+        return declared or self.settings.requires_signatures(registry)
+
+    def _verify(
+        self,
+        registry: RemoteRegistry,
+        manifest: layout.Manifest | None,
+        shim_url: str,
+        hex_digits: str,
+        data: bytes,
+    ) -> str:
+        """Who signed `data`, by the first method that verifies; `Rejected` listing why
+        each configured method failed."""
+        from atipkit.trust import signatures
+
+        reasons: list[str] = []
+        signers = registry.signers or (manifest.trust.signers if manifest else [])
+        if signers:
+            endpoint = (manifest or _DEFAULT).signature_endpoint(hex_digits)
+            bundle = self._signature(registry, layout.join(registry.url, endpoint), reasons)
+            for signer in signers if bundle is not None else ():
+                result = signatures.sigstore_verify(
+                    data,
+                    bundle,  # type: ignore[arg-type]
+                    identity=signer.identity,
+                    issuer=signer.issuer,
+                    trusted_root=registry.trusted_root,
+                )
+                if result.ok:
+                    return f"sigstore: {signer.identity} ({signer.issuer})"
+                reasons.append(f"sigstore ({signer.identity}): {result.reason}")
+        if registry.minisign_keys:
+            signature = self._signature(registry, f"{shim_url}.minisig", reasons)
+            for key in registry.minisign_keys if signature is not None else ():
+                result = signatures.minisign_verify(data, key, signature=signature)
+                if result.ok:
+                    return f"minisign: {_key_label(key)}"
+                reasons.append(f"minisign ({_key_label(key)}): {result.reason}")
+        if registry.ssh_allowed_signers:
+            signature = self._signature(registry, f"{shim_url}.sig", reasons)
+            principals = registry.allowed_signers or _principals(registry.ssh_allowed_signers)
+            for principal in principals if signature is not None else ():
+                result = signatures.ssh_verify(
+                    data, registry.ssh_allowed_signers, principal, signature=signature
+                )
+                if result.ok:
+                    return f"ssh: {principal}"
+            if signature is not None:
+                reasons.append("ssh: no allowed signer's signature verifies")
+        if not (signers or registry.minisign_keys or registry.ssh_allowed_signers):
+            reasons.append(
+                "no signer is configured for this registry (signers, minisignKeys or "
+                "sshAllowedSigners in registries.json)"
+            )
+        raise Rejected("signatures are required: " + "; ".join(reasons))
+
+    def _signature(self, registry: RemoteRegistry, url: str, reasons: list[str]) -> bytes | None:
+        try:
+            response = self._get(registry, url, SIGNATURE_MAX_BYTES, {})
+        except (HttpError, _Refused) as exc:
+            reasons.append(str(exc))
+            return None
+        if response.status != 200:
+            reasons.append(f"no signature at {url} (HTTP {response.status})")
+            return None
+        return response.content
+
+    # -- HTTP --------------------------------------------------------------------------
+
+    def _get(
+        self, registry: RemoteRegistry, url: str, max_bytes: int, headers: dict[str, str]
+    ) -> Response:
+        fetcher = self._fetchers.get(registry.url)
+        if fetcher is None:
+            fetcher = Fetcher(
+                connect_timeout=min(5.0, registry.timeout),
+                read_timeout=registry.timeout,
+                deadline=registry.timeout,
+                allowed_origins=registry.allow_redirects_to,
+            )
+            self._fetchers[registry.url] = fetcher
+        return fetcher.get(
+            url, max_bytes=max_bytes, headers=headers, credentials=_credentials(registry)
+        )
+
+    # -- the cache ---------------------------------------------------------------------
+
+    def _cache_path(self, hex_digits: str) -> Path:
+        return self.cache_dir / layout.shim_path(hex_digits)
+
+    def _read_cache(self, hex_digits: str) -> _Cached | None:
+        path = self._cache_path(hex_digits)
+        try:
+            raw = path.read_bytes()
+        except OSError:
+            return None
+        try:
+            tool, data = _accept(raw, str(path), f"sha256:{hex_digits}")
+            cached_at = _parse_time(str(data["_cached_at"]))
+        except (Rejected, KeyError, ValueError):
+            return None  # damaged: a cache costs one fetch
+        source = str(data.get("_cached_from", ""))
+        registry = next((r for r in self.registries if r.url == source), None)
+        if registry is None:
+            return None  # that registry is no longer trusted here
+        if self.settings.requires_signatures(registry) and not data.get("_verified"):
+            return None  # cached before signatures were required
+        return _Cached(
+            data=data,
+            tool=tool,
+            cached_at=cached_at,
+            source=source,
+            etag=data.get("_etag"),
+            last_modified=data.get("_last_modified"),
+            verified=data.get("_verified"),
+        )
+
+    def _write_cache(
+        self,
+        hex_digits: str,
+        data: dict[str, Any],
+        source: str,
+        response: Response,
+        verified: str | None,
+    ) -> None:
+        stamped = {k: v for k, v in data.items() if not k.startswith("_cache")}
+        for name in ("_etag", "_last_modified", "_verified"):
+            stamped.pop(name, None)
+        stamped["_cached_at"] = timestamp()
+        stamped["_cached_from"] = source
+        if etag := response.headers.get("etag"):
+            stamped["_etag"] = etag
+        if modified := response.headers.get("last-modified"):
+            stamped["_last_modified"] = modified
+        if verified:
+            stamped["_verified"] = verified
+        write_atomic(self._cache_path(hex_digits), json.dumps(stamped, indent=2).encode())
+
+    def _touch(self, hex_digits: str, cached: _Cached) -> None:
+        cached.data["_cached_at"] = timestamp()
+        write_atomic(self._cache_path(hex_digits), json.dumps(cached.data, indent=2).encode())
+
+    def _forget(self, hex_digits: str) -> None:
+        self._cache_path(hex_digits).unlink(missing_ok=True)
+
+
+class _Refused(AtipError):
+    """This registry cannot be asked as configured (a missing token, say)."""
+
+
+_DEFAULT = layout.Manifest(registry=layout.RegistryInfo(name=""))
+
+
+def _accept(raw: bytes, source: str, key: str) -> tuple[Tool, dict[str, Any]]:
+    """A valid shim for the binary `key`, or `Rejected` saying why not. Which binary it
+    describes is checked first: that answer matters more than any schema detail."""
+    try:
+        data = _jsontext.decode(raw, source)
+    except DocumentError as exc:
+        raise Rejected(f"not a valid shim: {exc.problems[0].format()}") from None
+    binary = data.get("binary") if isinstance(data, dict) else None
+    if not isinstance(binary, dict):
+        raise Rejected("not a shim: it has no binary block")
+    if binary.get("hash") != key:
+        raise Rejected(f"binary.hash is {str(binary.get('hash'))[:80]}, not the lookup key {key}")
+    report = validate(data, source=source)
+    if not report.ok or report.tool is None:
+        first = report.errors[0] if report.errors else None
+        raise Rejected(f"not a valid shim: {first.format() if first else 'invalid'}")
+    return report.tool, data
+
+
+def _manifest(data: Any) -> layout.Manifest | None:
+    if data is None:
+        return None
+    try:
+        manifest = msgspec.convert(data, layout.Manifest)
+    except msgspec.ValidationError as exc:
+        raise Rejected(f"{layout.MANIFEST}: {exc}") from None
+    for name, endpoint in (
+        ("shims", manifest.endpoints.shims),
+        ("signatures", manifest.endpoints.signatures),
+    ):
+        if (
+            "{hash}" not in endpoint
+            or not endpoint.startswith("/")
+            or "://" in endpoint
+            or ".." in endpoint.split("/")
+        ):
+            raise Rejected(
+                f"{layout.MANIFEST}: endpoints.{name} must be a path under the registry "
+                f"with {{hash}}, got {endpoint[:100]!r}"
+            )
+    return manifest
+
+
+def _credentials(registry: RemoteRegistry) -> dict[str, str] | None:
+    if registry.auth is None:
+        return None
+    token = os.environ.get(registry.auth.token_env_var, "").strip()
+    if not token:
+        raise _Refused(
+            f"{registry.auth.token_env_var} is not set (bearer token for {registry.url})"
+        )
+    if registry.url.startswith("http://") and not is_loopback(registry.url):
+        raise _Refused(f"refusing to send a bearer token over plain http to {registry.url}")
+    return {"Authorization": f"Bearer {token}"}
+
+
+def _outcome(exc: Exception) -> Outcome:
+    """A registry that is down is unreachable; one that answers wrongly is rejected."""
+    if isinstance(exc, _Refused):
+        return "skipped"
+    if isinstance(exc, (NetworkError, StatusError)):
+        return "unreachable"
+    return "rejected"
+
+
+def _principals(allowed_signers: str) -> list[str]:
+    """The principals an SSH allowed-signers file names (first field, comma-separated)."""
+    try:
+        lines = Path(allowed_signers).read_text().splitlines()
+    except OSError:
+        return []
+    names: list[str] = []
+    for line in lines:
+        line = line.strip()
+        if line and not line.startswith("#"):
+            names += [p for p in line.split()[0].split(",") if p and "*" not in p]
+    return names
+
+
+def _key_label(key: str) -> str:
+    return os.path.basename(key) if os.path.exists(key) else key[:16] + "…"
+
+
+def _url_key(url: str) -> str:
+    return hashlib.sha256(url.rstrip("/").encode()).hexdigest()[:24]
+
+
+def _parse_time(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+
+
+def lookup_shim(hash_: str, *, refresh: bool = False) -> Lookup:
+    """Look a binary's hash up in the registries configured for this process."""
+    with RemoteRegistries.from_environment(refresh=refresh) as remote:
+        return remote.lookup(hash_)
