@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     )
     from atipkit.problems import Problem, Severity
     from atipkit.protocol import PROTOCOL_VERSION
+    from atipkit.registry.remote import Lookup, lookup_shim
     from atipkit.resolve import NoMetadata, Resolved, ToolNotFound, get_tool, resolve_tool
     from atipkit.scan import ScanReport, discover
     from atipkit.validation import ValidationReport, validate, validate_file
@@ -86,6 +87,7 @@ _EXPORTS = {
     ],
     "atipkit.problems": ["Problem", "Severity"],
     "atipkit.protocol": ["PROTOCOL_VERSION"],
+    "atipkit.registry.remote": ["Lookup", "lookup_shim"],
     "atipkit.resolve": ["NoMetadata", "Resolved", "ToolNotFound", "get_tool", "resolve_tool"],
     "atipkit.scan": ["ScanReport", "discover"],
     "atipkit.validation": ["ValidationReport", "validate", "validate_file"],
@@ -104,6 +106,7 @@ __all__ = [
     "DocumentTooLarge",
     "Effects",
     "InvalidDocument",
+    "Lookup",
     "MalformedJSON",
     "NoMetadata",
     "Option",
@@ -127,6 +130,7 @@ __all__ = [
     "iter_commands",
     "load",
     "loads",
+    "lookup_shim",
     "merge_effects",
     "resolve_tool",
     "to_dict",
