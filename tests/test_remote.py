@@ -501,10 +501,12 @@ def test_offline_serves_the_cache_only(served, tmp_path):
 
 
 def age(path: Path, days: float) -> None:
+    """Make a cached shim `days` old: its stamp and its mtime (which a 304 renews)."""
     data = json.loads(path.read_text())
     moment = dt.datetime.now(dt.UTC) - dt.timedelta(days=days)
     data["_cached_at"] = moment.strftime("%Y-%m-%dT%H:%M:%SZ")
     path.write_text(json.dumps(data))
+    os.utime(path, (moment.timestamp(), moment.timestamp()))
 
 
 def test_an_unreachable_registry_leaves_a_stale_copy_until_the_cache_expires(tmp_path):

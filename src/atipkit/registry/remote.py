@@ -14,7 +14,8 @@ A lookup asks the configured registries in priority order for `shims/sha256/<hex
 Accepted shims are cached in `$ATIP_CACHE_DIR/shims/sha256/<hex>.json` with the stamps of
 §4.7 (`_cached_at`, `_cached_from`, `_etag`, `_last_modified`, and `_verified` when a
 signature was checked). A cached shim is served without a request for 24 hours (the TTL),
-then revalidated with `If-None-Match`/`If-Modified-Since` (a 304 keeps it); `refresh`
+then revalidated with `If-None-Match`/`If-Modified-Since` (a 304 keeps it, and renews the
+file's mtime, which counts as its age from then on); `refresh`
 (or `ATIP_REFRESH=1`) revalidates at once; offline (`ATIP_OFFLINE=1`) serves the cache
 only. When no registry can be reached, a cached shim younger than `cacheExpiry` (7 days)
 is still served, marked stale. A shim is served from the cache only while the registry it
@@ -104,7 +105,6 @@ class Rejected(AtipError):
 
 
 class _Cached(msgspec.Struct, kw_only=True):
-    data: dict[str, Any]
     tool: Tool
     cached_at: dt.datetime
     source: str
@@ -209,7 +209,7 @@ class RemoteRegistries:
         try:
             response = self._get(registry, url, registry.max_bytes, headers)
             if response.status == 304 and mine and headers:
-                self._touch(hex_digits, mine)
+                self._touch(hex_digits)
                 result.attempts.append(Attempt(label, url, "not-modified"))
                 result.revalidated = True
                 self._serve(result, mine)
@@ -284,7 +284,7 @@ class RemoteRegistries:
                 }
             else:
                 raise StatusError(url, response.status)
-            write_atomic(path, json.dumps(stamps, indent=2).encode())
+            write_atomic(path, msgspec.json.encode(stamps), durable=False)
         manifest = _manifest(stamps.get("manifest"))
         self._manifests[registry.url] = manifest
         return manifest
@@ -392,8 +392,10 @@ class RemoteRegistries:
             return None
         try:
             tool, data = _accept(raw, str(path), f"sha256:{hex_digits}")
-            cached_at = _parse_time(str(data["_cached_at"]))
-        except (Rejected, KeyError, ValueError):
+            stamped = _parse_time(str(data["_cached_at"]))
+            # a revalidation (304) marks the copy fresh by its mtime, not by rewriting it
+            touched = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC)
+        except (Rejected, KeyError, ValueError, OSError):
             return None  # damaged: a cache costs one fetch
         source = str(data.get("_cached_from", ""))
         registry = next((r for r in self.registries if r.url == source), None)
@@ -402,9 +404,8 @@ class RemoteRegistries:
         if self.settings.requires_signatures(registry) and not data.get("_verified"):
             return None  # cached before signatures were required
         return _Cached(
-            data=data,
             tool=tool,
-            cached_at=cached_at,
+            cached_at=max(stamped, touched),
             source=source,
             etag=data.get("_etag"),
             last_modified=data.get("_last_modified"),
@@ -430,11 +431,10 @@ class RemoteRegistries:
             stamped["_last_modified"] = modified
         if verified:
             stamped["_verified"] = verified
-        write_atomic(self._cache_path(hex_digits), json.dumps(stamped, indent=2).encode())
+        write_atomic(self._cache_path(hex_digits), msgspec.json.encode(stamped), durable=False)
 
-    def _touch(self, hex_digits: str, cached: _Cached) -> None:
-        cached.data["_cached_at"] = timestamp()
-        write_atomic(self._cache_path(hex_digits), json.dumps(cached.data, indent=2).encode())
+    def _touch(self, hex_digits: str) -> None:
+        os.utime(self._cache_path(hex_digits))
 
     def _forget(self, hex_digits: str) -> None:
         self._cache_path(hex_digits).unlink(missing_ok=True)

@@ -1,0 +1,110 @@
+"""Looking shims up in a remote registry served by a real nginx on loopback.
+
+    python bench/registry.py [--shims N] [--runs N] [--json]
+
+A registry of N shims (default 5 000) is written to a temporary directory and served by
+nginx (`apt-get install nginx`), then, in one run, side by side (medians, milliseconds):
+- a cold lookup: manifest and shim fetched, checked (identity, schema) and cached;
+- a cached lookup within the TTL: the cache file read and checked, no request;
+- a revalidation after the TTL (`refresh`): a conditional request answered 304;
+- for scale: reading and checking the same shim from a local file (`validate_file`), and
+  a bare `httpx` GET of it with none of the guards or checks.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import tempfile
+from pathlib import Path
+
+from _synth import median_ms
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.servers import nginx
+
+from atipkit.registry import RemoteRegistries, RemoteRegistry, Settings
+from atipkit.validation import validate_file
+
+
+def shim(index: int) -> tuple[str, dict]:
+    hex_digits = f"{index:064x}"
+    return hex_digits, {
+        "atip": {"version": "0.6"},
+        "binary": {"hash": f"sha256:{hex_digits}", "name": f"tool{index}", "version": "1.0"},
+        "trust": {"source": "community"},
+        "description": "A benchmark tool",
+        "commands": {
+            "": {
+                "description": "Run it",
+                "options": [
+                    {
+                        "name": f"opt{i}",
+                        "flags": [f"--opt{i}"],
+                        "type": "string",
+                        "description": "An option",
+                    }
+                    for i in range(12)
+                ],
+                "effects": {"network": False, "filesystem": {"write": False}},
+            }
+        },
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--shims", type=int, default=5000)
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+
+    with tempfile.TemporaryDirectory(prefix="atip-bench-") as tmp:
+        root = Path(tmp) / "registry"
+        folder = root / "shims" / "sha256"
+        folder.mkdir(parents=True)
+        hashes = []
+        for index in range(args.shims):
+            hex_digits, document = shim(index)
+            (folder / f"{hex_digits}.json").write_text(json.dumps(document))
+            hashes.append(hex_digits)
+        with nginx(root, Path(tmp) / "nginx") as server:
+            registry = RemoteRegistry(url=server.url, name="bench")
+            settings = Settings(registries=[registry])
+            cold_hashes = iter(hashes)
+            with RemoteRegistries(settings, cache_dir=Path(tmp) / "cold") as remote:
+                cold = median_ms(lambda: remote.lookup(next(cold_hashes)), args.runs)
+            probe = hashes[0]
+            with RemoteRegistries(settings, cache_dir=Path(tmp) / "cold") as remote:
+                cached = median_ms(lambda: remote.lookup(probe), args.runs)
+            with RemoteRegistries(settings, cache_dir=Path(tmp) / "cold", refresh=True) as r:
+                revalidated = median_ms(lambda: r.lookup(probe), args.runs)
+            local = median_ms(lambda: validate_file(folder / f"{probe}.json"), args.runs)
+            import httpx
+
+            with httpx.Client() as plain:
+                url = f"{server.url}/shims/sha256/{probe}.json"
+                floor = median_ms(lambda: plain.get(url).content, args.runs)
+    figures = {
+        "cold lookup (manifest cached, shim fetched, checked, cached)": cold,
+        "cached lookup within the TTL (no request)": cached,
+        "revalidation after the TTL (304 Not Modified)": revalidated,
+        "reading and checking the same shim from a local file": local,
+        "the floor: a bare httpx GET of the same shim, unchecked": floor,
+    }
+    if args.json:
+        print(json.dumps({"shims": args.shims, "median_ms": figures}, indent=2))
+        return
+    print(
+        f"{platform.processor() or platform.machine()}, Python {platform.python_version()}, "
+        f"{args.shims} shims served by nginx on loopback, {args.runs} runs each"
+    )
+    for what, value in figures.items():
+        print(f"  {what:62} {value:8.2f} ms")
+
+
+if __name__ == "__main__":
+    main()
