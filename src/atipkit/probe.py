@@ -137,9 +137,11 @@ def run_sandboxed(
     *,
     timeout: float = DEFAULT_TIMEOUT,
     max_bytes: int = _jsontext.MAX_DOCUMENT_BYTES,
+    env: Mapping[str, str] | None = None,
 ) -> Captured:
     """Run `executable args...` in the same sandbox as the probe (for `--help`,
-    `--version` and the like); raises `OSError` if it cannot be started."""
+    `--version` and the like); raises `OSError` if it cannot be started. `env` adds to
+    the sandbox's minimal environment (a crawled package's `LD_LIBRARY_PATH`, say)."""
     path = _locate(os.fspath(executable))
     with tempfile.TemporaryDirectory(prefix="atip-probe-") as sandbox:
         workdir = Path(sandbox) / "work"
@@ -147,7 +149,7 @@ def run_sandboxed(
         return run_captured(
             [path, *args],
             cwd=workdir,
-            env=sandbox_env(Path(sandbox)),
+            env=sandbox_env(Path(sandbox), env),
             timeout=timeout,
             max_bytes=max_bytes,
         )

@@ -56,6 +56,7 @@ def cli() -> None:
 
 def _register() -> None:
     from atipkit.cli.compile import compile_command
+    from atipkit.cli.crawl import crawl_command
     from atipkit.cli.discover import list_command, refresh_command, scan_command, show_command
     from atipkit.cli.gen import gen_command
     from atipkit.cli.registry import registry_group
@@ -75,6 +76,7 @@ def _register() -> None:
     cli.add_command(verify_command, "verify")
     cli.add_command(shim_group, "shim")
     cli.add_command(registry_group, "registry")
+    cli.add_command(crawl_command, "crawl")
     cli.add_command(schema_command, "schema")
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from atipkit.infer.effects import guess_effects
@@ -67,24 +67,32 @@ def generate_shim(
     budget: float = 10.0,
     man: bool = True,
     name: str | None = None,
+    man_file: str | None = None,
+    env: Mapping[str, str] | None = None,
 ) -> Tool:
-    """An inferred shim for `executable` (a path or a name on PATH)."""
+    """An inferred shim for `executable` (a path or a name on PATH).
+
+    `man_file` is a man page to read instead of the one installed for `name` (the
+    crawler reads the page shipped in the package it crawled, not the machine's, which
+    may describe another version). `env` is added to the environment of the tool's own
+    runs only, never to `man`'s: a crawled package's `LD_LIBRARY_PATH` must not reach
+    programs that merely read its files."""
     clock = Budget(budget)
     real = os.path.realpath(executable) if os.sep in executable else _which(executable)
     name = name or os.path.basename(executable)
     sources: list[str] = []
-    root, form = _best_help(real, [], clock)
+    root, form = _best_help(real, [], clock, env)
     if form:
         sources.append(form)
     if man and clock.left > 0:
-        page = read_man_page(name, lambda exe, args: _run(exe, args, clock))
+        page = read_man_page(name, lambda exe, args: _run(exe, args, clock), file=man_file)
         if page is not None:
             merge(root, page)
             sources.append("man")
-    version = _version(real, clock)
+    version = _version(real, clock, env)
     commands: dict[str, Command] = {}
     if root.commands:
-        commands = _subcommands(real, (), root, depth, clock, sources)
+        commands = _subcommands(real, (), root, depth, clock, sources, env)
         global_options = [_option(o) for o in root.options]
     else:
         commands = {"": _command(name, root, ())}
@@ -121,12 +129,18 @@ def _which(name: str) -> str:
     return os.path.realpath(found)
 
 
-def _run(real: str, args: Sequence[str], clock: Budget) -> str:
+def _run(
+    real: str, args: Sequence[str], clock: Budget, env: Mapping[str, str] | None = None
+) -> str:
     if clock.left <= 0:
         return ""
     try:
         captured = run_sandboxed(
-            real, list(args), timeout=min(HELP_TIMEOUT, clock.left), max_bytes=4 * 1024 * 1024
+            real,
+            list(args),
+            timeout=min(HELP_TIMEOUT, clock.left),
+            max_bytes=4 * 1024 * 1024,
+            env=env,
         )
     except OSError:
         return ""
@@ -135,25 +149,27 @@ def _run(real: str, args: Sequence[str], clock: Budget) -> str:
     return out if len(out) >= len(err) else err
 
 
-def _best_help(real: str, path: Sequence[str], clock: Budget) -> tuple[ParsedHelp, str]:
+def _best_help(
+    real: str, path: Sequence[str], clock: Budget, env: Mapping[str, str] | None
+) -> tuple[ParsedHelp, str]:
     """The richest of the help forms for `path` (the tool itself when empty)."""
     prog = os.path.basename(real)
     best, best_form = ParsedHelp(), ""
     forms = [[*path, "--help"], [*path, "-h"]]
     forms.append(["help", *path] if path else ["help"])
     for args in forms:
-        text = _run(real, args, clock)
+        text = _run(real, args, clock, env)
         parsed = parse_help(text, prog) if text.strip() else ParsedHelp()
         if parsed.richness > best.richness:
             best, best_form = parsed, " ".join(args[len(path) :] if path else args)
         if not path and "help -a" in text:  # it names a complete command listing
             known = {c.name for c in parsed.commands}
-            listed = command_listing(_run(real, ["help", "-a"], clock))
+            listed = command_listing(_run(real, ["help", "-a"], clock, env))
             parsed.commands += [c for c in listed if c.name not in known]
             if parsed.richness > best.richness:
                 best, best_form = parsed, " ".join(args)
         if "--help all" in text:  # a stripped help that names its complete form
-            full = parse_help(_run(real, [*path, "--help", "all"], clock), prog)
+            full = parse_help(_run(real, [*path, "--help", "all"], clock, env), prog)
             if full.richness > best.richness:
                 best, best_form = full, "--help all"
         if best.richness >= 6:
@@ -168,13 +184,14 @@ def _subcommands(
     depth: int,
     clock: Budget,
     sources: list[str],
+    env: Mapping[str, str] | None,
 ) -> dict[str, Command]:
     out: dict[str, Command] = {}
     for entry in parsed.commands:
         sub_path = (*path, entry.name)
         sub = ParsedHelp(description=entry.description)
         if depth > 1 and clock.left > 0:
-            found, _ = _best_help(real, sub_path, clock)
+            found, _ = _best_help(real, sub_path, clock, env)
             if found.richness and not _echoes(found, parsed):
                 sub = found
                 sub.description = entry.description or found.description
@@ -182,7 +199,7 @@ def _subcommands(
             sub.arguments = arguments_from(entry.args)
         children: dict[str, Command] = {}
         if sub.commands and depth > 2:
-            children = _subcommands(real, sub_path, sub, depth - 1, clock, sources)
+            children = _subcommands(real, sub_path, sub, depth - 1, clock, sources, env)
         command = _command(entry.name, sub, sub_path)
         if children:
             command.commands = children
@@ -292,8 +309,8 @@ def _short(text: str, limit: int = 200) -> str:
     return text[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def _version(real: str, clock: Budget) -> str | None:
-    text = _run(real, ["--version"], clock)
+def _version(real: str, clock: Budget, env: Mapping[str, str] | None) -> str | None:
+    text = _run(real, ["--version"], clock, env)
     first = next((line for line in text.splitlines() if line.strip()), "")
     match = _VERSION.search(first)
     return match.group(1) if match else None

@@ -1,0 +1,59 @@
+"""The community crawler (RFC 0.6 §4.10): shims for the binaries that package sources
+publish, from tool manifests.
+
+```python
+from pathlib import Path
+from atipkit.registry.crawl import Settings, crawl, load_manifest
+
+report = crawl([load_manifest("tools/jq.yaml")], Settings(out=Path("registry-src"),
+                                                          work=Path("/tmp/crawl")))
+```
+
+`manifest` reads the YAML manifests, `sources` asks apt, GitHub releases, PyPI, npm and
+plain URLs what they offer, `archive` unpacks downloads safely, `tree` finds the binary
+in them, `shim` assembles template and inference, `state` remembers what was crawled,
+and `pipeline` runs it all. `atip crawl` is the command.
+"""
+
+from atipkit.registry.crawl.errors import (
+    ArchiveError,
+    CrawlError,
+    IntegrityError,
+    ManifestError,
+    SourceError,
+)
+from atipkit.registry.crawl.manifest import (
+    Manifest,
+    MissingExtra,
+    find_manifests,
+    load_manifest,
+    manifest_path,
+)
+from atipkit.registry.crawl.pipeline import (
+    ArtifactReport,
+    CrawlReport,
+    Settings,
+    ToolReport,
+    crawl,
+)
+from atipkit.registry.crawl.sources import Limits, Overrides
+
+__all__ = [
+    "ArchiveError",
+    "ArtifactReport",
+    "CrawlError",
+    "CrawlReport",
+    "IntegrityError",
+    "Limits",
+    "Manifest",
+    "ManifestError",
+    "MissingExtra",
+    "Overrides",
+    "Settings",
+    "SourceError",
+    "ToolReport",
+    "crawl",
+    "find_manifests",
+    "load_manifest",
+    "manifest_path",
+]

@@ -1,0 +1,41 @@
+"""What can go wrong while crawling, one type per kind, all under `CrawlError`.
+
+A `ManifestError` is the operator's to fix before anything runs (exit status 2); the
+others belong to one artifact of one tool, which fails while the crawl goes on (exit
+status 1).
+"""
+
+from __future__ import annotations
+
+from atipkit.errors import AtipError
+
+
+class CrawlError(AtipError):
+    """Base class of the crawler's errors."""
+
+
+class ManifestError(CrawlError):
+    """A tool manifest that cannot be used: `file: field: reason`, on one line."""
+
+    def __init__(self, file: str, field: str, reason: str) -> None:
+        super().__init__(f"{file}: {field}: {reason}" if field else f"{file}: {reason}")
+        self.file = file
+        self.field = field
+        self.reason = reason
+
+
+class SourceError(CrawlError):
+    """A source that did not give what it was asked for: a release, a package, a file."""
+
+
+class IntegrityError(SourceError):
+    """A download whose digest differs from the one its source published."""
+
+
+class ArchiveError(CrawlError):
+    """An archive refused while extracting: `member` is the offending entry, if any."""
+
+    def __init__(self, reason: str, member: str = "") -> None:
+        super().__init__(f"{member}: {reason}" if member else reason)
+        self.member = member
+        self.reason = reason

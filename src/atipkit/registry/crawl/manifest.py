@@ -1,0 +1,346 @@
+"""Tool manifests (RFC 0.6 §4.10.2): which tool to crawl, where its binaries come from, and
+the hand-written template its shims start from.
+
+A manifest is `<tool>.yaml` (or `.yml`) in a directory of manifests:
+
+```yaml
+name: jq
+homepage: https://jqlang.github.io/jq/
+description: Command-line JSON processor
+sources:
+  apt: {package: jq, platforms: [linux-amd64, linux-arm64]}
+template: |
+  {"commands": {"": {"description": "Filter JSON", "effects": {"network": false}}}}
+```
+
+Manifests are written by people and read by a program that downloads and runs what they
+point to, so they are typed strictly: an unknown source or field, a value of the wrong
+type, a platform the crawler does not know, a URL that is not http(s) or a template that
+is not an ATIP fragment is a `ManifestError` naming the file and the field, before
+anything is fetched. YAML is read with `safe_load` (no Python objects) by PyYAML, which
+is imported only here (the `crawl` extra).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from atipkit.registry.crawl import platforms
+from atipkit.registry.crawl.errors import CrawlError, ManifestError
+
+MAX_MANIFEST_BYTES = 1 << 20
+SUFFIXES = (".yaml", ".yml")
+_REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+\Z")
+_TOOL_NAME = re.compile(r"[^\x00-\x20/\\\x7f]+\Z")
+_NAMES = {  # what each source's registry allows; nothing that could read as an option
+    ("apt", "package"): re.compile(r"[a-z0-9][a-z0-9+.-]*\Z"),
+    ("pypi", "package"): re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?\Z"),
+    ("npm", "package"): re.compile(r"(@[a-z0-9~-][a-z0-9._~-]*/)?[a-z0-9~-][a-z0-9._~-]*\Z"),
+    ("pypi", "script"): re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*\Z"),
+    ("npm", "bin"): re.compile(r"[A-Za-z0-9_@~][A-Za-z0-9._~-]*\Z"),
+}
+Fail = Callable[[str], ManifestError]
+_SUPPORTED = ("apt", "github", "npm", "pypi", "url")
+_KNOWN_ELSEWHERE = ("homebrew", "dnf", "chocolatey", "scoop")  # named by the RFC
+
+
+class _Spec(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
+    pass
+
+
+class AptSource(_Spec):
+    """A Debian package, fetched with `apt-get download` from the system's sources or
+    from `sources` (one-line `deb ...` entries)."""
+
+    package: str | None = None
+    platforms: list[str] | None = None
+    binary_path: str | None = None
+    sources: list[str] | None = None
+
+
+class GithubSource(_Spec):
+    """Assets of a GitHub release (the latest, or `tag`), one per platform."""
+
+    repo: str
+    asset_patterns: dict[str, str]
+    binary_path: str | None = None
+    tag: str | None = None
+    api: str | None = None
+
+
+class PypiSource(_Spec):
+    """A wheel from a Python package index: a bundled binary or a console script."""
+
+    package: str | None = None
+    script: str | None = None
+    version: str | None = None
+    platforms: list[str] | None = None
+    interpreter: str = "/usr/bin/python3"
+    index: str | None = None
+
+
+class NpmSource(_Spec):
+    """A package from an npm registry; the binary is one of its `bin` entries."""
+
+    package: str | None = None
+    bin: str | None = None
+    version: str | None = None
+    registry: str | None = None
+
+
+class UrlAsset(_Spec):
+    url: str
+    sha256: str | None = None
+
+
+class UrlSource(_Spec):
+    """Direct downloads, one URL per platform (`{version}` is replaced)."""
+
+    version: str
+    platforms: dict[str, str | UrlAsset]
+    binary_path: str | None = None
+    allow_redirects_to: list[str] = []
+
+    def asset(self, platform: str) -> UrlAsset:
+        entry = self.platforms[platform]
+        asset = UrlAsset(url=entry) if isinstance(entry, str) else entry
+        return UrlAsset(url=asset.url.replace("{version}", self.version), sha256=asset.sha256)
+
+
+class Sources(_Spec):
+    apt: AptSource | None = None
+    github: GithubSource | None = None
+    npm: NpmSource | None = None
+    pypi: PypiSource | None = None
+    url: UrlSource | None = None
+
+    def items(self) -> list[tuple[str, _Spec]]:
+        """The sources given, in a fixed order (so progress and reports are stable)."""
+        return [(n, getattr(self, n)) for n in _SUPPORTED if getattr(self, n) is not None]
+
+
+class _Raw(_Spec):
+    name: str
+    sources: Sources
+    description: str | None = None
+    homepage: str | None = None
+    template: str | dict[str, Any] | None = None
+
+
+class Manifest(msgspec.Struct, kw_only=True, frozen=True):
+    """A checked manifest. `template` is the decoded template (an ATIP fragment), `path`
+    the file it was read from."""
+
+    name: str
+    sources: Sources
+    path: str
+    description: str | None = None
+    homepage: str | None = None
+    template: dict[str, Any] | None = None
+
+
+class MissingExtra(CrawlError):
+    """PyYAML (the `crawl` extra) is not installed."""
+
+
+def find_manifests(directory: str | Path) -> list[Path]:
+    """Every manifest in `directory` (not below it), sorted; dotfiles are ignored."""
+    folder = Path(directory)
+    if not folder.is_dir():
+        raise ManifestError(str(folder), "", "not a directory of tool manifests")
+    found = sorted(
+        p for p in folder.iterdir() if p.suffix in SUFFIXES and not p.name.startswith(".")
+    )
+    stems = [p.stem for p in found]
+    twice = sorted({s for s in stems if stems.count(s) > 1})
+    if twice:
+        raise ManifestError(str(folder), "", f"two manifests for {twice[0]!r} (.yaml and .yml)")
+    return found
+
+
+def manifest_path(directory: str | Path, tool: str) -> Path:
+    """The manifest of `tool` in `directory`: `<tool>.yaml` or `<tool>.yml`."""
+    if not _TOOL_NAME.match(tool):
+        raise ManifestError(str(directory), "", f"{tool[:80]!r} is not a tool name")
+    for path in find_manifests(directory):
+        if path.stem == tool:
+            return path
+    raise ManifestError(
+        str(directory), "", f"no manifest for {tool!r} (looked for {tool}.yaml and {tool}.yml)"
+    )
+
+
+def load_manifest(path: str | Path) -> Manifest:
+    """Read and check one manifest; `ManifestError` names the file and field at fault."""
+    file = str(path)
+    try:
+        import yaml
+    except ImportError:
+        raise MissingExtra(
+            "reading tool manifests needs PyYAML: pip install 'atipkit[crawl]'"
+        ) from None
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_MANIFEST_BYTES + 1)
+    except OSError as exc:
+        raise ManifestError(file, "", f"cannot read: {exc.strerror or exc}") from None
+    if len(raw) > MAX_MANIFEST_BYTES:
+        raise ManifestError(file, "", f"larger than {MAX_MANIFEST_BYTES} bytes")
+    try:
+        data = yaml.safe_load(raw)
+    except yaml.YAMLError as exc:
+        raise ManifestError(file, _yaml_where(exc), _yaml_reason(exc)) from None
+    if not isinstance(data, dict):
+        raise ManifestError(file, "", "expected a mapping with name, sources and template")
+    try:
+        spec = msgspec.convert(data, _Raw)
+    except msgspec.ValidationError as exc:
+        raise _type_error(file, str(exc)) from None
+    return _checked(file, Path(path).stem, spec)
+
+
+def _yaml_where(exc: Any) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    return f"line {mark.line + 1}, column {mark.column + 1}" if mark else ""
+
+
+def _yaml_reason(exc: Any) -> str:
+    problem = getattr(exc, "problem", None)
+    return f"not valid YAML: {problem or exc}"
+
+
+def _type_error(file: str, text: str) -> ManifestError:
+    """msgspec's `Expected X, got Y - at $.a.b` as `file: a.b: expected X, got Y`."""
+    message, _, where = text.rpartition(" - at `")
+    if not message:
+        message, where = text, "$"
+    field = where.rstrip("`").removeprefix("$").lstrip(".")
+    unknown = re.match(r"Object contains unknown field `(?P<f>[^`]*)`", message)
+    missing = re.match(r"Object missing required field `(?P<f>[^`]*)`", message)
+    if unknown:
+        name = unknown["f"]
+        field = f"{field}.{name}" if field else name
+        if field == f"sources.{name}":
+            also = " (named by the RFC, not crawled yet)" if name in _KNOWN_ELSEWHERE else ""
+            return ManifestError(
+                file, field, f"unknown source{also}; the crawler reads {', '.join(_SUPPORTED)}"
+            )
+        return ManifestError(file, field, "unknown field")
+    if missing:
+        name = missing["f"]
+        return ManifestError(file, f"{field}.{name}" if field else name, "required")
+    reason = message[0].lower() + message[1:]
+    if "Expected `str`" in message and ("got `float`" in message or "got `int`" in message):
+        reason += " (quote it: YAML reads 1.10 as the number 1.1)"
+    return ManifestError(file, field, reason)
+
+
+def _checked(file: str, stem: str, raw: _Raw) -> Manifest:
+    def failing(field: str) -> Fail:
+        return lambda reason: ManifestError(file, field, reason)
+
+    if not _TOOL_NAME.match(raw.name):
+        raise failing("name")("a tool name has no spaces, slashes or control characters")
+    if raw.name != stem:
+        raise failing("name")(f"{raw.name!r} differs from the file's name {stem!r}")
+    if not raw.sources.items():
+        raise failing("sources")(f"at least one source is needed ({', '.join(_SUPPORTED)})")
+    if raw.homepage is not None:
+        _url(raw.homepage, failing("homepage"))
+    for name, spec in raw.sources.items():
+        _check_source(name, spec, raw.name, lambda field, n=name: failing(f"sources.{n}.{field}"))
+    template = None
+    if raw.template is not None:
+        template = _template(raw.template, raw.name, failing("template"))
+    return Manifest(
+        name=raw.name,
+        sources=raw.sources,
+        path=file,
+        description=raw.description,
+        homepage=raw.homepage,
+        template=template,
+    )
+
+
+def _check_source(name: str, spec: Any, tool: str, fail: Callable[[str], Fail]) -> None:
+    """`fail(field)(reason)` is the error for the source's `field`. Package, script and
+    bin names default to the tool's name, so that is checked where they are not given."""
+    for field in ("api", "index", "registry"):
+        value = getattr(spec, field, None)
+        if value is not None:
+            _url(value, fail(field))
+    for (source, field), pattern in _NAMES.items():
+        value = (getattr(spec, field, None) or tool) if source == name else None
+        if value is not None and not pattern.match(value):
+            raise fail(field)(f"{value[:80]!r} is not a valid {field} name for {source}")
+    binary_path = getattr(spec, "binary_path", None)
+    if binary_path is not None and (
+        not binary_path or binary_path.startswith("/") or ".." in binary_path.split("/")
+    ):
+        raise fail("binary_path")("a relative glob inside the package, without '..'")
+    field, declared = "platforms", getattr(spec, "platforms", None)
+    if isinstance(spec, GithubSource):
+        field, declared = "asset_patterns", list(spec.asset_patterns)
+        if not _REPO.match(spec.repo):
+            raise fail("repo")("expected OWNER/NAME")
+    for platform in declared or ():
+        try:
+            platforms.check(platform)
+        except ValueError as exc:
+            raise fail(field)(str(exc)) from None
+        if name == "apt" and not platform.startswith("linux-"):
+            raise fail(field)(f"apt packages are Linux binaries, not {platform}")
+    if isinstance(spec, PypiSource) and not re.match(r"/\S+\Z", spec.interpreter):
+        raise fail("interpreter")("an absolute path, as a script's first line names it")
+    if isinstance(spec, UrlSource):
+        _check_urls(spec, fail)
+
+
+def _check_urls(spec: UrlSource, fail: Callable[[str], Fail]) -> None:
+    from atipkit.trust.digest import BadHash, sha256_hex
+
+    for platform in spec.platforms:
+        asset = spec.asset(platform)
+        _url(asset.url, fail(f"platforms.{platform}"))
+        if asset.sha256 is not None:
+            try:
+                sha256_hex(asset.sha256)
+            except BadHash as exc:
+                raise fail(f"platforms.{platform}.sha256")(str(exc)) from None
+    for origin in spec.allow_redirects_to:
+        _url(origin, fail("allow_redirects_to"))
+
+
+def _url(value: str, fail: Fail) -> None:
+    if not re.match(r"https?://[^/\s]+", value):
+        raise fail(f"expected an http(s) URL, got {value[:80]!r}")
+
+
+_OWNED = ("atip", "name", "version", "binary", "trust")
+
+
+def _template(value: str | dict[str, Any], name: str, fail: Fail) -> dict[str, Any]:
+    """The template as a JSON object, checked to make a valid shim."""
+    from atipkit.registry.crawl.shim import template_problems
+
+    if isinstance(value, str):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise fail(f"not JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+    if not isinstance(value, dict):
+        raise fail("expected a JSON object (an ATIP document without binary and trust)")
+    for key in _OWNED:
+        if key in value:
+            raise fail(f"{key!r} is written by the crawler, not by the template")
+    problems = template_problems(value, name)
+    if problems:
+        first = problems[0]
+        raise fail(f"{first.location}: {first.message}")
+    return value

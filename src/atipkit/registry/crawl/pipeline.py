@@ -1,0 +1,292 @@
+"""The crawl (RFC 0.6 §4.10.1): for each tool, ask each source what it offers; for each
+platform, download, check the digest, unpack, hash the binary, and write a shim named by
+that hash into the output folder — the folder `atip registry build` turns into a
+registry.
+
+Nothing is done twice: an artifact whose published digest is the one crawled last time
+is not downloaded (`unchanged`, from the state file), and a binary whose shim is already
+in the folder is not described again (`known`). With `check`, sources are asked and
+nothing is downloaded. A platform whose binary cannot run here (another system or
+architecture) gets a shim only from a template; without one it is skipped with that
+reason. One artifact failing (a digest mismatch, a hostile archive, a source that does
+not answer) fails it alone: the crawl goes on, and the report says what failed and why.
+
+Progress goes to a callback, one line per step, in the words of §4.10.3.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import msgspec
+
+from atipkit.errors import AtipError
+from atipkit.registry.crawl import platforms
+from atipkit.registry.crawl.errors import CrawlError
+from atipkit.registry.crawl.manifest import Manifest
+from atipkit.registry.crawl.sources import (
+    Artifact,
+    Context,
+    Fetched,
+    Limits,
+    Overrides,
+    Source,
+    Unavailable,
+    source,
+)
+from atipkit.registry.crawl.state import Seen, read_state, remember, unchanged
+
+Status = Literal["generated", "known", "unchanged", "new", "skipped", "failed"]
+Progress = Callable[[str, str], None]
+"""`progress(tool, line)`: one step of the crawl, for people."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where shims go (`out`), where downloads and apt's state live (`work`), and how."""
+
+    out: Path
+    work: Path
+    check: bool = False
+    limits: Limits = field(default_factory=Limits)
+    overrides: Overrides = field(default_factory=Overrides)
+    platforms: frozenset[str] | None = None
+    github_token: str | None = None
+    budget: float = 10.0
+    depth: int = 2
+
+
+class ArtifactReport(msgspec.Struct, kw_only=True, omit_defaults=True):
+    source: str
+    platform: str
+    status: Status
+    version: str | None = None
+    origin: str | None = None
+    url: str | None = None
+    digest: str | None = None
+    hash: str | None = None
+    shim: str | None = None
+    reason: str | None = None
+
+
+class ToolReport(msgspec.Struct, kw_only=True):
+    name: str
+    manifest: str
+    artifacts: list[ArtifactReport] = []
+    errors: list[str] = []
+
+    @property
+    def ok(self) -> bool:
+        return not self.errors and all(a.status != "failed" for a in self.artifacts)
+
+
+class CrawlReport(msgspec.Struct, kw_only=True):
+    check: bool
+    out: str
+    tools: list[ToolReport]
+
+    @property
+    def ok(self) -> bool:
+        return all(t.ok for t in self.tools)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = msgspec.to_builtins(self)
+        data["ok"] = self.ok
+        for tool, built in zip(self.tools, data["tools"], strict=True):
+            built["ok"] = tool.ok
+        return data
+
+
+def crawl(
+    manifests: Sequence[Manifest], settings: Settings, progress: Progress | None = None
+) -> CrawlReport:
+    """Crawl every manifest's sources (see the module's docstring)."""
+    from atipkit._http import Fetcher
+
+    say = progress or (lambda _tool, _line: None)
+    with Fetcher() as fetcher:
+        ctx = Context(
+            fetcher=fetcher,
+            work=settings.work,
+            limits=settings.limits,
+            overrides=settings.overrides,
+            platforms=settings.platforms,
+            github_token=settings.github_token,
+        )
+        tools = [_tool(m, settings, ctx, lambda line, n=m.name: say(n, line)) for m in manifests]
+    return CrawlReport(check=settings.check, out=str(settings.out), tools=tools)
+
+
+def _tool(
+    manifest: Manifest, settings: Settings, ctx: Context, say: Callable[[str], None]
+) -> ToolReport:
+    report = ToolReport(name=manifest.name, manifest=manifest.path)
+    state = read_state(settings.out)
+    say("Checking for new releases...")
+    for name, spec in manifest.sources.items():
+        module = source(name)
+        try:
+            offered = module.resolve(manifest, spec, ctx)
+        except (AtipError, OSError) as exc:
+            report.errors.append(f"{name}: {exc}")
+            say(f"Failed {name}: {exc}")
+            continue
+        artifacts = [a for a in offered if isinstance(a, Artifact)]
+        fresh = [
+            a
+            for a in artifacts
+            if not unchanged(state.seen(manifest.name, name, a.platform), a, settings.out)
+        ]
+        for version in sorted({a.version for a in fresh}):
+            say(f"Found new version: {version}")
+        if artifacts and not fresh:
+            say(f"No new version: {', '.join(sorted({a.version for a in artifacts}))}")
+        for item in offered:
+            report.artifacts.append(_artifact(manifest, spec, module, item, settings, ctx, say))
+    return report
+
+
+def _artifact(
+    manifest: Manifest,
+    spec: Any,
+    module: Source,
+    item: Artifact | Unavailable,
+    settings: Settings,
+    ctx: Context,
+    say: Callable[[str], None],
+) -> ArtifactReport:
+    if isinstance(item, Unavailable):
+        say(f"{'Failed' if item.failed else 'Skipped'} {item.platform}: {item.reason}")
+        status: Status = "failed" if item.failed else "skipped"
+        return ArtifactReport(
+            source=item.source, platform=item.platform, status=status, reason=item.reason
+        )
+    artifact = item
+    described = {
+        "source": artifact.source,
+        "platform": artifact.platform,
+        "version": artifact.version,
+        "origin": artifact.origin,
+        "url": artifact.url,
+        "digest": artifact.digest,
+    }
+    seen = read_state(settings.out).seen(manifest.name, artifact.source, artifact.platform)
+    if seen is not None and unchanged(seen, artifact, settings.out):  # None: for the types
+        say(f"Unchanged {artifact.platform}: {artifact.version} ({seen.shim})")
+        return ArtifactReport(**described, status="unchanged", hash=seen.hash, shim=seen.shim)
+    if settings.check:
+        say(f"New {artifact.platform}: {artifact.version} ({artifact.origin})")
+        return ArtifactReport(**described, status="new")
+    runs = platforms.runs_here(artifact.platform)
+    if not runs and manifest.template is None:
+        reason = (
+            f"no template, and {artifact.platform} binaries cannot run on this machine "
+            f"({platforms.host()}) to read their --help"
+        )
+        say(f"Skipped {artifact.platform}: {reason}")
+        return ArtifactReport(**described, status="skipped", reason=reason)
+    if artifact.size is not None and artifact.size > settings.limits.max_download:
+        limit = settings.limits.max_download
+        reason = f"{artifact.size} bytes, more than the download limit of {limit}"
+        say(f"Failed {artifact.platform}: {reason}")
+        return ArtifactReport(**described, status="failed", reason=reason)
+    say(f"Downloading {artifact.platform} from {module.LABEL}...")
+    try:
+        return _produce(manifest, spec, module, artifact, settings, ctx, say, described, runs)
+    except (AtipError, OSError) as exc:
+        reason = str(exc)
+        say(f"Failed {artifact.platform}: {reason}")
+        return ArtifactReport(**described, status="failed", reason=reason)
+
+
+def _produce(
+    manifest: Manifest,
+    spec: Any,
+    module: Source,
+    artifact: Artifact,
+    settings: Settings,
+    ctx: Context,
+    say: Callable[[str], None],
+    described: dict[str, Any],
+    runs: bool,
+) -> ArtifactReport:
+    from atipkit.registry.layout import shim_path
+    from atipkit.registry.local import timestamp
+    from atipkit.trust.digest import sha256_file
+
+    scratch = settings.work.absolute() / "tmp"  # tools run elsewhere, in the sandbox
+    scratch.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(prefix="crawl-", dir=scratch) as temporary:
+        fetched = module.fetch(manifest, spec, artifact, Path(temporary), ctx)
+        hash_ = sha256_file(fetched.binary)
+        say(f"  Hash: {hash_}")
+        relative = shim_path(hash_)
+        if (settings.out / relative).is_file():
+            say(f"  Known: {relative}")
+            status: Status = "known"
+        else:
+            inferred = _infer(fetched, manifest.name, settings) if runs else None
+            _write(settings.out, relative, manifest, artifact, hash_, inferred, timestamp())
+            say(f"  Generated: {relative}")
+            status = "generated"
+    seen = Seen(
+        version=artifact.version,
+        url=artifact.url,
+        digest=artifact.digest,
+        hash=hash_,
+        shim=relative,
+        checked=timestamp(),
+    )
+    remember(settings.out, manifest.name, artifact.source, artifact.platform, seen)
+    return ArtifactReport(**described, status=status, hash=hash_, shim=relative)
+
+
+def _infer(fetched: Fetched, name: str, settings: Settings) -> dict[str, Any]:
+    from atipkit.infer.generate import generate_shim
+    from atipkit.model import to_dict
+
+    tool = generate_shim(
+        str(fetched.run),
+        depth=settings.depth,
+        budget=settings.budget,
+        man=fetched.man_page is not None,
+        man_file=str(fetched.man_page) if fetched.man_page else None,
+        name=name,
+        env=fetched.env,
+    )
+    return to_dict(tool)
+
+
+def _write(
+    out: Path,
+    relative: str,
+    manifest: Manifest,
+    artifact: Artifact,
+    hash_: str,
+    inferred: dict[str, Any] | None,
+    now: str,
+) -> None:
+    from atipkit._atomic import write_atomic
+    from atipkit.model import dumps
+    from atipkit.registry.crawl.shim import assemble
+    from atipkit.validation import validate
+
+    document = assemble(
+        name=manifest.name,
+        description=manifest.description,
+        homepage=manifest.homepage,
+        template=manifest.template,
+        inferred=inferred,
+        artifact=artifact,
+        hash_=hash_,
+        timestamp=now,
+    )
+    report = validate(document, source=relative.rsplit("/", 1)[-1])
+    if not report.ok or report.tool is None:
+        first = report.errors[0].format() if report.errors else "invalid"
+        raise CrawlError(f"the shim assembled for {artifact.origin} is invalid: {first}")
+    write_atomic(out / relative, dumps(report.tool) + b"\n")

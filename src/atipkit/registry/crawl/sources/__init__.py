@@ -1,0 +1,214 @@
+"""Where binaries come from: one module per source, and the contract they share with the
+pipeline.
+
+A source does two things, kept apart so that `atip crawl --check` can ask what is new
+without downloading anything:
+
+- `resolve(manifest, spec, ctx)` asks the source (a releases API, a package index, apt's
+  lists) what it offers now, one `Artifact` per platform, with the digest the source
+  publishes for it (or an `Unavailable` with the reason a platform has none);
+- `fetch(manifest, spec, artifact, into, ctx)` downloads one artifact, checks it against
+  that digest, unpacks it into `into` and finds the binary: a `Fetched`.
+
+Base URLs come from the manifest first, then from an option or environment variable
+(`Overrides`), then from the public default, so that tests run against loopback.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+import msgspec
+
+from atipkit.registry.crawl.archive import DEFAULT_MAX_BYTES, DEFAULT_MAX_MEMBERS
+from atipkit.registry.crawl.errors import IntegrityError, SourceError
+from atipkit.registry.crawl.platforms import ANY
+
+if TYPE_CHECKING:
+    from atipkit._http import Fetcher
+    from atipkit.registry.crawl.manifest import Manifest
+
+NAMES = ("apt", "github", "npm", "pypi", "url")
+MiB = 1 << 20
+
+
+class Artifact(msgspec.Struct, frozen=True, kw_only=True):
+    """One downloadable thing for one platform, as its source describes it.
+
+    `digest` is what the source publishes (`sha256:<hex>` or `sha512:<hex>`), None when
+    it publishes nothing; `origin` names it for people and for `_generation.source`
+    (`apt:jq=1.6-2.1+deb12u3`); `filename` is its name at the source."""
+
+    source: str
+    platform: str
+    version: str
+    url: str
+    origin: str
+    digest: str | None = None
+    filename: str = ""
+    size: int | None = None
+
+
+class Unavailable(msgspec.Struct, frozen=True, kw_only=True):
+    """A platform the manifest asks for that the source does not offer now (skipped),
+    or offers ambiguously (`failed`: the manifest needs fixing)."""
+
+    source: str
+    platform: str
+    reason: str
+    failed: bool = False
+
+
+@dataclass(frozen=True)
+class Fetched:
+    """An unpacked artifact: `binary` is the file whose sha256 names the shim; `run` the
+    file to run for `--help` (the binary, or pip's wrapper for a console script), with
+    `env` added to the sandbox's environment; `man_page` the package's own page."""
+
+    binary: Path
+    run: Path
+    env: Mapping[str, str] = field(default_factory=dict)
+    man_page: Path | None = None
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_download: int = 256 * MiB
+    max_metadata: int = 64 * MiB
+    max_members: int = DEFAULT_MAX_MEMBERS
+    max_unpacked: int = DEFAULT_MAX_BYTES
+    download_seconds: float = 600.0
+
+
+@dataclass(frozen=True)
+class Overrides:
+    """Base URLs and apt sources given by option or environment; a manifest's own
+    setting wins over these, and these over the public defaults."""
+
+    github_api: str | None = None
+    pypi_index: str | None = None
+    npm_registry: str | None = None
+    apt_sources: tuple[str, ...] = ()
+
+
+@dataclass
+class Context:
+    """What sources get from the pipeline: the HTTP client for metadata, a work
+    directory that persists between runs (apt's lists), the limits, the overrides, the
+    platforms asked for (None: every one the manifest names) and a GitHub token."""
+
+    fetcher: Fetcher
+    work: Path
+    limits: Limits = field(default_factory=Limits)
+    overrides: Overrides = field(default_factory=Overrides)
+    platforms: frozenset[str] | None = None
+    github_token: str | None = None
+
+    def wants(self, platform: str) -> bool:
+        return self.platforms is None or platform in (*self.platforms, ANY)
+
+    def get_json(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        credentials: Mapping[str, str] | None = None,
+    ) -> Any:
+        """A JSON document from a source's API; any status but 200 is a `SourceError`."""
+        response = self.fetcher.get(
+            url, max_bytes=self.limits.max_metadata, headers=headers, credentials=credentials
+        )
+        if response.status != 200:
+            raise SourceError(f"{response.url}: HTTP {response.status}")
+        try:
+            return json.loads(response.content)
+        except ValueError as exc:
+            raise SourceError(f"{response.url}: not JSON ({exc})") from None
+
+    def download(
+        self,
+        url: str,
+        destination: Path,
+        *,
+        digest: str | None,
+        allowed_origins: Collection[str] = (),
+    ) -> None:
+        """Download within the size cap and check `digest` (`sha256:`/`sha512:` + hex);
+        a mismatch deletes the file and raises `IntegrityError`."""
+        from atipkit._http import Fetcher
+
+        with Fetcher(
+            deadline=self.limits.download_seconds, allowed_origins=allowed_origins
+        ) as fetcher:
+            sha256 = fetcher.download(url, destination, max_bytes=self.limits.max_download)
+        if digest is not None:
+            verify(destination, digest, url=url, sha256=sha256)
+
+    def unpacked(
+        self,
+        artifact: Artifact,
+        into: Path,
+        *,
+        raw_name: str,
+        allowed_origins: Collection[str] = (),
+    ) -> tuple[Path, Path | None]:
+        """Download `artifact` (checked against its digest) and unpack it under `into`:
+        the tree, and the file itself when it was not an archive (see `archive.unpack`)."""
+        from atipkit.registry.crawl.archive import unpack
+
+        downloads = into / "download"
+        downloads.mkdir(parents=True, exist_ok=True)
+        file = downloads / "artifact"
+        self.download(artifact.url, file, digest=artifact.digest, allowed_origins=allowed_origins)
+        root = into / "tree"
+        single = unpack(
+            file,
+            root,
+            raw_name=raw_name,
+            max_members=self.limits.max_members,
+            max_bytes=self.limits.max_unpacked,
+        )
+        file.unlink()
+        return root, single
+
+
+def verify(path: Path, digest: str, *, url: str, sha256: str | None = None) -> None:
+    """`IntegrityError` (and the file deleted) unless `path` has `digest`."""
+    from atipkit.trust.digest import BadHash, hash_file, parse_checksum
+
+    try:
+        algorithm, expected = parse_checksum(digest.lower())  # hex is hex in either case
+    except BadHash as exc:
+        raise SourceError(f"{url}: the source published an unusable digest: {exc}") from None
+    actual = sha256 if algorithm == "sha256" and sha256 else hash_file(path, algorithm)
+    actual = actual.removeprefix(f"{algorithm}:")
+    if actual != expected:
+        path.unlink(missing_ok=True)
+        raise IntegrityError(
+            f"{url}: {algorithm} of the download is {actual}, "
+            f"the source published {expected}; refused"
+        )
+
+
+class Source(Protocol):
+    LABEL: str
+
+    def resolve(
+        self, manifest: Manifest, spec: Any, ctx: Context
+    ) -> list[Artifact | Unavailable]: ...
+
+    def fetch(
+        self, manifest: Manifest, spec: Any, artifact: Artifact, into: Path, ctx: Context
+    ) -> Fetched: ...
+
+
+def source(name: str) -> Source:
+    """The module of source `name` (imported when first needed)."""
+    if name not in NAMES:
+        raise KeyError(name)
+    return importlib.import_module(f"atipkit.registry.crawl.sources.{name}")  # type: ignore[return-value]

@@ -1,0 +1,433 @@
+"""`atip crawl` end to end: jq from a real local apt repository (the issue's acceptance
+test), idempotence and the state file, `--check`, progress, the JSON report, and bad
+manifests refused with their file and field. Other sources: test_crawl_sources.py;
+archives: test_crawl_archive.py; template merging: test_crawl_shim.py."""
+
+from __future__ import annotations
+
+import glob
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import textwrap
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from atipkit.cli.crawl import crawl_command
+from atipkit.registry.crawl import ManifestError, find_manifests, load_manifest
+from atipkit.registry.crawl.platforms import host
+from atipkit.registry.crawl.state import STATE_FILE
+from atipkit.validation import validate_file
+from tests.servers import require
+
+EXAMPLES = Path(__file__).parent.parent / "examples" / "crawl"
+
+HELP_SCRIPT = """#!/bin/sh
+case "$1" in
+  --help|-h) cat <<'EOF'
+Usage: {name} [OPTIONS] FILE
+
+Frobnicate files, {flavour}.
+
+Options:
+  -v, --verbose      Say more
+  --level N          Compression level
+EOF
+  ;;
+  --version) echo "{name} {version}";;
+esac
+"""
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    """No user registry, cache or configuration; no base URL or token leaking in."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("ATIP_CACHE_DIR", str(tmp_path / "cache"))
+    for name in (
+        "ATIP_GITHUB_API",
+        "ATIP_PYPI_INDEX",
+        "ATIP_NPM_REGISTRY",
+        "ATIP_APT_SOURCES",
+        "GITHUB_TOKEN",
+    ):
+        monkeypatch.delenv(name, raising=False)
+
+
+def help_script(name: str = "tool", flavour: str = "quickly", version: str = "2.3.0") -> bytes:
+    """A program whose --help lists two options: inference has something to read."""
+    return HELP_SCRIPT.format(name=name, flavour=flavour, version=version).encode()
+
+
+def manifest(folder: Path, name: str, text: str) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}.yaml"
+    path.write_text(textwrap.dedent(text).lstrip())
+    return path
+
+
+def run(tmp_path: Path, *args: str) -> Result:
+    """`atip crawl ARGS` with the test's manifests, output and work directories."""
+    common = ["--manifests", str(tmp_path / "tools"), "--out", str(tmp_path / "out")]
+    common += ["--work", str(tmp_path / "work")]
+    return CliRunner().invoke(crawl_command, [*args, *common], catch_exceptions=False)
+
+
+def shims(tmp_path: Path) -> list[Path]:
+    return sorted((tmp_path / "out" / "shims" / "sha256").glob("*.json"))
+
+
+def options_of(shim: Path, command: str = "") -> dict[str, list[str]]:
+    doc = json.loads(shim.read_text())
+    return {o["name"]: o["flags"] for o in doc["commands"][command].get("options", [])}
+
+
+# -- apt: the acceptance test ---------------------------------------------------------
+
+
+@pytest.fixture
+def jq_repository(tmp_path: Path) -> tuple[Path, Path]:
+    """A flat apt repository holding the real jq package from apt's cache: (repo, deb)."""
+    debs = sorted(glob.glob("/var/cache/apt/archives/jq_*.deb"))
+    if not debs:
+        message = "jq's .deb is not in /var/cache/apt/archives (apt-get download jq)"
+        if os.environ.get("CI"):
+            pytest.fail(message)
+        pytest.skip(message)
+    scan = require("dpkg-scanpackages", "apt-get install dpkg-dev; .ci/run does")
+    require("apt-get", "a Debian or Ubuntu machine")
+    require("dpkg-deb", "apt-get install dpkg")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    deb = Path(shutil.copy(debs[-1], repo))
+    packages = subprocess.run([scan, "."], cwd=repo, capture_output=True, check=True).stdout
+    (repo / "Packages").write_bytes(packages)
+    return repo, deb
+
+
+def jq_manifest(tmp_path: Path, repo: Path) -> None:
+    """The example manifest, with the local repository as its apt source."""
+    text = (EXAMPLES / "jq.yaml").read_text()
+    text = text.replace(
+        "    package: jq\n",
+        f'    package: jq\n    sources: ["deb [trusted=yes] file:{repo} ./"]\n',
+    )
+    text = text.replace("platforms: [linux-amd64, linux-arm64]", f"platforms: [{host()}]")
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "jq.yaml").write_text(text)
+
+
+def test_jq_from_a_local_apt_repository(tmp_path, jq_repository):
+    repo, deb = jq_repository
+    jq_manifest(tmp_path, repo)
+    unpacked = tmp_path / "independent"
+    subprocess.run(["dpkg-deb", "-x", str(deb), str(unpacked)], check=True)
+    expected = hashlib.sha256((unpacked / "usr" / "bin" / "jq").read_bytes()).hexdigest()
+
+    result = run(tmp_path, "jq")
+
+    assert result.exit_code == 0, result.stderr
+    [shim] = shims(tmp_path)
+    assert shim.name == f"{expected}.json"
+    assert sorted((tmp_path / "out").rglob("*.json")) == [shim]  # `atip validate out` works
+    report = validate_file(shim)
+    assert report.ok, [p.format() for p in report.problems]
+    assert report.kind == "shim"
+    doc = json.loads(shim.read_text())
+    version = subprocess.run(
+        ["dpkg-deb", "-f", str(deb), "Version"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert doc["binary"] == {
+        "hash": f"sha256:{expected}",
+        "name": "jq",
+        "version": version,
+        "platform": host(),
+    }
+    assert doc["version"] == version
+    assert doc["trust"] == {"source": "community", "verified": False}
+    assert doc["_generation"]["source"] == f"apt:jq={version}"
+    assert doc["_generation"]["inputs"] == ["--help", "man"]
+    flags = {f for fs in options_of(shim).values() for f in fs}
+    assert {"--slurp", "-s", "--arg", "--tab", "--raw-output"} <= flags  # help and man page
+    root = doc["commands"][""]
+    assert [a["name"] for a in root["arguments"]] == ["filter", "files"]  # the template's
+    assert root["effects"]["network"] is False
+    assert f"[jq]   Hash: sha256:{expected}" in result.stderr
+    assert f"[jq]   Generated: shims/sha256/{expected}.json" in result.stderr
+
+
+def test_a_second_crawl_downloads_and_writes_nothing(tmp_path, jq_repository):
+    jq_manifest(tmp_path, jq_repository[0])
+    assert run(tmp_path, "jq").exit_code == 0
+    [shim] = shims(tmp_path)
+    before = (shim.read_bytes(), shim.stat().st_mtime_ns)
+
+    again = run(tmp_path, "jq")
+
+    assert again.exit_code == 0, again.stderr
+    assert "Downloading" not in again.stderr
+    assert "[jq] No new version:" in again.stderr
+    assert f"[jq] Unchanged {host()}:" in again.stderr
+    assert shims(tmp_path) == [shim]
+    assert (shim.read_bytes(), shim.stat().st_mtime_ns) == before
+    assert not list((tmp_path / "work" / "tmp").iterdir())  # downloads are not kept
+
+    (tmp_path / "out" / STATE_FILE).unlink()  # without the state: downloaded, found known
+    third = run(tmp_path, "jq")
+    assert third.exit_code == 0, third.stderr
+    assert "Downloading" in third.stderr
+    assert f"[jq]   Known: shims/sha256/{shim.name}" in third.stderr
+    assert (shim.read_bytes(), shim.stat().st_mtime_ns) == before
+
+
+def test_check_says_what_is_new_without_downloading(tmp_path, jq_repository):
+    jq_manifest(tmp_path, jq_repository[0])
+
+    checked = run(tmp_path, "jq", "--check", "--json")
+
+    assert checked.exit_code == 0, checked.stderr
+    [tool] = json.loads(checked.stdout)["tools"]
+    [artifact] = tool["artifacts"]
+    assert artifact["status"] == "new"
+    assert artifact["origin"].startswith("apt:jq=")
+    assert artifact["digest"].startswith("sha256:")
+    assert shims(tmp_path) == []
+    assert not (tmp_path / "work" / "tmp").exists()  # nothing was fetched to unpack
+    assert f"[jq] New {host()}:" in checked.stderr
+
+    assert run(tmp_path, "jq").exit_code == 0
+    after = json.loads(run(tmp_path, "jq", "--check", "--json").stdout)
+    assert after["tools"][0]["artifacts"][0]["status"] == "unchanged"
+
+
+def test_an_apt_package_that_does_not_exist_is_skipped(tmp_path, jq_repository):
+    repo, _ = jq_repository
+    manifest(
+        tmp_path / "tools",
+        "nosuch",
+        f"""
+        name: nosuch
+        sources:
+          apt:
+            sources: ["deb [trusted=yes] file:{repo} ./"]
+        """,
+    )
+    result = run(tmp_path, "nosuch")
+    assert result.exit_code == 0, result.stderr
+    assert f"[nosuch] Skipped {host()}: no package 'nosuch'" in result.stderr
+    assert shims(tmp_path) == []
+
+
+def test_apt_runs_none_of_the_configured_hooks(tmp_path, jq_repository, monkeypatch):
+    """The system's configuration may run commands after every `apt-get update` (a
+    desktop refreshes AppStream and signals PackageKit): not the crawler's update."""
+    marker = tmp_path / "hook-ran"
+    config = tmp_path / "apt.conf"
+    config.write_text(
+        f'APT::Update::Pre-Invoke {{ "touch {marker}"; }};\n'
+        f'APT::Update::Post-Invoke {{ "touch {marker}"; }};\n'
+    )
+    monkeypatch.setenv("APT_CONFIG", str(config))
+    jq_manifest(tmp_path, jq_repository[0])
+    assert run(tmp_path, "jq", "--check").exit_code == 0
+    assert not marker.exists()
+    plain = tmp_path / "plain"  # the same configuration does run it in a plain update
+    (plain / "lists" / "partial").mkdir(parents=True)
+    (plain / "sources.d").mkdir()
+    (plain / "sources.list").touch()
+    options = [
+        f"Dir::State={plain}",
+        f"Dir::Cache={plain}",
+        f"Dir::Etc::SourceList={plain / 'sources.list'}",
+        f"Dir::Etc::SourceParts={plain / 'sources.d'}",
+        "Debug::NoLocking=1",
+    ]
+    argv = ["apt-get", *(f"-o{o}" for o in options), "update", "-q"]
+    subprocess.run(argv, capture_output=True, check=True)
+    assert marker.exists()
+
+
+# -- the package's man page ----------------------------------------------------------
+
+BULLETED_PAGE = """JQ(1)
+
+NAME
+       jq - Command-line JSON processor
+
+INVOKING JQ
+       ○   --slurp/-s:
+
+           Read the entire input stream into a large array.
+
+       ○   --compact-output / -c:
+
+           Compact output.
+
+       ○   --indent n:
+
+           Use the given number of spaces for indentation.
+"""
+
+
+def test_a_bulleted_man_page_file_adds_options_and_spellings():
+    """Pages converted from Markdown list options as bullets; the file is read with
+    `man -l` (an absolute path: the run happens in the sandbox's directory)."""
+    from atipkit.infer.helptext import ParsedHelp, ParsedOption
+    from atipkit.infer.manpage import merge, read_man_page
+
+    require("man", "apt-get install man-db")
+    calls = []
+
+    def run(executable: str, args: list[str]) -> str:
+        calls.append(args)
+        return BULLETED_PAGE
+
+    page = read_man_page("jq", run, file="pages/jq.1.gz")
+    assert page is not None
+    assert calls == [["-l", "-P", "cat", os.path.abspath("pages/jq.1.gz")]]
+    assert [(o.flags, o.metavar) for o in page.options] == [
+        (["--slurp", "-s"], None),
+        (["--compact-output", "-c"], None),
+        (["--indent"], "n"),
+    ]
+    assert page.options[0].description == "Read the entire input stream into a large array."
+    helped = ParsedHelp(options=[ParsedOption(flags=["-s"], description="slurp")])
+    merge(helped, page)
+    assert [(o.name, o.flags) for o in helped.options] == [
+        ("slurp", ["-s", "--slurp"]),  # the help's option, with the page's spelling
+        ("compact-output", ["--compact-output", "-c"]),
+        ("indent", ["--indent"]),
+    ]
+    assert helped.options[0].description == "slurp"  # the help's words stay
+
+
+# -- the command line -----------------------------------------------------------------
+
+
+def test_a_tool_or_all_but_not_both(tmp_path):
+    manifest(tmp_path / "tools", "t", "name: t\nsources: {url: {version: '1', platforms: {}}}")
+    assert run(tmp_path).exit_code == 2
+    both = run(tmp_path, "t", "--all")
+    assert both.exit_code == 2
+    assert "name one TOOL, or --all" in both.stderr
+
+
+def test_a_missing_manifest_is_a_usage_error(tmp_path):
+    (tmp_path / "tools").mkdir()
+    result = run(tmp_path, "nothere")
+    assert result.exit_code == 2
+    assert "no manifest for 'nothere' (looked for nothere.yaml and nothere.yml)" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("name: t\nsources: [oops\n", "t.yaml: line 3, column 1: not valid YAML"),
+        ("- just\n- a list\n", "t.yaml: expected a mapping with name, sources and template"),
+        (
+            "name: t\nsources: {github: {repo: 5, asset_patterns: {}}}\n",
+            "t.yaml: sources.github.repo: expected `str`, got `int`",
+        ),
+        (
+            "name: t\nsources: {github: {asset_patterns: {}}}\n",
+            "t.yaml: sources.github.repo: required",
+        ),
+        (
+            "name: t\nsources: {homebrew: {formula: t}}\n",
+            "t.yaml: sources.homebrew: unknown "
+            "source (named by the RFC, not crawled yet); the crawler reads apt, github, npm, pypi, "
+            "url",
+        ),
+        ("name: t\nsources: {apt: {pakage: t}}\n", "t.yaml: sources.apt.pakage: unknown field"),
+        ("name: t\nsources: {}\n", "t.yaml: sources: at least one source is needed"),
+        (
+            "name: other\nsources: {apt: {}}\n",
+            "t.yaml: name: 'other' differs from the file's name 't'",
+        ),
+        (
+            "name: t\nsources: {apt: {platforms: [linux-x86_64]}}\n",
+            "t.yaml: sources.apt.platforms: unknown platform 'linux-x86_64'",
+        ),
+        (
+            "name: t\nsources: {apt: {platforms: [darwin-arm64]}}\n",
+            "t.yaml: sources.apt.platforms: apt packages are Linux binaries, not darwin-arm64",
+        ),
+        (
+            "name: t\nsources: {url: {version: 1.10, platforms: {}}}\n",
+            "t.yaml: sources.url.version: expected `str`, got `float` (quote it",
+        ),
+        (
+            "name: t\nsources: {npm: {registry: 'ftp://x'}}\n",
+            "t.yaml: sources.npm.registry: expected an http(s) URL",
+        ),
+        (
+            "name: t\nsources: {url: {version: '1', binary_path: ../x, platforms: {}}}\n",
+            "t.yaml: sources.url.binary_path: a relative glob inside the package",
+        ),
+        (
+            "name: t\nsources: {apt: {package: '-oDebug::x=1'}}\n",
+            "t.yaml: sources.apt.package: '-oDebug::x=1' is not a valid package name for apt",
+        ),
+        (
+            "name: t\nsources: {pypi: {script: '../x'}}\n",
+            "t.yaml: sources.pypi.script: '../x' is not a valid script name for pypi",
+        ),
+        (
+            "name: t\nsources: {apt: {}}\ntemplate: '{\"commands\": '\n",
+            "t.yaml: template: not JSON: line 1, column 14",
+        ),
+        (
+            "name: t\nsources: {apt: {}}\ntemplate: '[1]'\n",
+            "t.yaml: template: expected a JSON object",
+        ),
+        (
+            "name: t\nsources: {apt: {}}\ntemplate: {binary: {name: t}}\n",
+            "t.yaml: template: 'binary' is written by the crawler",
+        ),
+        (
+            "name: t\nsources: {apt: {}}\ntemplate: {commands: {'': {description: d, options: "
+            "[{name: x, flags: [x], type: boolean}]}}}\n",
+            "t.yaml: template: "
+            "$.commands[\"\"].options[0].flags: expected a list of strings starting with '-'",
+        ),
+    ],
+)
+def test_a_bad_manifest_is_one_line_naming_file_and_field(tmp_path, text, expected):
+    (tmp_path / "tools").mkdir()
+    (tmp_path / "tools" / "t.yaml").write_text(text)
+    result = run(tmp_path, "t")
+    assert result.exit_code == 2
+    [line] = result.stderr.splitlines()
+    assert line.startswith("atip crawl: ")
+    assert expected in line
+    assert str(tmp_path / "tools" / "t.yaml") in line
+
+
+def test_one_bad_manifest_stops_all_before_anything_is_crawled(tmp_path):
+    manifest(
+        tmp_path / "tools", "good", "name: good\nsources: {url: {version: '1', platforms: {}}}"
+    )
+    manifest(tmp_path / "tools", "bad", "name: bad\nsources: {url: {}}")
+    result = run(tmp_path, "--all")
+    assert result.exit_code == 2
+    assert "bad.yaml: sources.url.version: required" in result.stderr
+    assert "[good]" not in result.stderr
+
+
+def test_the_example_manifests_load():
+    for path in sorted(EXAMPLES.glob("*.yaml")):
+        loaded = load_manifest(path)
+        assert loaded.name == path.stem
+        assert loaded.template is not None
+
+
+def test_yml_and_yaml_for_one_tool_is_ambiguous(tmp_path):
+    manifest(tmp_path / "tools", "t", "name: t\nsources: {apt: {}}")
+    (tmp_path / "tools" / "t.yml").write_text("name: t\nsources: {apt: {}}")
+    with pytest.raises(ManifestError, match=r"two manifests for 't' \(\.yaml and \.yml\)"):
+        find_manifests(tmp_path / "tools")
