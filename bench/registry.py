@@ -8,7 +8,11 @@ nginx (`apt-get install nginx`), then, in one run, side by side (medians, millis
 - a cached lookup within the TTL: the cache file read and checked, no request;
 - a revalidation after the TTL (`refresh`): a conditional request answered 304;
 - for scale: reading and checking the same shim from a local file (`validate_file`), and
-  a bare `httpx` GET of it with none of the guards or checks.
+  a bare `httpx` GET of it with none of the guards or checks;
+- building a registry of the N shims (every shim validated, catalog, coverage, page),
+  rebuilding it unchanged, publishing it to a local directory, and publishing it again
+  when nothing changed, next to creating as many files with nothing else done (medians of
+  `--build-runs`, seconds).
 """
 
 from __future__ import annotations
@@ -16,8 +20,10 @@ from __future__ import annotations
 import argparse
 import json
 import platform
+import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from _synth import median_ms
@@ -59,6 +65,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--shims", type=int, default=5000)
     parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--build-runs", type=int, default=3)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
 
@@ -88,6 +95,7 @@ def main() -> None:
             with httpx.Client() as plain:
                 url = f"{server.url}/shims/sha256/{probe}.json"
                 floor = median_ms(lambda: plain.get(url).content, args.runs)
+        building = _building(root / "shims", Path(tmp), args.build_runs)
     figures = {
         "cold lookup (manifest cached, shim fetched, checked, cached)": cold,
         "cached lookup within the TTL (no request)": cached,
@@ -96,7 +104,7 @@ def main() -> None:
         "the floor: a bare httpx GET of the same shim, unchecked": floor,
     }
     if args.json:
-        print(json.dumps({"shims": args.shims, "median_ms": figures}, indent=2))
+        print(json.dumps({"shims": args.shims, "median_ms": figures, "median_s": building}))
         return
     print(
         f"{platform.processor() or platform.machine()}, Python {platform.python_version()}, "
@@ -104,6 +112,46 @@ def main() -> None:
     )
     for what, value in figures.items():
         print(f"  {what:62} {value:8.2f} ms")
+    for what, value in building.items():
+        print(f"  {what:62} {value:8.2f} s")
+
+
+def _create_files(src: Path, into: Path) -> None:
+    """What writing the files costs on this disk, with nothing else done."""
+    into.mkdir()
+    for path in (src / "sha256").iterdir():
+        (into / path.name).write_bytes(path.read_bytes())
+
+
+def _building(src: Path, tmp: Path, runs: int) -> dict[str, float]:
+    """Medians of `runs` fresh builds and publishes, each into new directories."""
+    from atipkit.registry.build import build_registry
+    from atipkit.registry.publish import publish
+
+    names = (
+        "build a registry",
+        "rebuild it, unchanged",
+        "publish it to a directory",
+        "publish it again, unchanged",
+        "the floor: create as many files with open/write",
+    )
+    samples: dict[str, list[float]] = {name: [] for name in names}
+    for run in range(runs):
+        site, www = tmp / f"site{run}", str(tmp / f"www{run}")
+        steps = (
+            lambda site=site: build_registry(src, site),
+            lambda site=site: build_registry(src, site),
+            lambda site=site, www=www: publish(site, www),
+            lambda site=site, www=www: publish(site, www),
+            lambda run=run: _create_files(src, tmp / f"floor{run}"),
+        )
+        for name, step in zip(names, steps, strict=True):
+            started = time.perf_counter()
+            step()
+            samples[name].append(time.perf_counter() - started)
+    return {
+        f"{name}, the same shims": statistics.median(values) for name, values in samples.items()
+    }
 
 
 if __name__ == "__main__":

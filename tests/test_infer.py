@@ -268,6 +268,7 @@ Global options (use these before the subcommand, if any):
 def test_cobra_layout():
     top = parse_help(COBRA, "gh")
     assert [c.name for c in top.commands] == ["auth", "pr", "repo"]
+    assert top.options == []  # --help and --version are of no use to an agent
     sub = parse_help(COBRA_SUB, "gh")
     flags = {o.name: o for o in sub.options}
     assert flags["base"].metavar == "branch"
@@ -295,6 +296,7 @@ def test_docopt_and_single_dash_layout():
     assert option_type(flags["chdir"])[0] == "directory"
     assert "wrapped" not in flags["chdir"].description
     assert flags["chdir"].description.endswith("given subcommand.")
+    assert set(flags) == {"chdir"}  # -help and -version are left out
 
 
 def test_the_man_page_fills_a_synopsis_only_help():

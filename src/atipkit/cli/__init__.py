@@ -59,9 +59,11 @@ def _register() -> None:
     from atipkit.cli.crawl import crawl_command
     from atipkit.cli.discover import list_command, refresh_command, scan_command, show_command
     from atipkit.cli.gen import gen_command
+    from atipkit.cli.publish import build_command, publish_command
     from atipkit.cli.registry import registry_group
     from atipkit.cli.run import run_command
     from atipkit.cli.schema import schema_command
+    from atipkit.cli.serve import serve_command
     from atipkit.cli.trust import shim_group, verify_command
     from atipkit.cli.validate import validate_command
 
@@ -75,7 +77,10 @@ def _register() -> None:
     cli.add_command(gen_command, "gen")
     cli.add_command(verify_command, "verify")
     cli.add_command(shim_group, "shim")
+    registry_group.add_command(build_command, "build")
+    registry_group.add_command(publish_command, "publish")
     cli.add_command(registry_group, "registry")
+    cli.add_command(serve_command, "serve")
     cli.add_command(crawl_command, "crawl")
     cli.add_command(schema_command, "schema")
 

@@ -59,7 +59,9 @@ _INT = {
     "SIZE_IN_BYTES",
 }
 _FLOAT = {"FLOAT", "NUMBER_FLOAT", "DECIMAL"}
-_HELP_FLAGS = {"-h", "--help", "-?", "--usage", "-help"}
+_HELP_FLAGS = {"-h", "--help", "-?", "--usage", "-help", "--version", "-version"}
+"""Options of no use to an agent (decision 41). A bare `-V` is not among them: `sort -V`
+sorts versions; an option spelled `-V, --version` goes by its long flag."""
 
 
 class ParsedOption(msgspec.Struct):

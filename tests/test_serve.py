@@ -1,0 +1,198 @@
+"""`atip serve --registry` as a real process: files with their types, ETag and
+Last-Modified with 304s, HEAD, JSON 404s, no traversal; atipkit's own remote client reads
+a registry through it."""
+
+from __future__ import annotations
+
+import http.client
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from click.testing import CliRunner
+
+from atipkit.cli.publish import build_command
+from atipkit.cli.serve import serve_command
+from atipkit.registry import layout
+from atipkit.registry.remote import RemoteRegistries
+from tests.test_registry_build import CURL, EPOCH, make_shim, put
+
+# `python3 -m atipkit serve` once cli/__init__.py registers the command; until then the
+# same command object, run by click in its own process.
+SERVE = [sys.executable, "-m", "atipkit", "serve"]
+
+
+@dataclass
+class Served:
+    url: str
+    port: int
+    root: Path
+    process: subprocess.Popen[str]
+
+
+@pytest.fixture(scope="module")
+def registry(tmp_path_factory) -> Path:
+    base = tmp_path_factory.mktemp("serve")
+    src = base / "src"
+    put(src, CURL.name, CURL.read_bytes())
+    hex_, data = make_shim("jq", "1.7", "linux-amd64")
+    put(src, f"{hex_}.json", data)
+    env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH}
+    result = CliRunner(env=env).invoke(build_command, [str(src), str(base / "site")])
+    assert result.exit_code == 0, result.output
+    (base / "secret.txt").write_text("outside the registry")
+    (base / "site" / "leak.json").symlink_to(base / "secret.txt")
+    (base / "site" / ".hidden").write_text("a dotfile")
+    return base / "site"
+
+
+@pytest.fixture(scope="module")
+def served(registry) -> Iterator[Served]:
+    process = subprocess.Popen(
+        [*SERVE, "--registry", str(registry), "--port", "0", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = process.stdout.readline()  # type: ignore[union-attr]
+        assert line, process.stderr.read()  # type: ignore[union-attr]
+        started = json.loads(line)
+        assert started["registry"] == str(registry)
+        url = started["url"]
+        yield Served(url, int(url.rsplit(":", 1)[1].strip("/")), registry, process)
+    finally:
+        process.send_signal(signal.SIGTERM)
+        process.wait(10)
+    assert process.returncode == 0, process.stderr.read()  # type: ignore[union-attr]
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("ATIP_CACHE_DIR", str(tmp_path / "cache"))
+    for name in ("ATIP_REGISTRIES", "ATIP_OFFLINE", "ATIP_REFRESH"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def raw_get(served: Served, path: str) -> tuple[int, dict[str, str], bytes]:
+    """A request with the path exactly as written: httpx would normalize `..` away."""
+    connection = http.client.HTTPConnection("127.0.0.1", served.port, timeout=5)
+    try:
+        connection.request("GET", path)
+        response = connection.getresponse()
+        return response.status, dict(response.getheaders()), response.read()
+    finally:
+        connection.close()
+
+
+def test_a_shim_with_its_type_cache_control_and_validators(served):
+    response = httpx.get(f"{served.url}shims/sha256/{CURL.name}")
+    assert response.status_code == 200
+    assert response.content == CURL.read_bytes()
+    assert response.headers["content-type"] == "application/json"
+    assert response.headers["cache-control"] == layout.SHIM_CACHE_CONTROL
+    etag, modified = response.headers["etag"], response.headers["last-modified"]
+    assert etag.startswith('"')
+    assert modified.endswith(" GMT")
+
+    for headers in ({"If-None-Match": etag}, {"If-None-Match": f'"x", W/{etag}'}):
+        again = httpx.get(f"{served.url}shims/sha256/{CURL.name}", headers=headers)
+        assert again.status_code == 304
+        assert again.content == b""
+        assert again.headers["etag"] == etag
+    since = httpx.get(
+        f"{served.url}shims/sha256/{CURL.name}", headers={"If-Modified-Since": modified}
+    )
+    assert since.status_code == 304
+    other = httpx.get(f"{served.url}shims/sha256/{CURL.name}", headers={"If-None-Match": '"x"'})
+    assert other.status_code == 200
+    # If-None-Match wins over If-Modified-Since (RFC 9110 §13.1.3)
+    both = {"If-None-Match": '"x"', "If-Modified-Since": modified}
+    assert httpx.get(f"{served.url}shims/sha256/{CURL.name}", headers=both).status_code == 200
+
+
+def test_head_and_the_page_and_the_manifest(served):
+    head = httpx.head(f"{served.url}{layout.CATALOG}")
+    assert head.status_code == 200
+    assert head.content == b""
+    size = (served.root / layout.CATALOG).stat().st_size
+    assert head.headers["content-length"] == str(size)
+    assert head.headers["cache-control"] == layout.INDEX_CACHE_CONTROL
+    page = httpx.get(served.url)
+    assert page.headers["content-type"] == "text/html; charset=utf-8"
+    assert page.content == (served.root / "index.html").read_bytes()
+    manifest = httpx.get(f"{served.url}{layout.MANIFEST}")
+    assert manifest.json()["registry"]["type"] == "static"
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/../secret.txt",
+        "/shims/../../secret.txt",
+        "/shims/%2e%2e/%2e%2e/secret.txt",
+        "/shims/..%2f..%2fsecret.txt",
+        "/leak.json",  # a symlink that leads out
+        "/.hidden",
+        "/shims",
+        "/shims/",
+        "/shims/sha256/",
+        "/shims//index.json",
+        "/nothing.json",
+        "/shims/sha256/" + "0" * 64 + ".json",
+    ],
+)
+def test_nothing_else_is_served(served, path):
+    status, headers, body = raw_get(served, path)
+    assert status == 404
+    assert headers["content-type"] == "application/json"
+    assert json.loads(body) == {"error": "not-found", "message": "no such file in this registry"}
+
+
+def test_only_get_and_head(served):
+    response = httpx.post(f"{served.url}{layout.CATALOG}", content=b"{}")
+    assert response.status_code == 405
+    assert response.headers["allow"] == "GET, HEAD"
+    assert response.json()["error"] == "method-not-allowed"
+
+
+def test_the_remote_client_reads_the_served_registry(served, monkeypatch):
+    monkeypatch.setenv("ATIP_REGISTRIES", served.url.rstrip("/"))
+    with RemoteRegistries.from_environment() as remote:
+        found = remote.lookup(CURL.stem)
+        assert found.tool is not None
+        assert found.tool.name == "curl"
+        assert not found.cached
+        assert remote.manifest(remote.registries[0]).registry.version == "2026.01.15"  # type: ignore[union-attr]
+    with RemoteRegistries.from_environment(refresh=True) as remote:
+        again = remote.lookup(CURL.stem)
+        assert again.revalidated  # our ETag, sent back by the client, answered 304
+        missing = remote.lookup("f" * 64)
+        assert missing.tool is None
+        assert [a.outcome for a in missing.attempts] == ["not-found"]
+
+
+def test_usage_errors(tmp_path):
+    runner = CliRunner()
+    result = runner.invoke(serve_command, [])
+    assert result.exit_code == 2
+    assert "give --registry DIR" in result.output
+    result = runner.invoke(serve_command, ["--registry", str(tmp_path / "none")])
+    assert result.exit_code == 2
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        result = runner.invoke(serve_command, ["--registry", str(tmp_path), "--port", str(port)])
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"atip serve: cannot listen on 127.0.0.1:{port}: ")
