@@ -234,3 +234,23 @@ def test_a_missing_filesystem_names_what_to_install(src, tmp_path):
     assert result.exit_code == 2
     assert "gcsfs" in result.stderr
     assert "pip install 'atipkit[publish]'" in result.stderr
+
+
+def test_atipkits_client_reads_the_published_registry_over_http(s3, bucket, src, tmp_path):
+    """The whole path: build, publish to S3, then look a shim up by hash through the
+    bucket's HTTP endpoint, as an agent would, and revalidate it with a 304."""
+    from atipkit.registry import RemoteRegistries, RemoteRegistry, Settings
+
+    dest = tmp_path / "site"
+    build(src, dest)
+    publish_json(str(dest), f"s3://{bucket}/atip", "--endpoint-url", s3.endpoint)
+    hex_, _ = make_shim("jq", "1.7", "linux-amd64")
+    registry = RemoteRegistry(url=f"{s3.endpoint}/{bucket}/atip", name="s3")
+    settings = Settings(registries=[registry])
+    with RemoteRegistries(settings, cache_dir=tmp_path / "c") as remote:
+        found = remote.lookup(hex_)
+        assert found.tool is not None
+        assert (found.tool.name, found.tool.binary.platform) == ("jq", "linux-amd64")
+        assert remote.manifest(registry).registry.version  # the built manifest, served
+    with RemoteRegistries(settings, cache_dir=tmp_path / "c", refresh=True) as remote:
+        assert remote.lookup(hex_).revalidated

@@ -691,3 +691,53 @@ def test_atip_registry_list_never_shows_a_token(served, tmp_path, monkeypatch):
     human = runner.invoke(cli, ["registry", "list"])
     assert TOKEN not in listed.output + human.output
     assert "token from $ORG_TOKEN" in human.stdout
+
+
+# -- a registry built by atip registry build, served by nginx -------------------------------------
+
+
+def test_a_built_registry_served_by_nginx(tmp_path):
+    """The issue's path end to end: `atip registry build` makes the static layout, nginx
+    serves it, the client fetches by hash, revalidates with a 304, refuses a shim the host
+    swapped for another binary's, refuses an unsigned shim when signatures are required,
+    and sends nothing for a hash that is not one."""
+    secret, public = minisign_keys(tmp_path)
+    src = tmp_path / "src"
+    src.mkdir()
+    for hex_digits, name in ((A, "signed"), (B, "unsigned"), (C, "other")):
+        (src / f"{hex_digits}.json").write_text(json.dumps(shim(hex_digits, name)))
+    signatures.minisign_sign(src / f"{A}.json", secret)
+    built = CliRunner().invoke(cli, ["registry", "build", str(src), str(tmp_path / "site")])
+    assert built.exit_code == 0, built.output
+    site = tmp_path / "site"
+    assert (site / "shims" / "sha256" / f"{A}.json.minisig").is_file()
+
+    with nginx(site, tmp_path / "nginx") as server:
+        plain = RemoteRegistry(url=server.url, name="built")
+        with RemoteRegistries(settings(plain), cache_dir=tmp_path / "c1") as remote:
+            assert remote.lookup(A).tool.name == "signed"
+        with RemoteRegistries(settings(plain), cache_dir=tmp_path / "c1", refresh=True) as r:
+            assert r.lookup(A).revalidated
+        assert shim_requests(server)[-1] == f"GET /shims/sha256/{A}.json HTTP/1.1 304"
+
+        # the host is compromised: C's file now holds B's shim
+        (site / "shims" / "sha256" / f"{C}.json").write_bytes(
+            (site / "shims" / "sha256" / f"{B}.json").read_bytes()
+        )
+        with RemoteRegistries(settings(plain), cache_dir=tmp_path / "c2") as remote:
+            swapped = remote.lookup(C)
+        assert swapped.tool is None
+        assert swapped.rejected[0].reason.startswith(f"binary.hash is sha256:{B}")
+
+        strict = RemoteRegistry(
+            url=server.url, require_signatures=True, minisign_keys=[str(public)]
+        )
+        with RemoteRegistries(settings(strict), cache_dir=tmp_path / "c3") as remote:
+            assert remote.lookup(A).verified == "minisign: test.pub"
+            unsigned = remote.lookup(B)
+            before = len(server.requests())
+            with pytest.raises(BadHash):
+                remote.lookup("../../etc/passwd")
+        assert unsigned.tool is None
+        assert "no signature at" in unsigned.rejected[0].reason
+        assert len(server.requests()) == before
