@@ -30,10 +30,9 @@ from atipkit.registry import layout
 from atipkit.registry.build import BuildOptions, InvalidSource, build_registry
 from atipkit.registry.catalog import ShimInfo, build_catalog, build_coverage, version_key
 from atipkit.trust.signatures import minisign_sign, minisign_verify
-from tests.helpers import EXAMPLES, minisign_keys
+from tests.helpers import EXAMPLES, SIGSTORE, minisign_keys, needs_sigstore
 
 CURL = EXAMPLES / "shims" / "2bf33383566fa5fcf7b6a305ab882a7fbe4dc673a542349710d60dae906eb852.json"
-SIGSTORE = Path(__file__).parent.parent.parent / "shared" / "fixtures" / "sigstore"
 EPOCH = "1768435200"  # 2026-01-15T00:00:00Z
 UPDATED = "2026-01-15T00:00:00Z"
 
@@ -199,6 +198,7 @@ def test_layout_bytes_verbatim_and_manifest(src, tmp_path):
     assert oct(dest.stat().st_mode)[-3:] == "755"
 
 
+@needs_sigstore
 def test_signatures_go_beside_their_shim_renamed(src, tmp_path):
     secret, public = minisign_keys(tmp_path)
     jq = next((src / "shims" / "sha256").glob("*.json"))

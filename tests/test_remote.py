@@ -27,10 +27,9 @@ from atipkit.registry.remote import RemoteRegistries
 from atipkit.resolve import resolve_tool
 from atipkit.trust import signatures
 from atipkit.trust.digest import BadHash, sha256_file
-from tests.helpers import minisign_keys
+from tests.helpers import SIGSTORE, minisign_keys, needs_sigstore
 from tests.servers import Nginx, free_port, nginx
 
-SIGSTORE = Path(__file__).parent.parent.parent / "shared" / "fixtures" / "sigstore"
 A = "a" * 64
 B = "b" * 64
 C = "c" * 64
@@ -317,6 +316,7 @@ def test_signatures_required_with_no_signer_configured_reject_everything(served,
     assert "no signer is configured for this registry" in result.rejected[0].reason
 
 
+@needs_sigstore
 def test_a_sigstore_bundle_is_verified_against_the_shim_offline(served, tmp_path):
     """A real Sigstore bundle (signing another file) fails against the shim it is served
     with: the real verifier, against a trusted root on disk, with no network."""

@@ -16,9 +16,8 @@ from atipkit.cli import cli
 from atipkit.trust import signatures as sig
 from atipkit.trust.levels import TrustLevel, TrustPolicy, verify_tool
 from atipkit.trust.slsa import sign_envelope, verify_provenance
-from tests.helpers import minimal, minisign_keys, ssh_key
+from tests.helpers import SIGSTORE, minimal, minisign_keys, needs_sigstore, ssh_key
 
-SIGSTORE = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "sigstore"
 GHA = (
     "https://github.com/sigstore-conformance/extremely-dangerous-public-oidc-beacon/"
     ".github/workflows/extremely-dangerous-oidc-beacon.yml@refs/heads/main"
@@ -134,7 +133,7 @@ MESSAGE_SETS = [
 ]
 
 
-@pytest.mark.skipif(not SIGSTORE.is_dir(), reason="shared/fixtures/sigstore is not beside the repo")
+@needs_sigstore
 @pytest.mark.parametrize("case", MESSAGE_SETS, ids=[c[0] for c in MESSAGE_SETS])
 def test_sigstore_message_bundles(case, no_network):
     _, artifact, bundle, identity, issuer, good, foreign = case
@@ -162,7 +161,7 @@ def test_sigstore_message_bundles(case, no_network):
     assert not elsewhere.ok
 
 
-@pytest.mark.skipif(not SIGSTORE.is_dir(), reason="shared/fixtures/sigstore is not beside the repo")
+@needs_sigstore
 def test_sigstore_wrong_issuer_and_shipped_root(no_network):
     artifact = SIGSTORE / "staging-v03-message/bundle_v3.txt"
     bundle = SIGSTORE / "staging-v03-message/bundle_v3.txt.sigstore"
@@ -180,7 +179,7 @@ def test_sigstore_wrong_issuer_and_shipped_root(no_network):
     ).ok  # the sigstore package's own root
 
 
-@pytest.mark.skipif(not SIGSTORE.is_dir(), reason="shared/fixtures/sigstore is not beside the repo")
+@needs_sigstore
 @pytest.mark.parametrize(
     ("bundle", "good", "bad_roots"),
     [
