@@ -43,20 +43,7 @@ esac
 """
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    """No user registry, cache or configuration; no base URL or token leaking in."""
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("ATIP_CACHE_DIR", str(tmp_path / "cache"))
-    for name in (
-        "ATIP_GITHUB_API",
-        "ATIP_PYPI_INDEX",
-        "ATIP_NPM_REGISTRY",
-        "ATIP_APT_SOURCES",
-        "GITHUB_TOKEN",
-    ):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 def help_script(name: str = "tool", flavour: str = "quickly", version: str = "2.3.0") -> bytes:

@@ -21,9 +21,9 @@ import pytest
 from atipkit.registry.crawl.platforms import host
 from atipkit.validation import validate_file
 from tests.servers import Nginx, nginx
-from tests.test_crawl import help_script, isolated, manifest, options_of, run, shims
+from tests.test_crawl import help_script, manifest, options_of, run, shims
 
-__all__ = ["isolated"]  # the autouse fixture of test_crawl applies here too
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 _WHEEL_MACHINE = {"linux-amd64": "x86_64", "linux-arm64": "aarch64"}
 

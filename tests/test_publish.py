@@ -28,10 +28,7 @@ def s3(tmp_path_factory) -> S3Server:
 
 
 @pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch, s3):
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("ATIP_CACHE_DIR", str(tmp_path / "cache"))
+def isolated(isolated_home, tmp_path, monkeypatch, s3):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
     # the filesystem's usual environment, and nothing of this machine's own AWS setup
     monkeypatch.setenv("AWS_ACCESS_KEY_ID", s3.key)

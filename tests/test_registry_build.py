@@ -38,10 +38,7 @@ UPDATED = "2026-01-15T00:00:00Z"
 
 
 @pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("ATIP_CACHE_DIR", str(tmp_path / "cache"))
+def reproducible(isolated_home, monkeypatch):
     monkeypatch.setenv("SOURCE_DATE_EPOCH", EPOCH)
 
 

@@ -35,14 +35,7 @@ B = "b" * 64
 C = "c" * 64
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    """Nothing of the user's configuration, registry or cache; no ATIP_* leaking in."""
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("ATIP_CACHE_DIR", str(tmp_path / "cache"))
-    for name in ("ATIP_REGISTRIES", "ATIP_OFFLINE", "ATIP_REFRESH"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 def shim(hex_digits: str, name: str = "tool", description: str = "A tool") -> dict[str, Any]:

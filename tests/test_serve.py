@@ -75,13 +75,7 @@ def served(registry) -> Iterator[Served]:
     assert process.returncode == 0, process.stderr.read()  # type: ignore[union-attr]
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
-    monkeypatch.setenv("ATIP_CACHE_DIR", str(tmp_path / "cache"))
-    for name in ("ATIP_REGISTRIES", "ATIP_OFFLINE", "ATIP_REFRESH"):
-        monkeypatch.delenv(name, raising=False)
+pytestmark = pytest.mark.usefixtures("isolated_home")
 
 
 def raw_get(served: Served, path: str) -> tuple[int, dict[str, str], bytes]:
