@@ -175,6 +175,25 @@ def test_local_directory_target(src, tmp_path):
     assert old.exists()  # nothing is ever deleted
 
 
+def test_a_failure_partway_reports_what_was_uploaded_before(src, tmp_path):
+    """The manifest goes last; when it cannot be written, the shims and the catalog are
+    already there, and the report says so (a rerun sends only the rest)."""
+    dest, www = tmp_path / "site", tmp_path / "www"
+    build(src, dest)
+    www.mkdir()
+    (www / ".well-known").write_text("a file where the manifest's folder should be")
+    result = publish(str(dest), str(www), "--json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    sent = [u["path"] for u in report["uploaded"]]
+    assert report["ok"] is False
+    assert sorted(sent) == sorted(p for p in tree(dest) if p != layout.MANIFEST)
+    assert all((www / p).is_file() for p in sent)
+    assert "uploaded before the failure" in result.stderr
+    (www / ".well-known").unlink()
+    assert [u["path"] for u in publish_json(str(dest), str(www))["uploaded"]] == [layout.MANIFEST]
+
+
 def test_human_output(src, tmp_path):
     dest = tmp_path / "site"
     build(src, dest)

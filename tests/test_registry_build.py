@@ -294,7 +294,7 @@ def test_coverage_counts_tools_and_lists_what_is_missing(src, tmp_path):
     hex_, data = make_shim("rg", "14.1", "linux-amd64", source="inferred")
     put(src, f"{hex_}.json", data)
     dest = tmp_path / "site"
-    platforms = ["linux-amd64", "darwin-arm64", "windows-amd64"]
+    platforms = ["linux-amd64", "darwin-arm64", "windows-amd64", "linux-amd64"]  # a repeat
     args = [a for p in platforms for a in ("--platform", p)]
     assert build(str(src), str(dest), *args).exit_code == 0
     assert read_json(dest / layout.COVERAGE) == {
@@ -410,7 +410,9 @@ def test_library_raises_with_every_problem(src, tmp_path):
     assert str(caught.value).startswith("a.json: $: ")
 
 
-@pytest.mark.parametrize("case", ["not-a-registry", "inside-src", "no-shims", "bad-url"])
+@pytest.mark.parametrize(
+    "case", ["not-a-registry", "inside-src", "no-shims", "bad-url", "blank-platform"]
+)
 def test_unusable_places_exit_2(src, tmp_path, case):
     dest = tmp_path / "site"
     args = [str(src), str(dest)]
@@ -421,8 +423,10 @@ def test_unusable_places_exit_2(src, tmp_path, case):
     elif case == "no-shims":
         (tmp_path / "empty").mkdir()
         args = [str(tmp_path / "empty"), str(dest)]
-    else:
+    elif case == "bad-url":
         args += ["--url", "ftp://example.test"]
+    else:
+        args += ["--platform", "linux-amd64", "--platform", " "]
     result = build(*args)
     assert result.exit_code == 2, result.output
     assert result.stderr.startswith("atip registry build: ")

@@ -7,6 +7,7 @@ import json
 from typing import Any
 
 import click
+import msgspec
 
 from atipkit.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE
 from atipkit.cli._effects import builds_files, uploads
@@ -188,7 +189,7 @@ def publish_command(
     0 published (or nothing to do), 1 the store failed (missing bucket, access denied,
     network), 2 usage error (not a registry, unknown protocol, filesystem not installed).
     """
-    from atipkit.registry.publish import BadTarget, PublishError, publish
+    from atipkit.registry.publish import BadTarget, PublishError, PublishFailed, publish
 
     options = {key: _option_value(value) for key, value in storage_options}
     try:
@@ -198,6 +199,18 @@ def publish_command(
     except BadTarget as exc:
         click.echo(f"atip registry publish: {exc}", err=True)
         ctx.exit(EXIT_USAGE)
+    except PublishFailed as exc:
+        click.echo(f"atip registry publish: {exc}", err=True)
+        if exc.uploaded:
+            click.echo(
+                f"atip registry publish: uploaded before the failure (kept; a rerun sends the "
+                f"rest): {', '.join(u.path for u in exc.uploaded)}",
+                err=True,
+            )
+        if as_json:
+            sent = [msgspec.to_builtins(u) for u in exc.uploaded]
+            click.echo(json.dumps({"ok": False, "error": str(exc), "uploaded": sent}, indent=2))
+        ctx.exit(EXIT_INVALID)
     except PublishError as exc:
         click.echo(f"atip registry publish: {exc}", err=True)
         ctx.exit(EXIT_INVALID)

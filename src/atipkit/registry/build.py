@@ -404,6 +404,11 @@ def build_registry(
     options = options or BuildOptions()
     if options.url and not re.match(r"https?://", options.url):
         raise BuildError(f"the registry URL must be http:// or https://, got {options.url[:100]!r}")
+    if any(not p.strip() for p in options.platforms):
+        raise BuildError("a platform for coverage must not be blank")
+    options = msgspec.structs.replace(
+        options, platforms=tuple(dict.fromkeys(p.strip() for p in options.platforms))
+    )
     root, target = Path(src).resolve(), Path(dest).resolve()
     _check_places(root, target)
     shims, warnings = load_shims(root, require_signatures=options.require_signatures)

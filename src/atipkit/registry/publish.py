@@ -51,7 +51,13 @@ class BadTarget(PublishError):
 
 
 class PublishFailed(PublishError):
-    """The store refused or failed: a missing bucket, denied access, a network error."""
+    """The store refused or failed: a missing bucket, denied access, a network error.
+    `uploaded` lists what had been sent before (it stays: by the upload order, the
+    registry there is still consistent, and a rerun sends only the rest)."""
+
+    def __init__(self, message: str, uploaded: list[Upload]) -> None:
+        super().__init__(message)
+        self.uploaded = uploaded
 
 
 class Upload(msgspec.Struct, frozen=True, kw_only=True):
@@ -209,6 +215,7 @@ def publish(
             f"{sorted(protocols)[0]}: atipkit cannot set Content-Type and Cache-Control on "
             "this store; configure them where it is served"
         )
+    sent: list[Upload] = []
     try:
         try:
             remote = _listing(fs, root)
@@ -237,8 +244,10 @@ def publish(
                     write_atomic(path, data, durable=False)
             else:
                 fs.pipe(paths, **(header_kwargs(protocols, batch[0].path) or {}))
+            sent += batch
     except PublishError:
         raise
     except Exception as exc:  # fsspec backends raise their own types; the cause is chained
-        raise PublishFailed(f"{redact(target)}: {type(exc).__name__}: {exc}") from exc
+        message = f"{redact(target)}: {type(exc).__name__}: {exc}"
+        raise PublishFailed(message, sent) from exc
     return report
