@@ -33,6 +33,7 @@ import msgspec
 
 from atipkit.registry.crawl import platforms
 from atipkit.registry.crawl.errors import CrawlError, ManifestError
+from atipkit.registry.crawl.sources import NAMES as SOURCES
 
 MAX_MANIFEST_BYTES = 1 << 20
 SUFFIXES = (".yaml", ".yml")
@@ -46,7 +47,6 @@ _NAMES = {  # what each source's registry allows; nothing that could read as an 
     ("npm", "bin"): re.compile(r"[A-Za-z0-9_@~][A-Za-z0-9._~-]*\Z"),
 }
 Fail = Callable[[str], ManifestError]
-_SUPPORTED = ("apt", "github", "npm", "pypi", "url")
 _KNOWN_ELSEWHERE = ("homebrew", "dnf", "chocolatey", "scoop")  # named by the RFC
 
 
@@ -122,7 +122,7 @@ class Sources(_Spec):
 
     def items(self) -> list[tuple[str, _Spec]]:
         """The sources given, in a fixed order (so progress and reports are stable)."""
-        return [(n, getattr(self, n)) for n in _SUPPORTED if getattr(self, n) is not None]
+        return [(n, getattr(self, n)) for n in SOURCES if getattr(self, n) is not None]
 
 
 class _Raw(_Spec):
@@ -229,7 +229,7 @@ def _type_error(file: str, text: str) -> ManifestError:
         if field == f"sources.{name}":
             also = " (named by the RFC, not crawled yet)" if name in _KNOWN_ELSEWHERE else ""
             return ManifestError(
-                file, field, f"unknown source{also}; the crawler reads {', '.join(_SUPPORTED)}"
+                file, field, f"unknown source{also}; the crawler reads {', '.join(SOURCES)}"
             )
         return ManifestError(file, field, "unknown field")
     if missing:
@@ -250,7 +250,7 @@ def _checked(file: str, stem: str, raw: _Raw) -> Manifest:
     if raw.name != stem:
         raise failing("name")(f"{raw.name!r} differs from the file's name {stem!r}")
     if not raw.sources.items():
-        raise failing("sources")(f"at least one source is needed ({', '.join(_SUPPORTED)})")
+        raise failing("sources")(f"at least one source is needed ({', '.join(SOURCES)})")
     if raw.homepage is not None:
         _url(raw.homepage, failing("homepage"))
     for name, spec in raw.sources.items():

@@ -136,17 +136,21 @@ def _tool(
             say(f"Failed {name}: {exc}")
             continue
         artifacts = [a for a in offered if isinstance(a, Artifact)]
-        fresh = [
-            a
+        done = {
+            a.platform: seen
             for a in artifacts
-            if not unchanged(state.seen(manifest.name, name, a.platform), a, settings.out)
-        ]
+            if unchanged(seen := state.seen(manifest.name, name, a.platform), a, settings.out)
+        }
+        fresh = [a for a in artifacts if a.platform not in done]
         for version in sorted({a.version for a in fresh}):
             say(f"Found new version: {version}")
         if artifacts and not fresh:
             say(f"No new version: {', '.join(sorted({a.version for a in artifacts}))}")
         for item in offered:
-            report.artifacts.append(_artifact(manifest, spec, module, item, settings, ctx, say))
+            seen = done.get(item.platform) if isinstance(item, Artifact) else None
+            report.artifacts.append(
+                _artifact(manifest, spec, module, item, seen, settings, ctx, say)
+            )
     return report
 
 
@@ -155,10 +159,13 @@ def _artifact(
     spec: Any,
     module: Source,
     item: Artifact | Unavailable,
+    unchanged_as: Seen | None,
     settings: Settings,
     ctx: Context,
     say: Callable[[str], None],
 ) -> ArtifactReport:
+    """One platform: `unchanged_as` is what was crawled before when the source still
+    publishes the same digest (nothing to download)."""
     if isinstance(item, Unavailable):
         say(f"{'Failed' if item.failed else 'Skipped'} {item.platform}: {item.reason}")
         status: Status = "failed" if item.failed else "skipped"
@@ -174,8 +181,7 @@ def _artifact(
         "url": artifact.url,
         "digest": artifact.digest,
     }
-    seen = read_state(settings.out).seen(manifest.name, artifact.source, artifact.platform)
-    if seen is not None and unchanged(seen, artifact, settings.out):  # None: for the types
+    if (seen := unchanged_as) is not None:
         say(f"Unchanged {artifact.platform}: {artifact.version} ({seen.shim})")
         return ArtifactReport(**described, status="unchanged", hash=seen.hash, shim=seen.shim)
     if settings.check:
