@@ -48,7 +48,7 @@ def fetch_command(ctx: click.Context, target: str, refresh: bool, as_json: bool)
     from atipkit.registry.config import RegistryConfigError
     from atipkit.registry.remote import RemoteRegistries
 
-    hash_ = _hash_of(ctx, target)
+    hash_ = _hash_of(target)
     try:
         remote = RemoteRegistries.from_environment(refresh=refresh)
     except RegistryConfigError as exc:
@@ -74,7 +74,7 @@ def fetch_command(ctx: click.Context, target: str, refresh: bool, as_json: bool)
     ctx.exit(EXIT_REJECTED if lookup.rejected else EXIT_INVALID)
 
 
-def _hash_of(ctx: click.Context, target: str) -> str:
+def _hash_of(target: str) -> str:
     """A hash as given, or the sha256 of the binary a name or path points to."""
     from atipkit.trust.digest import file_digest
 
@@ -83,13 +83,10 @@ def _hash_of(ctx: click.Context, target: str) -> str:
     binary = target if os.sep in target else shutil.which(target)
     if binary and os.path.isfile(binary):
         return file_digest(binary)
-    click.echo(
-        f"atip registry fetch: {target[:80]!r} is not a sha256 hash "
-        "(64 lowercase hex digits) nor an executable",
-        err=True,
+    raise click.BadParameter(
+        f"{target[:80]!r} is not a sha256 hash (64 lowercase hex digits) nor an executable",
+        param_hint="TARGET",
     )
-    ctx.exit(EXIT_USAGE)
-    raise AssertionError("unreachable")
 
 
 def _report(lookup: Lookup) -> None:
