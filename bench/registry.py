@@ -8,7 +8,8 @@ nginx (`apt-get install nginx`), then, in one run, side by side (medians, millis
 - a cached lookup within the TTL: the cache file read and checked, no request;
 - a revalidation after the TTL (`refresh`): a conditional request answered 304;
 - for scale: reading and checking the same shim from a local file (`validate_file`), and
-  a bare `httpx` GET of it with none of the guards or checks;
+  one GET of it through atipkit's guarded `Fetcher` (size cap, deadline, redirect rules)
+  next to a bare `httpx` GET;
 - building a registry of the N shims (every shim validated, catalog, coverage, page),
   rebuilding it unchanged, publishing it to a local directory, and publishing it again
   when nothing changed, next to creating as many files with nothing else done (medians of
@@ -32,6 +33,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.servers import nginx
 
+from atipkit._http import Fetcher
 from atipkit.registry import RemoteRegistries, RemoteRegistry, Settings
 from atipkit.validation import validate_file
 
@@ -92,15 +94,17 @@ def main() -> None:
             local = median_ms(lambda: validate_file(folder / f"{probe}.json"), args.runs)
             import httpx
 
-            with httpx.Client() as plain:
-                url = f"{server.url}/shims/sha256/{probe}.json"
+            url = f"{server.url}/shims/sha256/{probe}.json"
+            with httpx.Client() as plain, Fetcher() as guarded:
                 floor = median_ms(lambda: plain.get(url).content, args.runs)
+                fetched = median_ms(lambda: guarded.get(url, max_bytes=1 << 24), args.runs)
         building = _building(root / "shims", Path(tmp), args.build_runs)
     figures = {
         "cold lookup (manifest cached, shim fetched, checked, cached)": cold,
         "cached lookup within the TTL (no request)": cached,
         "revalidation after the TTL (304 Not Modified)": revalidated,
         "reading and checking the same shim from a local file": local,
+        "one GET through atipkit's guarded Fetcher, unchecked": fetched,
         "the floor: a bare httpx GET of the same shim, unchecked": floor,
     }
     if args.json:
