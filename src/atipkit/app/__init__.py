@@ -1,0 +1,138 @@
+"""atipkit.app: typed Python functions become an agent-native command-line tool.
+
+    from typing import Annotated
+    from atipkit.app import App, Argument, ClosedWorld, ReadOnly
+
+    app = App("notes", version="1.0", description="Keep short notes")
+
+    @app.command(annotations=ReadOnly | ClosedWorld)
+    def show(name: Annotated[str, Argument(help="The note's name")]) -> dict:
+        '''Show one note.'''
+        return {"name": name, "text": "..."}
+
+    if __name__ == "__main__":
+        app()
+
+One definition gives a CLI with the global flags of PRD §8.1, the JSON envelope,
+structured errors and exit codes, `--agent` (ATIP 0.6), `--schema`, an MCP server, an
+HTTP API with OpenAPI, and SKILL.md, llms.txt and a man page.
+
+Names are loaded on first use, so importing this package costs almost nothing.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from atipkit.app.annotations import (
+        Annotation,
+        ClosedWorld,
+        Destructive,
+        Idempotent,
+        OpenWorld,
+        ReadOnly,
+    )
+    from atipkit.app.app import App, Group
+    from atipkit.app.context import Context
+    from atipkit.app.errors import (
+        AuthError,
+        ConflictError,
+        DataFormatError,
+        DependencyError,
+        ErrorCategory,
+        ExitCode,
+        HumanHandoff,
+        InputError,
+        InternalError,
+        NotFoundError,
+        PermissionDeniedError,
+        StateError,
+        Suggestion,
+        TemporaryError,
+        TimeoutExpired,
+        ToolError,
+    )
+    from atipkit.app.inputs import StdinOr
+    from atipkit.app.markers import Argument, Option
+    from atipkit.app.shapes import DefinitionError
+
+_EXPORTS = {
+    "atipkit.app.annotations": [
+        "Annotation",
+        "ClosedWorld",
+        "Destructive",
+        "Idempotent",
+        "OpenWorld",
+        "ReadOnly",
+    ],
+    "atipkit.app.app": ["App", "Group"],
+    "atipkit.app.context": ["Context"],
+    "atipkit.app.errors": [
+        "AuthError",
+        "ConflictError",
+        "DataFormatError",
+        "DependencyError",
+        "ErrorCategory",
+        "ExitCode",
+        "HumanHandoff",
+        "InputError",
+        "InternalError",
+        "NotFoundError",
+        "PermissionDeniedError",
+        "StateError",
+        "Suggestion",
+        "TemporaryError",
+        "TimeoutExpired",
+        "ToolError",
+    ],
+    "atipkit.app.inputs": ["StdinOr"],
+    "atipkit.app.markers": ["Argument", "Option"],
+    "atipkit.app.shapes": ["DefinitionError"],
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
+__all__ = [
+    "Annotation",
+    "App",
+    "Argument",
+    "AuthError",
+    "ClosedWorld",
+    "ConflictError",
+    "Context",
+    "DataFormatError",
+    "DefinitionError",
+    "DependencyError",
+    "Destructive",
+    "ErrorCategory",
+    "ExitCode",
+    "Group",
+    "HumanHandoff",
+    "Idempotent",
+    "InputError",
+    "InternalError",
+    "NotFoundError",
+    "OpenWorld",
+    "Option",
+    "PermissionDeniedError",
+    "ReadOnly",
+    "StateError",
+    "StdinOr",
+    "Suggestion",
+    "TemporaryError",
+    "TimeoutExpired",
+    "ToolError",
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'atipkit.app' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__

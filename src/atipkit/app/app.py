@@ -1,0 +1,359 @@
+"""`App`: the commands of one tool, and the Click group that runs them.
+
+    app = App("notes", version="1.0", description="Keep short notes")
+
+    @app.command(annotations=ReadOnly | ClosedWorld)
+    def show(name: str) -> dict:
+        '''Show one note.'''
+        ...
+
+    if __name__ == "__main__":
+        app()
+
+Every command gets the global flags, the JSON envelope, structured errors and exit codes;
+the app gets `--agent` (ATIP 0.6, with `--commands`/`--depth`), `--schema`,
+`--help-agent`, `--version`, and the built-in groups `mcp`, `api` and `docs`.
+Decorated functions stay plain functions: callable from Python as they were written.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+
+import click
+
+from atipkit.app.annotations import Annotation, check
+from atipkit.app.command import CommandSpec, CostHint
+from atipkit.app.flags import output_from_argv
+from atipkit.app.inputs import MAX_INPUT_BYTES
+from atipkit.app.shapes import DefinitionError
+
+if TYPE_CHECKING:
+    from atipkit.app.config import Config
+    from atipkit.app.errors import ToolError
+    from atipkit.app.idempotency import IdempotencyStore
+    from atipkit.model import Effects, Tool
+
+__all__ = ["App", "Group"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+BUILTINS = ("mcp", "api", "docs")
+_BUILTIN_HELP = {
+    "mcp": "Serve or export the commands as MCP tools.",
+    "api": "Serve the commands over HTTP, or export their OpenAPI.",
+    "docs": "SKILL.md, llms.txt and a man page, from the commands themselves.",
+}
+
+
+def _shorten(text: str, limit: int) -> str:
+    return text if len(text) <= max(limit, 20) else text[: max(limit, 20) - 3].rstrip() + "..."
+
+
+class Group:
+    """A namespace of commands (`tool pr create`): `app.group("pr")`."""
+
+    def __init__(self, app: App, path: tuple[str, ...], help: str | None = None) -> None:
+        self.app = app
+        self.path = path
+        self.help = help
+        self.children: dict[str, CommandSpec | Group] = {}
+
+    def command(
+        self,
+        name: str | None = None,
+        *,
+        annotations: Annotation = Annotation.NONE,
+        cost_hint: CostHint | None = None,
+        human_in_the_loop: bool = False,
+        auth: Sequence[str] = (),
+        examples: Sequence[dict[str, Any] | str] = (),
+        error_codes: dict[str, str] | None = None,
+        timeout: float | None = None,
+        max_tokens: int | None = None,
+        paginated: bool | int = False,
+        dry_run: bool = False,
+        hidden: bool = False,
+        deprecated: bool = False,
+        help: str | None = None,
+        effects: Effects | None = None,
+    ) -> Callable[[F], F]:
+        """Make a function a command. The name defaults to the function's, with `_`
+        spelled `-`. The function is returned unchanged."""
+
+        def decorate(func: F) -> F:
+            command_name = name or func.__name__.replace("_", "-")
+            path = (*self.path, command_name)
+            where = " ".join((self.app.name, *path))
+            check(annotations, where)
+            if paginated is not False and not (
+                paginated is True or (isinstance(paginated, int) and paginated > 0)
+            ):
+                raise DefinitionError(f"{where}: paginated is True or a page size above 0")
+            if max_tokens is not None and max_tokens < 1:
+                raise DefinitionError(f"{where}: max_tokens must be at least 1")
+            spec = CommandSpec(
+                app=self.app,
+                path=path,
+                func=func,
+                annotations=annotations,
+                cost_hint=cost_hint,
+                human_in_the_loop=human_in_the_loop,
+                auth=tuple(auth),
+                examples=tuple(examples),
+                error_codes=dict(error_codes or {}),
+                timeout=timeout,
+                max_tokens=max_tokens,
+                paginated=paginated,
+                dry_run=dry_run,
+                hidden=hidden,
+                deprecated=deprecated,
+                help=help,
+                effects=effects,
+            )
+            self._add(command_name, spec)
+            return func
+
+        return decorate
+
+    def group(self, name: str, *, help: str | None = None) -> Group:
+        """A nested namespace: `app.group("pr").command()` defines `tool pr NAME`."""
+        group = Group(self.app, (*self.path, name), help)
+        self._add(name, group)
+        return group
+
+    def _add(self, name: str, child: CommandSpec | Group) -> None:
+        where = " ".join((self.app.name, *self.path, name))
+        if not _NAME.match(name):
+            raise DefinitionError(f"{where}: a command name is letters, digits, '-', '_', '.'")
+        if name in self.children:
+            raise DefinitionError(f"{where}: defined twice")
+        if not self.path and name in BUILTINS and self.app.builtins:
+            raise DefinitionError(
+                f"{where}: {name!r} is a built-in group of every app; pick another name or "
+                "pass App(builtins=False)"
+            )
+        self.children[name] = child
+
+    def walk(self) -> Iterator[CommandSpec]:
+        """Every command below, depth first, in definition order."""
+        for child in self.children.values():
+            if isinstance(child, Group):
+                yield from child.walk()
+            else:
+                yield child
+
+    @functools.cached_property
+    def click_group(self) -> click.Group:
+        return _ClickGroup(
+            self,
+            name=self.path[-1] if self.path else self.app.name,
+            help=self.help,
+            context_settings={"help_option_names": ["-h", "--help"]},
+        )
+
+
+class App(Group):
+    """An agent-native command-line tool."""
+
+    def __init__(
+        self,
+        name: str,
+        version: str,
+        description: str = "",
+        *,
+        homepage: str | None = None,
+        env_prefix: str | None = None,
+        max_input_bytes: int = MAX_INPUT_BYTES,
+        builtins: bool = True,
+        config: bool = True,
+    ) -> None:
+        if not _NAME.match(name):
+            raise DefinitionError(f"App name {name!r}: letters, digits, '-', '_', '.'")
+        self.name = name
+        self.version = version
+        self.description = description
+        self.homepage = homepage
+        self.env_prefix = env_prefix or re.sub(r"[^A-Za-z0-9]", "_", name).upper()
+        self.max_input_bytes = max_input_bytes
+        self.builtins = builtins
+        self.config_enabled = config
+        super().__init__(self, (), description)
+
+    # Running ----------------------------------------------------------------------------
+
+    def __call__(self, args: Sequence[str] | None = None) -> NoReturn:
+        sys.exit(self.main(args))
+
+    def main(self, args: Sequence[str] | None = None, *, prog_name: str | None = None) -> int:
+        """Run the command line `args` (default: `sys.argv[1:]`); the exit status."""
+        return self.click_group.main(  # type: ignore[no-any-return]
+            args=list(sys.argv[1:] if args is None else args),
+            prog_name=prog_name or self.name,
+            standalone_mode=False,
+        )
+
+    def command_at(self, path: Sequence[str]) -> CommandSpec:
+        node: CommandSpec | Group = self
+        for word in path:
+            if not isinstance(node, Group) or word not in node.children:
+                raise KeyError(" ".join(path))
+            node = node.children[word]
+        if not isinstance(node, CommandSpec):
+            raise KeyError(" ".join(path))
+        return node
+
+    def bare_meta(self, tool: str) -> dict[str, Any]:
+        """`meta` for a failure before any command ran."""
+        return {"tool": tool, "version": self.version, "duration_ms": 0, "warnings": []}
+
+    # Describing -------------------------------------------------------------------------
+
+    def tool(self, *, commands: Sequence[str] | None = None, depth: int | None = None) -> Tool:
+        """The ATIP 0.6 document of this app (what `--agent` prints)."""
+        from atipkit.app.agent import tool_of
+
+        return tool_of(self, commands=commands, depth=depth)
+
+    # State and configuration ------------------------------------------------------------
+
+    def idempotency_store(self) -> IdempotencyStore:
+        from atipkit.app.idempotency import IdempotencyStore, state_dir
+
+        return IdempotencyStore(state_dir(self.name) / "idempotency")
+
+    @functools.cached_property
+    def config(self) -> Config:
+        from atipkit.app.config import Config, load
+
+        return load(self) if self.config_enabled else Config()
+
+    def check_config(self, spec: CommandSpec) -> None:
+        if self.config_enabled:
+            self.config.check(spec)
+
+
+class _ClickGroup(click.Group):
+    """Click's view of a `Group`: children built when first asked for."""
+
+    def __init__(self, node: Group, **kwargs: Any) -> None:
+        from atipkit.app import root
+
+        is_root = not node.path
+        params = root.root_options(node.app) if is_root else []
+        super().__init__(
+            params=params,
+            invoke_without_command=is_root,
+            callback=functools.partial(root.root_callback, node.app) if is_root else None,
+            **kwargs,
+        )
+        self.node = node
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        names = list(self.node.children)
+        if not self.node.path and self.node.app.builtins:
+            names += list(BUILTINS)
+        return names
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        child = self.node.children.get(cmd_name)
+        if isinstance(child, CommandSpec):
+            return child.click_command
+        if isinstance(child, Group):
+            return child.click_group
+        if not self.node.path and self.node.app.builtins and cmd_name in BUILTINS:
+            from atipkit.app import builtins
+
+            return builtins.group(self.node.app, cmd_name)
+        return None
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from the definitions, without building each command (Click
+        would, to ask it for its short help)."""
+        rows = []
+        for name, child in self.node.children.items():
+            if isinstance(child, CommandSpec):
+                if not child.hidden:
+                    rows.append((name, child.summary))
+            else:
+                rows.append((name, child.help or ""))
+        if not self.node.path and self.node.app.builtins:
+            rows += list(_BUILTIN_HELP.items())
+        if rows:
+            limit = formatter.width - 6 - max(len(name) for name, _ in rows)
+            with formatter.section("Commands"):
+                formatter.write_dl([(n, _shorten(t, limit)) for n, t in rows])
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        app = self.node.app
+        if parent is None:
+            extra.setdefault("auto_envvar_prefix", app.env_prefix)
+            if app.config_enabled:
+                extra.setdefault("default_map", app.config.default_map())
+        return super().make_context(info_name, args, parent=parent, **extra)
+
+    def main(  # type: ignore[override]
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Click's main, with every usage error reported as the output mode asks."""
+        from atipkit.app.errors import ToolError
+
+        app = self.node.app
+        argv = list(sys.argv[1:] if args is None else args)
+        try:
+            if app.config_enabled:
+                app.config.load_dotenv()
+            code = super().main(
+                argv, prog_name or app.name, complete_var, standalone_mode=False, **extra
+            )
+        except click.ClickException as exc:
+            code = _report(app, argv, usage=exc)
+        except ToolError as exc:  # a configuration file that cannot be used
+            code = _report(app, argv, error=exc)
+        except click.Abort:
+            sys.stderr.write("aborted\n")
+            code = 130
+        code = 0 if code is None else int(code)
+        if standalone_mode:
+            sys.exit(code)
+        return code
+
+
+def _report(
+    app: App,
+    argv: list[str],
+    *,
+    usage: click.ClickException | None = None,
+    error: ToolError | None = None,
+) -> int:
+    """A failure before any command ran, in the output mode the arguments asked for."""
+    from atipkit.app.cli import usage_error
+    from atipkit.app.output import render_error, resolve
+
+    if usage is not None:
+        error = usage_error(usage)
+    assert error is not None
+    ctx = getattr(usage, "ctx", None)
+    words = ctx.command_path.split()[1:] if ctx is not None else []
+    tool = ".".join((app.name, *words))
+    isatty = bool(sys.stdout is not None and sys.stdout.isatty())
+    mode = resolve(output_from_argv(argv), isatty=isatty, print0=False)
+    render_error(mode, error, app.bare_meta(tool), sys.stdout, sys.stderr)
+    if mode not in ("json", "jsonl") and ctx is not None:
+        sys.stderr.write(f"{ctx.get_usage()}\nTry '{ctx.command_path} --help' for help.\n")
+    return error.exit_code

@@ -1,0 +1,215 @@
+"""The command-line surface: Click commands for `CommandSpec`s, and the dispatch from
+parsed flags to `invoke.run` and back to stdout, stderr and the exit status.
+
+Usage errors (an unknown flag, a bad value, a missing argument) are Click's to detect and
+ours to report: `usage_error` turns each into an `InputError` that names the parameter
+and what it expects, so a caller that asked for JSON gets an envelope even for a call
+that never reached the function (PRD §10, issue: "parser usage errors become ok: false
+envelopes with exit 2").
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from atipkit.app.context import terminal_available
+from atipkit.app.errors import InputError, ToolError, from_exception
+from atipkit.app.flags import PREFIX, Settings
+from atipkit.app.inputs import decode, read_source, spool, stdin_binary
+from atipkit.app.invoke import Outcome, deadline, run
+from atipkit.app.output import color_allowed, render_error, render_result, resolve
+
+if TYPE_CHECKING:
+    from atipkit.app.command import CommandSpec
+    from atipkit.app.params import Param
+
+__all__ = ["AppCommand", "action_options", "dispatch", "usage_error"]
+
+
+class AppCommand(click.Command):
+    """A Click command that knows its spec, and lists its own options apart from the
+    flags every command has."""
+
+    def __init__(self, spec: CommandSpec, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.spec = spec
+
+    def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        own, common = [], []
+        for param in self.get_params(ctx):
+            record = param.get_help_record(ctx)
+            if record is None:
+                continue
+            is_global = (param.name or "").startswith(PREFIX) or param.name in ("help",)
+            (common if is_global or param.name in _ACTIONS else own).append(record)
+        if own:
+            with formatter.section("Options"):
+                formatter.write_dl(own)
+        if common:
+            with formatter.section("Global options"):
+                formatter.write_dl(common)
+
+
+_ACTIONS = ("_a_schema", "_a_help_agent")
+
+
+def action_options(spec: CommandSpec) -> list[click.Option]:
+    """`--schema` and `--help-agent`: print what the command is, and exit."""
+
+    def schema(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+        if value and not ctx.resilient_parsing:
+            from atipkit.app.schema import command_schema, dumps
+
+            click.echo(dumps(command_schema(spec, pretty=True), indent=True))
+            ctx.exit(0)
+
+    def help_agent(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+        if value and not ctx.resilient_parsing:
+            from atipkit.app.schema import compact_help, dumps
+
+            click.echo(dumps(compact_help(spec)))
+            ctx.exit(0)
+
+    return [
+        click.Option(
+            ["--schema", "_a_schema"],
+            is_flag=True,
+            is_eager=True,
+            expose_value=False,
+            callback=schema,
+            help="Print this command's JSON Schema and exit.",
+        ),
+        click.Option(
+            ["--help-agent", "_a_help_agent"],
+            is_flag=True,
+            is_eager=True,
+            expose_value=False,
+            callback=help_agent,
+            help="Print a compact, minified description for agents and exit.",
+        ),
+    ]
+
+
+def dispatch(spec: CommandSpec, **values: Any) -> None:
+    """Click's callback for every command: run it and leave with its exit status."""
+    settings = Settings.pop_from(values)
+    out, err = sys.stdout, sys.stderr
+    isatty = bool(out is not None and out.isatty())
+    try:
+        mode = resolve(settings.output, isatty=isatty, print0=settings.print0)
+    except ToolError as exc:
+        mode = "json" if settings.output in ("json", "jsonl") else "text"
+        render_error(mode, exc, spec.app.bare_meta(spec.tool_name), out, err)
+        raise click.exceptions.Exit(exc.exit_code) from None
+    interactive = not settings.no_input and terminal_available()
+    warn_to = err if mode in ("text", "plain") else None
+
+    def prepare(ctx: Any) -> dict[str, Any]:
+        spec.app.check_config(spec)
+        return {p.name: _from_cli(spec, p, values.get(p.name), ctx) for p in spec.signature.params}
+
+    outcome = Outcome()
+    try:
+        with deadline(settings.timeout):
+            outcome = run(
+                spec,
+                settings,
+                prepare,
+                interactive=interactive,
+                err=warn_to,
+                stream=mode in ("jsonl", "plain"),
+            )
+            if outcome.ok:
+                color = mode == "text" and color_allowed(out, settings.no_color)
+                render_result(
+                    mode, outcome.result, outcome.meta, out, color=color, print0=settings.print0
+                )
+    except BaseException as exc:  # a stream that failed, or the deadline while writing
+        if isinstance(exc, KeyboardInterrupt | SystemExit | click.exceptions.Exit):
+            raise
+        outcome.error = from_exception(exc)
+    if outcome.error is not None:
+        render_error(mode, outcome.error, outcome.meta, out, err)
+    elif mode == "jsonl" and outcome.meta.get("truncation") and not settings.quiet:
+        err.write(f"truncated: {outcome.meta['truncation']}\n")
+    out.flush()
+    raise click.exceptions.Exit(outcome.exit_code)
+
+
+def _from_cli(spec: CommandSpec, param: Param, raw: Any, ctx: Any) -> Any:
+    if param.stdin is None:
+        return param.from_cli(raw)
+    want = param.stdin.want
+    if want == "path" and raw not in (None, "-") and not str(raw).startswith(("http:", "https:")):
+        from pathlib import Path
+
+        path = Path(raw)
+        if not path.is_file():
+            read_source(raw, stdin=None, limit=0, stdin_is_tty=True)  # the precise error
+        return path
+    stdin = stdin_binary()
+    stdin_is_tty = bool(sys.stdin is not None and sys.stdin.isatty())
+    data, source, _path = read_source(
+        raw, stdin=stdin, limit=spec.app.max_input_bytes, stdin_is_tty=stdin_is_tty
+    )
+    if want == "path":
+        temporary = spool(data)
+        ctx.cleanups.append(temporary.unlink)
+        return temporary
+    value = decode(data, param.stdin, source, null=ctx.settings.null)
+    return param.shape.from_json(value) if want == "json" else value
+
+
+def usage_error(exc: click.ClickException) -> ToolError:
+    """A Click error as an `InputError`: which parameter, what it expects, and, for an
+    unknown flag or command, the near misses."""
+
+    ctx = getattr(exc, "ctx", None)
+    command = getattr(ctx, "command", None)
+    spec: CommandSpec | None = getattr(command, "spec", None)
+    details: dict[str, Any] = {}
+    suggestion = None
+    message = exc.format_message()
+    if isinstance(exc, click.NoSuchOption):
+        details["option"] = exc.option_name
+        if exc.possibilities:
+            details["did_you_mean"] = sorted(exc.possibilities)
+            suggestion = f"Did you mean {' or '.join(sorted(exc.possibilities))}?"
+        else:
+            suggestion = "Run with --help to see the options."
+        code = "E1001"
+    elif isinstance(exc, click.BadParameter):
+        code = "E1002" if not isinstance(exc, click.MissingParameter) else "E1001"
+        param = exc.param
+        name = getattr(param, "name", None)
+        if name:
+            details["param"] = name[len(PREFIX) :] if name.startswith(PREFIX) else name
+            expected = _expected(spec, name)
+            if expected is not None:
+                details["expected"] = expected
+        if isinstance(exc, click.MissingParameter) and spec is not None:
+            suggestion = f"Give {details.get('param', 'it')}; see: {spec.display_name} --help"
+    else:
+        code = "E1001"
+        suggestion = "Run with --help to see the usage."
+    if ctx is not None:
+        details["usage"] = ctx.get_usage()
+    return InputError(message, code=code, suggestion=suggestion, details=details)
+
+
+def _expected(spec: CommandSpec | None, name: str) -> Any:
+    if spec is None:
+        return None
+    for param in spec.signature.params:
+        if param.name == name:
+            return param.json_schema()
+    return None
+
+
+def echo_json(value: Any) -> None:
+    from atipkit.app.output import encode
+
+    sys.stdout.write(encode(value).decode() + "\n")

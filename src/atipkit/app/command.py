@@ -1,0 +1,233 @@
+"""A command: one decorated function and what its decorator said about it.
+
+Defining a command costs almost nothing: the signature is read, checked and turned into
+a Click command the first time something needs it (the command is run, or `--help`,
+`--agent` or a schema asks), so an app with many commands starts as fast as one with a
+few (PRD §15.1).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Literal
+
+import click
+
+from atipkit.app.annotations import Annotation
+from atipkit.app.docstrings import Docstring, parse
+from atipkit.app.flags import global_flags, reserved_flags
+from atipkit.app.params import Signature, analyze
+from atipkit.app.shapes import DefinitionError
+
+if TYPE_CHECKING:
+    from atipkit.app.app import App
+    from atipkit.model import Command, Effects
+
+__all__ = ["CommandSpec"]
+
+CostHint = Literal["low", "medium", "high"]
+
+
+@dataclass(eq=False)
+class CommandSpec:
+    app: App
+    path: tuple[str, ...]
+    func: Callable[..., Any]
+    annotations: Annotation = Annotation.NONE
+    cost_hint: CostHint | None = None
+    human_in_the_loop: bool = False
+    auth: Sequence[str] = ()
+    examples: Sequence[dict[str, Any] | str] = ()
+    error_codes: dict[str, str] = field(default_factory=dict)
+    timeout: float | None = None
+    max_tokens: int | None = None
+    paginated: bool | int = False
+    dry_run: bool = False
+    hidden: bool = False
+    deprecated: bool = False
+    help: str | None = None
+    effects: Effects | None = None
+    """Full ATIP effects, merged over what the annotations say (they win)."""
+
+    @property
+    def name(self) -> str:
+        return self.path[-1]
+
+    @property
+    def tool_name(self) -> str:
+        """`app.group.command`, the envelope's `meta.tool`."""
+        return ".".join((self.app.name, *self.path))
+
+    @property
+    def display_name(self) -> str:
+        return " ".join((self.app.name, *self.path))
+
+    @property
+    def page_size(self) -> int | None:
+        """The default page size (`paginated=50`), or None for 'all'."""
+        if isinstance(self.paginated, bool):
+            return None
+        return self.paginated
+
+    @functools.cached_property
+    def doc(self) -> Docstring:
+        return parse(self.func.__doc__)
+
+    @property
+    def summary(self) -> str:
+        if self.help:
+            return " ".join(self.help.split("\n\n", 1)[0].split())
+        return self.doc.summary
+
+    @property
+    def description(self) -> str:
+        return self.help or self.doc.description
+
+    @functools.cached_property
+    def signature(self) -> Signature:
+        """The parameters, read and checked (raises `DefinitionError`)."""
+        signature = analyze(self.func, where=self.display_name, doc=self.doc)
+        reserved = reserved_flags(paginated=bool(self.paginated), null=self.reads_lists(signature))
+        for param in signature.params:
+            clash = sorted(set(param.flags + param.secondary) & reserved)
+            if clash:
+                raise DefinitionError(
+                    f"{self.display_name}: parameter {param.name!r} uses {', '.join(clash)}, "
+                    "which every command has already (a global flag); pick another flag "
+                    f"with Option(...)"
+                )
+        seen: dict[str, str] = {}
+        for param in signature.params:
+            for flag in param.flags + param.secondary:
+                if flag in seen:
+                    raise DefinitionError(
+                        f"{self.display_name}: {flag} is used by both {seen[flag]!r} and "
+                        f"{param.name!r}"
+                    )
+                seen[flag] = param.name
+        return signature
+
+    @staticmethod
+    def reads_lists(signature: Signature) -> bool:
+        return any(p.stdin is not None and p.stdin.want == "lines" for p in signature.params)
+
+    # ATIP -------------------------------------------------------------------------------
+
+    def atip_effects(self) -> Effects:
+        from atipkit.app.annotations import effects_of
+        from atipkit.model import (
+            UNSET,
+            Cost,
+            Duration,
+            Interactive,
+        )
+
+        effects = effects_of(self.annotations)
+        if self.effects is not None:
+            effects = _overlay(self.effects, effects)
+        stdin = "optional" if any(p.stdin for p in self.signature.params) else "none"
+        interactive = Interactive(
+            stdin=stdin, prompts=bool(self.human_in_the_loop) or UNSET, tty=False
+        )
+        if effects.interactive:
+            interactive = effects.interactive
+        cost = Cost(estimate=self.cost_hint) if self.cost_hint else effects.cost
+        duration = effects.duration
+        if self.timeout is not None and not duration:
+            duration = Duration(timeout=_seconds(self.timeout))
+        import msgspec
+
+        return msgspec.structs.replace(
+            effects, interactive=interactive, cost=cost or UNSET, duration=duration
+        )
+
+    def atip_command(self) -> Command:
+        import shlex
+
+        from atipkit.model import UNSET, Command
+
+        sig = self.signature
+        examples = []
+        for example in self.examples:
+            if isinstance(example, str):
+                examples.append(example)
+            else:
+                words = [*self.app.name.split(), *self.path, *example.get("args", [])]
+                examples.append(shlex.join(words))
+        extension = self.extension()
+        return Command(
+            description=self.summary or self.name,
+            arguments=[p.atip() for p in sig.params if p.kind == "argument"],
+            options=[p.atip() for p in sig.params if p.kind == "option"],
+            effects=self.atip_effects(),
+            examples=examples or UNSET,
+            deprecated=self.deprecated,
+            hidden=self.hidden,
+            extensions={"x-atipkit": extension} if extension else {},
+        )
+
+    def extension(self) -> dict[str, Any]:
+        """What the framework knows that ATIP has no field for (`x-atipkit`)."""
+        out: dict[str, Any] = {}
+        if self.human_in_the_loop:
+            out["humanInTheLoop"] = True
+        if self.auth:
+            out["auth"] = list(self.auth)
+        if self.error_codes:
+            out["errorCodes"] = dict(self.error_codes)
+        if self.max_tokens is not None:
+            out["maxTokens"] = self.max_tokens
+        if self.paginated:
+            out["paginated"] = True
+        if self.dry_run:
+            out["dryRun"] = True
+        return out
+
+    # Click ------------------------------------------------------------------------------
+
+    @functools.cached_property
+    def click_command(self) -> click.Command:
+        from atipkit.app import cli
+
+        sig = self.signature
+        params: list[click.Parameter] = [p.click_param() for p in sig.params]
+        params += global_flags(
+            timeout=self.timeout,
+            paginated=bool(self.paginated),
+            null=self.reads_lists(sig),
+            envvar=self.app.env_prefix,
+        )
+        params += cli.action_options(self)
+        return cli.AppCommand(
+            self,
+            name=self.name,
+            params=params,
+            callback=functools.partial(cli.dispatch, self),
+            help=self.description or None,
+            short_help=self.summary or None,
+            hidden=self.hidden,
+            deprecated=self.deprecated,
+            context_settings={"help_option_names": ["-h", "--help"]},
+        )
+
+
+def _seconds(value: float) -> str:
+    text = f"{value:g}"
+    return f"{text}s" if "e" not in text else f"{int(value)}s"
+
+
+def _overlay(explicit: Effects, derived: Effects) -> Effects:
+    """`derived` (from annotations) over `explicit`: a field the annotations state wins,
+    the rest comes from `explicit`."""
+    import msgspec
+
+    from atipkit.model import UNSET
+
+    changes = {
+        f: getattr(derived, f)
+        for f in derived.__struct_fields__
+        if f != "extensions" and getattr(derived, f) is not UNSET
+    }
+    return msgspec.structs.replace(explicit, **changes)

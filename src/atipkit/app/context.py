@@ -1,0 +1,159 @@
+"""`Context`: what a command may ask of the call it runs in.
+
+A function that wants it declares a parameter of type `Context` (any name); it never
+becomes a flag or a schema property:
+
+    @app.command(dry_run=True)
+    def clean(path: Path, ctx: Context) -> dict:
+        for f in stale(path):
+            if ctx.dry_run:
+                ctx.plan("delete", str(f))
+            else:
+                f.unlink()
+        return {"cleaned": ...}
+
+Prompts read the terminal (`/dev/tty`), never stdin, which may carry data (PRD §8.2);
+where there is no terminal, or `--no-input` was given, they fail with a structured
+error instead of hanging.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import IO, Any
+
+from atipkit.app.errors import AuthError, HumanHandoff, InputError, Suggestion
+from atipkit.app.flags import Settings
+
+__all__ = ["Context"]
+
+
+class Context:
+    """The call a command runs in: its settings, diagnostics, dry-run plan, prompts."""
+
+    def __init__(
+        self,
+        *,
+        tool: str,
+        settings: Settings,
+        interactive: bool,
+        err: IO[str] | None = None,
+    ) -> None:
+        self.tool = tool
+        """`app.command` (dotted), as in the envelope's `meta.tool`."""
+        self.settings = settings
+        self.interactive = interactive
+        """Whether a human can be asked (a terminal is reachable and prompts are allowed)."""
+        self.warnings: list[str] = []
+        self.actions: list[dict[str, Any]] = []
+        self.cleanups: list[Callable[[], object]] = []
+        """Run when the call ends, whatever the outcome (temporary input files)."""
+        self._err = err
+
+    @property
+    def dry_run(self) -> bool:
+        return self.settings.dry_run
+
+    @property
+    def detailed(self) -> bool:
+        """`--response-format detailed`: the caller wants the long form."""
+        return self.settings.response_format == "detailed"
+
+    @property
+    def verbose(self) -> int:
+        return self.settings.verbose
+
+    @property
+    def quiet(self) -> bool:
+        return self.settings.quiet
+
+    def warn(self, message: str) -> None:
+        """A warning: in `meta.warnings` of the envelope, and on stderr for humans."""
+        self.warnings.append(message)
+        if not self.settings.quiet and self._err is not None:
+            self._err.write(f"warning: {message}\n")
+
+    def log(self, message: str, *, level: int = 1) -> None:
+        """A diagnostic on stderr, shown from `-v` (level 1), `-vv` (2), ...; never on
+        stdout, never with `--quiet`."""
+        if self._err is not None and not self.settings.quiet and self.settings.verbose >= level:
+            self._err.write(f"{message}\n")
+
+    def plan(self, action: str, target: str | None = None, **details: Any) -> None:
+        """Record what the command would do; with `--dry-run` the plan is the result."""
+        entry: dict[str, Any] = {"action": action}
+        if target is not None:
+            entry["target"] = target
+        if details:
+            entry["details"] = details
+        self.actions.append(entry)
+
+    def confirm(self, question: str, *, default: bool = False) -> bool:
+        """Ask a yes/no question on the terminal. `--yes` answers yes; with no terminal
+        or with `--no-input`, the call fails with exit 2 and says to pass `--yes`."""
+        if self.settings.yes:
+            return True
+        answer = self._ask(f"{question} [{'Y/n' if default else 'y/N'}]: ", secret=False)
+        answer = answer.strip().lower()
+        if not answer:
+            return default
+        return answer in ("y", "yes")
+
+    def prompt(self, question: str, *, secret: bool = False) -> str:
+        """Ask for a value on the terminal (`secret` hides what is typed)."""
+        return self._ask(f"{question}: ", secret=secret)
+
+    def require_approval(self, reason: str) -> None:
+        """Human-in-the-loop: go on only if a human at the terminal says yes. `--yes`
+        does not count (PRD §14.4): without a human this is exit 101."""
+        if not self.interactive:
+            raise HumanHandoff(
+                f"{self.tool} needs a human's approval: {reason}",
+                suggestion=Suggestion(
+                    "Ask the user to run this command themselves, in a terminal.",
+                    action="ask_human",
+                ),
+                details={"reason": reason},
+            )
+        answer = self._ask(f"{reason}. Go ahead? [y/N]: ", secret=False).strip().lower()
+        if answer not in ("y", "yes"):
+            raise AuthError("declined at the prompt", code="E2003", details={"reason": reason})
+
+    def _ask(self, text: str, *, secret: bool) -> str:
+        if not self.interactive:
+            raise InputError(
+                "this needs an answer and there is no terminal to ask"
+                + (" (--no-input)" if self.settings.no_input else ""),
+                code="E1006",
+                suggestion=Suggestion("Pass --yes to answer yes.", example=None),
+            )
+        return _ask_tty(text, secret=secret)
+
+
+def terminal_available() -> bool:
+    """Whether `/dev/tty` can be opened: a controlling terminal exists, so a human may
+    be there even when stdin and stdout are pipes."""
+    try:
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        return False
+    os.close(fd)
+    return True
+
+
+def _ask_tty(text: str, *, secret: bool) -> str:
+    if secret:
+        import getpass
+
+        return getpass.getpass(text)  # getpass reads /dev/tty itself when it can
+    try:
+        with open("/dev/tty", "r+", encoding="utf-8") as tty:
+            tty.write(text)
+            tty.flush()
+            line = tty.readline()
+    except OSError:
+        raise InputError("the terminal could not be read", code="E1006") from None
+    if not line:
+        raise InputError("no answer (end of input on the terminal)", code="E1006")
+    return line.rstrip("\n")

@@ -1,0 +1,201 @@
+"""The flags every command gets without declaring them (PRD §8.1, §8.3, §8.7).
+
+They are ordinary Click options with reserved destinations, so Click parses, validates
+and documents them, and "last one wins" among `--output`/`--json`/`--jsonl`/`--text`/
+`--plain` falls out of Click giving them one destination. `Settings` is what they
+amount to once parsed, whatever surface (CLI, MCP, HTTP) the call came through.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import click
+
+__all__ = ["OUTPUT_MODES", "Settings", "global_flags", "reserved_flags"]
+
+OutputMode = Literal["auto", "json", "jsonl", "text", "plain"]
+OUTPUT_MODES: tuple[str, ...] = ("auto", "json", "jsonl", "text", "plain")
+RESPONSE_FORMATS = ("concise", "detailed")
+PREFIX = "_g_"
+"""Click destinations of the global flags: never a Python parameter name of a command
+(the definition check refuses parameters starting with `_`)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """The global flags of one call."""
+
+    output: OutputMode = "auto"
+    quiet: bool = False
+    verbose: int = 0
+    dry_run: bool = False
+    no_color: bool = False
+    timeout: float | None = None
+    idempotency_key: str | None = None
+    response_format: Literal["concise", "detailed"] = "concise"
+    yes: bool = False
+    no_input: bool = False
+    print0: bool = False
+    null: bool = False
+    max_items: int | None = None
+    max_bytes: int | None = None
+    limit: int | None = None
+    cursor: str | None = None
+
+    @classmethod
+    def pop_from(cls, values: dict[str, Any]) -> Settings:
+        """Take the global flags out of Click's values, leaving the command's own."""
+        found = {
+            key[len(PREFIX) :]: values.pop(key) for key in list(values) if key.startswith(PREFIX)
+        }
+        return cls(**{k: v for k, v in found.items() if v is not None or k in _NULLABLE})
+
+
+_NULLABLE = frozenset({"timeout", "idempotency_key", "max_items", "max_bytes", "limit", "cursor"})
+
+
+def _opt(*decls: str, dest: str, **kwargs: Any) -> click.Option:
+    return click.Option([*decls, PREFIX + dest], **kwargs)
+
+
+def global_flags(
+    *, timeout: float | None, paginated: bool, null: bool, envvar: str
+) -> list[click.Option]:
+    """The options to add to one command. `timeout` is the command's own default;
+    `paginated` adds `--limit`/`--cursor`; `null` adds `--null` (commands that read
+    lists from stdin); `envvar` is the app's prefix for `PREFIX_OUTPUT` and friends."""
+    modes = click.Choice(OUTPUT_MODES)
+    flags = [
+        _opt(
+            "-o",
+            "--output",
+            dest="output",
+            type=modes,
+            default="auto",
+            envvar=f"{envvar}_OUTPUT",
+            help="Output format: auto (text on a terminal, JSON otherwise), json, jsonl, "
+            "text, plain.",
+        ),
+        _opt("--json", dest="output", flag_value="json", help="Same as --output json."),
+        _opt("--jsonl", dest="output", flag_value="jsonl", help="Same as --output jsonl."),
+        _opt("--text", dest="output", flag_value="text", help="Same as --output text."),
+        _opt("--plain", dest="output", flag_value="plain", help="Same as --output plain."),
+        _opt("-q", "--quiet", dest="quiet", is_flag=True, help="Print only the result."),
+        _opt(
+            "-v",
+            "--verbose",
+            dest="verbose",
+            count=True,
+            help="More diagnostics on stderr (repeat for more).",
+        ),
+        _opt(
+            "--dry-run",
+            dest="dry_run",
+            is_flag=True,
+            help="Show what would be done, and do nothing.",
+        ),
+        _opt(
+            "--no-color",
+            dest="no_color",
+            is_flag=True,
+            help="No colors (also when NO_COLOR is set).",
+        ),
+        _opt(
+            "--timeout",
+            dest="timeout",
+            type=click.FloatRange(min=0, min_open=True),
+            default=timeout,
+            envvar=f"{envvar}_TIMEOUT",
+            help="Give up after this many seconds (exit 50).",
+        ),
+        _opt(
+            "--idempotency-key",
+            dest="idempotency_key",
+            metavar="KEY",
+            help="Run at most once per KEY: a retry with the same key and arguments "
+            "answers the first result again.",
+        ),
+        _opt(
+            "--response-format",
+            dest="response_format",
+            type=click.Choice(RESPONSE_FORMATS),
+            default="concise",
+            envvar=f"{envvar}_RESPONSE_FORMAT",
+            help="How much detail the result carries.",
+        ),
+        _opt("--yes", dest="yes", is_flag=True, help="Answer yes to confirmations."),
+        _opt(
+            "--no-input",
+            dest="no_input",
+            is_flag=True,
+            envvar=f"{envvar}_NO_INPUT",
+            help="Never prompt; fail where a prompt would be needed.",
+        ),
+        _opt(
+            "--print0",
+            dest="print0",
+            is_flag=True,
+            help="End each item of plain output with NUL instead of a newline.",
+        ),
+        _opt(
+            "--max-items",
+            dest="max_items",
+            type=click.IntRange(min=1),
+            help="Return at most this many items (the rest is reported, not lost).",
+        ),
+        _opt(
+            "--max-bytes",
+            dest="max_bytes",
+            type=click.IntRange(min=1),
+            help="Return at most this many bytes of result.",
+        ),
+    ]
+    if paginated:
+        flags += [
+            _opt("--limit", dest="limit", type=click.IntRange(min=1), help="Items per page."),
+            _opt("--cursor", dest="cursor", help="Where to continue (from meta.next_cursor)."),
+        ]
+    if null:
+        flags.append(_opt("--null", dest="null", is_flag=True, help="Input records end with NUL."))
+    return flags
+
+
+ACTION_FLAGS = ("--help-agent", "--schema", "-h", "--help")
+"""Flags every command takes that print something and exit (added by the command)."""
+
+
+@functools.cache
+def reserved_flags(*, paginated: bool, null: bool) -> frozenset[str]:
+    """Every flag a command's own parameters must not use."""
+    out: set[str] = set(ACTION_FLAGS)
+    for option in global_flags(timeout=None, paginated=paginated, null=null, envvar="X"):
+        out.update(option.opts)
+        out.update(option.secondary_opts)
+    return frozenset(out)
+
+
+def output_from_argv(args: list[str], default: str = "auto") -> str:
+    """The output mode asked for in raw `args`, for errors raised before Click parsed
+    them (a usage error must still come out as an envelope when JSON was asked for).
+    Last one wins, as in parsing; `--` ends the options."""
+    mode = default
+    it = iter(range(len(args)))
+    for i in it:
+        arg = args[i]
+        if arg == "--":
+            break
+        if arg in ("--json", "--jsonl", "--text", "--plain"):
+            mode = arg[2:]
+        elif arg in ("-o", "--output") and i + 1 < len(args):
+            if args[i + 1] in OUTPUT_MODES:
+                mode = args[i + 1]
+            next(it, None)
+        elif arg.startswith("--output="):
+            value = arg.split("=", 1)[1]
+            mode = value if value in OUTPUT_MODES else mode
+        elif arg.startswith("-o") and arg[2:] in OUTPUT_MODES:
+            mode = arg[2:]
+    return mode

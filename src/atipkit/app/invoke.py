@@ -1,0 +1,241 @@
+"""One call of a command, the same whichever surface it came through.
+
+The CLI, the MCP server and the HTTP server each turn their input into Python values
+(`prepare`) and hand them here; `run` applies what the framework promises around the
+function (dry-run, human approval, idempotency, pagination, truncation, the envelope's
+`meta`) and turns every failure into a `ToolError`. So a call answers the same over all
+three, which is the PRD's contract parity (§19.5).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import IO, TYPE_CHECKING, Any
+
+from atipkit.app.context import Context
+from atipkit.app.errors import InputError, TimeoutExpired, ToolError, from_exception
+from atipkit.app.flags import Settings
+from atipkit.app.paging import Cursor, estimate_tokens, paginate, truncate
+
+if TYPE_CHECKING:
+    from atipkit.app.command import CommandSpec
+
+__all__ = ["Outcome", "call", "deadline", "run"]
+
+Prepare = Callable[[Context], dict[str, Any]]
+
+
+@dataclass
+class Outcome:
+    result: Any = None
+    error: ToolError | None = None
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.error is None else self.error.exit_code
+
+    def envelope(self) -> dict[str, Any]:
+        if self.error is None:
+            return {"ok": True, "result": self.result, "meta": self.meta}
+        return {"ok": False, "error": self.error.to_dict(), "meta": self.meta}
+
+
+class _Replayed(ToolError):
+    """A kept failure, answered again: same code, category, exit status and message."""
+
+    def __init__(self, error: dict[str, Any]) -> None:
+        super().__init__(
+            str(error.get("message", "")),
+            code=str(error.get("code", "E5001")),
+            is_retryable=bool(error.get("is_retryable", False)),
+            details=error.get("details"),
+        )
+        self._dict = error
+        self.exit_code = int(error.get("exit_code", 70))  # type: ignore[misc]
+
+    def to_dict(self) -> dict[str, Any]:
+        return self._dict
+
+
+def run(
+    spec: CommandSpec,
+    settings: Settings,
+    prepare: Prepare,
+    *,
+    interactive: bool,
+    err: IO[str] | None = None,
+    stream: bool = False,
+) -> Outcome:
+    """Call `spec`'s function. `stream` lets an iterator result through unread (for
+    `jsonl`/`plain` output, which writes items as they come); otherwise it is read here."""
+    started = time.perf_counter()
+    ctx = Context(tool=spec.tool_name, settings=settings, interactive=interactive, err=err)
+    outcome = Outcome()
+    try:
+        if settings.dry_run and not spec.dry_run:
+            raise InputError(
+                f"{spec.display_name} does not support --dry-run: it would do the work",
+                code="E1008",
+                suggestion="Run it without --dry-run once you mean it.",
+            )
+        if (settings.limit is not None or settings.cursor) and not spec.paginated:
+            raise InputError(f"{spec.display_name} is not paginated", code="E1001")
+        values = prepare(ctx)
+        key = settings.idempotency_key
+        if key and not settings.dry_run:
+            outcome = _once(spec, ctx, values, key)
+        else:
+            outcome = _execute(spec, ctx, values, stream=stream)
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt | SystemExit):
+            raise
+        outcome = Outcome(error=from_exception(exc))
+    finally:
+        for cleanup in ctx.cleanups:
+            with contextlib.suppress(OSError):
+                cleanup()
+    outcome.meta = _meta(spec, ctx, started, outcome.meta)
+    return outcome
+
+
+def _execute(spec: CommandSpec, ctx: Context, values: dict[str, Any], *, stream: bool) -> Outcome:
+    settings = ctx.settings
+    if spec.human_in_the_loop and not settings.dry_run:
+        ctx.require_approval(f"{spec.display_name} is marked human-in-the-loop")
+    call = dict(values)
+    if spec.signature.context:
+        call[spec.signature.context] = ctx
+    result = spec.func(**call)
+    extra: dict[str, Any] = {}
+    if settings.dry_run:
+        plan: dict[str, Any] = {"dry_run": True, "actions": ctx.actions}
+        if result is not None:
+            plan["result"] = _read_all(result)
+        return Outcome(result=plan, meta={"dry_run": True})
+    if spec.paginated:
+        fingerprint = Cursor.fingerprint(spec.tool_name, values)
+        limit = settings.limit if settings.limit is not None else spec.page_size
+        result, extra["pagination"] = paginate(
+            result, limit=limit, cursor=settings.cursor, fingerprint=fingerprint
+        )
+    result, truncation = truncate(
+        result,
+        max_items=settings.max_items,
+        max_bytes=settings.max_bytes,
+        max_tokens=spec.max_tokens,
+    )
+    if truncation is not None:
+        truncation["hint"] = _hint(spec, truncation, extra.get("pagination"))
+        extra["truncation"] = truncation
+    if not stream or not isinstance(result, Iterator):
+        result = _read_all(result)
+    if spec.max_tokens is not None and truncation is None and not isinstance(result, Iterator):
+        from atipkit.app.output import encode
+
+        size = len(encode(result))
+        if size > spec.max_tokens * 4:
+            ctx.warn(
+                f"the result is about {estimate_tokens(size)} tokens, over the command's "
+                f"max_tokens of {spec.max_tokens}, and cannot be cut (not a list or text)"
+            )
+    return Outcome(result=result, meta=extra)
+
+
+def _hint(spec: CommandSpec, truncation: dict[str, Any], pagination: Any) -> str:
+    if pagination is not None:
+        return "Ask for the next page with --cursor, or narrow the query."
+    if truncation["reason"] == "max_items":
+        return "Raise --max-items, or narrow the query."
+    return "Raise --max-bytes, or narrow the query to get what was cut."
+
+
+def _read_all(result: Any) -> Any:
+    """An iterator result read into a list (JSON output needs all of it)."""
+    if isinstance(result, Iterator):
+        return list(result)
+    return result
+
+
+def _once(spec: CommandSpec, ctx: Context, values: dict[str, Any], key: str) -> Outcome:
+    from atipkit.app.output import encode
+
+    store = spec.app.idempotency_store()
+    fingerprint = Cursor.fingerprint(spec.tool_name, values)
+    with store.hold(spec.tool_name, key) as path:
+        kept = store.recall(path, fingerprint)
+        if kept is not None:
+            meta = {**kept.get("meta", {}), "replayed": True}
+            if kept.get("ok"):
+                return Outcome(result=kept.get("result"), meta=meta)
+            return Outcome(error=_Replayed(kept.get("error") or {}), meta=meta)
+        try:
+            outcome = _execute(spec, ctx, values, stream=False)
+        except BaseException as exc:
+            if isinstance(exc, KeyboardInterrupt | SystemExit):
+                raise
+            outcome = Outcome(error=from_exception(exc))
+        if outcome.error is None or not outcome.error.is_retryable:
+            record = outcome.envelope()
+            import msgspec
+
+            store.keep(path, fingerprint, msgspec.json.decode(encode(record)))
+        return outcome
+
+
+def _meta(spec: CommandSpec, ctx: Context, started: float, extra: dict[str, Any]) -> dict:
+    meta: dict[str, Any] = {
+        "tool": spec.tool_name,
+        "version": spec.app.version,
+        "duration_ms": round((time.perf_counter() - started) * 1000, 3),
+        "warnings": [*extra.pop("warnings", []), *ctx.warnings],
+    }
+    meta.update(extra)
+    return meta
+
+
+@contextlib.contextmanager
+def deadline(seconds: float | None) -> Iterator[None]:
+    """Raise `TimeoutExpired` in the main thread once `seconds` have passed (SIGALRM).
+    Elsewhere (worker threads, where signals cannot reach) it does nothing: the servers
+    bound their calls themselves."""
+    if not seconds or threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def expire(_signum: int, _frame: Any) -> None:
+        raise TimeoutExpired(
+            f"gave up after {seconds:g} s",
+            details={"timeout_seconds": seconds},
+            suggestion="Retry with a larger --timeout, or narrow the request.",
+        )
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def call(spec: CommandSpec, arguments: Any, *, settings: Settings | None = None) -> Outcome:
+    """A call whose arguments arrived as JSON (MCP, HTTP): checked against the input
+    schema, never interactive (no terminal to ask), the result read whole."""
+    from atipkit.app.jsonargs import prepare_json
+
+    return run(
+        spec,
+        settings or Settings(output="json"),
+        prepare_json(spec, arguments),
+        interactive=False,
+    )

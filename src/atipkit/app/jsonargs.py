@@ -1,0 +1,112 @@
+"""Arguments that arrive as JSON (an MCP `tools/call`, an HTTP request body), checked
+against the command's input schema and turned into the Python values the function takes.
+
+The same schema `--schema` prints is the one enforced here (jsonschema-rs), and the
+same Click types then check ranges, patterns and paths, so a call refused on the command
+line is refused over MCP and HTTP too, with the same code (PRD §19.5).
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any
+
+from atipkit.app.errors import InputError
+
+if TYPE_CHECKING:
+    from atipkit.app.command import CommandSpec
+    from atipkit.app.context import Context
+
+__all__ = ["prepare_json"]
+
+
+@functools.lru_cache(maxsize=1024)
+def _validator(spec: CommandSpec) -> Any:
+    import jsonschema_rs
+
+    return jsonschema_rs.validator_for(spec.signature.input_schema())
+
+
+def _where(path: Any) -> str:
+    out = "arguments"
+    for part in path:
+        out += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return out
+
+
+def check_arguments(spec: CommandSpec, arguments: Any) -> None:
+    """Raise `InputError` (exit 2) for arguments the input schema refuses, naming the
+    first failing place and what the schema expects there."""
+    if not isinstance(arguments, dict):
+        raise InputError(
+            f"arguments must be a JSON object, got {type(arguments).__name__}", code="E1001"
+        )
+    validator = _validator(spec)
+    if validator.is_valid(arguments):
+        return
+    errors = sorted(validator.iter_errors(arguments), key=lambda e: list(map(str, e.instance_path)))
+    first = errors[0]
+    path = list(first.instance_path)
+    details: dict[str, Any] = {
+        "errors": [f"{_where(e.instance_path)}: {e.message}" for e in errors]
+    }
+    if path and isinstance(path[0], str):
+        details["param"] = path[0]
+        for param in spec.signature.params:
+            if param.name == path[0]:
+                details["expected"] = param.json_schema()
+    raise InputError(
+        f"{_where(path)}: {first.message}",
+        code="E1002" if path else "E1001",
+        suggestion=f"See the input schema: {spec.display_name} --schema",
+        details=details,
+    )
+
+
+def prepare_json(spec: CommandSpec, arguments: Any) -> Any:
+    """A `prepare` for `invoke.run`: the function's keyword arguments from JSON."""
+
+    def prepare(ctx: Context) -> dict[str, Any]:
+        spec.app.check_config(spec)
+        check_arguments(spec, arguments)
+        values: dict[str, Any] = {}
+        for param in spec.signature.params:
+            if param.name not in arguments:
+                if param.stdin is not None and param.required:
+                    raise InputError(f"missing input: {param.name}", code="E1004")
+                default = param.default
+                values[param.name] = None if default is _missing() else default
+                continue
+            raw = arguments[param.name]
+            if param.stdin is not None:
+                values[param.name] = _inline_input(param, raw, ctx)
+                continue
+            values[param.name] = param.check(param.shape.from_json(raw))
+        return values
+
+    return prepare
+
+
+def _missing() -> Any:
+    from atipkit.app.params import MISSING
+
+    return MISSING
+
+
+def _inline_input(param: Any, raw: Any, ctx: Context) -> Any:
+    """A `StdinOr` parameter over JSON takes the data itself (there is no stdin, and a
+    remote caller must not name the server's files)."""
+    want = param.stdin.want
+    if want == "text":
+        return raw
+    if want == "bytes":
+        return raw.encode("utf-8")
+    if want == "lines":
+        return list(raw)
+    if want == "path":
+        from atipkit.app.inputs import spool
+
+        temporary = spool(raw.encode("utf-8"))
+        ctx.cleanups.append(temporary.unlink)
+        return temporary
+    return param.shape.from_json(raw)

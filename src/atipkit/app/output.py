@@ -1,0 +1,233 @@
+"""Where a command's result goes and how it looks (PRD §7.4, §8.2, §8.6, §10.3).
+
+- `json`: one envelope, `{"ok", "result" | "error", "meta"}`, on stdout, for success and
+  failure alike; nothing else on stdout.
+- `jsonl`: one JSON value per line, as a generator yields them; a failure is a last line
+  `{"ok": false, "error": ...}`.
+- `text`: for people: tables for lists of records, `key: value` for records; errors on
+  stderr. Colors (through `rich`, when it is installed) only on a terminal, never with
+  `--no-color` or `NO_COLOR`.
+- `plain`: for `grep`, `cut` and `xargs`: one item a line, tab-separated fields, no
+  decoration; `--print0` ends items with NUL instead.
+- `auto`: `text` on a terminal, `json` otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from typing import IO, Any
+
+from atipkit.app.errors import InputError, ToolError
+
+__all__ = ["encode", "envelope", "error_envelope", "render_error", "render_result", "resolve"]
+
+
+def resolve(requested: str, *, isatty: bool, print0: bool) -> str:
+    """The mode a call runs in. `--print0` asks for plain items: with `auto` it picks
+    `plain`; with JSON output asked for explicitly it is a usage error."""
+    if print0:
+        if requested in ("json", "jsonl"):
+            raise InputError(
+                f"--print0 ends plain items with NUL; it does not go with --output {requested}",
+                code="E1001",
+                suggestion="Drop --print0, or use --plain.",
+            )
+        return "plain" if requested == "auto" else requested
+    if requested == "auto":
+        return "text" if isatty else "json"
+    return requested
+
+
+def _default(obj: Any) -> Any:
+    import pathlib
+
+    if isinstance(obj, pathlib.PurePath):
+        return str(obj)
+    dump = getattr(obj, "model_dump", None)
+    if callable(dump):  # pydantic
+        return dump(mode="json")
+    raise TypeError(f"a {type(obj).__name__} cannot be written as JSON")
+
+
+def encode(value: Any) -> bytes:
+    """Compact JSON; dataclasses, enums, datetimes, paths and pydantic models included.
+    Raises `TypeError` for anything else, which the caller reports as a bug."""
+    import msgspec
+
+    try:
+        return msgspec.json.encode(value, enc_hook=_default)
+    except (TypeError, msgspec.EncodeError) as exc:
+        raise TypeError(str(exc)) from None
+
+
+def envelope(result: Any, meta: dict[str, Any]) -> dict[str, Any]:
+    return {"ok": True, "result": result, "meta": meta}
+
+
+def error_envelope(error: ToolError, meta: dict[str, Any]) -> dict[str, Any]:
+    return {"ok": False, "error": error.to_dict(), "meta": meta}
+
+
+# Rendering ------------------------------------------------------------------------------
+
+
+def render_result(
+    mode: str,
+    result: Any,
+    meta: dict[str, Any],
+    out: IO[str],
+    *,
+    color: bool,
+    print0: bool,
+) -> None:
+    """Write a successful result. Streams (`Iterator`s) are written as they come in
+    `jsonl` and `plain` mode; the caller has already collected them for the others."""
+    if mode == "json":
+        out.write(encode(envelope(result, meta)).decode() + "\n")
+    elif mode == "jsonl":
+        for item in _items(result):
+            out.write(encode(item).decode() + "\n")
+            out.flush()
+    elif mode == "plain":
+        end = "\0" if print0 else "\n"
+        for item in _items(result):
+            out.write(_plain(item) + end)
+    else:
+        _text(result, out, color=color)
+
+
+def _items(result: Any) -> Iterable[Any]:
+    if result is None:
+        return ()
+    if isinstance(result, list | tuple | Iterator):
+        return result
+    return (result,)
+
+
+def _plain(item: Any) -> str:
+    if isinstance(item, dict):
+        return "\t".join(_plain_field(v) for v in item.values())
+    if isinstance(item, list | tuple):
+        return "\t".join(_plain_field(v) for v in item)
+    return _plain_field(item)
+
+
+def _plain_field(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    if hasattr(value, "value") and not isinstance(value, dict):  # Enum
+        return str(value.value)
+    return encode(value).decode()
+
+
+def _records(result: Any) -> list[dict[str, Any]] | None:
+    """`result` as a list of flat records (for a table), if it is one."""
+    if not isinstance(result, list) or not result:
+        return None
+    rows = [_as_mapping(r) for r in result]
+    if not all(isinstance(r, dict) for r in rows):
+        return None
+    return rows  # type: ignore[return-value]
+
+
+def _as_mapping(value: Any) -> Any:
+    import dataclasses
+
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: getattr(value, f.name) for f in dataclasses.fields(value)}
+    dump = getattr(value, "model_dump", None)
+    if callable(dump):
+        return dump(mode="json")
+    return value
+
+
+def _text(result: Any, out: IO[str], *, color: bool) -> None:
+    result = _as_mapping(result)
+    if result is None:
+        return
+    if color:
+        try:
+            _rich(result, out)
+            return
+        except ImportError:
+            pass
+    rows = _records(result)
+    if rows is not None:
+        out.write(_table(rows))
+    elif isinstance(result, dict):
+        width = max((len(str(k)) for k in result), default=0)
+        for key, value in result.items():
+            out.write(f"{str(key) + ':':<{width + 1}} {_plain_field(value)}\n")
+    elif isinstance(result, list | tuple):
+        for item in result:
+            out.write(_plain_field(_as_mapping(item)) + "\n")
+    else:
+        out.write(_plain_field(result) + "\n")
+
+
+def _table(rows: list[dict[str, Any]]) -> str:
+    columns: list[str] = []
+    for row in rows:
+        columns.extend(k for k in row if k not in columns)
+    cells = [[_plain_field(row.get(c)) for c in columns] for row in rows]
+    widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
+    lines = ["  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True))]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in cells]
+    return "\n".join(line.rstrip() for line in lines) + "\n"
+
+
+def _rich(result: Any, out: IO[str]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console(file=out, highlight=True)
+    rows = _records(result)
+    if rows is not None:
+        table = Table(show_edge=False, header_style="bold")
+        columns: list[str] = []
+        for row in rows:
+            columns.extend(k for k in row if k not in columns)
+        for column in columns:
+            table.add_column(column)
+        for row in rows:
+            table.add_row(*(_plain_field(row.get(c)) for c in columns))
+        console.print(table)
+    elif isinstance(result, dict):
+        table = Table(show_header=False, show_edge=False, box=None)
+        table.add_column(style="bold")
+        table.add_column()
+        for key, value in result.items():
+            table.add_row(str(key), _plain_field(value))
+        console.print(table)
+    else:
+        console.print(result if isinstance(result, str) else _plain_field(result), markup=False)
+
+
+def render_error(
+    mode: str, error: ToolError, meta: dict[str, Any], out: IO[str], err: IO[str]
+) -> None:
+    """A failure: an envelope on stdout in `json`, a last line in `jsonl`, and lines on
+    stderr for people otherwise."""
+    if mode == "json":
+        out.write(encode(error_envelope(error, meta)).decode() + "\n")
+        return
+    if mode == "jsonl":
+        out.write(encode({"ok": False, "error": error.to_dict()}).decode() + "\n")
+        return
+    err.write(f"error: {error.message} [{error.code}]\n")
+    if error.suggestion is not None:
+        err.write(f"  fix: {error.suggestion.fix}\n")
+        if error.suggestion.example:
+            err.write(f"  example: {error.suggestion.example}\n")
+
+
+def color_allowed(stream: IO[str], no_color: bool) -> bool:
+    if no_color or os.environ.get("NO_COLOR"):
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
