@@ -148,12 +148,19 @@ def _ask_tty(text: str, *, secret: bool) -> str:
 
         return getpass.getpass(text)  # getpass reads /dev/tty itself when it can
     try:
-        with open("/dev/tty", "r+", encoding="utf-8") as tty:
-            tty.write(text)
-            tty.flush()
-            line = tty.readline()
+        fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
+    except OSError:
+        raise InputError("the terminal could not be opened", code="E1006") from None
+    try:
+        os.write(fd, text.encode("utf-8"))
+        answer = b""
+        while not answer.endswith(b"\n"):
+            chunk = os.read(fd, 1024)
+            if not chunk:
+                raise InputError("no answer (end of input on the terminal)", code="E1006")
+            answer += chunk
     except OSError:
         raise InputError("the terminal could not be read", code="E1006") from None
-    if not line:
-        raise InputError("no answer (end of input on the terminal)", code="E1006")
-    return line.rstrip("\n")
+    finally:
+        os.close(fd)
+    return answer.decode("utf-8", errors="replace").rstrip("\r\n")

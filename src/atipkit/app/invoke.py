@@ -135,7 +135,14 @@ def _execute(spec: CommandSpec, ctx: Context, values: dict[str, Any], *, stream:
         max_tokens=spec.max_tokens,
     )
     if truncation is not None:
-        truncation["hint"] = _hint(spec, truncation, extra.get("pagination"))
+        pagination = extra.get("pagination")
+        if pagination is not None and "returned_items" in truncation:
+            # The page was cut: the next page starts after what was returned, not after
+            # what the page would have held.
+            returned = truncation["returned_items"]
+            pagination["returned"] = returned
+            pagination["next_cursor"] = Cursor.make(pagination["offset"] + returned, fingerprint)
+        truncation["hint"] = _hint(truncation, pagination)
         extra["truncation"] = truncation
     if not stream or not isinstance(result, Iterator):
         result = _read_all(result)
@@ -151,11 +158,13 @@ def _execute(spec: CommandSpec, ctx: Context, values: dict[str, Any], *, stream:
     return Outcome(result=result, meta=extra)
 
 
-def _hint(spec: CommandSpec, truncation: dict[str, Any], pagination: Any) -> str:
-    if pagination is not None:
+def _hint(truncation: dict[str, Any], pagination: Any) -> str:
+    if pagination is not None and pagination.get("next_cursor"):
         return "Ask for the next page with --cursor, or narrow the query."
     if truncation["reason"] == "max_items":
         return "Raise --max-items, or narrow the query."
+    if truncation["reason"] == "max_tokens":
+        return "The command keeps its results within its token budget: narrow the query."
     return "Raise --max-bytes, or narrow the query to get what was cut."
 
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
-from atipkit.app.errors import InputError
+from atipkit.app.errors import DataFormatError, InputError
+from atipkit.app.params import MISSING
 
 if TYPE_CHECKING:
     from atipkit.app.command import CommandSpec
@@ -55,6 +56,10 @@ def check_arguments(spec: CommandSpec, arguments: Any) -> None:
         for param in spec.signature.params:
             if param.name == path[0]:
                 details["expected"] = param.json_schema()
+    param = next((p for p in spec.signature.params if path and p.name == path[0]), None)
+    if param is not None and param.is_json and len(path) > 1:
+        # Inside a JSON-typed parameter: the data is malformed, as on the command line.
+        raise DataFormatError(f"{_where(path)}: {first.message}", details=details)
     raise InputError(
         f"{_where(path)}: {first.message}",
         code="E1002" if path else "E1001",
@@ -72,10 +77,12 @@ def prepare_json(spec: CommandSpec, arguments: Any) -> Any:
         values: dict[str, Any] = {}
         for param in spec.signature.params:
             if param.name not in arguments:
-                if param.stdin is not None and param.required:
-                    raise InputError(f"missing input: {param.name}", code="E1004")
-                default = param.default
-                values[param.name] = None if default is _missing() else default
+                if param.default is MISSING:  # only StdinOr gets here: the schema checked the rest
+                    raise InputError(
+                        f"missing input: {param.name} (over JSON it takes the data itself)",
+                        code="E1004",
+                    )
+                values[param.name] = param.default
                 continue
             raw = arguments[param.name]
             if param.stdin is not None:
@@ -85,12 +92,6 @@ def prepare_json(spec: CommandSpec, arguments: Any) -> Any:
         return values
 
     return prepare
-
-
-def _missing() -> Any:
-    from atipkit.app.params import MISSING
-
-    return MISSING
 
 
 def _inline_input(param: Any, raw: Any, ctx: Context) -> Any:

@@ -78,14 +78,16 @@ class Param:
 
     def click_param(self) -> click.Parameter:
         ctype = self._click_type()
+        # Click 8.3+ takes an explicit default=None as a default: pass none when there is none.
+        default = {} if self.default is MISSING else {"default": _cli_default(self.default)}
         if self.kind == "argument":
             return click.Argument(
                 [self.name],
                 type=ctype,
                 required=self.required,
                 nargs=-1 if self.variadic else 1,
-                default=None if self.default is MISSING else _cli_default(self.default),
                 metavar=self.marker.metavar or _metavar(self),
+                **default,
             )
         if self.shape.kind == "bool":
             decls = [*self.flags, self.name]
@@ -106,12 +108,12 @@ class Param:
             type=ctype,
             required=self.required,
             multiple=self.variadic,
-            default=None if self.default is MISSING else _cli_default(self.default),
             help=self.help,
             hidden=self.marker.hidden,
             envvar=self.marker.envvar,
             metavar=self.marker.metavar,
             show_default=self.default not in (MISSING, None, (), []),
+            **default,
         )
 
     def _click_type(self) -> click.ParamType:

@@ -270,9 +270,31 @@ def _convert_model(tp: Any, value: Any) -> Any:
     import msgspec
 
     try:
-        return msgspec.convert(value, tp, dec_hook=_path_dec_hook)
+        return _settle(msgspec.convert(value, tp, dec_hook=_path_dec_hook))
     except msgspec.ValidationError as exc:
         raise DataFormatError(f"{tp.__name__}: {exc}", details={"model": tp.__name__}) from None
+
+
+def _settle(value: Any) -> Any:
+    """msgspec builds dataclasses without `__init__` and leaves a field it filled from
+    its default on the class, not the instance; `vars()`, `asdict` callers and msgspec's
+    own encoder then miss it. Put every field on its instance, all the way down."""
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            item = getattr(value, f.name)
+            if f.name not in vars(value):
+                object.__setattr__(value, f.name, item)
+            _settle(item)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _settle(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            _settle(item)
+    return value
+
+
+_NOT_INLINED = ("$ref", "$defs", "definitions")
 
 
 def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
@@ -289,11 +311,11 @@ def inline_refs(schema: dict[str, Any]) -> dict[str, Any]:
         ref = node.get("$ref")
         if isinstance(ref, str) and ref.startswith(("#/$defs/", "#/definitions/")):
             name = ref.rsplit("/", 1)[1]
-            rest = {k: expand(v, seen) for k, v in node.items() if k != "$ref"}
+            rest = {k: expand(v, seen) for k, v in node.items() if k not in _NOT_INLINED}
             if name in seen or name not in defs:
                 return {"type": "object", "description": f"a {name} (recursive)", **rest}
             return {**expand(defs[name], (*seen, name)), **rest}
-        return {k: expand(v, seen) for k, v in node.items() if k not in ("$defs", "definitions")}
+        return {k: expand(v, seen) for k, v in node.items() if k not in _NOT_INLINED[1:]}
 
     return expand(schema, ())
 
