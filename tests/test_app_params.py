@@ -295,6 +295,7 @@ def test_json_arguments_are_converted_like_the_cli_converts_them(tmp_path):
         "where": str(tmp_path),
         "depth": 2,
         "level": "HIGH",
+        "name": "ab",
         "tags": ["a"],
     }
 
