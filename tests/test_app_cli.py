@@ -179,6 +179,47 @@ def test_quiet_keeps_warnings_out_of_stderr_but_in_meta(tmp_path):
     assert "ticked" not in cli("tick", str(counter), "--json").stderr  # once, in meta
 
 
+def test_verbose_levels_and_quiet(tmp_path):
+    counter = tmp_path / "c"
+    assert "ticking" not in cli("tick", str(counter)).stderr
+    once = cli("tick", str(counter), "-v").stderr
+    assert "ticking\n" in once
+    assert "in detail" not in once
+    assert "ticking, in detail" in cli("tick", str(counter), "-vv").stderr
+    assert cli("tick", str(counter), "-vv", "--quiet").stderr == ""
+
+
+def test_response_format_reaches_the_command():
+    assert envelope("status")[1]["result"] == {"state": "ok"}
+    detailed = envelope("status", "--response-format", "detailed")[1]["result"]
+    assert detailed == {"state": "ok", "checks": ["disk", "network"]}
+    assert envelope("status", "--response-format", "verbose")[0] == 2
+
+
+@pytest.mark.parametrize(
+    ("flags", "env", "colored"),
+    [([], {}, True), (["--no-color"], {}, False), ([], {"NO_COLOR": "1"}, False)],
+)
+def test_colors_only_on_a_terminal_and_never_when_asked_not_to(flags, env, colored):
+    from ptyprocess import PtyProcessUnicode
+
+    proc = PtyProcessUnicode.spawn(
+        [sys.executable, str(CORE), "notes", "tag", "n1", "a", *flags],
+        env={**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm-256color", **env},
+    )
+    seen = ""
+    try:
+        while True:
+            seen += proc.read(4096)
+    except EOFError:
+        pass
+    finally:
+        proc.close(force=True)
+    assert "n1" in seen  # auto on a terminal is text, not JSON
+    assert '"ok"' not in seen
+    assert ("\x1b[" in seen) is colored
+
+
 # Errors and exit codes ------------------------------------------------------------------
 
 

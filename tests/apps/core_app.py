@@ -134,10 +134,21 @@ def sleep(seconds: float) -> dict:
 @app.command()
 def tick(counter: Path, ctx: Context) -> dict:
     """Append a line to a file and say how many lines it has (a visible side effect)."""
+    ctx.log("ticking")
+    ctx.log("ticking, in detail", level=2)
     with counter.open("a") as f:
         f.write("x\n")
     ctx.warn("ticked")
     return {"ticks": len(counter.read_text().splitlines())}
+
+
+@app.command(annotations=ReadOnly | ClosedWorld)
+def status(ctx: Context) -> dict:
+    """Say how things are; more with --response-format detailed."""
+    out = {"state": "ok"}
+    if ctx.detailed:
+        out["checks"] = ["disk", "network"]
+    return out
 
 
 @app.command()

@@ -105,7 +105,6 @@ def dispatch(spec: CommandSpec, **values: Any) -> None:
         render_error(mode, exc, spec.app.bare_meta(spec.tool_name), out, err)
         raise click.exceptions.Exit(exc.exit_code) from None
     interactive = not settings.no_input and terminal_available()
-    warn_to = err if mode in ("text", "plain") else None
 
     def prepare(ctx: Any) -> dict[str, Any]:
         spec.app.check_config(spec)
@@ -119,7 +118,8 @@ def dispatch(spec: CommandSpec, **values: Any) -> None:
                 settings,
                 prepare,
                 interactive=interactive,
-                err=warn_to,
+                err=err,
+                echo_warnings=mode in ("text", "plain"),
                 stream=mode in ("jsonl", "plain"),
             )
             if outcome.ok:

@@ -39,6 +39,7 @@ class Context:
         settings: Settings,
         interactive: bool,
         err: IO[str] | None = None,
+        echo_warnings: bool = False,
     ) -> None:
         self.tool = tool
         """`app.command` (dotted), as in the envelope's `meta.tool`."""
@@ -50,6 +51,7 @@ class Context:
         self.cleanups: list[Callable[[], object]] = []
         """Run when the call ends, whatever the outcome (temporary input files)."""
         self._err = err
+        self._echo_warnings = echo_warnings
 
     @property
     def dry_run(self) -> bool:
@@ -71,7 +73,7 @@ class Context:
     def warn(self, message: str) -> None:
         """A warning: in `meta.warnings` of the envelope, and on stderr for humans."""
         self.warnings.append(message)
-        if not self.settings.quiet and self._err is not None:
+        if self._echo_warnings and not self.settings.quiet and self._err is not None:
             self._err.write(f"warning: {message}\n")
 
     def log(self, message: str, *, level: int = 1) -> None:

@@ -74,12 +74,21 @@ def run(
     *,
     interactive: bool,
     err: IO[str] | None = None,
+    echo_warnings: bool = False,
     stream: bool = False,
 ) -> Outcome:
-    """Call `spec`'s function. `stream` lets an iterator result through unread (for
-    `jsonl`/`plain` output, which writes items as they come); otherwise it is read here."""
+    """Call `spec`'s function. Diagnostics go to `err` (warnings too when
+    `echo_warnings`: for people; machines read them in `meta.warnings`). `stream` lets an
+    iterator result through unread (for `jsonl`/`plain` output, which writes items as they
+    come); otherwise it is read here."""
     started = time.perf_counter()
-    ctx = Context(tool=spec.tool_name, settings=settings, interactive=interactive, err=err)
+    ctx = Context(
+        tool=spec.tool_name,
+        settings=settings,
+        interactive=interactive,
+        err=err,
+        echo_warnings=echo_warnings,
+    )
     outcome = Outcome()
     try:
         if settings.dry_run and not spec.dry_run:
