@@ -1,0 +1,856 @@
+"""The app's commands as an HTTP API, described by OpenAPI 3.1 (PRD §3 item 4, §11.4).
+
+    $ notes api serve --port 8000
+    $ curl -s localhost:8000/v1/pr/create --json '{"title": "Fix it"}'
+    {"ok":true,"result":{...},"meta":{"tool":"notes.pr.create",...}}
+
+- `POST /v1/<command path joined by "/">` runs a command. The body is the JSON object of
+  its arguments, checked against the same input schema as MCP (`--schema`); the answer is
+  the envelope `--output json` prints, byte for byte the same keys, codes and `meta`,
+  because the call goes through the one pipeline (`invoke.call`), in a worker thread.
+- `GET /v1/` lists the commands; `GET /openapi.json` is the OpenAPI document
+  (`api export-openapi` prints the same one).
+- The global flags are query parameters (`dry_run`, `limit`, `cursor`, `max_items`,
+  `max_bytes`, `response_format`) and the standard `Idempotency-Key` header. An unknown
+  query parameter is refused rather than ignored: a misspelt `dry-run=true` must not run
+  the real thing.
+- Every answer is JSON, failures included (404, 405, 413, 500 too), with the status the
+  error's exit code maps to (`STATUS`).
+
+Two guards are there for browsers, since a server on loopback is reachable from any web
+page the user opens: a POST must say `Content-Type: application/json` (what a page cannot
+send cross-origin without a CORS preflight, which this server never approves), and a
+server bound to a loopback address answers only requests whose `Host` is a loopback name
+(DNS rebinding).
+
+A command that runs past its `timeout` is answered 504 at once; its thread cannot be
+stopped from outside and runs on until the function returns, its result dropped.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import time
+import typing
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from atipkit.app.errors import (
+    AuthError,
+    DataFormatError,
+    DependencyError,
+    ErrorCategory,
+    ExitCode,
+    InputError,
+    NotFoundError,
+    StateError,
+    Suggestion,
+    TimeoutExpired,
+    ToolError,
+    from_exception,
+)
+
+if TYPE_CHECKING:
+    import click
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+
+    from atipkit.app.app import App
+    from atipkit.app.command import CommandSpec
+    from atipkit.app.flags import Settings
+    from atipkit.app.invoke import Outcome
+
+__all__ = ["OPENAPI_VERSION", "PREFIX", "STATUS", "asgi_app", "openapi", "serve", "status_of"]
+
+OPENAPI_VERSION = "3.1.0"
+PREFIX = "/v1/"
+OPENAPI_PATH = "/openapi.json"
+_OWN_OPERATIONS = ("list_commands", "openapi")
+"""operationIds of the server's own GET endpoints, which no command may take."""
+
+STATUS: dict[int, int] = {
+    ExitCode.USAGE: 400,
+    ExitCode.NOT_FOUND: 404,
+    ExitCode.CONFLICT: 409,
+    ExitCode.PERMISSION: 403,
+    ExitCode.DEPENDENCY: 502,
+    ExitCode.TIMEOUT: 504,
+    ExitCode.DATA_FORMAT: 422,
+    ExitCode.INTERNAL: 500,
+    ExitCode.TEMPORARY: 503,
+    ExitCode.HUMAN_HANDOFF: 403,
+}
+"""HTTP status of a failed call, by the error's exit code. A human handoff (101) is 403,
+not 428: 428 tells a client that a conditional request (If-Match) would go through, and
+no request can carry a human's approval; the error's code (E2002) and `suggestion` say
+what to do. A malformed body is 400 although unreadable JSON is exit 65: the HTTP message
+itself is wrong, which is what 400 means; 422 stays for arguments that parse but cannot
+be used."""
+
+LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
+
+
+def status_of(exit_code: int) -> int:
+    """The HTTP status for an error's exit code; 500 for one the table does not know."""
+    return STATUS.get(exit_code, 500)
+
+
+# OpenAPI --------------------------------------------------------------------------------
+
+
+def _ref(kind: str, name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/{kind}/{name}"}
+
+
+_ERROR_RESPONSES: dict[int, tuple[str, str]] = {
+    400: (
+        "BadRequest",
+        "The call is wrong (exit 2, E1xxx): an argument or query parameter the schema "
+        "refuses, or a body that is not JSON (E1003).",
+    ),
+    403: (
+        "Forbidden",
+        "Not allowed (exit 30, E2xxx), or a human must approve this first (exit 101, "
+        "E2002), which no HTTP request can do.",
+    ),
+    404: ("NotFound", "What the call names does not exist (exit 10)."),
+    409: (
+        "Conflict",
+        "The state conflicts with the call (exit 20), e.g. an Idempotency-Key already "
+        "used with other arguments (E3003).",
+    ),
+    413: ("ContentTooLarge", "The body is larger than the app accepts (E1007)."),
+    415: ("UnsupportedMediaType", "The body was not sent as application/json (E1001)."),
+    422: (
+        "UnprocessableContent",
+        "Input data that cannot be read as what it should be (exit 65).",
+    ),
+    500: ("InternalError", "A bug in the tool, not in the call (exit 70)."),
+    502: ("BadGateway", "Something the command relies on failed (exit 40)."),
+    503: ("ServiceUnavailable", "A passing failure; retrying may succeed (exit 75)."),
+    504: ("GatewayTimeout", "The command ran out of time (exit 50); retry with backoff."),
+}
+
+
+@functools.cache
+def _query() -> dict[str, tuple[dict[str, Any], click.ParamType]]:
+    """The global flags a query may set: each one's schema (in the OpenAPI document and
+    in the error for a bad value) and the Click type that reads it, the same type as the
+    command-line flag's, so a value refused there is refused here."""
+    import click
+
+    from atipkit.app.flags import RESPONSE_FORMATS
+
+    count = {"type": "integer", "minimum": 1}
+    return {
+        "dry_run": (
+            {"type": "boolean", "default": False, "description": "Show what would be done."},
+            click.BOOL,
+        ),
+        "limit": ({**count, "description": "Items per page."}, click.IntRange(min=1)),
+        "cursor": (
+            {"type": "string", "description": "Where to continue (meta.pagination.next_cursor)."},
+            click.STRING,
+        ),
+        "max_items": (
+            {**count, "description": "Return at most this many items (meta.truncation)."},
+            click.IntRange(min=1),
+        ),
+        "max_bytes": (
+            {**count, "description": "Return at most this many bytes of result."},
+            click.IntRange(min=1),
+        ),
+        "response_format": (
+            {
+                "type": "string",
+                "enum": list(RESPONSE_FORMATS),
+                "default": "concise",
+                "description": "How much detail the result carries.",
+            },
+            click.Choice(RESPONSE_FORMATS),
+        ),
+    }
+
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+IDEMPOTENCY_KEY_MAX = 255
+_KEY_SCHEMA = {"type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX}
+
+
+def _parameters() -> dict[str, Any]:
+    out: dict[str, Any] = {
+        name: {
+            "name": name,
+            "in": "query",
+            "required": False,
+            "description": schema["description"],
+            "schema": {k: v for k, v in schema.items() if k != "description"},
+        }
+        for name, (schema, _type) in _query().items()
+    }
+    out["idempotency_key"] = {
+        "name": IDEMPOTENCY_HEADER,
+        "in": "header",
+        "required": False,
+        "description": "Run at most once per key: a retry with the same key and arguments "
+        "answers the first outcome again, with meta.replayed true.",
+        "schema": dict(_KEY_SCHEMA),
+    }
+    return out
+
+
+def _components() -> dict[str, Any]:
+    from atipkit.app.errors import Action, Applicability
+
+    meta = {
+        "type": "object",
+        "description": "About the call (PRD §8.6); more keys may come.",
+        "required": ["tool", "version", "duration_ms", "warnings"],
+        "properties": {
+            "tool": {"type": "string", "description": "app.group.command"},
+            "version": {"type": "string"},
+            "duration_ms": {"type": "number", "minimum": 0},
+            "warnings": {"type": "array", "items": {"type": "string"}},
+            "replayed": {"type": "boolean", "description": "Answered from an idempotency key"},
+            "dry_run": {"type": "boolean"},
+            "pagination": {"type": "object"},
+            "truncation": {"type": "object"},
+        },
+    }
+    suggestion = {
+        "type": "object",
+        "required": ["action", "fix", "applicability"],
+        "properties": {
+            "action": {"type": "string", "enum": list(typing.get_args(Action))},
+            "fix": {"type": "string"},
+            "example": {"type": "string"},
+            "applicability": {"type": "string", "enum": list(typing.get_args(Applicability))},
+        },
+        "additionalProperties": False,
+    }
+    error = {
+        "type": "object",
+        "description": "A structured error (PRD §10.3): the same object `--json` prints.",
+        "required": ["code", "category", "message", "is_retryable", "exit_code"],
+        "properties": {
+            "code": {"type": "string"},
+            "category": {"type": "string", "enum": [c.value for c in ErrorCategory]},
+            "message": {"type": "string"},
+            "suggestion": _ref("schemas", "Suggestion"),
+            "is_retryable": {"type": "boolean"},
+            "details": {"type": "object"},
+            "exit_code": {"type": "integer", "minimum": 1},
+        },
+        "additionalProperties": False,
+    }
+    error_envelope = {
+        "type": "object",
+        "required": ["ok", "error", "meta"],
+        "properties": {
+            "ok": {"const": False},
+            "error": _ref("schemas", "Error"),
+            "meta": _ref("schemas", "Meta"),
+        },
+        "additionalProperties": False,
+    }
+    plan = {
+        "type": "object",
+        "description": "The result of a dry run: what the command would do.",
+        "required": ["dry_run", "actions"],
+        "properties": {
+            "dry_run": {"const": True},
+            "actions": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["action"],
+                    "properties": {
+                        "action": {"type": "string"},
+                        "target": {"type": "string"},
+                        "details": {"type": "object"},
+                    },
+                },
+            },
+            "result": {"description": "What the command returned while planning."},
+        },
+    }
+    listing = {
+        "type": "object",
+        "required": ["name", "version", "commands"],
+        "properties": {
+            "name": {"type": "string"},
+            "version": {"type": "string"},
+            "description": {"type": "string"},
+            "openapi": {"type": "string"},
+            "commands": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["command", "method", "path", "operationId", "summary"],
+                    "properties": {
+                        "command": {"type": "string"},
+                        "method": {"const": "POST"},
+                        "path": {"type": "string"},
+                        "operationId": {"type": "string"},
+                        "summary": {"type": "string"},
+                        "annotations": {"type": "object"},
+                    },
+                },
+            },
+        },
+    }
+    responses = {
+        name: {
+            "description": text,
+            "content": {"application/json": {"schema": _ref("schemas", "ErrorEnvelope")}},
+        }
+        for name, text in _ERROR_RESPONSES.values()
+    }
+    return {
+        "schemas": {
+            "Meta": meta,
+            "Suggestion": suggestion,
+            "Error": error,
+            "ErrorEnvelope": error_envelope,
+            "DryRunPlan": plan,
+            "CommandList": listing,
+        },
+        "responses": responses,
+        "parameters": _parameters(),
+    }
+
+
+def _envelope(result: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["ok", "result", "meta"],
+        "properties": {"ok": {"const": True}, "result": result, "meta": _ref("schemas", "Meta")},
+        "additionalProperties": False,
+    }
+
+
+def _result_schema(spec: CommandSpec) -> dict[str, Any]:
+    from atipkit.app.schema import output_schema
+
+    schema = output_schema(spec.signature.returns) or {}
+    if spec.dry_run and schema:
+        return {"anyOf": [schema, _ref("schemas", "DryRunPlan")]}
+    return schema
+
+
+def url_path(spec: CommandSpec) -> str:
+    """Where a command is served: `/v1/pr/create`."""
+    return PREFIX + "/".join(spec.path)
+
+
+def _operation_ids(app: App) -> dict[tuple[str, ...], str]:
+    """`pr_create` for `pr create`; made unique (`_2`, ...) in the rare app where two paths
+    join to one name (`a_b` next to `a b`), since OpenAPI requires them unique."""
+    out: dict[tuple[str, ...], str] = {}
+    taken: set[str] = set(_OWN_OPERATIONS)
+    for spec in app.walk():
+        if spec.hidden:
+            continue
+        base = "_".join(spec.path)
+        name, n = base, 1
+        while name in taken:
+            n += 1
+            name = f"{base}_{n}"
+        taken.add(name)
+        out[spec.path] = name
+    return out
+
+
+def _operation(spec: CommandSpec, operation_id: str) -> dict[str, Any]:
+    from atipkit.app.schema import hints
+
+    input_schema = spec.signature.input_schema()
+    op: dict[str, Any] = {"operationId": operation_id, "summary": spec.summary or spec.name}
+    if spec.description and spec.description != spec.summary:
+        op["description"] = spec.description
+    if len(spec.path) > 1:
+        op["tags"] = [" ".join(spec.path[:-1])]
+    if spec.deprecated:
+        op["deprecated"] = True
+    flags = ["max_items", "max_bytes", "response_format"]
+    if spec.dry_run:
+        flags.insert(0, "dry_run")
+    if spec.paginated:
+        flags[0:0] = ["limit", "cursor"]
+    op["parameters"] = [_ref("parameters", name) for name in [*flags, "idempotency_key"]]
+    op["requestBody"] = {
+        "required": bool(input_schema.get("required")),
+        "content": {"application/json": {"schema": input_schema}},
+    }
+    responses: dict[str, Any] = {
+        "200": {
+            "description": "The command ran: the envelope `--output json` prints.",
+            "content": {"application/json": {"schema": _envelope(_result_schema(spec))}},
+        }
+    }
+    for status, (name, _text) in _ERROR_RESPONSES.items():
+        responses[str(status)] = _ref("responses", name)
+    op["responses"] = responses
+    extension: dict[str, Any] = {"annotations": hints(spec), **spec.extension()}
+    if spec.timeout is not None:
+        extension["timeoutSeconds"] = spec.timeout
+    op["x-atipkit"] = extension
+    return op
+
+
+def openapi(app: App) -> dict[str, Any]:
+    """The OpenAPI 3.1 document of the HTTP API: one `POST` operation a command (hidden
+    ones left out), its request body the command's input schema as it is (no `$ref`, as
+    MCP clients need it), and its answers the envelope.
+
+    The error envelope, `meta` and the query parameters are defined once under
+    `components` and referenced: they are the same for every command, so an OpenAPI code
+    generator makes one error type rather than one per operation and status, and the
+    document stays small. The 200 answer is written out per operation, since its
+    `result` is each command's own output schema."""
+    info: dict[str, Any] = {"title": app.name, "version": app.version}
+    if app.description:
+        info["description"] = app.description
+    paths: dict[str, Any] = {
+        PREFIX: {
+            "get": {
+                "operationId": _OWN_OPERATIONS[0],
+                "summary": "The commands served here.",
+                "responses": {
+                    "200": {
+                        "description": "The commands, in the envelope.",
+                        "content": {
+                            "application/json": {
+                                "schema": _envelope(_ref("schemas", "CommandList"))
+                            }
+                        },
+                    }
+                },
+            }
+        },
+        OPENAPI_PATH: {
+            "get": {
+                "operationId": _OWN_OPERATIONS[1],
+                "summary": "This document.",
+                "responses": {
+                    "200": {
+                        "description": "The OpenAPI 3.1 document.",
+                        "content": {"application/json": {"schema": {"type": "object"}}},
+                    }
+                },
+            }
+        },
+    }
+    ids = _operation_ids(app)
+    for spec in app.walk():
+        if not spec.hidden:
+            paths[url_path(spec)] = {"post": _operation(spec, ids[spec.path])}
+    return {
+        "openapi": OPENAPI_VERSION,
+        "info": info,
+        "paths": paths,
+        "components": _components(),
+    }
+
+
+def listing(app: App) -> dict[str, Any]:
+    """What `GET /v1/` answers (in the envelope): enough to pick a command and call it."""
+    from atipkit.app.schema import hints
+
+    ids = _operation_ids(app)
+    commands = [
+        {
+            "command": " ".join(spec.path),
+            "method": "POST",
+            "path": url_path(spec),
+            "operationId": ids[spec.path],
+            "summary": spec.summary,
+            "annotations": hints(spec),
+        }
+        for spec in app.walk()
+        if not spec.hidden
+    ]
+    return {
+        "name": app.name,
+        "version": app.version,
+        "description": app.description,
+        "openapi": OPENAPI_PATH,
+        "commands": commands,
+    }
+
+
+# Requests -------------------------------------------------------------------------------
+
+
+class _Refused(Exception):
+    """An answer decided before the command runs: a status and the error to send."""
+
+    def __init__(self, status: int, error: ToolError, **headers: str) -> None:
+        super().__init__(error.message)
+        self.status = status
+        self.error = error
+        self.headers = headers
+
+
+def _bad_request(error: ToolError) -> _Refused:
+    return _Refused(status_of(error.exit_code), error)
+
+
+def settings_from(spec: CommandSpec, query: Sequence[tuple[str, str]], key: str | None) -> Settings:
+    """The `Settings` of one request: the query parameters and the Idempotency-Key header
+    (`key`), read with the command line's own types. Output is always JSON; nothing asks
+    a terminal. Raises `_Refused` (400) for anything unknown, repeated or invalid."""
+    import click
+
+    from atipkit.app.flags import Settings
+
+    known = _query()
+    values: dict[str, Any] = {}
+    for name, raw in query:
+        if name not in known:
+            close = difflib.get_close_matches(name.replace("-", "_"), list(known), n=2)
+            details: dict[str, Any] = {"param": name, "known": list(known)}
+            if close:
+                details["did_you_mean"] = close
+            raise _bad_request(
+                InputError(
+                    f"unknown query parameter {name!r}",
+                    code="E1001",
+                    suggestion=f"Did you mean {' or '.join(close)}?"
+                    if close
+                    else "The query takes: " + ", ".join(known),
+                    details=details,
+                )
+            )
+        if name in values:
+            raise _bad_request(
+                InputError(
+                    f"query parameter {name!r} given twice", code="E1002", details={"param": name}
+                )
+            )
+        schema, ctype = known[name]
+        try:
+            values[name] = ctype.convert(raw, None, None)
+        except click.BadParameter as exc:
+            raise _bad_request(
+                InputError(
+                    f"query parameter {name}: {exc.message}",
+                    code="E1002",
+                    details={"param": name, "expected": schema},
+                )
+            ) from None
+    if key is not None and not (0 < len(key) <= IDEMPOTENCY_KEY_MAX):
+        raise _bad_request(
+            InputError(
+                f"the {IDEMPOTENCY_HEADER} header must be 1 to {IDEMPOTENCY_KEY_MAX} characters",
+                code="E1002",
+                details={"param": IDEMPOTENCY_HEADER, "expected": _KEY_SCHEMA},
+            )
+        )
+    return Settings(
+        output="json",
+        no_input=True,
+        timeout=spec.timeout,
+        idempotency_key=key,
+        **values,
+    )
+
+
+def _is_json(content_type: str | None) -> bool:
+    if not content_type:
+        return False
+    media = content_type.split(";", 1)[0].strip().lower()
+    return media == "application/json" or (
+        media.startswith("application/") and media.endswith("+json")
+    )
+
+
+def _host_name(host: str) -> str:
+    host = host.strip().lower()
+    if host.startswith("["):
+        return host[1 : host.find("]")] if "]" in host else host
+    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The body, refused with 413 once it passes `limit` bytes: by its Content-Length
+    before a byte is read, else while it streams in (chunked uploads)."""
+    too_large = _Refused(
+        413,
+        DataFormatError(
+            f"request body larger than {limit} bytes",
+            code="E1007",
+            suggestion="Send less: this app takes at most that much input.",
+            details={"limit_bytes": limit},
+        ),
+    )
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise too_large
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise too_large
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _arguments(body: bytes) -> Any:
+    """The JSON value of the body; an empty body is `{}` (a command without required
+    parameters needs no body). Whether it is an object is the pipeline's to say."""
+    import msgspec
+
+    if not body.strip():
+        return {}
+    try:
+        return msgspec.json.decode(body)
+    except msgspec.DecodeError as exc:
+        raise _Refused(
+            400,
+            DataFormatError(
+                f"request body: not valid JSON: {exc}",
+                code="E1003",
+                suggestion="Send one JSON object of the command's arguments.",
+            ),
+        ) from None
+
+
+def _answer(envelope: dict[str, Any], status: int, **headers: str) -> Response:
+    from starlette.responses import Response
+
+    from atipkit.app.output import encode
+
+    return Response(
+        encode(envelope) + b"\n",
+        status_code=status,
+        media_type="application/json",
+        headers={"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", **headers},
+    )
+
+
+def _failure(error: ToolError, meta: dict[str, Any], status: int, **headers: str) -> Response:
+    return _answer({"ok": False, "error": error.to_dict(), "meta": meta}, status, **headers)
+
+
+def _encoded(outcome: Outcome) -> tuple[int, bytes]:
+    """The status and body of a finished call. A result JSON cannot hold is a bug of
+    the command's, answered as the CLI answers it: an internal error, exit 70."""
+    from atipkit.app.output import encode
+
+    try:
+        body = encode(outcome.envelope())
+    except TypeError as exc:
+        outcome.error = from_exception(exc)
+        body = encode(outcome.envelope())
+    return (200 if outcome.ok else status_of(outcome.exit_code)), body + b"\n"
+
+
+def _timed_out(spec: CommandSpec, started: float) -> Response:
+    seconds = spec.timeout or 0
+    error = TimeoutExpired(
+        f"gave up after {seconds:g} s",
+        details={"timeout_seconds": seconds},
+        suggestion=Suggestion("Retry with backoff, or narrow the request.", action="retry"),
+    )
+    meta = spec.app.bare_meta(spec.tool_name)
+    meta["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
+    return _failure(error, meta, status_of(error.exit_code))
+
+
+class _Handler:
+    """Routes a request to its answer. One catch-all route, so that every answer (the
+    404 of an unknown path, the 405 of a wrong method) is an envelope, never one of
+    Starlette's plain-text pages."""
+
+    def __init__(self, app: App, allowed_hosts: Sequence[str] | None) -> None:
+        self.app = app
+        self.allowed_hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
+
+    @functools.cached_property
+    def document(self) -> bytes:
+        from atipkit.app.output import encode
+
+        return encode(openapi(self.app))
+
+    async def handle(self, request: Request) -> Response:
+        app = self.app
+        meta = app.bare_meta(app.name)
+        try:
+            self._check_host(request)
+            path = request.url.path
+            if path == OPENAPI_PATH:
+                self._allow(request, "GET", "HEAD")
+                from starlette.responses import Response
+
+                return Response(
+                    self.document,
+                    media_type="application/json",
+                    headers={"Cache-Control": "no-cache"},
+                )
+            if path in (PREFIX, PREFIX.rstrip("/")):
+                self._allow(request, "GET", "HEAD")
+                return _answer({"ok": True, "result": listing(app), "meta": meta}, 200)
+            spec = self._command(path)
+            meta = app.bare_meta(spec.tool_name)
+            self._allow(request, "POST")
+            return await self._call(spec, request)
+        except _Refused as refused:
+            return _failure(refused.error, meta, refused.status, **refused.headers)
+
+    def _check_host(self, request: Request) -> None:
+        if self.allowed_hosts is None:
+            return
+        host = _host_name(request.headers.get("host", ""))
+        if host not in self.allowed_hosts:
+            raise _Refused(
+                403,
+                AuthError(
+                    f"Host {host!r} is not served here",
+                    suggestion=Suggestion(
+                        "This server answers its loopback names only (a guard against DNS "
+                        "rebinding); call it as " + ", ".join(sorted(self.allowed_hosts)),
+                        action="abort",
+                    ),
+                    details={"host": host},
+                ),
+            )
+
+    @staticmethod
+    def _allow(request: Request, *methods: str) -> None:
+        if request.method not in methods:
+            raise _Refused(
+                405,
+                InputError(
+                    f"{request.method} is not allowed here; use {' or '.join(methods)}",
+                    code="E1001",
+                    details={"method": request.method, "allowed": list(methods)},
+                ),
+                Allow=", ".join(methods),
+            )
+
+    def _command(self, path: str) -> CommandSpec:
+        words = path[len(PREFIX) :].split("/") if path.startswith(PREFIX) else None
+        if words:
+            try:
+                return self.app.command_at(words)
+            except KeyError:
+                pass
+        known = [url_path(s) for s in self.app.walk() if not s.hidden]
+        close = difflib.get_close_matches(path, known, n=3)
+        details: dict[str, Any] = {"path": path}
+        if close:
+            details["did_you_mean"] = close
+        raise _Refused(
+            404,
+            NotFoundError(
+                f"nothing is served at {path}",
+                suggestion=Suggestion(
+                    f"GET {PREFIX} lists the commands; each is POST {PREFIX}COMMAND.",
+                    example=f"POST {close[0]}" if close else None,
+                ),
+                details=details,
+            ),
+        )
+
+    async def _call(self, spec: CommandSpec, request: Request) -> Response:
+        import anyio
+
+        from atipkit.app.invoke import call
+
+        started = time.perf_counter()
+        if not _is_json(request.headers.get("content-type")):
+            raise _Refused(
+                415,
+                InputError(
+                    "send the arguments as Content-Type: application/json",
+                    code="E1001",
+                    suggestion="Send a JSON object of the arguments, with that header "
+                    "(curl --json '{...}').",
+                    details={"content_type": request.headers.get("content-type")},
+                ),
+            )
+        settings = settings_from(
+            spec, request.query_params.multi_items(), request.headers.get(IDEMPOTENCY_HEADER)
+        )
+        body = await _read_body(request, self.app.max_input_bytes)
+        arguments = _arguments(body)
+
+        def run() -> tuple[int, bytes]:
+            return _encoded(call(spec, arguments, settings=settings))
+
+        with anyio.move_on_after(spec.timeout) as scope:
+            status, data = await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
+        if scope.cancelled_caught:
+            return _timed_out(spec, started)
+        from starlette.responses import Response
+
+        return Response(
+            data,
+            status_code=status,
+            media_type="application/json",
+            headers={"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"},
+        )
+
+
+def asgi_app(app: App, *, allowed_hosts: Sequence[str] | None = None) -> Starlette:
+    """An ASGI app serving `app`'s commands. `allowed_hosts` limits the `Host` names
+    answered (None: any; `serve` passes the loopback names when it listens on one)."""
+    from starlette.applications import Starlette
+    from starlette.routing import Route
+
+    handler = _Handler(app, allowed_hosts)
+
+    def crashed(_request: Request, exc: Exception) -> Response:
+        # A bug here, not in a command (those come back as envelopes): still an envelope.
+        return _failure(from_exception(exc), app.bare_meta(app.name), 500)
+
+    methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
+    return Starlette(
+        routes=[Route("/{path:path}", handler.handle, methods=methods)],
+        exception_handlers={Exception: crashed},
+    )
+
+
+def _is_loopback(host: str) -> bool:
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def serve(app: App, *, host: str, port: int) -> None:
+    """Serve `app` on `host:port` until SIGINT or SIGTERM. Where it listens goes to
+    stdout as one line; requests are logged on stderr. Errors a caller can act on (the
+    extra not installed, the address taken) are `ToolError`s, reported like any other."""
+    from atipkit import serve as servers
+
+    try:
+        servers.require_extra()
+    except servers.ServeError as exc:
+        raise DependencyError(str(exc), details={"extra": "serve"}) from None
+    try:
+        sock = servers.listen(host, port)
+    except servers.ServeError as exc:
+        raise StateError(
+            str(exc),
+            suggestion="Pick another --port (0 picks a free one), or stop what uses it.",
+            details={"host": host, "port": port},
+        ) from None
+    allowed = LOOPBACK_NAMES if _is_loopback(host) else None
+    url = servers.url(sock)
+    import sys
+
+    sys.stdout.write(
+        f"serving {app.name} {app.version} at {url.rstrip('/')}{PREFIX} "
+        f"(OpenAPI: {url.rstrip('/')}{OPENAPI_PATH}; Ctrl-C to stop)\n"
+    )
+    sys.stdout.flush()
+    servers.run(asgi_app(app, allowed_hosts=allowed), sock)
