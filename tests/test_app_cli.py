@@ -242,6 +242,38 @@ def test_a_tool_error_is_an_envelope_with_its_exit_code():
     assert out["meta"]["tool"] == "core.remove"
 
 
+def test_a_failure_can_carry_what_was_done_before_it():
+    code, out = envelope("check", "a", "xb")
+    assert code == 65
+    assert list(out) == ["ok", "error", "result", "meta"]
+    assert out["result"] == {"a": True, "xb": False}
+    assert out["error"]["message"] == "1 of 2 names are bad"
+    text = cli("check", "a", "xb", "--text")
+    assert text.exit_code == 65
+    assert text.stdout == "a: ok\nxb: BAD\n"  # the command's own text rendering
+    assert "error: 1 of 2 names are bad" in text.stderr
+    assert cli("check", "a", "--text").stdout == "a: ok\n"
+
+
+def test_progress_only_on_a_terminal():
+    assert cli("check", "a", "b", "--text").stderr == ""  # stderr is not a terminal here
+    from ptyprocess import PtyProcessUnicode
+
+    proc = PtyProcessUnicode.spawn(
+        [sys.executable, str(CORE), "check", "a", "b", "--text"],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    seen = ""
+    try:
+        while True:
+            seen += proc.read(4096)
+    except EOFError:
+        pass
+    finally:
+        proc.close(force=True)
+    assert "\r\x1b[Kchecking 2/2" in seen
+
+
 def test_an_unexpected_exception_is_an_internal_error_exit_70_without_a_traceback():
     result = cli("crash")
     assert result.exit_code == ExitCode.INTERNAL == 70

@@ -16,6 +16,7 @@ from atipkit.app import (
     Argument,
     ClosedWorld,
     Context,
+    DataFormatError,
     Destructive,
     Idempotent,
     NotFoundError,
@@ -149,6 +150,24 @@ def status(ctx: Context) -> dict:
     if ctx.detailed:
         out["checks"] = ["disk", "network"]
     return out
+
+
+def _report_text(report: dict) -> str:
+    return "".join(f"{name}: {'ok' if good else 'BAD'}\n" for name, good in report.items())
+
+
+@app.command(annotations=ReadOnly | ClosedWorld, text=_report_text)
+def check(names: list[str], ctx: Context) -> dict:
+    """Check names; a name starting with 'x' is bad, and the call fails with the report."""
+    report = {}
+    for i, name in enumerate(names):
+        ctx.progress(f"checking {i + 1}/{len(names)}")
+        report[name] = not name.startswith("x")
+    ctx.progress(None)
+    bad = [n for n, good in report.items() if not good]
+    if bad:
+        raise DataFormatError(f"{len(bad)} of {len(names)} names are bad", result=report)
+    return report
 
 
 @app.command()

@@ -81,9 +81,13 @@ class Group:
         deprecated: bool = False,
         help: str | None = None,
         effects: Effects | None = None,
+        text: Callable[[Any], str] | None = None,
     ) -> Callable[[F], F]:
         """Make a function a command. The name defaults to the function's, with `_`
-        spelled `-`. The function is returned unchanged."""
+        spelled `-`. The function is returned unchanged.
+
+        `text` renders the result for people (`--text`, or `auto` on a terminal) when the
+        built-in tables and `key: value` lines do not fit it; it returns the text."""
 
         def decorate(func: F) -> F:
             command_name = name or func.__name__.replace("_", "-")
@@ -114,6 +118,7 @@ class Group:
                 deprecated=deprecated,
                 help=help,
                 effects=effects,
+                text=text,
             )
             self._add(command_name, spec)
             return func

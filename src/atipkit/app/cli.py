@@ -122,10 +122,19 @@ def dispatch(spec: CommandSpec, **values: Any) -> None:
                 echo_warnings=mode in ("text", "plain"),
                 stream=mode in ("jsonl", "plain"),
             )
-            if outcome.ok:
+            failed = outcome.error
+            # A failure that carries what was done before it shows that first, to people
+            # and to streams; in JSON it is the failure envelope's `result`.
+            if failed is None or (failed.has_result and mode != "json"):
                 color = mode == "text" and color_allowed(out, settings.no_color)
                 render_result(
-                    mode, outcome.result, outcome.meta, out, color=color, print0=settings.print0
+                    mode,
+                    outcome.result if failed is None else failed.result,
+                    outcome.meta,
+                    out,
+                    color=color,
+                    print0=settings.print0,
+                    text=spec.text,
                 )
     except BaseException as exc:  # a stream that failed, or the deadline while writing
         if isinstance(exc, KeyboardInterrupt | SystemExit | click.exceptions.Exit):

@@ -50,6 +50,8 @@ class CommandSpec:
     help: str | None = None
     effects: Effects | None = None
     """Full ATIP effects, merged over what the annotations say (they win)."""
+    text: Callable[[Any], str] | None = None
+    """The command's own rendering of its result for people (text mode)."""
 
     @property
     def name(self) -> str:

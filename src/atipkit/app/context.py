@@ -82,6 +82,15 @@ class Context:
         if self._err is not None and not self.settings.quiet and self.settings.verbose >= level:
             self._err.write(f"{message}\n")
 
+    def progress(self, message: str | None) -> None:
+        """A progress line for people: rewritten in place on a terminal's stderr, never
+        written anywhere else (not to pipes, not with `--quiet`). None clears it."""
+        err = self._err
+        if err is None or self.settings.quiet or not _isatty(err):
+            return
+        err.write("\r\x1b[K" + (message or ""))
+        err.flush()
+
     def plan(self, action: str, target: str | None = None, **details: Any) -> None:
         """Record what the command would do; with `--dry-run` the plan is the result."""
         entry: dict[str, Any] = {"action": action}
@@ -131,6 +140,11 @@ class Context:
                 suggestion=Suggestion("Pass --yes to answer yes.", example=None),
             )
         return _ask_tty(text, secret=secret)
+
+
+def _isatty(stream: IO[str]) -> bool:
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
 
 
 def terminal_available() -> bool:

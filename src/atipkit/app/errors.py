@@ -90,6 +90,15 @@ class Suggestion:
         return f"Suggestion({self.fix!r}, action={self.action!r})"
 
 
+class _Nothing:
+    def __repr__(self) -> str:
+        return "NOTHING"
+
+
+_NOTHING: Any = _Nothing()
+NOTHING = _NOTHING
+
+
 class ToolError(Exception):
     """Base of every error a command reports. Raise a subclass; the class decides the
     category, the exit status and whether a retry may help, and each instance may
@@ -108,6 +117,7 @@ class ToolError(Exception):
         suggestion: Suggestion | str | None = None,
         is_retryable: bool | None = None,
         details: dict[str, Any] | None = None,
+        result: Any = _NOTHING,
     ) -> None:
         super().__init__(message)
         self.message = message
@@ -117,6 +127,14 @@ class ToolError(Exception):
         self.suggestion = suggestion
         self.is_retryable = self.retryable if is_retryable is None else is_retryable
         self.details = details or {}
+        self.result = result
+        """What the command produced before it failed (a validation report, what was
+        uploaded before the upload that failed), or `NOTHING`. The failure envelope
+        carries it as `result`; text output renders it before the error."""
+
+    @property
+    def has_result(self) -> bool:
+        return self.result is not _NOTHING
 
     def to_dict(self) -> dict[str, Any]:
         """The `error` object of the envelope (PRD §10.3); keys in a fixed order."""

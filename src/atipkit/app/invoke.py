@@ -18,7 +18,13 @@ from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
 from atipkit.app.context import Context
-from atipkit.app.errors import InputError, TimeoutExpired, ToolError, from_exception
+from atipkit.app.errors import (
+    NOTHING,
+    InputError,
+    TimeoutExpired,
+    ToolError,
+    from_exception,
+)
 from atipkit.app.flags import Settings
 from atipkit.app.paging import Cursor, estimate_tokens, paginate, truncate
 
@@ -45,20 +51,23 @@ class Outcome:
         return 0 if self.error is None else self.error.exit_code
 
     def envelope(self) -> dict[str, Any]:
+        from atipkit.app.output import envelope, error_envelope
+
         if self.error is None:
-            return {"ok": True, "result": self.result, "meta": self.meta}
-        return {"ok": False, "error": self.error.to_dict(), "meta": self.meta}
+            return envelope(self.result, self.meta)
+        return error_envelope(self.error, self.meta)
 
 
 class _Replayed(ToolError):
     """A kept failure, answered again: same code, category, exit status and message."""
 
-    def __init__(self, error: dict[str, Any]) -> None:
+    def __init__(self, error: dict[str, Any], result: Any) -> None:
         super().__init__(
             str(error.get("message", "")),
             code=str(error.get("code", "E5001")),
             is_retryable=bool(error.get("is_retryable", False)),
             details=error.get("details"),
+            result=result,
         )
         self._dict = error
         self.exit_code = int(error.get("exit_code", 70))  # type: ignore[misc]
@@ -195,7 +204,8 @@ def _once(spec: CommandSpec, ctx: Context, values: dict[str, Any], key: str) -> 
             meta = {**kept.get("meta", {}), "replayed": True}
             if kept.get("ok"):
                 return Outcome(result=kept.get("result"), meta=meta)
-            return Outcome(error=_Replayed(kept.get("error") or {}), meta=meta)
+            result = kept.get("result", NOTHING)
+            return Outcome(error=_Replayed(kept.get("error") or {}, result), meta=meta)
         try:
             outcome = _execute(spec, ctx, values, stream=False)
         except BaseException as exc:

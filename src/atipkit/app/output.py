@@ -15,7 +15,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 from atipkit.app.errors import InputError, ToolError
@@ -66,6 +66,10 @@ def envelope(result: Any, meta: dict[str, Any]) -> dict[str, Any]:
 
 
 def error_envelope(error: ToolError, meta: dict[str, Any]) -> dict[str, Any]:
+    """The failure envelope; `result` only when the command produced something before it
+    failed (`ToolError(result=...)`)."""
+    if error.has_result:
+        return {"ok": False, "error": error.to_dict(), "result": error.result, "meta": meta}
     return {"ok": False, "error": error.to_dict(), "meta": meta}
 
 
@@ -80,9 +84,11 @@ def render_result(
     *,
     color: bool,
     print0: bool,
+    text: Callable[[Any], str] | None = None,
 ) -> None:
     """Write a successful result. Streams (`Iterator`s) are written as they come in
-    `jsonl` and `plain` mode; the caller has already collected them for the others."""
+    `jsonl` and `plain` mode; the caller has already collected them for the others.
+    `text` is the command's own rendering for people (`@app.command(text=...)`)."""
     if mode == "json":
         out.write(encode(envelope(result, meta)).decode() + "\n")
     elif mode == "jsonl":
@@ -93,6 +99,8 @@ def render_result(
         end = "\0" if print0 else "\n"
         for item in _items(result):
             out.write(_plain(item) + end)
+    elif text is not None:
+        out.write(text(result))
     else:
         _text(result, out, color=color)
 
