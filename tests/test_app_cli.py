@@ -255,6 +255,13 @@ def test_a_failure_can_carry_what_was_done_before_it():
     assert cli("check", "a", "--text").stdout == "a: ok\n"
 
 
+def test_a_document_is_verbatim_for_files_and_decoded_in_the_envelope():
+    assert envelope("manifest")[1]["result"] == {"tools": [1, 2]}
+    assert cli("manifest", "--plain").stdout == '{\n  "tools": [1, 2]\n}\n'
+    assert cli("manifest", "--text").stdout == '{\n  "tools": [1, 2]\n}\n'
+    assert cli("manifest", "--jsonl").stdout == '{"tools":[1,2]}\n'
+
+
 def test_progress_only_on_a_terminal():
     assert cli("check", "a", "b", "--text").stderr == ""  # stderr is not a terminal here
     from ptyprocess import PtyProcessUnicode

@@ -17,6 +17,7 @@ from atipkit.app import (
     ClosedWorld,
     Context,
     DataFormatError,
+    Document,
     Destructive,
     Idempotent,
     NotFoundError,
@@ -168,6 +169,12 @@ def check(names: list[str], ctx: Context) -> dict:
     if bad:
         raise DataFormatError(f"{len(bad)} of {len(names)} names are bad", result=report)
     return report
+
+
+@app.command(annotations=ReadOnly | ClosedWorld)
+def manifest() -> Document:
+    """A JSON document, written verbatim by --plain and --text."""
+    return Document('{\n  "tools": [1, 2]\n}\n')
 
 
 @app.command()

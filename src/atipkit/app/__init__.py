@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     )
     from atipkit.app.inputs import StdinOr
     from atipkit.app.markers import Argument, Option
+    from atipkit.app.output import Document
     from atipkit.app.shapes import DefinitionError
 
 _EXPORTS = {
@@ -89,6 +90,7 @@ _EXPORTS = {
     ],
     "atipkit.app.inputs": ["StdinOr"],
     "atipkit.app.markers": ["Argument", "Option"],
+    "atipkit.app.output": ["Document"],
     "atipkit.app.shapes": ["DefinitionError"],
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
@@ -104,6 +106,7 @@ __all__ = [
     "DefinitionError",
     "DependencyError",
     "Destructive",
+    "Document",
     "ErrorCategory",
     "ExitCode",
     "Group",

@@ -20,7 +20,15 @@ from typing import IO, Any
 
 from atipkit.app.errors import InputError, ToolError
 
-__all__ = ["encode", "envelope", "error_envelope", "render_error", "render_result", "resolve"]
+__all__ = [
+    "Document",
+    "encode",
+    "envelope",
+    "error_envelope",
+    "render_error",
+    "render_result",
+    "resolve",
+]
 
 
 def resolve(requested: str, *, isatty: bool, print0: bool) -> str:
@@ -39,9 +47,43 @@ def resolve(requested: str, *, isatty: bool, print0: bool) -> str:
     return requested
 
 
+class Document:
+    """A result that is a document in its own right (a JSON Schema, a list of tool
+    definitions, a shim): written verbatim by `text` and `plain` output, so
+    `tool cmd --plain > file` saves exactly the document, and carried decoded as the
+    envelope's `result` in JSON output."""
+
+    __slots__ = ("content", "media_type")
+
+    def __init__(self, content: bytes | str, media_type: str = "application/json") -> None:
+        self.content = content.encode("utf-8") if isinstance(content, str) else content
+        self.media_type = media_type
+
+    @property
+    def is_json(self) -> bool:
+        return self.media_type == "application/json" or self.media_type.endswith("+json")
+
+    def value(self) -> Any:
+        """What the envelope carries: the decoded JSON, or the text."""
+        if self.is_json:
+            import msgspec
+
+            return msgspec.json.decode(self.content)
+        return self.content.decode("utf-8", errors="replace")
+
+    def text(self) -> str:
+        text = self.content.decode("utf-8", errors="replace")
+        return text if text.endswith("\n") else text + "\n"
+
+    def __repr__(self) -> str:
+        return f"Document({len(self.content)} bytes, {self.media_type!r})"
+
+
 def _default(obj: Any) -> Any:
     import pathlib
 
+    if isinstance(obj, Document):
+        return obj.value()
     if isinstance(obj, pathlib.PurePath):
         return str(obj)
     dump = getattr(obj, "model_dump", None)
@@ -91,6 +133,8 @@ def render_result(
     `text` is the command's own rendering for people (`@app.command(text=...)`)."""
     if mode == "json":
         out.write(encode(envelope(result, meta)).decode() + "\n")
+    elif isinstance(result, Document) and mode != "jsonl":
+        out.write(result.text())
     elif mode == "jsonl":
         for item in _items(result):
             out.write(encode(item).decode() + "\n")
@@ -108,6 +152,8 @@ def render_result(
 def _items(result: Any) -> Iterable[Any]:
     if result is None:
         return ()
+    if isinstance(result, Document):
+        result = result.value()
     if isinstance(result, list | tuple | Iterator):
         return result
     return (result,)
