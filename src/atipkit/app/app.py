@@ -137,7 +137,7 @@ class Group:
             raise DefinitionError(f"{where}: a command name is letters, digits, '-', '_', '.'")
         if name in self.children:
             raise DefinitionError(f"{where}: defined twice")
-        if not self.path and name in BUILTINS and self.app.builtins:
+        if not self.path and name in self.app.builtins:
             raise DefinitionError(
                 f"{where}: {name!r} is a built-in group of every app; pick another name or "
                 "pass App(builtins=False)"
@@ -174,7 +174,7 @@ class App(Group):
         homepage: str | None = None,
         env_prefix: str | None = None,
         max_input_bytes: int = MAX_INPUT_BYTES,
-        builtins: bool = True,
+        builtins: bool | Sequence[str] = True,
         config: bool = True,
     ) -> None:
         if not _NAME.match(name):
@@ -185,7 +185,12 @@ class App(Group):
         self.homepage = homepage
         self.env_prefix = env_prefix or re.sub(r"[^A-Za-z0-9]", "_", name).upper()
         self.max_input_bytes = max_input_bytes
-        self.builtins = builtins
+        chosen = BUILTINS if builtins is True else () if builtins is False else tuple(builtins)
+        unknown = sorted(set(chosen) - set(BUILTINS))
+        if unknown:
+            raise DefinitionError(f"App {name!r}: no built-in group {', '.join(unknown)}")
+        self.builtins: tuple[str, ...] = chosen
+        """The built-in groups this app has (`mcp`, `api`, `docs`; all by default)."""
         self.config_enabled = config
         super().__init__(self, (), description)
 
@@ -260,8 +265,8 @@ class _ClickGroup(click.Group):
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         names = list(self.node.children)
-        if not self.node.path and self.node.app.builtins:
-            names += list(BUILTINS)
+        if not self.node.path:
+            names += list(self.node.app.builtins)
         return names
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
@@ -270,7 +275,7 @@ class _ClickGroup(click.Group):
             return child.click_command
         if isinstance(child, Group):
             return child.click_group
-        if not self.node.path and self.node.app.builtins and cmd_name in BUILTINS:
+        if not self.node.path and cmd_name in self.node.app.builtins:
             from atipkit.app import builtins
 
             return builtins.group(self.node.app, cmd_name)
@@ -286,8 +291,8 @@ class _ClickGroup(click.Group):
                     rows.append((name, child.summary))
             else:
                 rows.append((name, child.help or ""))
-        if not self.node.path and self.node.app.builtins:
-            rows += list(_BUILTIN_HELP.items())
+        if not self.node.path:
+            rows += [(name, _BUILTIN_HELP[name]) for name in self.node.app.builtins]
         if rows:
             limit = formatter.width - 6 - max(len(name) for name, _ in rows)
             with formatter.section("Commands"):
@@ -333,10 +338,24 @@ class _ClickGroup(click.Group):
         except click.Abort:
             sys.stderr.write("aborted\n")
             code = 130
+        except BrokenPipeError:  # `tool ... | head`: the reader left; so do we, quietly
+            _silence_stdout()
+            code = 1
         code = 0 if code is None else int(code)
         if standalone_mode:
             sys.exit(code)
         return code
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so the interpreter's last flush does not complain."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _report(
