@@ -163,8 +163,9 @@ def test_document_has_one_operation_a_command(document):
         "description": "A small app served over HTTP by the tests",
     }
     shown = [spec for spec in demo.walk() if not spec.hidden]
-    assert {s.path for s in demo.walk() if s.hidden} == {("internal",)}
+    assert {s.path for s in demo.walk() if s.hidden} == {("internal",), ("bail",)}
     assert "/v1/internal" not in document["paths"]
+    assert "/v1/bail" not in document["paths"]
     operation_ids = []
     for spec in shown:
         path = "/v1/" + "/".join(spec.path)
@@ -323,6 +324,25 @@ def test_error_statuses_follow_exit_codes(server, document, command, body, statu
     error = response.json()["error"]
     assert (error["code"], error["exit_code"]) == (code, exit_code)
     assert response.json()["meta"]["tool"] == f"httpdemo.{command}"
+
+
+def test_a_result_json_cannot_hold_is_the_clis_internal_error(server, document):
+    response = post(server, "opaque", {})
+    assert response.status_code == 500
+    check_against_document(document, "/v1/opaque", "post", response)
+    error = response.json()["error"]
+    assert (error["code"], error["exit_code"]) == ("E5001", 70)
+    cli = server.cli("opaque", "--json")
+    assert cli.returncode == 70
+    assert json.loads(cli.stdout)["error"] == error
+
+
+def test_sys_exit_in_a_command_does_not_stop_the_server(server):
+    response = post(server, "bail", {})
+    assert response.status_code == 500
+    assert response.json()["error"]["message"] == "SystemExit: 3"
+    assert server.process.poll() is None
+    assert post(server, "greet", {"name": "still here"}).status_code == 200
 
 
 def test_timeout_answers_504_without_waiting_for_the_function(server, document):
@@ -531,6 +551,9 @@ def test_command_list(server, document):
     ]
     greet = next(c for c in listed["commands"] if c["command"] == "greet")
     assert greet["annotations"]["readOnlyHint"] is True
+    assert httpx.get(f"{server.url}/v1").json() == response.json()
+    head = httpx.head(f"{server.url}/openapi.json")
+    assert (head.status_code, head.content) == (200, b"")
 
 
 def test_foreign_host_is_refused(server):
@@ -581,3 +604,34 @@ def test_operation_ids_stay_unique():
     assert doc["paths"]["/v1/a_b"]["post"]["operationId"] == "a_b"
     assert doc["paths"]["/v1/a/b"]["post"]["operationId"] == "a_b_2"
     assert doc["paths"]["/v1/openapi"]["post"]["operationId"] == "openapi_2"
+
+
+def test_a_server_bug_is_still_an_envelope():
+    """An app whose command cannot be defined fails when the document is built, inside
+    the server: the answer is a 500 envelope, not Starlette's plain-text page. (In
+    process: a real ASGI app and real requests, without a socket.)"""
+    import anyio
+
+    from atipkit.app import App
+    from atipkit.app.http import asgi_app
+
+    broken = App("broken", version="1")
+
+    @broken.command()
+    def bad(value: complex) -> dict:  # complex has no JSON Schema: a DefinitionError
+        """Cannot be defined."""
+        return {}
+
+    async def fetch() -> httpx.Response:
+        transport = httpx.ASGITransport(app=asgi_app(broken), raise_app_exceptions=False)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1") as c:
+            return await c.get("/openapi.json")
+
+    response = anyio.run(fetch)
+    assert response.status_code == 500
+    assert response.headers["content-type"] == "application/json"
+    body = response.json()
+    assert body["ok"] is False
+    assert body["error"]["code"] == "E5001"
+    assert body["error"]["details"]["exception"] == "DefinitionError"
+    assert body["meta"]["tool"] == "broken"

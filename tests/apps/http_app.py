@@ -107,6 +107,18 @@ def deploy(target: str) -> dict:
     return {"deployed": target}
 
 
+@app.command()
+def opaque() -> dict:
+    """Return what JSON cannot hold (a bug of the command's)."""
+    return {"value": object()}
+
+
+@app.command(hidden=True)
+def bail() -> dict:
+    """Call sys.exit, which must not end a server."""
+    raise SystemExit(3)
+
+
 @app.command(hidden=True)
 def internal() -> dict:
     """Not listed anywhere."""

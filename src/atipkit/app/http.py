@@ -62,7 +62,17 @@ if TYPE_CHECKING:
     from atipkit.app.flags import Settings
     from atipkit.app.invoke import Outcome
 
-__all__ = ["OPENAPI_VERSION", "PREFIX", "STATUS", "asgi_app", "openapi", "serve", "status_of"]
+__all__ = [
+    "OPENAPI_VERSION",
+    "PREFIX",
+    "STATUS",
+    "asgi_app",
+    "listing",
+    "openapi",
+    "serve",
+    "status_of",
+    "url_path",
+]
 
 OPENAPI_VERSION = "3.1.0"
 PREFIX = "/v1/"
@@ -498,7 +508,7 @@ def _bad_request(error: ToolError) -> _Refused:
     return _Refused(status_of(error.exit_code), error)
 
 
-def settings_from(spec: CommandSpec, query: Sequence[tuple[str, str]], key: str | None) -> Settings:
+def _settings(spec: CommandSpec, query: Sequence[tuple[str, str]], key: str | None) -> Settings:
     """The `Settings` of one request: the query parameters and the Idempotency-Key header
     (`key`), read with the command line's own types. Output is always JSON; nothing asks
     a terminal. Raises `_Refused` (400) for anything unknown, repeated or invalid."""
@@ -619,17 +629,21 @@ def _arguments(body: bytes) -> Any:
         ) from None
 
 
-def _answer(envelope: dict[str, Any], status: int, **headers: str) -> Response:
+def _json(body: bytes, status: int, **headers: str) -> Response:
     from starlette.responses import Response
 
-    from atipkit.app.output import encode
-
     return Response(
-        encode(envelope) + b"\n",
+        body,
         status_code=status,
         media_type="application/json",
         headers={"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff", **headers},
     )
+
+
+def _answer(envelope: dict[str, Any], status: int, **headers: str) -> Response:
+    from atipkit.app.output import encode
+
+    return _json(encode(envelope) + b"\n", status, **headers)
 
 
 def _failure(error: ToolError, meta: dict[str, Any], status: int, **headers: str) -> Response:
@@ -759,7 +773,7 @@ class _Handler:
     async def _call(self, spec: CommandSpec, request: Request) -> Response:
         import anyio
 
-        from atipkit.app.invoke import call
+        from atipkit.app.invoke import Outcome, call
 
         started = time.perf_counter()
         if not _is_json(request.headers.get("content-type")):
@@ -773,27 +787,25 @@ class _Handler:
                     details={"content_type": request.headers.get("content-type")},
                 ),
             )
-        settings = settings_from(
+        settings = _settings(
             spec, request.query_params.multi_items(), request.headers.get(IDEMPOTENCY_HEADER)
         )
         body = await _read_body(request, self.app.max_input_bytes)
         arguments = _arguments(body)
 
         def run() -> tuple[int, bytes]:
-            return _encoded(call(spec, arguments, settings=settings))
+            try:
+                outcome = call(spec, arguments, settings=settings)
+            except SystemExit as exc:  # the function's sys.exit(), not the server's
+                meta = spec.app.bare_meta(spec.tool_name)
+                outcome = Outcome(error=from_exception(exc), meta=meta)
+            return _encoded(outcome)
 
         with anyio.move_on_after(spec.timeout) as scope:
             status, data = await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
         if scope.cancelled_caught:
             return _timed_out(spec, started)
-        from starlette.responses import Response
-
-        return Response(
-            data,
-            status_code=status,
-            media_type="application/json",
-            headers={"Cache-Control": "no-store", "X-Content-Type-Options": "nosniff"},
-        )
+        return _json(data, status)
 
 
 def asgi_app(app: App, *, allowed_hosts: Sequence[str] | None = None) -> Starlette:
