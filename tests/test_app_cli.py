@@ -162,6 +162,19 @@ def test_jsonl_streams_a_generator_one_line_per_item():
     ]
 
 
+def test_text_output_streams_a_generator_item_by_item():
+    result = cli("ticks", "2", "--text")
+    assert result.stdout == "tick: 0\ntick: 1\n"
+    paged = cli("count", "2", "--text")  # a page is a list: one table
+    assert paged.stdout == "I\n0\n1\n"
+
+
+def test_notes_for_people_go_to_stderr_in_text_output_only():
+    assert "2 names checked" in cli("check", "a", "b", "--text").stderr
+    assert cli("check", "a", "b", "--json").stderr == ""
+    assert cli("check", "a", "b", "--text", "-q").stderr == ""
+
+
 def test_text_output_of_a_record_and_no_color_off_a_terminal():
     result = cli("notes", "tag", "n1", "a", "--text")
     assert result.stdout.splitlines()[0].split() == ["name:", "n1"]
@@ -263,7 +276,7 @@ def test_a_document_is_verbatim_for_files_and_decoded_in_the_envelope():
 
 
 def test_progress_only_on_a_terminal():
-    assert cli("check", "a", "b", "--text").stderr == ""  # stderr is not a terminal here
+    assert "\x1b[K" not in cli("check", "a", "b", "--text").stderr  # not a terminal here
     from ptyprocess import PtyProcessUnicode
 
     proc = PtyProcessUnicode.spawn(

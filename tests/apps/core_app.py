@@ -84,6 +84,13 @@ def count(n: Annotated[int, Argument(help="How many")]) -> Iterator[dict]:
         yield {"i": i}
 
 
+@app.command(annotations=ReadOnly)
+def ticks(n: Annotated[int, Argument(help="How many")]) -> Iterator[dict]:
+    """Yield n records, unpaginated: a stream."""
+    for i in range(n):
+        yield {"tick": i}
+
+
 @app.command(annotations=Idempotent)
 def add(note: Annotated[Note, Argument(help="The note, as JSON")]) -> Note:
     """Add a note."""
@@ -165,6 +172,7 @@ def check(names: list[str], ctx: Context) -> dict:
         ctx.progress(f"checking {i + 1}/{len(names)}")
         report[name] = not name.startswith("x")
     ctx.progress(None)
+    ctx.info(f"{len(names)} names checked")
     bad = [n for n, good in report.items() if not good]
     if bad:
         raise DataFormatError(f"{len(bad)} of {len(names)} names are bad", result=report)

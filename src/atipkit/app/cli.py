@@ -120,7 +120,7 @@ def dispatch(spec: CommandSpec, **values: Any) -> None:
                 interactive=interactive,
                 err=err,
                 echo_warnings=mode in ("text", "plain"),
-                stream=mode in ("jsonl", "plain"),
+                stream=mode != "json",
             )
             failed = outcome.error
             # A failure that carries what was done before it shows that first, to people

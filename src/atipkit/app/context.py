@@ -76,6 +76,13 @@ class Context:
         if self._echo_warnings and not self.settings.quiet and self._err is not None:
             self._err.write(f"warning: {message}\n")
 
+    def info(self, message: str) -> None:
+        """A note for people (a summary, what was skipped): on stderr in text and plain
+        output, never in JSON output (machines find the same facts in the result), never
+        with `--quiet`."""
+        if self._echo_warnings and not self.settings.quiet and self._err is not None:
+            self._err.write(f"{message}\n")
+
     def log(self, message: str, *, level: int = 1) -> None:
         """A diagnostic on stderr, shown from `-v` (level 1), `-vv` (2), ...; never on
         stdout, never with `--quiet`."""

@@ -88,8 +88,8 @@ def run(
 ) -> Outcome:
     """Call `spec`'s function. Diagnostics go to `err` (warnings too when
     `echo_warnings`: for people; machines read them in `meta.warnings`). `stream` lets an
-    iterator result through unread (for `jsonl`/`plain` output, which writes items as they
-    come); otherwise it is read here."""
+    iterator result through unread (for output that writes items as they come: all but
+    the envelope); otherwise it is read here."""
     started = time.perf_counter()
     ctx = Context(
         tool=spec.tool_name,

@@ -128,8 +128,8 @@ def render_result(
     print0: bool,
     text: Callable[[Any], str] | None = None,
 ) -> None:
-    """Write a successful result. Streams (`Iterator`s) are written as they come in
-    `jsonl` and `plain` mode; the caller has already collected them for the others.
+    """Write a successful result. Streams (`Iterator`s) are written item by item as they
+    come, except in `json` mode, where the caller has collected them into the envelope.
     `text` is the command's own rendering for people (`@app.command(text=...)`)."""
     if mode == "json":
         out.write(encode(envelope(result, meta)).decode() + "\n")
@@ -143,6 +143,13 @@ def render_result(
         end = "\0" if print0 else "\n"
         for item in _items(result):
             out.write(_plain(item) + end)
+    elif isinstance(result, Iterator):  # a stream, for people: each item as it comes
+        for item in result:
+            if text is not None:
+                out.write(text(item))
+            else:
+                _text(item, out, color=color)
+            out.flush()
     elif text is not None:
         out.write(text(result))
     else:
