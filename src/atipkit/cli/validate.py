@@ -2,81 +2,93 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
-
-import click
+from typing import Annotated, Any
 
 from atipkit._jsontext import MAX_DOCUMENT_BYTES
-from atipkit.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE
+from atipkit.app import Argument, DataFormatError, InputError, Option
+from atipkit.cli import app
 from atipkit.cli._effects import read_only
-from atipkit.introspect.click import AtipArgument, AtipCommand
-from atipkit.problems import error
-from atipkit.validation import ValidationReport, validate_file
 
 
-@click.command(cls=AtipCommand, effects=read_only(reads_files=True, stdin="optional"))
-@click.argument(
-    "files",
-    cls=AtipArgument,
-    nargs=-1,
-    required=True,
-    type=click.Path(dir_okay=True, allow_dash=True),
-    help="ATIP documents: files, directories (every *.json below them), or - for stdin.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print one JSON report on stdout.")
-@click.option("--strict", is_flag=True, help="Fail on warnings too.")
-@click.option(
-    "--max-bytes",
-    type=click.IntRange(min=1),
-    default=MAX_DOCUMENT_BYTES,
-    show_default=True,
-    help="Refuse documents larger than this many bytes.",
-)
-@click.pass_context
-def validate_command(
-    ctx: click.Context, files: tuple[str, ...], as_json: bool, strict: bool, max_bytes: int
-) -> None:
+def _text(report: dict[str, Any]) -> str:
+    """One line a problem, `FILE: LOCATION: message`, and the summary when all is well
+    (a failure's summary is its error message, on stderr)."""
+    lines = []
+    for entry in report["files"]:
+        for problem in (*entry["errors"], *entry["warnings"]):
+            lines.append(_line(entry["source"], problem))
+    if report["ok"]:
+        lines.append(report["summary"])
+    return "".join(f"{line}\n" for line in lines)
+
+
+def _line(source: str, problem: dict[str, Any]) -> str:
+    from atipkit.problems import Problem, Severity
+
+    return Problem(
+        severity=Severity(problem["severity"]),
+        code=problem["code"],
+        message=problem["message"],
+        location=problem["location"],
+    ).format(source)
+
+
+@app.command(effects=read_only(reads_files=True, stdin="optional"), text=_text)
+def validate(
+    files: Annotated[
+        list[str],
+        Argument(
+            help="ATIP documents: files, directories (every *.json below them), or - for stdin."
+        ),
+    ],
+    strict: Annotated[bool, Option(help="Fail on warnings too.")] = False,
+    max_document_bytes: Annotated[
+        int, Option(help="Refuse documents larger than this many bytes.", min=1)
+    ] = MAX_DOCUMENT_BYTES,
+) -> dict[str, Any]:
     """Validate ATIP tool metadata and shims.
 
-    Prints one line per problem, `FILE: JSONPATH: message`; warnings (such as commands
-    without effects) fail only with --strict. Exit status: 0 valid, 1 invalid, 2 usage
-    error (a file that cannot be read).
+    Reports every problem with its file and JSON path (`FILE: $.commands.x.options[2].flags:
+    message`); warnings (such as commands without effects) fail only with --strict. An
+    invalid document is a data-format error (exit 65) whose result is the full report; a
+    file that cannot be read is exit 2.
     """
+    from atipkit.problems import error
+    from atipkit.validation import ValidationReport, validate_file
+
     reports: list[ValidationReport] = []
     unreadable = 0
     for path in _expand(files):
         try:
-            reports.append(validate_file(path, max_bytes=max_bytes))
+            reports.append(validate_file(path, max_bytes=max_document_bytes))
         except OSError as exc:
             unreadable += 1
             reason = exc.strerror or str(exc)
             problem = error("io.unreadable", f"cannot read: {reason}", location="")
             reports.append(ValidationReport(str(path), problems=[problem]))
     if not reports:
-        raise click.UsageError("no .json files found in the given directories")
-
+        raise InputError(
+            "no .json files found in the given directories",
+            suggestion="Name files, or directories that hold *.json documents.",
+        )
     failed = [r for r in reports if not r.passed(strict=strict)]
-    if as_json:
-        payload = {
-            "ok": not failed and not unreadable,
-            "strict": strict,
-            "files": [r.to_dict() for r in reports],
-        }
-        click.echo(json.dumps(payload, indent=2, ensure_ascii=False))
-    else:
-        for report in reports:
-            for problem in report.problems:
-                click.echo(problem.format(report.source))
-        click.echo(_summary(reports, failed), err=True)
+    report = {
+        "ok": not failed and not unreadable,
+        "strict": strict,
+        "files": [r.to_dict() for r in reports],
+        "summary": _summary(reports, failed),
+    }
     if unreadable:
-        ctx.exit(EXIT_USAGE)
-    ctx.exit(EXIT_INVALID if failed else EXIT_OK)
+        raise InputError(f"{_count(unreadable, 'file')} cannot be read", result=report)
+    if failed:
+        raise DataFormatError(report["summary"], result=report)
+    return report
 
 
-def _expand(files: tuple[str, ...]) -> Iterator[str]:
+def _expand(files: list[str]) -> Iterator[str]:
     """Files as given; directories replaced by their *.json files, sorted, recursively."""
     for name in files:
         if name != "-" and os.path.isdir(name):
@@ -85,7 +97,7 @@ def _expand(files: tuple[str, ...]) -> Iterator[str]:
             yield name
 
 
-def _summary(reports: list[ValidationReport], failed: list[ValidationReport]) -> str:
+def _summary(reports: list[Any], failed: list[Any]) -> str:
     errors = _count(sum(len(r.errors) for r in reports), "error")
     warnings = _count(sum(len(r.warnings) for r in reports), "warning")
     files = _count(len(reports), "file")
