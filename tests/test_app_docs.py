@@ -588,3 +588,17 @@ def test_an_app_without_builtins_or_configuration():
     assert r"\fBsmall greet\fR [\fIOPTIONS\fR] \fINAME\fR" in page
     if GROFF is not None:
         assert groff(page, "-z").stderr == ""
+
+
+def test_only_the_chosen_builtin_groups_are_documented():
+    some = App("some", version="1", builtins=("docs",), config=False)
+
+    @some.command()
+    def ping() -> str:
+        """Answer pong."""
+        return "pong"
+
+    page = unroff(app_docs.man_page(some))
+    assert '.SS "some docs man"' in page
+    assert "some mcp" not in page
+    assert "some api" not in page

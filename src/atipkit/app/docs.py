@@ -1059,10 +1059,9 @@ def _builtin_commands(app: App) -> Iterator[tuple[str, click.Command, click.Cont
     """The built-in groups' commands (`mcp serve`, `docs man`, ...) from their Click
     definitions, so the man page lists their flags as their `--help` does."""
     from atipkit.app import builtins
-    from atipkit.app.app import BUILTINS
 
     root = _context(app.click_group, app.name)
-    for name in BUILTINS:
+    for name in app.builtins:
         group = builtins.group(app, name)
         group_ctx = _context(group, name, root)
         for sub in group.list_commands(group_ctx):
@@ -1074,12 +1073,7 @@ def _builtin_commands(app: App) -> Iterator[tuple[str, click.Command, click.Cont
 def _builtin_roff(app: App) -> list[str]:
     out = [
         ".SH BUILT-IN COMMANDS",
-        _line(
-            _roff(
-                f"Every {app.name} command is also served over MCP and HTTP, and "
-                "documented, by these:"
-            )
-        ),
+        _line(_roff(f"{app.name} also has the commands of the framework it is built with:")),
     ]
     for _group, command, ctx in _builtin_commands(app):
         words = ctx.command_path
