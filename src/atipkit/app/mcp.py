@@ -1,0 +1,909 @@
+"""The app's commands as MCP tools, and the server that answers for them (PRD §11, §19.3).
+
+    tool mcp serve                       # stdio: one tool a command
+    tool mcp serve --transport http --port 8080
+    tool mcp serve --deferred            # large apps: search_tools, get_tool_schema, run_tool
+    tool mcp export                      # what tools/list answers, as JSON
+
+What a client sees, and why:
+
+- A command is a tool named by its path joined with `_` (`pr create` → `pr_create`),
+  through the bridge's one name table (`atipkit.bridge.names`): at most 64 characters of
+  `[A-Za-z0-9_-]`, within MCP's limits (SPEC-NOTES 21) and also within those of the model
+  APIs that MCP clients hand tools on to. A call is mapped back through the table, never
+  by splitting the name. Hidden commands are not listed, but answer when called by name,
+  as they do on the command line.
+- `inputSchema` is the command's own input schema, unchanged; the annotations are the
+  hints `--schema` shows, plus `title`; the description carries the bridge's safety suffix.
+- A call runs through `invoke.call`, the pipeline the CLI and HTTP use, so it answers
+  with the same envelope: `structuredContent` is `{"ok", "result" | "error", "meta"}`,
+  a text block holds the same JSON, and `isError` is `not ok`.
+- `outputSchema` describes that envelope, both arms, with the command's declared return
+  type as `result`. Clients check successful results against it (the SDK's client
+  refuses a result that does not match), so the server checks first, with the same
+  validator: a result that does not match its own annotation is a bug in the tool, and is
+  answered as an internal error that still carries the result (E5002), never as a
+  protocol failure.
+- The global flags that make sense remotely (`dry_run`, `yes`, `timeout`,
+  `idempotency_key`, `response_format`, `max_items`, `max_bytes`, `limit`, `cursor`) travel
+  in the request's `_meta` under `"atipkit/flags"` (the input schema stays the command's
+  own), and in deferred mode also in `run_tool`'s `options`, where a model can set them.
+  A human-in-the-loop command never runs here: MCP calls are not interactive, so it answers
+  HumanHandoff (exit 101), and `yes` does not count as a human.
+- Each call runs in a daemon thread of its own: the command is synchronous and may block,
+  and a call that overruns its timeout (`timeout` from the flags, else the command's) is
+  abandoned there, not awaited, while the client gets a TimeoutExpired envelope (exit 50).
+  The tool list never changes, so `listChanged` is never claimed.
+
+Deferred mode (PRD §19.3 item 6) lists three tools instead of one a command:
+`search_tools` (words → the best matching commands, each with its name, title,
+description and hints), `get_tool_schema` (a name → the full tool definition, as tools/list
+would give it) and `run_tool` (a name and its arguments → the command's envelope). The
+schema is its own tool, not part of each search hit, so a search costs a few lines a hit
+and the model pays for a schema only for the command it picks — the point of deferring.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+import functools
+import math
+import os
+import re
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Literal
+
+from atipkit.app.errors import (
+    AuthError,
+    ConflictError,
+    DependencyError,
+    ErrorCategory,
+    InputError,
+    InternalError,
+    Suggestion,
+    TimeoutExpired,
+    ToolError,
+    from_exception,
+)
+
+if TYPE_CHECKING:
+    import socket
+
+    from mcp.server.lowlevel import Server
+    from mcp.types import CallToolResult
+
+    from atipkit.app.app import App
+    from atipkit.app.command import CommandSpec
+    from atipkit.app.flags import Settings
+    from atipkit.app.invoke import Outcome
+
+__all__ = [
+    "FLAGS_META_KEY",
+    "RUN_TOOL",
+    "SCHEMA_TOOL",
+    "SEARCH_TOOL",
+    "Catalog",
+    "Reply",
+    "serve",
+    "tool_definitions",
+]
+
+FLAGS_META_KEY = "atipkit/flags"
+"""The request `_meta` key that carries a call's global flags."""
+SEARCH_TOOL = "search_tools"
+SCHEMA_TOOL = "get_tool_schema"
+RUN_TOOL = "run_tool"
+DEFERRED_TOOLS = (SEARCH_TOOL, SCHEMA_TOOL, RUN_TOOL)
+SEARCH_LIMIT = 10
+MISMATCH_CODE = "E5002"
+
+Transport = Literal["stdio", "http"]
+
+
+def tool_definitions(app: App, *, deferred: bool = False) -> list[dict[str, Any]]:
+    """The MCP `Tool` objects of `app`, as the JSON tools/list answers with."""
+    catalog = Catalog(app)
+    return catalog.deferred_definitions() if deferred else catalog.definitions()
+
+
+# Schemas --------------------------------------------------------------------------------
+
+FLAGS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "Global flags of the call, as on the command line (--dry-run, ...).",
+    "properties": {
+        "dry_run": {"type": "boolean", "description": "Show what would be done; do nothing."},
+        "yes": {"type": "boolean", "description": "Answer yes to confirmations."},
+        "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds."},
+        "idempotency_key": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Run at most once per key; a retry answers the first result.",
+        },
+        "response_format": {"enum": ["concise", "detailed"]},
+        "max_items": {"type": "integer", "minimum": 1},
+        "max_bytes": {"type": "integer", "minimum": 1},
+        "limit": {"type": "integer", "minimum": 1, "description": "Items per page."},
+        "cursor": {"type": "string", "description": "meta.pagination.next_cursor."},
+    },
+    "additionalProperties": False,
+}
+
+META_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "tool": {"type": "string"},
+        "version": {"type": "string"},
+        "duration_ms": {"type": "number"},
+        "warnings": {"type": "array", "items": {"type": "string"}},
+        "dry_run": {"type": "boolean"},
+        "replayed": {"type": "boolean"},
+        "pagination": {"type": "object"},
+        "truncation": {"type": "object"},
+    },
+    "required": ["tool", "version", "duration_ms", "warnings"],
+}
+
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "code": {"type": "string"},
+        "category": {"enum": [c.value for c in ErrorCategory]},
+        "message": {"type": "string"},
+        "suggestion": {
+            "type": "object",
+            "properties": {
+                "action": {"type": "string"},
+                "fix": {"type": "string"},
+                "example": {"type": "string"},
+                "applicability": {"type": "string"},
+            },
+            "required": ["action", "fix"],
+        },
+        "is_retryable": {"type": "boolean"},
+        "details": {"type": "object"},
+        "exit_code": {"type": "integer"},
+    },
+    "required": ["code", "category", "message", "is_retryable", "exit_code"],
+}
+
+DRY_RUN_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "description": "The plan of a dry run: what the command would do.",
+    "properties": {
+        "dry_run": {"const": True},
+        "actions": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "action": {"type": "string"},
+                    "target": {"type": "string"},
+                    "details": {"type": "object"},
+                },
+                "required": ["action"],
+            },
+        },
+        "result": {},
+    },
+    "required": ["dry_run", "actions"],
+}
+
+
+# The deferred tools' schemas ------------------------------------------------------------
+
+SEARCH_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "query": {
+            "type": "string",
+            "minLength": 1,
+            "description": "Words from what the command does, its name or its parameters.",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": 50,
+            "default": SEARCH_LIMIT,
+            "description": "At most this many commands.",
+        },
+    },
+    "required": ["query"],
+    "additionalProperties": False,
+}
+
+NAME_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 1, "description": "A name from search_tools."}
+    },
+    "required": ["name"],
+    "additionalProperties": False,
+}
+
+RUN_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "name": {"type": "string", "minLength": 1, "description": "A name from search_tools."},
+        "arguments": {
+            "type": "object",
+            "default": {},
+            "description": "The command's arguments, as its input schema says (get_tool_schema).",
+        },
+        "options": FLAGS_SCHEMA,
+    },
+    "required": ["name"],
+    "additionalProperties": False,
+}
+
+SEARCH_RESULT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "tools": {
+            "type": "array",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "name": {"type": "string"},
+                    "title": {"type": "string"},
+                    "description": {"type": "string"},
+                    "annotations": {"type": "object"},
+                },
+                "required": ["name", "title", "description", "annotations"],
+            },
+        }
+    },
+    "required": ["tools"],
+}
+
+_CHECKED: dict[str, dict[str, Any]] = {
+    "flags": FLAGS_SCHEMA,
+    "search": SEARCH_SCHEMA,
+    "name": NAME_SCHEMA,
+    "run": RUN_SCHEMA,
+}
+_DEFERRED_INPUTS = {SEARCH_TOOL: SEARCH_SCHEMA, SCHEMA_TOOL: NAME_SCHEMA, RUN_TOOL: RUN_SCHEMA}
+
+
+def envelope_schema(result: dict[str, Any] | None) -> dict[str, Any]:
+    """The JSON Schema of the envelope whose `result` is `result` (anything if None)."""
+    return {
+        "type": "object",
+        "description": "ok and result, or not ok and error (with exit_code); meta always.",
+        "oneOf": [
+            {
+                "properties": {"ok": {"const": True}, "result": result or {}, "meta": META_SCHEMA},
+                "required": ["ok", "result", "meta"],
+                "additionalProperties": False,
+            },
+            {
+                "properties": {"ok": {"const": False}, "error": ERROR_SCHEMA, "meta": META_SCHEMA},
+                "required": ["ok", "error", "meta"],
+                "additionalProperties": False,
+            },
+        ],
+    }
+
+
+def result_schema(spec: CommandSpec) -> dict[str, Any] | None:
+    """What a successful call's `result` holds: the declared return type, or a dry-run
+    plan for commands that take `dry_run`; None when the command declares nothing."""
+    from atipkit.app.schema import output_schema
+
+    declared = output_schema(spec.signature.returns)
+    if declared is None or not spec.dry_run:
+        return declared
+    return {"anyOf": [declared, DRY_RUN_SCHEMA]}
+
+
+def describe(spec: CommandSpec) -> str:
+    """The description a model reads: the command's help, then the bridge's safety suffix."""
+    from atipkit.bridge.safety import fit, suffix
+
+    text = (spec.description or spec.summary).strip() or spec.display_name
+    if spec.deprecated:
+        text += " (deprecated)"
+    if spec.human_in_the_loop:
+        stop = "" if text.endswith((".", "!", "?")) else "."
+        text += (
+            f"{stop} Needs a human's approval: an agent's call stops with HumanHandoff (exit 101)."
+        )
+    return fit(text, suffix(spec.atip_effects()), None, "\n" if "\n" in text else " ")[0]
+
+
+# Replies --------------------------------------------------------------------------------
+
+
+@dataclass
+class Reply:
+    """One tools/call answer: the envelope as JSON values, and the same as text."""
+
+    envelope: dict[str, Any]
+    text: str
+
+    @property
+    def ok(self) -> bool:
+        return self.envelope.get("ok") is True
+
+    def result(self) -> CallToolResult:
+        import mcp.types as types
+
+        return types.CallToolResult(
+            content=[types.TextContent(text=self.text)],
+            structured_content=self.envelope,
+            is_error=not self.ok,
+        )
+
+
+def _reply(envelope: dict[str, Any]) -> Reply:
+    import msgspec
+
+    from atipkit.app.output import encode
+
+    raw = encode(envelope)
+    return Reply(msgspec.json.decode(raw), raw.decode())
+
+
+def _meta(app: App, tool: str, started: float) -> dict[str, Any]:
+    meta = app.bare_meta(tool)
+    meta["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
+    return meta
+
+
+def _failure(app: App, error: ToolError, tool: str, started: float) -> Reply:
+    return _reply({"ok": False, "error": error.to_dict(), "meta": _meta(app, tool, started)})
+
+
+def _encoded(outcome: Outcome) -> bytes:
+    """The outcome's envelope as JSON; a result (or error detail) JSON cannot hold becomes
+    an internal error, as on the command line."""
+    from atipkit.app.output import encode
+
+    try:
+        return encode(outcome.envelope())
+    except TypeError as exc:
+        outcome.error = from_exception(exc)
+    try:
+        return encode(outcome.envelope())
+    except TypeError as exc:  # the error's own details cannot be written
+        outcome.error = InternalError(str(exc), details={"exception": "TypeError"})
+        return encode(outcome.envelope())
+
+
+# Input checks ---------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=16)
+def _validator(key: str) -> Any:
+    import jsonschema_rs
+
+    return jsonschema_rs.validator_for(_CHECKED[key])
+
+
+def _check(key: str, value: Any, where: str) -> None:
+    """Raise `InputError` (exit 2) for a `value` that the schema `key` refuses, naming the
+    first failing place."""
+    validator = _validator(key)
+    if validator.is_valid(value):
+        return
+    errors = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.instance_path)))
+    first = errors[0]
+    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.instance_path)
+    details: dict[str, Any] = {"errors": [e.message for e in errors]}
+    if first.instance_path:
+        details["param"] = str(first.instance_path[0])
+    raise InputError(
+        f"{where}{path}: {first.message}",
+        code="E1002" if first.instance_path else "E1001",
+        details=details,
+    )
+
+
+def settings_from(flags: Any) -> Settings:
+    """The `Settings` of a call whose global flags came as JSON (None: all defaults)."""
+    from atipkit.app.flags import Settings
+
+    if flags is None:
+        return Settings(output="json")
+    _check("flags", flags, f"_meta[{FLAGS_META_KEY!r}]")
+    return Settings(output="json", **flags)
+
+
+# The catalog ----------------------------------------------------------------------------
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_FIELD_WEIGHTS = {"name": 3.0, "text": 2.0, "params": 1.0}
+
+
+def words(text: str) -> list[str]:
+    """Lower-case words of `text` (`camelCase`, `snake_case` and `kebab-case` split),
+    with a plain plural `s` dropped so `notes` meets `note`."""
+    out = []
+    for word in _WORD.findall(_CAMEL.sub(" ", text).lower()):
+        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        out.append(word)
+    return out
+
+
+class Catalog:
+    """An app's commands as MCP tools: the name table both ways, the definitions, search,
+    and calls. Built once a server; commands are fixed by then."""
+
+    def __init__(self, app: App) -> None:
+        from atipkit.bridge.names import assign_names
+
+        self.app = app
+        self.specs = list(app.walk())
+        names = assign_names(spec.path for spec in self.specs)
+        self.name_of = {spec.path: names[spec.path] for spec in self.specs}
+        self.by_name = {names[spec.path]: spec for spec in self.specs}
+        self.visible = [spec for spec in self.specs if not spec.hidden]
+        self._results: dict[tuple[str, ...], dict[str, Any] | None] = {}
+        self._checkers: dict[tuple[str, ...], Any] = {}
+
+    # Definitions ------------------------------------------------------------------------
+
+    @functools.cached_property
+    def _definitions(self) -> dict[str, dict[str, Any]]:
+        return {self.name_of[spec.path]: self._definition(spec) for spec in self.specs}
+
+    def _definition(self, spec: CommandSpec) -> dict[str, Any]:
+        from atipkit.app.schema import hints
+
+        self._results[spec.path] = result_schema(spec)
+        return {
+            "name": self.name_of[spec.path],
+            "title": spec.display_name,
+            "description": describe(spec),
+            "inputSchema": spec.signature.input_schema(),
+            "outputSchema": envelope_schema(self._results[spec.path]),
+            "annotations": {"title": spec.display_name, **hints(spec)},
+        }
+
+    def definition(self, spec: CommandSpec) -> dict[str, Any]:
+        return self._definitions[self.name_of[spec.path]]
+
+    def definitions(self) -> list[dict[str, Any]]:
+        """One tool a visible command, in definition order."""
+        return [self.definition(spec) for spec in self.visible]
+
+    def deferred_definitions(self) -> list[dict[str, Any]]:
+        """The three tools of deferred mode. `run_tool` may run any command, so its hints
+        and safety suffix are those of all commands together (the worst case)."""
+        from atipkit.bridge.mcp import annotations
+        from atipkit.bridge.safety import combine, suffix
+
+        combined = combine([spec.atip_effects() for spec in self.visible])
+        app = self.app.name
+        lookup = {
+            "readOnlyHint": True,
+            "destructiveHint": False,
+            "idempotentHint": True,
+            "openWorldHint": False,
+        }
+        count = len(self.visible)
+        run_text = (
+            f"Run one of the {count} commands of {app} by name: find it with {SEARCH_TOOL}, "
+            f"read its input schema with {SCHEMA_TOOL}, pass its arguments here. Answers with "
+            "the command's envelope: {ok, result | error, meta}."
+        )
+        tail = suffix(combined)
+        return [
+            {
+                "name": SEARCH_TOOL,
+                "title": f"Search the commands of {app}",
+                "description": f"Find commands of {app} ({count} in all) by words from what "
+                "they do, their names or their parameters. Answers the best matches first, "
+                "each with its name, description and hints.",
+                "inputSchema": SEARCH_SCHEMA,
+                "outputSchema": envelope_schema(SEARCH_RESULT_SCHEMA),
+                "annotations": {"title": f"Search the commands of {app}", **lookup},
+            },
+            {
+                "name": SCHEMA_TOOL,
+                "title": "Get a command's schema",
+                "description": f"The full definition of one command of {app} (input schema, "
+                "output schema, hints), by the name search_tools gave.",
+                "inputSchema": NAME_SCHEMA,
+                "outputSchema": envelope_schema({"type": "object"}),
+                "annotations": {"title": "Get a command's schema", **lookup},
+            },
+            {
+                "name": RUN_TOOL,
+                "title": f"Run a command of {app}",
+                "description": f"{run_text} {tail}".strip(),
+                "inputSchema": RUN_SCHEMA,
+                "outputSchema": envelope_schema(None),
+                "annotations": {"title": f"Run a command of {app}", **annotations(combined)},
+            },
+        ]
+
+    def input_schema(self, name: str, *, deferred: bool) -> dict[str, Any] | None:
+        """A listed tool's input schema by name (for the SDK's header checks)."""
+        if deferred:
+            return _DEFERRED_INPUTS.get(name)
+        spec = self.by_name.get(name)
+        return None if spec is None else self.definition(spec)["inputSchema"]
+
+    # Search -----------------------------------------------------------------------------
+
+    @functools.cached_property
+    def _index(self) -> tuple[list[dict[str, float]], dict[str, float]]:
+        """Per visible command, its words and the weight of the field each is found in
+        (the best one); and each word's inverse document frequency."""
+        docs = []
+        for spec in self.visible:
+            fields = {
+                "name": " ".join(spec.path),
+                "text": f"{spec.summary} {spec.description}",
+                "params": " ".join(f"{p.name} {p.help or ''}" for p in spec.signature.params),
+            }
+            weights: dict[str, float] = {}
+            for field, text in fields.items():
+                for word in words(text):
+                    weights[word] = max(weights.get(word, 0.0), _FIELD_WEIGHTS[field])
+            docs.append(weights)
+        total = len(docs)
+        frequency: dict[str, int] = {}
+        for doc in docs:
+            for word in doc:
+                frequency[word] = frequency.get(word, 0) + 1
+        idf = {word: math.log(1 + total / n) for word, n in frequency.items()}
+        return docs, idf
+
+    def search(self, query: str, limit: int = SEARCH_LIMIT) -> list[dict[str, Any]]:
+        """The visible commands that share words with `query`, best first: each word of the
+        query found in a command scores its rarity across commands, times the weight of
+        where it was found (name 3, description 2, parameters 1). Ties go by name."""
+        docs, idf = self._index
+        wanted = set(words(query))
+        scored = []
+        for spec, doc in zip(self.visible, docs, strict=True):
+            score = sum(doc[w] * idf[w] for w in wanted if w in doc)
+            if score > 0:
+                scored.append((-score, self.name_of[spec.path], spec))
+        scored.sort(key=lambda item: (item[0], item[1]))
+        out = []
+        for _score, _name, spec in scored[:limit]:
+            definition = self.definition(spec)
+            out.append({key: definition[key] for key in ("name", "title", "description")})
+            out[-1]["annotations"] = definition["annotations"]
+        return out
+
+    def find(self, name: str) -> CommandSpec:
+        """The command a tool name stands for; `InputError` with near misses otherwise."""
+        spec = self.by_name.get(name)
+        if spec is not None:
+            return spec
+        close = difflib.get_close_matches(name, list(self.by_name), n=3)
+        details: dict[str, Any] = {"param": "name"}
+        if close:
+            details["did_you_mean"] = close
+        raise InputError(
+            f"no command is called {name!r}",
+            code="E1002",
+            suggestion=Suggestion(f"Find the command's name with {SEARCH_TOOL}."),
+            details=details,
+        )
+
+    # Calls ------------------------------------------------------------------------------
+
+    async def run(self, spec: CommandSpec, arguments: Any, flags: Any) -> Reply:
+        """Call `spec` in a thread of its own, within its timeout."""
+        import anyio
+
+        started = time.perf_counter()
+        try:
+            settings = settings_from(flags)
+        except ToolError as exc:
+            return _failure(self.app, exc, spec.tool_name, started)
+        limit = settings.timeout if settings.timeout is not None else spec.timeout
+        with anyio.move_on_after(limit):
+            return await in_thread(lambda: self.call(spec, arguments, settings))
+        assert limit is not None
+        error = TimeoutExpired(
+            f"{spec.display_name} gave up after {limit:g} s",
+            details={"timeout_seconds": limit},
+            suggestion="Retry with a larger timeout, or narrow the request.",
+        )
+        return _failure(self.app, error, spec.tool_name, started)
+
+    def call(self, spec: CommandSpec, arguments: Any, settings: Settings) -> Reply:
+        """One call, start to answer (runs in a worker thread; never raises)."""
+        from atipkit.app.invoke import Outcome, call
+
+        started = time.perf_counter()
+        try:
+            outcome = call(spec, arguments, settings=settings)
+        except BaseException as exc:  # sys.exit() in a command: the server must go on
+            outcome = Outcome(
+                error=from_exception(exc), meta=_meta(self.app, spec.tool_name, started)
+            )
+        return self.reply(spec, outcome)
+
+    def reply(self, spec: CommandSpec, outcome: Outcome) -> Reply:
+        """The answer to a call, checked against the outputSchema the client will check it
+        against: a mismatch is the tool's bug, reported as one (E5002) with the result."""
+        import msgspec
+
+        from atipkit.app.output import encode
+
+        raw = _encoded(outcome)
+        envelope = msgspec.json.decode(raw)
+        if envelope.get("ok") is True:
+            problem = self._mismatch(spec, envelope)
+            if problem is not None:
+                outcome.error = InternalError(
+                    f"{spec.display_name} ran, but its result does not match its declared "
+                    f"return type: {problem}",
+                    code=MISMATCH_CODE,
+                    suggestion=Suggestion(
+                        "The command's return annotation does not describe what it returned: "
+                        "a bug in the tool; report it. The result is in error.details.result.",
+                        action="abort",
+                    ),
+                    details={"result": envelope.get("result"), "schema_error": problem},
+                )
+                raw = encode(outcome.envelope())
+                envelope = msgspec.json.decode(raw)
+        return Reply(envelope, raw.decode())
+
+    def _mismatch(self, spec: CommandSpec, envelope: dict[str, Any]) -> str | None:
+        """What the client's validator (`jsonschema`, as the SDK uses it) finds wrong with
+        `envelope`, or None. Only commands that declare a return type can fail it, and then
+        it is the result that is wrong: the message says what is wrong with it."""
+        schema = self.definition(spec)["outputSchema"]
+        declared = self._results[spec.path]
+        if declared is None:
+            return None
+        checker = self._checkers.get(spec.path)
+        if checker is None:
+            checker = _checker(schema)
+            self._checkers[spec.path] = checker
+        problem = _first_error(checker, envelope)
+        if problem is None:
+            return None
+        return _first_error(_checker(declared), envelope.get("result"), "result") or problem
+
+    async def call_deferred(self, tool: str, arguments: Any, flags: Any) -> Reply:
+        """A call of one of the three deferred-mode tools."""
+        started = time.perf_counter()
+        where = f"{self.app.name}.{tool}"
+        try:
+            if tool == SEARCH_TOOL:
+                _check("search", arguments, "arguments")
+                found = self.search(arguments["query"], arguments.get("limit", SEARCH_LIMIT))
+                result: Any = {"tools": found}
+            elif tool == SCHEMA_TOOL:
+                _check("name", arguments, "arguments")
+                result = self.definition(self.find(arguments["name"]))
+            else:
+                _check("run", arguments, "arguments")
+                spec = self.find(arguments["name"])
+                merged = _merge(flags, arguments.get("options"))
+                return await self.run(spec, arguments.get("arguments", {}), merged)
+        except ToolError as exc:
+            return _failure(self.app, exc, where, started)
+        return _reply({"ok": True, "result": result, "meta": _meta(self.app, where, started)})
+
+
+def _checker(schema: dict[str, Any]) -> Any:
+    from jsonschema.validators import validator_for
+    from referencing import Registry
+
+    return validator_for(schema)(schema, registry=Registry())
+
+
+def _first_error(checker: Any, value: Any, root: str = "envelope") -> str | None:
+    from jsonschema.exceptions import best_match
+
+    error = best_match(checker.iter_errors(value))
+    if error is None:
+        return None
+    where = root + "".join(f"[{p!r}]" for p in error.absolute_path)
+    return f"{where}: {error.message}"
+
+
+def _merge(flags: Any, options: Any) -> Any:
+    """Flags from `_meta`, with `run_tool`'s `options` over them."""
+    if options is None:
+        return flags
+    if flags is None or not isinstance(flags, dict):
+        return options if flags is None else flags
+    return {**flags, **options}
+
+
+async def in_thread(work: Callable[[], Reply]) -> Reply:
+    """`work()` in a daemon thread of its own, awaited without blocking the server.
+
+    Not anyio's worker pool: its threads are not daemons, so a command that never returns
+    (abandoned after its timeout) would keep the process from exiting when the client
+    goes. `work` must not raise."""
+    import asyncio
+
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[Reply] = loop.create_future()
+
+    def settle(reply: Reply) -> None:
+        if not future.done():  # not abandoned
+            future.set_result(reply)
+
+    def target() -> None:
+        reply = work()
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits
+            loop.call_soon_threadsafe(settle, reply)
+
+    threading.Thread(target=target, name="atipkit-mcp-call", daemon=True).start()
+    return await future
+
+
+# The server -----------------------------------------------------------------------------
+
+
+def build_server(app: App, *, deferred: bool = False) -> Server:
+    """The low-level MCP server of `app` (every definition built and checked now, so a
+    command that cannot be defined fails at start, not at the first call)."""
+    import mcp.types as types
+    from mcp.server.lowlevel import Server
+    from mcp.shared.exceptions import MCPError
+
+    catalog = Catalog(app)
+    definitions = catalog.deferred_definitions() if deferred else catalog.definitions()
+    if deferred:
+        catalog.search("")  # the index, built now rather than at the first search
+    listing = types.ListToolsResult(tools=[types.Tool.model_validate(d) for d in definitions])
+
+    async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+        return listing
+
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+        arguments = {} if params.arguments is None else params.arguments
+        flags = (ctx.meta or {}).get(FLAGS_META_KEY)
+        if deferred:
+            if params.name in DEFERRED_TOOLS:
+                return (await catalog.call_deferred(params.name, arguments, flags)).result()
+            known: Iterable[str] = DEFERRED_TOOLS
+        else:
+            spec = catalog.by_name.get(params.name)
+            if spec is not None:
+                return (await catalog.run(spec, arguments, flags)).result()
+            known = catalog.by_name
+        close = difflib.get_close_matches(params.name, list(known), n=3)
+        raise MCPError(
+            types.INVALID_PARAMS, f"Unknown tool: {params.name}", {"did_you_mean": close}
+        )
+
+    count = len(catalog.visible)
+    if deferred:
+        how = (
+            f"{count} commands are reached through three tools: {SEARCH_TOOL} finds a command "
+            f"by words, {SCHEMA_TOOL} gives its input schema, {RUN_TOOL} runs it."
+        )
+    else:
+        how = f"Each of the {count} tools is one command."
+    instructions = (
+        f"{app.description.rstrip('.')}. {how} Every call answers with an envelope in "
+        "structuredContent: {ok: true, result, meta} or {ok: false, error: {code, message, "
+        "suggestion, is_retryable, exit_code}, meta}; error.suggestion says what to change."
+    ).lstrip(". ")
+    return Server(
+        app.name,
+        version=app.version,
+        title=app.name,
+        description=app.description or None,
+        instructions=instructions,
+        website_url=app.homepage,
+        get_tool_input_schema=lambda name: catalog.input_schema(name, deferred=deferred),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+    )
+
+
+def serve(
+    app: App,
+    *,
+    transport: Transport = "stdio",
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    deferred: bool = False,
+) -> None:
+    """Serve `app`'s commands over MCP until the client goes (stdio) or the process is
+    stopped (http: streamable HTTP at `/mcp`). Over stdio, stdout carries protocol only:
+    the SDK points the process's stdout at stderr while it serves, so whatever a command
+    prints goes there; diagnostics go to stderr."""
+    if transport not in ("stdio", "http"):
+        raise ValueError(f"unknown transport {transport!r}; expected 'stdio' or 'http'")
+    _require_sdk()
+    server = build_server(app, deferred=deferred)
+    if transport == "stdio":
+        import anyio
+
+        anyio.run(_serve_stdio, server, backend="asyncio")
+        return
+    _serve_http(server, app, host, port)
+
+
+def _require_sdk() -> None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        found = version("mcp")
+    except PackageNotFoundError:
+        found = None
+    if found is None or not found.split(".", 1)[0].isdigit() or int(found.split(".")[0]) < 2:
+        raise DependencyError(
+            "serving MCP needs the mcp package, version 2 or later"
+            + (f" (found {found})" if found else ""),
+            suggestion="pip install 'atipkit[mcp]'",
+            details={"package": "mcp", "found": found},
+        )
+
+
+async def _serve_stdio(server: Server) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def _serve_http(server: Server, app: App, host: str, port: int) -> None:
+    import uvicorn
+
+    sock = _bind(host, port)
+    web = server.streamable_http_app(host=host)
+    config = uvicorn.Config(
+        web, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=5
+    )
+    bound = sock.getsockname()[1]
+    shown = f"[{host}]" if ":" in host else host
+    sys.stderr.write(f"{app.name}: MCP over streamable HTTP at http://{shown}:{bound}/mcp\n")
+    if host not in _LOOPBACK:
+        sys.stderr.write(
+            f"warning: {host} is not a loopback address: anyone who reaches it can run the "
+            "commands (there is no authentication)\n"
+        )
+    sys.stderr.flush()
+    uvicorn.Server(config).run(sockets=[sock])
+
+
+_LOOPBACK = ("127.0.0.1", "localhost", "::1")
+"""The hosts the SDK guards against DNS rebinding, and that only this machine reaches."""
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    """A listening socket, or the reason there is none as a `ToolError`."""
+    import errno
+    import socket
+
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    try:
+        return socket.create_server((host, port), family=family)
+    except OSError as exc:
+        where = f"{host}:{port}"
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        if exc.errno == errno.EADDRINUSE:
+            raise ConflictError(
+                f"{where} is already in use",
+                suggestion="Pick another --port (0 picks a free one).",
+                details={"host": host, "port": port},
+            ) from None
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            raise AuthError(
+                f"not allowed to listen on {where}: {reason}",
+                suggestion="Use a port above 1023.",
+                details={"host": host, "port": port},
+            ) from None
+        raise InputError(
+            f"cannot listen on {where}: {reason}",
+            code="E1002",
+            suggestion="Check --host: an address of this machine, such as 127.0.0.1.",
+            details={"param": "host", "host": host, "port": port},
+        ) from None
