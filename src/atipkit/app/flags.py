@@ -156,7 +156,11 @@ def global_flags(
     if paginated:
         flags += [
             _opt("--limit", dest="limit", type=click.IntRange(min=1), help="Items per page."),
-            _opt("--cursor", dest="cursor", help="Where to continue (from meta.next_cursor)."),
+            _opt(
+                "--cursor",
+                dest="cursor",
+                help="Where to continue (from meta.pagination.next_cursor).",
+            ),
         ]
     if null:
         flags.append(_opt("--null", dest="null", is_flag=True, help="Input records end with NUL."))
