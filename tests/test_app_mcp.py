@@ -11,6 +11,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -222,11 +223,6 @@ def test_stdio_calls_answer_with_the_envelope(tmp_path, env):
             assert human["error"]["code"] == "E2002"
             assert human["error"]["exit_code"] == 101
             assert human["error"]["suggestion"]["action"] == "ask_human"
-            # `yes` answers confirmations; it is not a human
-            again = await client.call_tool(
-                "publish", {"title": "todo"}, meta={FLAGS_META_KEY: {"yes": True}}
-            )
-            assert envelope_of(again)["error"]["exit_code"] == 101
 
     run(scenario)
 
@@ -258,8 +254,8 @@ def test_stdio_flags_timeouts_pages_and_dry_runs(tmp_path, env):
             assert slow["error"]["is_retryable"] is True
             assert slow["meta"]["duration_ms"] < 3000  # answered at the deadline, not after
 
-            longer = await client.call_tool("sync", {"seconds": 0.7}, meta=flags(timeout=5))
-            assert envelope_of(longer)["result"] == {"synced": True}
+            quick = envelope_of(await client.call_tool("sync", {"seconds": 0.05}))
+            assert quick["result"] == {"synced": True}
 
             first = envelope_of(await client.call_tool("numbers", {"n": 7}))
             assert first["result"] == [0, 1, 2]
@@ -274,6 +270,14 @@ def test_stdio_flags_timeouts_pages_and_dry_runs(tmp_path, env):
                 {"action": "delete", "target": "groceries"},
                 {"action": "delete", "target": "todo"},
             ]
+
+            # a misspelt flag is refused, not ignored: the real thing must not run
+            typo = await client.call_tool(
+                "purge", {"older_than": 3}, meta=flags(**{"dry-run": True})
+            )
+            refused = envelope_of(typo)
+            assert (refused["error"]["code"], refused["error"]["exit_code"]) == ("E1001", 2)
+            assert refused["error"]["details"]["did_you_mean"] == ["dry_run"]
 
             bad = envelope_of(await client.call_tool("grep", {"phrase": "a"}, meta=flags(limit=0)))
             assert (bad["error"]["code"], bad["error"]["exit_code"]) == ("E1002", 2)
@@ -317,6 +321,12 @@ def test_stdout_carries_protocol_only(tmp_path, env):
         },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "count"}},
+        {  # runs on, abandoned, after its 0.5 s timeout
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "sync", "arguments": {"seconds": 60}},
+        },
     ]
     process = subprocess.Popen(
         [sys.executable, str(APP), "mcp", "serve"],
@@ -335,17 +345,21 @@ def test_stdout_carries_protocol_only(tmp_path, env):
             process.stdin.flush()
             if "id" in request:
                 replies.append(json.loads(process.stdout.readline()))
-        rest, err = process.communicate(timeout=10)  # closes stdin: the client is gone
+        gone = time.monotonic()
+        rest, err = process.communicate(timeout=30)  # closes stdin: the client is gone
+        exited = time.monotonic() - gone
     finally:
         if process.poll() is None:
             process.kill()
             process.wait()
     assert rest == b""  # nothing after the replies
-    assert [r["id"] for r in replies] == [1, 2]
+    assert [r["id"] for r in replies] == [1, 2, 3]
     assert all(r["jsonrpc"] == "2.0" and "result" in r for r in replies)
     assert replies[1]["result"]["structuredContent"]["result"] == 2
+    assert replies[2]["result"]["structuredContent"]["error"]["exit_code"] == 50
     assert b"counting notes" in err  # the command's print went to stderr
     assert process.returncode == 0
+    assert exited < 10  # the abandoned call did not hold the process for its 60 s
 
 
 # Deferred mode --------------------------------------------------------------------------
@@ -404,6 +418,21 @@ def test_deferred_mode_searches_then_runs(tmp_path, env):
 # Streamable HTTP ------------------------------------------------------------------------
 
 
+def answers_http(url: str, timeout: float = 15) -> None:
+    """Wait until `url` answers HTTP at all (the socket listens before the app serves)."""
+    import httpx
+
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            httpx.get(url, timeout=1)  # a GET without a session: any answer will do
+            return
+        except httpx.HTTPError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
+
+
 def test_streamable_http_server_process(tmp_path, env):
     port = free_port()
     log = tmp_path / "http.log"
@@ -418,6 +447,7 @@ def test_streamable_http_server_process(tmp_path, env):
         )
     try:
         wait_for_port(port, process, log)
+        answers_http(f"http://127.0.0.1:{port}/mcp")
 
         async def scenario() -> None:
             async with Client(f"http://127.0.0.1:{port}/mcp", mode="legacy") as client:

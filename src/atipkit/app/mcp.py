@@ -24,15 +24,16 @@ What a client sees, and why:
   validator: a result that does not match its own annotation is a bug in the tool, and is
   answered as an internal error that still carries the result (E5002), never as a
   protocol failure.
-- The global flags that make sense remotely (`dry_run`, `yes`, `timeout`,
-  `idempotency_key`, `response_format`, `max_items`, `max_bytes`, `limit`, `cursor`) travel
-  in the request's `_meta` under `"atipkit/flags"` (the input schema stays the command's
-  own), and in deferred mode also in `run_tool`'s `options`, where a model can set them.
+- The global flags the HTTP API takes as query parameters (`dry_run`, `limit`, `cursor`,
+  `max_items`, `max_bytes`, `response_format`, `idempotency_key`) travel in the request's
+  `_meta` under `"atipkit/flags"` (the input schema stays the command's own), and in
+  deferred mode also in `run_tool`'s `options`, where a model can set them. An unknown flag
+  is refused, not ignored: a misspelt `dry-run` must not run the real thing.
   A human-in-the-loop command never runs here: MCP calls are not interactive, so it answers
-  HumanHandoff (exit 101), and `yes` does not count as a human.
+  HumanHandoff (exit 101).
 - Each call runs in a daemon thread of its own: the command is synchronous and may block,
-  and a call that overruns its timeout (`timeout` from the flags, else the command's) is
-  abandoned there, not awaited, while the client gets a TimeoutExpired envelope (exit 50).
+  and a call that overruns the command's `timeout` is abandoned there, not awaited, while
+  the client gets a TimeoutExpired envelope (exit 50), as over HTTP.
   The tool list never changes, so `listChanged` is never claimed.
 
 Deferred mode (PRD §19.3 item 6) lists three tools instead of one a command:
@@ -46,6 +47,7 @@ and the model pays for a schema only for the command it picks — the point of d
 from __future__ import annotations
 
 import contextlib
+import copy
 import difflib
 import functools
 import math
@@ -108,7 +110,8 @@ Transport = Literal["stdio", "http"]
 def tool_definitions(app: App, *, deferred: bool = False) -> list[dict[str, Any]]:
     """The MCP `Tool` objects of `app`, as the JSON tools/list answers with."""
     catalog = Catalog(app)
-    return catalog.deferred_definitions() if deferred else catalog.definitions()
+    found = catalog.deferred_definitions() if deferred else catalog.definitions()
+    return copy.deepcopy(found)  # they share this module's schemas: the caller's to change
 
 
 # Schemas --------------------------------------------------------------------------------
@@ -118,11 +121,10 @@ FLAGS_SCHEMA: dict[str, Any] = {
     "description": "Global flags of the call, as on the command line (--dry-run, ...).",
     "properties": {
         "dry_run": {"type": "boolean", "description": "Show what would be done; do nothing."},
-        "yes": {"type": "boolean", "description": "Answer yes to confirmations."},
-        "timeout": {"type": "number", "exclusiveMinimum": 0, "description": "Seconds."},
         "idempotency_key": {
             "type": "string",
             "minLength": 1,
+            "maxLength": 255,
             "description": "Run at most once per key; a retry answers the first result.",
         },
         "response_format": {"enum": ["concise", "detailed"]},
@@ -349,14 +351,14 @@ def _reply(envelope: dict[str, Any]) -> Reply:
     return Reply(msgspec.json.decode(raw), raw.decode())
 
 
-def _meta(app: App, tool: str, started: float) -> dict[str, Any]:
+def _bare_meta(app: App, tool: str, started: float) -> dict[str, Any]:
     meta = app.bare_meta(tool)
     meta["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
     return meta
 
 
 def _failure(app: App, error: ToolError, tool: str, started: float) -> Reply:
-    return _reply({"ok": False, "error": error.to_dict(), "meta": _meta(app, tool, started)})
+    return _reply({"ok": False, "error": error.to_dict(), "meta": _bare_meta(app, tool, started)})
 
 
 def _encoded(outcome: Outcome) -> bytes:
@@ -404,14 +406,28 @@ def _check(key: str, value: Any, where: str) -> None:
     )
 
 
-def settings_from(flags: Any) -> Settings:
-    """The `Settings` of a call whose global flags came as JSON (None: all defaults)."""
+def settings_from(flags: Any, where: str = f"_meta[{FLAGS_META_KEY!r}]") -> Settings:
+    """The `Settings` of a call whose global flags came as JSON (None: all defaults);
+    `where` names them in errors."""
     from atipkit.app.flags import Settings
 
     if flags is None:
-        return Settings(output="json")
-    _check("flags", flags, f"_meta[{FLAGS_META_KEY!r}]")
-    return Settings(output="json", **flags)
+        flags = {}
+    if isinstance(flags, dict):
+        known = list(FLAGS_SCHEMA["properties"])
+        for name in flags:
+            if name not in known:
+                close = difflib.get_close_matches(name.replace("-", "_"), known, n=2)
+                raise InputError(
+                    f"{where}: unknown flag {name!r}",
+                    code="E1001",
+                    suggestion=f"Did you mean {' or '.join(close)}?"
+                    if close
+                    else "The flags are: " + ", ".join(known),
+                    details={"param": name, "known": known, "did_you_mean": close},
+                )
+    _check("flags", flags, where)
+    return Settings(output="json", no_input=True, **flags)
 
 
 # The catalog ----------------------------------------------------------------------------
@@ -467,6 +483,14 @@ class Catalog:
             "outputSchema": envelope_schema(self._results[spec.path]),
             "annotations": {"title": spec.display_name, **hints(spec)},
         }
+
+    def prepare(self, *, search: bool) -> None:
+        """Build every definition (hidden commands' too) and, for `search`, the index now:
+        a command that cannot be defined fails at start, and calls in worker threads then
+        only read what is built."""
+        _ = self._definitions
+        if search:
+            _ = self._index
 
     def definition(self, spec: CommandSpec) -> dict[str, Any]:
         return self._definitions[self.name_of[spec.path]]
@@ -596,23 +620,24 @@ class Catalog:
 
     # Calls ------------------------------------------------------------------------------
 
-    async def run(self, spec: CommandSpec, arguments: Any, flags: Any) -> Reply:
+    async def run(
+        self, spec: CommandSpec, arguments: Any, flags: Any, where: str | None = None
+    ) -> Reply:
         """Call `spec` in a thread of its own, within its timeout."""
         import anyio
 
         started = time.perf_counter()
         try:
-            settings = settings_from(flags)
+            settings = settings_from(flags) if where is None else settings_from(flags, where)
         except ToolError as exc:
             return _failure(self.app, exc, spec.tool_name, started)
-        limit = settings.timeout if settings.timeout is not None else spec.timeout
-        with anyio.move_on_after(limit):
+        with anyio.move_on_after(spec.timeout):
             return await in_thread(lambda: self.call(spec, arguments, settings))
-        assert limit is not None
+        seconds = spec.timeout or 0
         error = TimeoutExpired(
-            f"{spec.display_name} gave up after {limit:g} s",
-            details={"timeout_seconds": limit},
-            suggestion="Retry with a larger timeout, or narrow the request.",
+            f"gave up after {seconds:g} s",
+            details={"timeout_seconds": seconds},
+            suggestion=Suggestion("Retry with backoff, or narrow the request.", action="retry"),
         )
         return _failure(self.app, error, spec.tool_name, started)
 
@@ -625,7 +650,7 @@ class Catalog:
             outcome = call(spec, arguments, settings=settings)
         except BaseException as exc:  # sys.exit() in a command: the server must go on
             outcome = Outcome(
-                error=from_exception(exc), meta=_meta(self.app, spec.tool_name, started)
+                error=from_exception(exc), meta=_bare_meta(self.app, spec.tool_name, started)
             )
         return self.reply(spec, outcome)
 
@@ -660,7 +685,7 @@ class Catalog:
         """What the client's validator (`jsonschema`, as the SDK uses it) finds wrong with
         `envelope`, or None. Only commands that declare a return type can fail it, and then
         it is the result that is wrong: the message says what is wrong with it."""
-        schema = self.definition(spec)["outputSchema"]
+        schema = self.definition(spec)["outputSchema"]  # (also fills `_results`)
         declared = self._results[spec.path]
         if declared is None:
             return None
@@ -688,11 +713,12 @@ class Catalog:
             else:
                 _check("run", arguments, "arguments")
                 spec = self.find(arguments["name"])
-                merged = _merge(flags, arguments.get("options"))
-                return await self.run(spec, arguments.get("arguments", {}), merged)
+                options = arguments.get("options")
+                merged, where = _with_options(flags, options)
+                return await self.run(spec, arguments.get("arguments", {}), merged, where)
         except ToolError as exc:
             return _failure(self.app, exc, where, started)
-        return _reply({"ok": True, "result": result, "meta": _meta(self.app, where, started)})
+        return _reply({"ok": True, "result": result, "meta": _bare_meta(self.app, where, started)})
 
 
 def _checker(schema: dict[str, Any]) -> Any:
@@ -712,13 +738,15 @@ def _first_error(checker: Any, value: Any, root: str = "envelope") -> str | None
     return f"{where}: {error.message}"
 
 
-def _merge(flags: Any, options: Any) -> Any:
-    """Flags from `_meta`, with `run_tool`'s `options` over them."""
+def _with_options(flags: Any, options: Any) -> tuple[Any, str | None]:
+    """`run_tool`'s options over the flags of `_meta`, and where errors should point."""
     if options is None:
-        return flags
-    if flags is None or not isinstance(flags, dict):
-        return options if flags is None else flags
-    return {**flags, **options}
+        return flags, None
+    if flags is None:
+        return options, "arguments.options"
+    if isinstance(flags, dict):
+        return {**flags, **options}, "arguments.options"
+    return flags, None  # a malformed `_meta` is reported as such
 
 
 async def in_thread(work: Callable[[], Reply]) -> Reply:
@@ -749,16 +777,14 @@ async def in_thread(work: Callable[[], Reply]) -> Reply:
 
 
 def build_server(app: App, *, deferred: bool = False) -> Server:
-    """The low-level MCP server of `app` (every definition built and checked now, so a
-    command that cannot be defined fails at start, not at the first call)."""
+    """The low-level MCP server of `app`, its definitions built (`Catalog.prepare`)."""
     import mcp.types as types
     from mcp.server.lowlevel import Server
     from mcp.shared.exceptions import MCPError
 
     catalog = Catalog(app)
+    catalog.prepare(search=deferred)
     definitions = catalog.deferred_definitions() if deferred else catalog.definitions()
-    if deferred:
-        catalog.search("")  # the index, built now rather than at the first search
     listing = types.ListToolsResult(tools=[types.Tool.model_validate(d) for d in definitions])
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
