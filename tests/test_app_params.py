@@ -349,3 +349,23 @@ def test_stdin_parameters_take_the_data_itself_over_json():
     missing = call(app.command_at(["wc"]), {})
     assert missing.exit_code == 2
     assert missing.error.code == "E1004"
+
+
+class Aliased(pydantic.BaseModel):
+    user_name: str = pydantic.Field(alias="userName")
+
+    @pydantic.computed_field  # type: ignore[prop-decorator]
+    @property
+    def shout(self) -> str:
+        return self.user_name.upper()
+
+
+def test_the_output_schema_describes_what_is_written_not_what_is_read():
+    import jsonschema
+
+    from atipkit.app.output import encode
+    from atipkit.app.schema import output_schema
+
+    written = json.loads(encode(Aliased(userName="ada")))
+    assert written == {"user_name": "ada", "shout": "ADA"}
+    jsonschema.validate(written, output_schema(Aliased))

@@ -67,7 +67,8 @@ def output_schema(returns: Any) -> dict[str, Any] | None:
         if _is_pydantic(returns):
             from pydantic import TypeAdapter
 
-            raw = TypeAdapter(returns).json_schema()
+            # what `encode` writes: model_dump(mode="json"), field names, computed fields
+            raw = TypeAdapter(returns).json_schema(mode="serialization", by_alias=False)
         else:
             import msgspec
 
