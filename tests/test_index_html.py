@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from atipkit.cli.publish import build_command
+from atipkit.cli import cli
 from atipkit.registry import layout
 from atipkit.registry.page import embed_json
 from tests.servers import Nginx, nginx, require
@@ -42,7 +42,7 @@ def site(tmp_path_factory) -> Path:
     hex_, data = make_shim("evil", "6.6.6", description=HOSTILE)
     put(src, f"{hex_}.json", data)
     env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH}
-    result = CliRunner(env=env).invoke(build_command, [str(src), str(base / "site")])
+    result = CliRunner(env=env).invoke(cli, ["registry", "build", str(src), str(base / "site")])
     assert result.exit_code == 0, result.output
     return base / "site"
 

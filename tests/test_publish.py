@@ -1,5 +1,7 @@
 """`atip registry publish` to a real S3-compatible server (moto, on loopback) read back
-over plain HTTP, and to a local directory: bytes, headers, order, only what changed."""
+over plain HTTP, and to a local directory: bytes, headers, order, only what changed; the
+dry-run plan, failures with their exit status (and what was uploaded before one), and the
+output for people."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import httpx
 import pytest
 from click.testing import CliRunner, Result
 
-from atipkit.cli.publish import build_command, publish_command
+from atipkit.cli import cli
 from atipkit.registry import layout
 from atipkit.registry.publish import upload_order
 from tests.servers import S3Server, moto_s3
@@ -72,18 +74,24 @@ def src(tmp_path) -> Path:
 
 
 def build(src: Path, dest: Path) -> None:
-    result = CliRunner().invoke(build_command, [str(src), str(dest)], catch_exceptions=False)
+    result = CliRunner().invoke(
+        cli, ["registry", "build", str(src), str(dest)], catch_exceptions=False
+    )
     assert result.exit_code == 0, result.output
 
 
 def publish(*args: str) -> Result:
-    return CliRunner().invoke(publish_command, list(args), catch_exceptions=False)
+    """`atip registry publish ARGS`: the JSON envelope on stdout unless ARGS ask for text."""
+    return CliRunner().invoke(cli, ["registry", "publish", *args], catch_exceptions=False)
 
 
 def publish_json(*args: str) -> dict:
+    """The report of a publish that succeeded (the envelope's result)."""
     result = publish(*args, "--json")
     assert result.exit_code == 0, result.output
-    return json.loads(result.stdout)
+    answer = json.loads(result.stdout)
+    assert answer["ok"] is True
+    return answer["result"]
 
 
 def test_s3_gets_every_file_with_its_headers_then_nothing_more(s3, bucket, src, tmp_path):
@@ -147,14 +155,34 @@ def test_a_changed_shim_uploads_it_and_what_lists_it(s3, bucket, src, tmp_path):
 def test_dry_run_uploads_nothing(s3, bucket, src, tmp_path):
     dest = tmp_path / "site"
     build(src, dest)
-    result = publish(str(dest), f"s3://{bucket}/p", "--endpoint-url", s3.endpoint, "--dry-run")
+    target = f"s3://{bucket}/p"
+    result = publish(str(dest), target, "--endpoint-url", s3.endpoint, "--dry-run", "--text")
     assert result.exit_code == 0, result.output
     lines = result.stdout.splitlines()
     assert lines[0] == (
         f"would upload shims/sha256/{CURL.name}.minisig ({len(MINISIG)} bytes, "
         "text/plain; charset=utf-8)"
     )
-    assert lines[-1].startswith(f"s3://{bucket}/p: {len(tree(dest))} would upload (")
+    assert lines[-1].startswith(f"{target}: {len(tree(dest))} would upload (")
+    assert len(lines) == len(tree(dest)) + 1
+
+    planned = publish(str(dest), target, "--endpoint-url", s3.endpoint, "--dry-run")
+    assert planned.exit_code == 0, planned.output
+    answer = json.loads(planned.stdout)
+    assert answer["meta"]["dry_run"] is True
+    plan = answer["result"]
+    assert plan["dry_run"] is True
+    assert plan["result"]["dryRun"] is True
+    files = tree(dest)
+    assert plan["actions"] == [
+        {
+            "action": "upload",
+            "target": u["path"],
+            "details": {"size": len(files[u["path"]]), "content_type": u["content_type"]},
+        }
+        for u in plan["result"]["uploaded"]
+    ]
+    assert sorted(a["target"] for a in plan["actions"]) == sorted(files)
     assert s3.client().list_objects_v2(Bucket=bucket).get("KeyCount") == 0
 
 
@@ -183,21 +211,52 @@ def test_a_failure_partway_reports_what_was_uploaded_before(src, tmp_path):
     www.mkdir()
     (www / ".well-known").write_text("a file where the manifest's folder should be")
     result = publish(str(dest), str(www), "--json")
-    assert result.exit_code == 1
-    report = json.loads(result.stdout)
+    assert result.exit_code == 40
+    answer = json.loads(result.stdout)
+    assert answer["ok"] is False
+    assert (answer["error"]["code"], answer["error"]["exit_code"]) == ("E4001", 40)
+    assert answer["error"]["message"].startswith(f"{www}: ")
+    assert answer["error"]["suggestion"]["action"] == "retry"
+    report = answer["result"]
     sent = [u["path"] for u in report["uploaded"]]
     assert report["ok"] is False
     assert sorted(sent) == sorted(p for p in tree(dest) if p != layout.MANIFEST)
+    assert report["uploadedBytes"] == sum(u["size"] for u in report["uploaded"])
+    assert answer["error"]["details"] == {"uploaded_before": len(sent)}
     assert all((www / p).is_file() for p in sent)
-    assert "uploaded before the failure" in result.stderr
+    assert result.stderr == ""
+
+    for_people = publish(str(dest), str(www), "--text")  # the rest was unchanged by now
+    assert for_people.exit_code == 40
+    assert for_people.stdout == f"{www}: 0 uploaded (0 bytes) before the failure\n"
+    assert for_people.stderr.startswith(f"error: {www}: ")
+
     (www / ".well-known").unlink()
     assert [u["path"] for u in publish_json(str(dest), str(www))["uploaded"]] == [layout.MANIFEST]
+
+
+def test_what_was_uploaded_before_a_failure_is_shown_to_people(src, tmp_path):
+    dest, www = tmp_path / "site", tmp_path / "www"
+    build(src, dest)
+    www.mkdir()
+    (www / ".well-known").write_text("in the way")
+    result = publish(str(dest), str(www), "--text")
+    assert result.exit_code == 40
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith(f"uploaded shims/sha256/{CURL.name}.minisig (")
+    assert len(lines) == len(tree(dest))  # every file but the manifest, and the summary
+    assert lines[-1].startswith(f"{www}: {len(lines) - 1} uploaded (")
+    assert lines[-1].endswith(") before the failure")
+    [error, fix] = result.stderr.splitlines()
+    assert error.startswith(f"error: {www}: ")
+    assert error.endswith("[E4001]")
+    assert fix.startswith("  fix: Fix the store's problem and publish again")
 
 
 def test_human_output(src, tmp_path):
     dest = tmp_path / "site"
     build(src, dest)
-    result = publish(str(dest), str(tmp_path / "www"))
+    result = publish(str(dest), str(tmp_path / "www"), "--text")
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
     size = len((dest / layout.MANIFEST).read_bytes())
@@ -210,7 +269,7 @@ def test_human_output(src, tmp_path):
     ("target", "option", "code", "message"),
     [
         ("bogus://bucket/x", "key=k", 2, "Protocol not known: bogus"),
-        ("s3://no-such-bucket/x", "key=k", 1, "The specified bucket does not exist"),
+        ("s3://no-such-bucket/x", "key=k", 40, "The specified bucket does not exist"),
         ("s3://no-such-bucket/x", "nonsense=1", 2, "bad storage option: "),
         ("{www}", "key=k", 2, "--endpoint-url is for object storage"),
     ],
@@ -219,15 +278,32 @@ def test_bad_targets(s3, src, tmp_path, target, option, code, message):
     dest = tmp_path / "site"
     build(src, dest)
     target = target.format(www=tmp_path / "www")
-    result = publish(
-        str(dest), target, "--endpoint-url", s3.endpoint, "-o", f"secret={SECRET}", "-o", option
-    )
+    args = [str(dest), target, "--endpoint-url", s3.endpoint]
+    args += ["--storage-option", f"secret={SECRET}", "--storage-option", option]
+    result = publish(*args)
     assert result.exit_code == code, result.output
-    assert result.stdout == ""
-    assert result.stderr.startswith("atip registry publish: ")
-    assert message in result.stderr
-    assert len(result.stderr.splitlines()) == 1
-    assert SECRET not in result.output
+    answer = json.loads(result.stdout)
+    assert answer["error"]["exit_code"] == code
+    assert message in answer["error"]["message"]
+    assert "result" not in answer or answer["result"]["uploaded"] == []
+    assert result.stderr == ""
+    for_people = publish(*args, "--text")
+    assert for_people.exit_code == code
+    assert for_people.stdout in ("", f"{target}: 0 uploaded (0 bytes) before the failure\n")
+    assert for_people.stderr.startswith("error: ")
+    assert message in for_people.stderr.splitlines()[0]
+    assert SECRET not in result.output + for_people.output
+    assert not (tmp_path / "www").exists()
+
+
+def test_a_storage_option_is_key_equals_value(src, tmp_path):
+    dest = tmp_path / "site"
+    build(src, dest)
+    result = publish(str(dest), str(tmp_path / "www"), "--storage-option", "anon")
+    assert result.exit_code == 2
+    error = json.loads(result.stdout)["error"]
+    assert error["message"].startswith("Invalid value for '--storage-option': ")
+    assert error["details"]["param"] == "storage_option"
     assert not (tmp_path / "www").exists()
 
 
@@ -235,10 +311,21 @@ def test_not_a_registry(tmp_path):
     (tmp_path / "plain").mkdir()
     result = publish(str(tmp_path / "plain"), str(tmp_path / "www"))
     assert result.exit_code == 2
-    assert result.stderr == (
-        f"atip registry publish: {tmp_path / 'plain'}: not a built registry "
-        "(no .well-known/atip-registry.json); run atip registry build\n"
+    error = json.loads(result.stdout)["error"]
+    assert error["message"] == (
+        f"{tmp_path / 'plain'}: not a built registry "
+        "(no .well-known/atip-registry.json); run atip registry build"
     )
+    assert error["category"] == "input"
+
+
+def test_a_missing_registry_is_not_found(tmp_path):
+    result = publish(str(tmp_path / "nothing"), str(tmp_path / "www"), "--text")
+    assert result.exit_code == 10
+    assert result.stderr.splitlines()[0] == (
+        f"error: {tmp_path / 'nothing'}: no such directory (DEST) [E3001]"
+    )
+    assert not (tmp_path / "www").exists()
 
 
 def test_a_missing_filesystem_names_what_to_install(src, tmp_path):
@@ -247,9 +334,12 @@ def test_a_missing_filesystem_names_what_to_install(src, tmp_path):
     dest = tmp_path / "site"
     build(src, dest)
     result = publish(str(dest), "gs://bucket/x")
-    assert result.exit_code == 2
-    assert "gcsfs" in result.stderr
-    assert "pip install 'atipkit[publish]'" in result.stderr
+    assert result.exit_code == 40
+    error = json.loads(result.stdout)["error"]
+    assert (error["code"], error["category"]) == ("E4010", "runtime")
+    assert "gcsfs" in error["message"]
+    assert "pip install 'atipkit[publish]'" in error["suggestion"]["fix"]
+    assert error["suggestion"]["action"] == "ask_human"
 
 
 def test_atipkits_client_reads_the_published_registry_over_http(s3, bucket, src, tmp_path):

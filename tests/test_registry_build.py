@@ -1,11 +1,13 @@
 """`atip registry build`: layout, verbatim bytes, signatures, catalog and coverage computed
-from real shims, refusals that leave DEST whole, determinism."""
+from real shims, refusals that leave DEST whole (each with its exit status and error),
+determinism, and the output for people."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +15,7 @@ import msgspec
 import pytest
 from click.testing import CliRunner, Result
 
-from atipkit.cli.publish import build_command
+from atipkit.cli import cli
 from atipkit.model import (
     UNSET,
     AtipVersion,
@@ -97,7 +99,12 @@ def put(folder: Path, name: str, data: bytes) -> Path:
 
 
 def build(*args: str) -> Result:
-    return CliRunner().invoke(build_command, list(args), catch_exceptions=False)
+    """`atip registry build ARGS`: the JSON envelope on stdout unless ARGS ask for text."""
+    return CliRunner().invoke(cli, ["registry", "build", *args], catch_exceptions=False)
+
+
+def envelope(result: Result) -> dict[str, Any]:
+    return json.loads(result.stdout)
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -150,9 +157,12 @@ def test_layout_bytes_verbatim_and_manifest(src, tmp_path):
         "https://atip.acme.test/r",
         "--signer",
         "shims@acme.test=https://accounts.google.com",
+        "--text",
     )
     assert result.exit_code == 0, result.output
-    assert "5 shims of 3 tools" in result.output
+    assert result.stdout == (
+        f"built {dest.resolve()}: 5 shims of 3 tools, 0 signatures (updated {UPDATED})\n"
+    )
     files = tree(dest)
     sources = {p.name: p.read_bytes() for p in src.rglob("*.json")}
     shim_files = {k for k in files if k.startswith("shims/sha256/")}
@@ -207,11 +217,15 @@ def test_signatures_go_beside_their_shim_renamed(src, tmp_path):
     dest = tmp_path / "site"
     result = build(str(src), str(dest), "--json")
     assert result.exit_code == 0, result.output
-    report = json.loads(result.stdout)
+    answer = envelope(result)
+    report = answer["result"]
     assert report["signatures"] == 3
     assert [(w["file"], w["code"]) for w in report["warnings"]] == [
         ("stray.json.minisig", "build.orphan-signature")
     ]
+    [warned] = answer["meta"]["warnings"]  # the same finding, one line, for any reader
+    assert warned.startswith("stray.json.minisig: ")
+    assert warned.endswith(report["warnings"][0]["message"])
     shims = dest / "shims" / "sha256"
     assert (shims / f"{CURL.name}.bundle").read_bytes() == bundle
     assert not list(shims.glob("*.sigstore*"))
@@ -276,16 +290,22 @@ def test_versions_in_natural_order_and_duplicates_warned(tmp_path):
     dest = tmp_path / "site"
     result = build(str(src), str(dest), "--json")
     assert result.exit_code == 0, result.output
+    assert result.stderr == ""  # JSON output: warnings are in the envelope, not on stderr
     versions = read_json(dest / layout.CATALOG)["tools"]["tool"]["versions"]
     assert list(versions) == ["1.2", "1.9", "1.10"]
     assert version_key("1.10") > version_key("1.9") > version_key("1.2")
     # three shims for tool 1.9 linux-amd64: the smallest hash is listed, all are served
     listed = min([make_shim("tool", "1.9", "linux-amd64")[0]] + [h for h, _ in twins])
     assert versions["1.9"] == {"linux-amd64": f"sha256:{listed}"}
-    warnings = json.loads(result.stdout)["warnings"]
+    answer = envelope(result)
+    warnings = answer["result"]["warnings"]
     assert [w["code"] for w in warnings] == ["build.duplicate"]
     assert "tool 1.9 (linux-amd64) has 3 shims" in warnings[0]["message"]
-    assert "$.binary: warning: tool 1.9 (linux-amd64) has 3 shims" in result.stderr
+    [warned] = answer["meta"]["warnings"]
+    assert warned == f"{warnings[0]['file']}: $.binary: {warnings[0]['message']}"
+    for_people = build(str(src), str(dest), "--text")  # up to date, and still warned
+    assert for_people.stdout.startswith("up to date: ")
+    assert for_people.stderr == f"warning: {warned}\n"
     assert len(list((dest / "shims" / "sha256").glob("*.json"))) == 5
     assert read_json(dest / layout.CATALOG)["totalShims"] == 5
 
@@ -341,7 +361,7 @@ def test_catalog_and_coverage_functions_are_pure():
 # -- refusals --------------------------------------------------------------------------------
 
 
-def test_invalid_shims_exit_1_with_file_and_path_and_dest_untouched(src, tmp_path):
+def test_invalid_shims_exit_65_with_file_and_path_and_dest_untouched(src, tmp_path):
     dest = tmp_path / "site"
     assert build(str(src), str(dest)).exit_code == 0
     before = tree(dest)
@@ -353,18 +373,32 @@ def test_invalid_shims_exit_1_with_file_and_path_and_dest_untouched(src, tmp_pat
     metadata = json.loads(make_shim("native", "1.0")[1])
     del metadata["binary"]
     put(src, "native.json", json.dumps(metadata).encode())
-    result = build(str(src), str(dest))
-    assert result.exit_code == 1
-    lines = result.stderr.splitlines()
+    result = build(str(src), str(dest), "--text")
+    assert result.exit_code == 65
+    lines = result.stdout.splitlines()  # the report: one line a problem
+    assert len(lines) == 3
     assert any(
-        line.startswith('atip registry build: bad/broken.json: $.commands[""].options[0].flags')
-        for line in lines
+        line.startswith('bad/broken.json: $.commands[""].options[0].flags') for line in lines
     ), lines
-    assert any(
-        line.startswith("atip registry build: notes.json: line 1, column 10") for line in lines
+    assert any(line.startswith("notes.json: line 1, column 10") for line in lines)
+    assert any(line.startswith("native.json: $: not a shim") for line in lines)
+    assert result.stderr.splitlines()[0] == (
+        f"error: 3 problems in {src}; {dest} left as it was [E1003]"
     )
-    assert any("native.json: $: not a shim" in line for line in lines)
-    assert lines[-1] == f"atip registry build: 3 problem(s); {dest} left as it was"
+
+    refused = build(str(src), str(dest))  # the same failure for machines
+    assert refused.exit_code == 65
+    answer = envelope(refused)
+    assert answer["ok"] is False
+    assert (answer["error"]["code"], answer["error"]["exit_code"]) == ("E1003", 65)
+    assert answer["error"]["details"] == {"problems": 3}
+    assert answer["result"]["ok"] is False
+    assert answer["result"]["dest"] == str(dest)
+    assert sorted(e["file"] for e in answer["result"]["errors"]) == [
+        "bad/broken.json",
+        "native.json",
+        "notes.json",
+    ]
     assert tree(dest) == before
     assert {p: p.stat().st_mtime_ns for p in dest.rglob("*")} == mtimes
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no debris
@@ -378,8 +412,8 @@ def test_two_files_for_one_hash_is_an_error(tmp_path):
     assert build(str(src), str(tmp_path / "ok")).exit_code == 0
     put(src, f"c/{hex_}.json", data.replace(b"tool does things", b"tool does other things"))
     result = build(str(src), str(tmp_path / "site"), "--json")
-    assert result.exit_code == 1
-    errors = json.loads(result.stdout)["errors"]
+    assert result.exit_code == 65
+    errors = envelope(result)["result"]["errors"]
     assert [(e["file"], e["code"], e["location"]) for e in errors] == [
         (f"c/{hex_}.json", "build.hash-collision", "$.binary.hash")
     ]
@@ -392,9 +426,10 @@ def test_require_signatures(src, tmp_path):
     for shim in [p for p in src.rglob("*.json") if "mkrel" not in p.name]:
         minisign_sign(shim, secret)
     dest = tmp_path / "site"
-    result = build(str(src), str(dest), "--require-signatures")
-    assert result.exit_code == 1
-    assert "hand-made/mkrel.json: $: no signature beside it" in result.stderr
+    result = build(str(src), str(dest), "--require-signatures", "--text")
+    assert result.exit_code == 65
+    [line] = result.stdout.splitlines()
+    assert line.startswith("hand-made/mkrel.json: $: no signature beside it")
     assert not dest.exists()
     minisign_sign(src / "hand-made" / "mkrel.json", secret)
     assert build(str(src), str(dest), "--require-signatures").exit_code == 0
@@ -429,17 +464,51 @@ def test_unusable_places_exit_2(src, tmp_path, case):
         args += ["--platform", "linux-amd64", "--platform", " "]
     result = build(*args)
     assert result.exit_code == 2, result.output
-    assert result.stderr.startswith("atip registry build: ")
-    assert len(result.stderr.splitlines()) == 1
+    error = envelope(result)["error"]
+    assert (error["category"], error["exit_code"]) == ("input", 2)
+    expected = {
+        "not-a-registry": "not empty and not a registry",
+        "inside-src": "SRC and DEST must not contain one another",
+        "no-shims": "no shims (*.json files) found",
+        "bad-url": "the registry URL must be http:// or https://",
+        "blank-platform": "a platform for coverage must not be blank",
+    }[case]
+    assert expected in error["message"]
+    assert result.stderr == ""
     if case == "not-a-registry":
         assert tree(dest) == {"precious.txt": b"keep me"}
+    else:
+        assert not dest.exists()
+    for_people = build(*args, "--text")
+    assert for_people.exit_code == 2
+    assert for_people.stdout == ""
+    assert for_people.stderr.startswith("error: ")
+    assert expected in for_people.stderr
+
+
+def test_a_missing_src_is_not_found(tmp_path):
+    result = build(str(tmp_path / "nothing"), str(tmp_path / "site"))
+    assert result.exit_code == 10
+    error = envelope(result)["error"]
+    assert error["code"] == "E3001"
+    assert error["message"] == f"{tmp_path / 'nothing'}: no such directory (SRC)"
+    assert error["details"] == {"path": str(tmp_path / "nothing")}
+    assert not (tmp_path / "site").exists()
 
 
 def test_a_signer_is_identity_equals_issuer(src, tmp_path):
-    result = build(str(src), str(tmp_path / "site"), "--signer", "shims@acme.test")
-    assert result.exit_code == 2
-    assert "Invalid value for '--signer': expected IDENTITY=ISSUER" in result.stderr
-    assert not (tmp_path / "site").exists()
+    for bad in ("shims@acme.test", "=https://accounts.google.com", "shims@acme.test="):
+        result = build(str(src), str(tmp_path / "site"), "--signer", bad)
+        assert result.exit_code == 2, bad
+        error = envelope(result)["error"]
+        assert error["message"].startswith("Invalid value for '--signer': ")
+        assert error["details"]["param"] == "signer"
+        assert not (tmp_path / "site").exists()
+    # the form is in the schema, for an agent to read before it calls
+    schema = json.loads(CliRunner().invoke(cli, ["registry", "build", "--schema"]).stdout)
+    pattern = schema["input_schema"]["properties"]["signer"]["items"]["pattern"]
+    assert re.search(pattern, "shims@acme.test=https://accounts.google.com")
+    assert not re.search(pattern, "shims@acme.test")
 
 
 # -- determinism -----------------------------------------------------------------------------
@@ -461,7 +530,7 @@ def test_rebuild_keeps_the_previous_moment_until_something_changes(src, tmp_path
         os.utime(path, ns=(long_ago, long_ago))
     before = tree(dest)
 
-    result = build(str(src), str(dest))  # nothing changed: nothing written
+    result = build(str(src), str(dest), "--text")  # nothing changed: nothing written
     assert result.exit_code == 0
     assert result.stdout.startswith("up to date:")
     assert "updated 2020-02-02T02:02:02Z" in result.stdout
@@ -470,7 +539,7 @@ def test_rebuild_keeps_the_previous_moment_until_something_changes(src, tmp_path
 
     jq = next((src / "shims" / "sha256").glob("*.json"))
     jq.write_bytes(jq.read_bytes().replace(b"Say more", b"Say much more"))
-    result = build(str(src), str(dest))
+    result = build(str(src), str(dest), "--text")
     assert result.stdout.startswith("built ")
     updated = read_json(dest / layout.CATALOG)["updated"]
     assert updated > "2026-01-01"  # now

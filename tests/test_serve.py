@@ -1,6 +1,6 @@
-"""`atip serve --registry` as a real process: files with their types, ETag and
-Last-Modified with 304s, HEAD, JSON 404s, no traversal; atipkit's own remote client reads
-a registry through it."""
+"""`atip serve --registry` as a real process: where it listens said at once (`--jsonl`, text),
+files with their types, ETag and Last-Modified with 304s, HEAD, JSON 404s, no traversal;
+atipkit's own remote client reads a registry through it; its failures and exit statuses."""
 
 from __future__ import annotations
 
@@ -19,14 +19,11 @@ import httpx
 import pytest
 from click.testing import CliRunner
 
-from atipkit.cli.publish import build_command
-from atipkit.cli.serve import serve_command
+from atipkit.cli import cli
 from atipkit.registry import layout
 from atipkit.registry.remote import RemoteRegistries
 from tests.test_registry_build import CURL, EPOCH, make_shim, put
 
-# `python3 -m atipkit serve` once cli/__init__.py registers the command; until then the
-# same command object, run by click in its own process.
 SERVE = [sys.executable, "-m", "atipkit", "serve"]
 
 
@@ -46,7 +43,7 @@ def registry(tmp_path_factory) -> Path:
     hex_, data = make_shim("jq", "1.7", "linux-amd64")
     put(src, f"{hex_}.json", data)
     env = {**os.environ, "SOURCE_DATE_EPOCH": EPOCH}
-    result = CliRunner(env=env).invoke(build_command, [str(src), str(base / "site")])
+    result = CliRunner(env=env).invoke(cli, ["registry", "build", str(src), str(base / "site")])
     assert result.exit_code == 0, result.output
     (base / "secret.txt").write_text("outside the registry")
     (base / "site" / "leak.json").symlink_to(base / "secret.txt")
@@ -57,7 +54,7 @@ def registry(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def served(registry) -> Iterator[Served]:
     process = subprocess.Popen(
-        [*SERVE, "--registry", str(registry), "--port", "0", "--json"],
+        [*SERVE, "--registry", str(registry), "--port", "0", "--jsonl"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -73,6 +70,7 @@ def served(registry) -> Iterator[Served]:
         process.send_signal(signal.SIGTERM)
         process.wait(10)
     assert process.returncode == 0, process.stderr.read()  # type: ignore[union-attr]
+    assert process.stdout.read() == ""  # type: ignore[union-attr]  # the one record, no more
 
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
@@ -176,17 +174,77 @@ def test_the_remote_client_reads_the_served_registry(served, monkeypatch):
         assert [a.outcome for a in missing.attempts] == ["not-found"]
 
 
-def test_usage_errors(tmp_path):
-    runner = CliRunner()
-    result = runner.invoke(serve_command, [])
-    assert result.exit_code == 2
-    assert "give --registry DIR" in result.output
-    result = runner.invoke(serve_command, ["--registry", str(tmp_path / "none")])
-    assert result.exit_code == 2
+def test_text_output_says_where_it_listens_before_serving(registry):
+    """For people: the old line, at once, while the server runs; Ctrl-C ends it with 0."""
+    process = subprocess.Popen(
+        [*SERVE, "--registry", str(registry), "--port", "0", "--text"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        line = process.stdout.readline()  # type: ignore[union-attr]
+        url = line.removeprefix(f"serving the registry {registry} at ").split(" ")[0]
+        assert line == f"serving the registry {registry} at {url} (Ctrl-C to stop)\n"
+        assert httpx.get(f"{url}{layout.CATALOG}").status_code == 200  # it is serving
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(10)
+    assert process.returncode == 0, process.stderr.read()  # type: ignore[union-attr]
+
+
+def serve(*args: str) -> dict:
+    """`atip serve ARGS` that fails before serving: its exit status and error."""
+    result = CliRunner().invoke(cli, ["serve", *args], catch_exceptions=False)
+    error = json.loads(result.stdout)["error"]
+    assert result.exit_code == error["exit_code"]
+    return error
+
+
+def test_failures_before_serving(tmp_path):
+    missing = serve()
+    assert (missing["exit_code"], missing["code"]) == (2, "E1001")
+    assert missing["message"] == "Missing option '--registry'."
+    none = serve("--registry", str(tmp_path / "none"))
+    assert (none["exit_code"], none["code"]) == (10, "E3001")
+    assert none["message"] == f"{tmp_path / 'none'}: no such directory"
+    assert serve("--registry", str(tmp_path), "--port", "70000")["exit_code"] == 2
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))
         busy.listen()
         port = busy.getsockname()[1]
-        result = runner.invoke(serve_command, ["--registry", str(tmp_path), "--port", str(port)])
-    assert result.exit_code == 1
-    assert result.stderr.startswith(f"atip serve: cannot listen on 127.0.0.1:{port}: ")
+        taken = serve("--registry", str(tmp_path), "--port", str(port))
+    assert (taken["exit_code"], taken["code"], taken["category"]) == (20, "E3002", "state")
+    assert taken["message"].startswith(f"cannot listen on 127.0.0.1:{port}: ")
+    assert taken["details"] == {"host": "127.0.0.1", "port": port}
+    assert "--port 0" in taken["suggestion"]["example"]
+
+
+def test_without_the_serve_extra_it_names_the_extra(registry, tmp_path):
+    """starlette and uvicorn hidden from the import system of a real process."""
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class _Hide:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] in ('starlette', 'uvicorn'):\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, _Hide())\n"
+    )
+    env = {
+        **os.environ,
+        "PYTHONPATH": os.pathsep.join(filter(None, [str(hide), os.environ.get("PYTHONPATH")])),
+    }
+    process = subprocess.run(
+        [*SERVE, "--registry", str(registry), "--port", "0"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=30,
+    )
+    assert process.returncode == 40, process.stderr
+    error = json.loads(process.stdout)["error"]
+    assert error["code"] == "E4010"
+    assert "serve extra" in error["message"]
+    assert error["suggestion"]["fix"] == "Install it: pip install 'atipkit[serve]'"

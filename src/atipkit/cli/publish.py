@@ -3,29 +3,32 @@ registry, and the registry goes to object storage or a directory."""
 
 from __future__ import annotations
 
-import json
-from typing import Any
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated, Any
 
-import click
-import msgspec
-
-from atipkit.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE
+from atipkit.app import (
+    Argument,
+    Context,
+    DataFormatError,
+    DependencyError,
+    Group,
+    InputError,
+    NotFoundError,
+    Option,
+    Suggestion,
+)
+from atipkit.cli import app
 from atipkit.cli._effects import builds_files, uploads
-from atipkit.introspect.click import AtipArgument, AtipCommand
 
+# The group, from the app: once the module atipkit/cli/registry.py is imported, the name
+# `atipkit.cli.registry` is that module, no longer the group.
+registry = app.children["registry"]
+if not isinstance(registry, Group):
+    raise TypeError("atip registry: expected the group defined in atipkit.cli")
 
-def _pairs(
-    _ctx: click.Context, param: click.Parameter, values: tuple[str, ...]
-) -> list[tuple[str, str]]:
-    """`KEY=VALUE` options as pairs, split at the first `=`; a usage error naming the option
-    for anything else."""
-    pairs = []
-    for value in values:
-        key, sep, rest = value.partition("=")
-        if not sep or not key or not rest:
-            raise click.BadParameter(f"expected {param.metavar}, got {value!r}", param=param)
-        pairs.append((key, rest))
-    return pairs
+# `KEY=VALUE`, neither empty: stated in the schema, so an agent knows the form before it calls.
+_PAIR = r"^[^=]+=."
 
 
 def _count(n: int, noun: str) -> str:
@@ -38,60 +41,91 @@ def _size(n: int) -> str:
     return f"{n / 1024:.1f} KiB" if n < 1024 * 1024 else f"{n / 1024 / 1024:.1f} MiB"
 
 
-@click.command(cls=AtipCommand, effects=builds_files())
-@click.argument(
-    "src",
-    cls=AtipArgument,
-    type=click.Path(file_okay=False, exists=True),
-    help="A directory of shims: every *.json below it, with signature files beside them.",
-)
-@click.argument(
-    "dest",
-    cls=AtipArgument,
-    type=click.Path(file_okay=False),
-    help="The registry directory to write (replaced whole when the build succeeds).",
-)
-@click.option("--name", help="The registry's name (default: ATIP registry).")
-@click.option("--url", default="", help="The URL the registry will be served from.")
-@click.option(
-    "--require-signatures",
-    is_flag=True,
-    help="Declare that clients must verify signatures, and fail on any unsigned shim.",
-)
-@click.option(
-    "--signer",
-    "signers",
-    multiple=True,
-    metavar="IDENTITY=ISSUER",
-    callback=_pairs,
-    help="A Sigstore signer to declare in the manifest (repeatable).",
-)
-@click.option(
-    "--platform",
-    "platforms",
-    multiple=True,
-    help="A platform every tool should have, for coverage.json (repeatable; default: all seen).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the build report as JSON.")
-@click.pass_context
-def build_command(
-    ctx: click.Context,
-    src: str,
-    dest: str,
-    name: str | None,
-    url: str,
-    require_signatures: bool,
-    signers: list[tuple[str, str]],
-    platforms: tuple[str, ...],
-    as_json: bool,
-) -> None:
+def _directory(path: Path, role: str, suggestion: str) -> None:
+    """A directory the command reads must be there: a missing one is 'not found' (10),
+    which Click's own check would have made a usage error."""
+    if not path.exists():
+        raise NotFoundError(
+            f"{path}: no such directory ({role})",
+            suggestion=suggestion,
+            details={"path": str(path)},
+        )
+
+
+# -- build ---------------------------------------------------------------------------------
+
+
+def _finding(entry: dict[str, Any]) -> str:
+    """`FILE: LOCATION: message`, the line a person reads for a finding of the report."""
+    return ": ".join(p for p in (entry["file"], entry["location"], entry["message"]) if p)
+
+
+def _build_text(report: dict[str, Any]) -> str:
+    """The summary line of a build; for a refused build, one line per problem (the error
+    itself goes to stderr)."""
+    if not report["ok"]:
+        return "".join(f"{_finding(e)}\n" for e in report["errors"])
+    what = "built" if report["changed"] else "up to date:"
+    return (
+        f"{what} {report['dest']}: {_count(report['shims'], 'shim')} of "
+        f"{_count(report['tools'], 'tool')}, {_count(report['signatures'], 'signature')} "
+        f"(updated {report['updated']})\n"
+    )
+
+
+@registry.command(effects=builds_files(), text=_build_text)
+def build(
+    src: Annotated[
+        Path,
+        Argument(
+            help="A directory of shims: every *.json below it, with signature files beside them.",
+            file_okay=False,
+        ),
+    ],
+    dest: Annotated[
+        Path,
+        Argument(
+            help="The registry directory to write (replaced whole when the build succeeds).",
+            file_okay=False,
+        ),
+    ],
+    ctx: Context,
+    name: Annotated[
+        str | None, Option(help="The registry's name (default: ATIP registry).")
+    ] = None,
+    url: Annotated[
+        str | None,
+        Option(help="The URL the registry will be served from (http:// or https://)."),
+    ] = None,
+    require_signatures: Annotated[
+        bool,
+        Option(help="Declare that clients must verify signatures, and fail on any unsigned shim."),
+    ] = False,
+    signer: Annotated[
+        Sequence[str],
+        Option(
+            help="A Sigstore signer to declare in the manifest (repeatable).",
+            metavar="IDENTITY=ISSUER",
+            pattern=_PAIR,
+        ),
+    ] = (),
+    platform: Annotated[
+        Sequence[str],
+        Option(
+            help="A platform every tool should have, for coverage.json (repeatable; default: "
+            "all seen)."
+        ),
+    ] = (),
+) -> dict[str, Any]:
     """Build a static registry from a directory of shims.
 
     Writes shims/sha256/<hex>.json (bytes verbatim) and their signatures, the catalog
     shims/index.json, coverage.json, index.html and .well-known/atip-registry.json. The
-    same shims give the same bytes (SOURCE_DATE_EPOCH fixes the date). Exit status: 0
-    built or already up to date, 1 a shim is invalid, collides with another or is
-    unsigned (DEST is left as it was), 2 usage error (SRC or DEST unusable).
+    same shims give the same bytes (SOURCE_DATE_EPOCH fixes the date); a rebuild that
+    changes nothing writes nothing. A shim that is invalid, collides with another or is
+    unsigned (with --require-signatures) fails the build with a data-format error (exit 65)
+    whose result lists every problem, and DEST is left as it was; SRC missing is exit 10;
+    SRC or DEST unusable (DEST not a registry, one inside the other) is exit 2.
     """
     from atipkit.registry.build import (
         DEFAULT_NAME,
@@ -102,128 +136,157 @@ def build_command(
     )
     from atipkit.registry.layout import Signer
 
+    _directory(src, "SRC", "Give the directory of shims, such as what atip crawl --out wrote.")
+    pairs = [value.partition("=") for value in signer]
     options = BuildOptions(
         name=name or DEFAULT_NAME,
-        url=url,
+        url=url or "",
         require_signatures=require_signatures,
-        signers=tuple(Signer(identity, issuer) for identity, issuer in signers),
-        platforms=platforms,
+        signers=tuple(Signer(identity, issuer) for identity, _, issuer in pairs),
+        platforms=tuple(platform),
     )
     try:
         report = build_registry(src, dest, options)
     except InvalidSource as exc:
-        if as_json:
-            errors = [p.to_dict() for p in exc.problems]
-            click.echo(json.dumps({"ok": False, "dest": dest, "errors": errors}, indent=2))
-        for problem in exc.problems:
-            click.echo(f"atip registry build: {problem.format()}", err=True)
-        click.echo(
-            f"atip registry build: {len(exc.problems)} problem(s); {dest} left as it was",
-            err=True,
-        )
-        ctx.exit(EXIT_INVALID)
+        problems = len(exc.problems)
+        raise DataFormatError(
+            f"{_count(problems, 'problem')} in {src}; {dest} left as it was",
+            suggestion=Suggestion(
+                "Fix or remove the shims that result.errors names, then build again."
+            ),
+            details={"problems": problems},
+            result={"ok": False, "dest": str(dest), "errors": [p.to_dict() for p in exc.problems]},
+        ) from None
     except BuildError as exc:
-        click.echo(f"atip registry build: {exc}", err=True)
-        ctx.exit(EXIT_USAGE)
+        raise InputError(str(exc)) from None
     for finding in report.warnings:
-        click.echo(f"atip registry build: {finding.format()}", err=True)
-    if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
-    else:
-        what = "built" if report.changed else "up to date:"
-        click.echo(
-            f"{what} {report.dest}: {_count(report.shims, 'shim')} of "
-            f"{_count(report.tools, 'tool')}, {_count(report.signatures, 'signature')} "
-            f"(updated {report.updated})"
-        )
-    ctx.exit(EXIT_OK)
+        problem = finding.problem
+        ctx.warn(": ".join(p for p in (finding.file, problem.location, problem.message) if p))
+    return report.to_dict()
+
+
+# -- publish -------------------------------------------------------------------------------
 
 
 def _option_value(text: str) -> Any:
     """A storage option's value: JSON where it parses (`true`, `3`, `{"a": 1}`), else text."""
+    import json
+
     try:
         return json.loads(text)
     except ValueError:
         return text
 
 
-@click.command(cls=AtipCommand, effects=uploads())
-@click.argument(
-    "dest",
-    cls=AtipArgument,
-    type=click.Path(file_okay=False, exists=True),
-    help="A registry built by atip registry build.",
-)
-@click.argument(
-    "target",
-    cls=AtipArgument,
-    help="A directory, or an fsspec URL: s3://bucket/prefix, gs://bucket/prefix, file://...",
-)
-@click.option("--dry-run", is_flag=True, help="Say what would be uploaded; upload nothing.")
-@click.option("--endpoint-url", help="The object store's endpoint (S3-compatible servers).")
-@click.option(
-    "-o",
-    "--storage-option",
-    "storage_options",
-    multiple=True,
-    metavar="KEY=VALUE",
-    callback=_pairs,
-    help="An option for the filesystem (repeatable; VALUE is JSON where it parses).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the publish report as JSON.")
-@click.pass_context
-def publish_command(
-    ctx: click.Context,
-    dest: str,
-    target: str,
-    dry_run: bool,
-    endpoint_url: str | None,
-    storage_options: list[tuple[str, str]],
-    as_json: bool,
-) -> None:
+def _publish_text(result: dict[str, Any]) -> str:
+    """One line an upload, then the summary; with --dry-run the plan's report, in the
+    conditional; after a failure, what had been uploaded before it."""
+    report = result["result"] if "actions" in result else result
+    verb = "would upload" if report.get("dryRun") else "uploaded"
+    lines = [
+        f"{verb} {u['path']} ({_size(u['size'])}, {u['content_type']})" for u in report["uploaded"]
+    ]
+    uploaded = f"{len(report['uploaded'])} {verb} ({_size(report['uploadedBytes'])})"
+    if not report["ok"]:
+        lines.append(f"{report['target']}: {uploaded} before the failure")
+    else:
+        unchanged = f"{report['unchanged']} unchanged ({_size(report['unchangedBytes'])})"
+        lines.append(f"{report['target']}: {uploaded}, {unchanged}")
+    return "".join(f"{line}\n" for line in lines)
+
+
+@registry.command(effects=uploads(), dry_run=True, text=_publish_text)
+def publish(
+    dest: Annotated[
+        Path, Argument(help="A registry built by atip registry build.", file_okay=False)
+    ],
+    target: Annotated[
+        str,
+        Argument(
+            help="A directory, or an fsspec URL: s3://bucket/prefix, gs://bucket/prefix, file://..."
+        ),
+    ],
+    ctx: Context,
+    endpoint_url: Annotated[
+        str | None, Option(help="The object store's endpoint (S3-compatible servers).")
+    ] = None,
+    storage_option: Annotated[
+        Sequence[str],
+        Option(
+            help="An option for the filesystem (repeatable; VALUE is JSON where it parses).",
+            metavar="KEY=VALUE",
+            pattern=_PAIR,
+        ),
+    ] = (),
+) -> dict[str, Any]:
     """Upload a built registry; only files that changed are sent.
 
     Shims and signatures go first, then the catalog, coverage and page, the manifest last;
-    each object gets its Content-Type and Cache-Control. Nothing is ever deleted.
-    Credentials come from the filesystem's usual environment (AWS_*, ...). Exit status:
-    0 published (or nothing to do), 1 the store failed (missing bucket, access denied,
-    network), 2 usage error (not a registry, unknown protocol, filesystem not installed).
+    each object gets its Content-Type and Cache-Control. Nothing is ever deleted. With
+    --dry-run the target is compared and nothing is sent. Credentials come from the
+    filesystem's usual environment (AWS_*, ...). A store that fails (missing bucket,
+    access denied, network) is exit 40, and the result lists what was uploaded before
+    (it stays; a rerun sends the rest); the filesystem package missing is exit 40 too;
+    DEST missing is exit 10; not a registry, an unknown protocol or a bad storage option
+    is exit 2.
     """
-    from atipkit.registry.publish import BadTarget, PublishError, PublishFailed, publish
+    from atipkit.registry.publish import (
+        INSTALL_HINT,
+        BadTarget,
+        PublishError,
+        PublishFailed,
+        redact,
+    )
+    from atipkit.registry.publish import publish as upload
 
-    options = {key: _option_value(value) for key, value in storage_options}
+    _directory(dest, "DEST", "Give the directory atip registry build wrote.")
+    pairs = (value.partition("=") for value in storage_option)
+    options = {key: _option_value(value) for key, _, value in pairs}
     try:
-        report = publish(
-            dest, target, dry_run=dry_run, endpoint_url=endpoint_url, storage_options=options
+        report = upload(
+            dest,
+            target,
+            dry_run=ctx.dry_run,
+            endpoint_url=endpoint_url,
+            storage_options=options,
         )
     except BadTarget as exc:
-        click.echo(f"atip registry publish: {exc}", err=True)
-        ctx.exit(EXIT_USAGE)
+        if INSTALL_HINT in str(exc):  # fsspec, or the filesystem of the protocol, is missing
+            raise DependencyError(
+                str(exc),
+                code="E4010",  # atip's code for "an optional package is not installed"
+                suggestion=Suggestion(f"Install it: {INSTALL_HINT}", action="ask_human"),
+            ) from None
+        raise InputError(str(exc)) from None
     except PublishFailed as exc:
-        click.echo(f"atip registry publish: {exc}", err=True)
-        if exc.uploaded:
-            click.echo(
-                f"atip registry publish: uploaded before the failure (kept; a rerun sends the "
-                f"rest): {', '.join(u.path for u in exc.uploaded)}",
-                err=True,
-            )
-        if as_json:
-            sent = [msgspec.to_builtins(u) for u in exc.uploaded]
-            click.echo(json.dumps({"ok": False, "error": str(exc), "uploaded": sent}, indent=2))
-        ctx.exit(EXIT_INVALID)
-    except PublishError as exc:
-        click.echo(f"atip registry publish: {exc}", err=True)
-        ctx.exit(EXIT_INVALID)
+        sent = [u.path for u in exc.uploaded]
+        raise DependencyError(
+            str(exc),
+            suggestion=Suggestion(
+                "Fix the store's problem and publish again: what result.uploaded lists stays, "
+                "and a rerun sends only the rest.",
+                action="retry",
+            ),
+            details={"uploaded_before": len(sent)},
+            result={
+                "ok": False,
+                "target": redact(target),
+                "dryRun": False,
+                "uploaded": [_upload(u) for u in exc.uploaded],
+                "uploadedBytes": sum(u.size for u in exc.uploaded),
+            },
+        ) from None
+    except PublishError as exc:  # not raised by publish() today; kept for the contract
+        raise DependencyError(str(exc)) from None
     for message in report.warnings:
-        click.echo(f"atip registry publish: warning: {message}", err=True)
-    if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2))
-        ctx.exit(EXIT_OK)
-    verb = "would upload" if dry_run else "uploaded"
-    for upload in report.uploaded:
-        click.echo(f"{verb} {upload.path} ({_size(upload.size)}, {upload.content_type})")
-    click.echo(
-        f"{report.target}: {len(report.uploaded)} {verb} ({_size(report.uploaded_bytes)}), "
-        f"{report.unchanged} unchanged ({_size(report.unchanged_bytes)})"
-    )
-    ctx.exit(EXIT_OK)
+        ctx.warn(message)
+    if ctx.dry_run:
+        for u in report.uploaded:
+            ctx.plan("upload", u.path, size=u.size, content_type=u.content_type)
+    return report.to_dict()
+
+
+def _upload(upload: Any) -> dict[str, Any]:
+    import msgspec
+
+    return msgspec.to_builtins(upload)  # type: ignore[no-any-return]

@@ -4,64 +4,90 @@ Protocol (`--tdp`) will be a second thing this command serves: each is an app of
 
 from __future__ import annotations
 
-import json
 import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
-import click
-
-from atipkit.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE
+from atipkit.app import (
+    ConflictError,
+    DependencyError,
+    NotFoundError,
+    Option,
+    Suggestion,
+)
+from atipkit.cli import app
 from atipkit.cli._effects import serves
-from atipkit.introspect.click import AtipCommand
+
+if TYPE_CHECKING:
+    import socket
 
 
-@click.command(cls=AtipCommand, effects=serves())
-@click.option(
-    "--registry",
-    "registry_dir",
-    type=click.Path(file_okay=False, exists=True),
-    help="The registry directory to serve (what atip registry build wrote); required.",
-)
-@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option(
-    "--port",
-    type=click.IntRange(0, 65535),
-    default=8000,
-    show_default=True,
-    help="Port to listen on; 0 picks a free one.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Say where it listens as one JSON line.")
-@click.pass_context
-def serve_command(
-    ctx: click.Context, registry_dir: str | None, host: str, port: int, as_json: bool
-) -> None:
+def _text(started: dict[str, str]) -> str:
+    return f"serving the registry {started['registry']} at {started['url']} (Ctrl-C to stop)\n"
+
+
+@app.command(effects=serves(), text=_text)
+def serve(
+    registry: Annotated[
+        Path,
+        Option(
+            help="The registry directory to serve (what atip registry build wrote).",
+            file_okay=False,
+        ),
+    ],
+    host: Annotated[str, Option(help="Address to listen on.")] = "127.0.0.1",
+    port: Annotated[
+        int, Option(help="Port to listen on; 0 picks a free one.", min=0, max=65535)
+    ] = (8000),
+) -> Iterator[dict[str, str]]:
     """Serve a static registry over HTTP for development, until interrupted.
 
     ETag and Last-Modified with 304 answers, HEAD, the registry's content types and
-    Cache-Control, JSON 404s, no directory listings. The first line on stdout says where
-    it listens; requests are logged on stderr. Exit status: 0 stopped, 1 cannot listen on
-    the address, 2 usage error (no --registry, not a directory, the serve extra missing).
+    Cache-Control, JSON 404s, no directory listings. The result is one record, where it
+    listens ({registry, url}), given as soon as it listens with --jsonl, --plain or text
+    output (JSON output, the envelope, comes when the server stops). Requests are logged
+    on stderr. Exit status: 0 stopped (Ctrl-C or SIGTERM), 2 no --registry, 10 the
+    directory does not exist, 20 cannot listen on the address, 40 the serve extra is
+    missing.
     """
-    from atipkit import serve
+    from atipkit import serve as servers
 
-    if registry_dir is None:
-        raise click.UsageError("give --registry DIR: the directory atip registry build wrote")
+    if not registry.exists():
+        raise NotFoundError(
+            f"{registry}: no such directory",
+            suggestion="Give the directory atip registry build wrote.",
+            details={"path": str(registry)},
+        )
     try:
-        serve.require_extra()
-    except serve.ServeError as exc:
-        click.echo(f"atip serve: {exc}", err=True)
-        ctx.exit(EXIT_USAGE)
+        servers.require_extra()
+    except servers.ServeError as exc:
+        raise DependencyError(
+            str(exc),
+            code="E4010",  # atip's code for "an optional package is not installed"
+            suggestion=Suggestion(f"Install it: {servers.INSTALL_HINT}", action="ask_human"),
+        ) from None
     from atipkit.serve.registry import registry_app
 
-    root = os.path.abspath(registry_dir)
+    root = os.path.abspath(registry)
     try:
-        sock = serve.listen(host, port)
-    except serve.ServeError as exc:
-        click.echo(f"atip serve: {exc}", err=True)
-        ctx.exit(EXIT_INVALID)
-    url = serve.url(sock)
-    if as_json:
-        click.echo(json.dumps({"registry": root, "url": url}))
-    else:
-        click.echo(f"serving the registry {root} at {url} (Ctrl-C to stop)")
-    serve.run(registry_app(root), sock)
-    ctx.exit(EXIT_OK)
+        sock = servers.listen(host, port)
+    except servers.ServeError as exc:
+        raise ConflictError(
+            str(exc),
+            suggestion=Suggestion(
+                "Pick another --port (0 picks a free one), or stop what listens there.",
+                example=f"atip serve --registry {registry} --port 0",
+            ),
+            details={"host": host, "port": port},
+        ) from None
+    return _serving(registry_app(root), sock, {"registry": root, "url": servers.url(sock)})
+
+
+def _serving(asgi: Any, sock: socket.socket, started: dict[str, str]) -> Iterator[dict[str, str]]:
+    """Say where it listens, then serve until stopped: a stream, so output that writes
+    items as they come tells the caller the URL before the server blocks."""
+    from atipkit import serve as servers
+
+    yield started
+    servers.run(asgi, sock)
