@@ -59,6 +59,18 @@ NOTES = {
             "description": "Ask for input",
             "effects": {"interactive": {"stdin": "required"}, "network": False},
         },
+        "fail": {
+            "description": "Fail",
+            "effects": {"filesystem": {"write": False}, "network": False},
+        },
+        "hang": {
+            "description": "Hang",
+            "effects": {
+                "filesystem": {"write": False},
+                "network": False,
+                "duration": {"timeout": "300ms"},
+            },
+        },
     },
 }
 
@@ -78,6 +90,8 @@ def notes(tmp_path: Path) -> tuple[atipkit.Tool, dict[str, str], Path]:
         f"  rm) rm -f {store}; echo removed;;\n"
         "  buy) echo bought;;\n"
         '  ask) read x; echo "you said $x";;\n'
+        "  fail) echo partial; echo 'no luck' >&2; exit 3;;\n"
+        "  hang) exec sleep 5;;\n"
         "esac\n"
     )
     exe.chmod(0o755)
@@ -234,6 +248,29 @@ def test_dry_run_runs_nothing(notes):
 # -- atip run -----------------------------------------------------------------------------
 
 
+@pytest.fixture
+def atip(tmp_path, monkeypatch):
+    """`atip ARGS` in-process, with a registry and cache of the test's own; never a
+    prompt (no terminal is asked, even when the test runs in one)."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("ATIP_CACHE_DIR", str(tmp_path / "cache"))
+
+    def invoke(*args: str, input: str | None = None):
+        return CliRunner().invoke(cli, [*args, "--no-input"], input=input)
+
+    return invoke
+
+
+def run_notes(atip, exe, *args: str, call: dict):
+    return atip("run", "--tool", exe["notes"], *args, "--call", json.dumps(call))
+
+
+def envelope(result) -> dict:
+    lines = result.stdout.splitlines()
+    assert len(lines) == 1, result.output
+    return json.loads(lines[0])
+
+
 @pytest.mark.parametrize(
     "shape",
     [
@@ -253,60 +290,150 @@ def test_dry_run_runs_nothing(notes):
         },
     ],
 )
-def test_atip_run_takes_any_providers_call(notes, shape, monkeypatch, tmp_path):
+def test_atip_run_takes_any_providers_call(notes, shape, atip):
     _, exe, store = notes
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    monkeypatch.setenv("ATIP_CACHE_DIR", str(tmp_path / "cache"))
-    result = CliRunner().invoke(cli, ["run", "--tool", exe["notes"], "--call", json.dumps(shape)])
+    result = run_notes(atip, exe, call=shape)
     assert result.exit_code == 0, result.output
-    assert result.stdout == "added\n"
+    report = envelope(result)["result"]
+    assert report == {
+        "call": {"name": "notes_add", "tool": "notes", "command": ["add"]},
+        "decision": "allow",
+        "reasons": [],
+        "argv": [exe["notes"], "add", "hi"],
+        "exitCode": 0,
+        "isError": False,
+        "text": "added\n",
+    }
     assert store.read_text() == "hi\n"
 
 
-def test_atip_run_exit_codes(notes, monkeypatch, tmp_path):
+def test_atip_run_text_output_is_the_commands_output(notes, atip):
+    _, exe, _ = notes
+    result = run_notes(atip, exe, "--text", call={"name": "notes_add", "arguments": {"text": "x"}})
+    assert result.exit_code == 0
+    assert result.stdout == "added\n"
+    assert result.stderr == f"decision: allow\nargv: {json.dumps([exe['notes'], 'add', 'x'])}\n"
+    piped = atip(
+        "run", "--tool", exe["notes"], "--call", "-", "--stdin", "there\n", "--text",
+        input=json.dumps({"name": "notes_ask", "arguments": {}}),
+    )  # fmt: skip
+    assert (piped.exit_code, piped.stdout) == (0, "you said there\n")
+
+
+def test_atip_run_exit_codes(notes, atip, tmp_path):
     _, exe, store = notes
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
-    monkeypatch.setenv("ATIP_CACHE_DIR", str(tmp_path / "cache"))
-    runner = CliRunner()
-
-    def run(*args: str, call: dict):
-        return runner.invoke(
-            cli, ["run", "--tool", exe["notes"], *args, "--call", json.dumps(call)]
-        )
-
     rm = {"name": "notes_rm", "arguments": {}}
-    assert run(call=rm).exit_code == 3
+    store.write_text("keep\n")
     policy = tmp_path / "policy.json"
     policy.write_text(json.dumps({"delegation": {"deniedCommands": ["notes rm"]}}))
-    assert run("--yes", "--policy", str(policy), call=rm).exit_code == 3
-    assert run("--yes", call=rm).exit_code == 0
-    dry = run("--dry-run", "--json", call={"name": "notes_add", "arguments": {"text": "x"}})
-    assert json.loads(dry.stdout)["argv"] == [exe["notes"], "add", "x"]
+    denied = run_notes(atip, exe, "--yes", "--policy", str(policy), call=rm)
+    assert denied.exit_code == 30
+    out = envelope(denied)
+    assert (out["error"]["code"], out["result"]["decision"]) == ("E2012", "deny")
+    assert store.exists()
+    assert run_notes(atip, exe, "--yes", call=rm).exit_code == 0
     assert not store.exists()
-    assert run(call={"name": "notes_add", "arguments": {"text": 1}}).exit_code == 1
-    assert runner.invoke(cli, ["run", "--call", "{not json"]).exit_code == 2
+    dry = run_notes(atip, exe, "--dry-run", call={"name": "notes_add", "arguments": {"text": "x"}})
+    plan = envelope(dry)["result"]
+    assert plan["result"]["argv"] == [exe["notes"], "add", "x"]
+    assert plan["actions"] == [
+        {
+            "action": "run",
+            "target": f"{exe['notes']} add x",
+            "details": {"argv": [exe["notes"], "add", "x"]},
+        }
+    ]
+    assert not store.exists()
+    not_json = atip("run", "--call", "{not json")
+    assert not_json.exit_code == 65
+    assert envelope(not_json)["error"]["details"] == {"param": "call"}
+    assert atip("run", "--call", "[1]").exit_code == 65
+    missing = atip("run", "--tool", str(tmp_path / "nothing"), "--call", json.dumps(rm))
+    assert missing.exit_code == 10
+    no_policy = run_notes(atip, exe, "--policy", str(tmp_path / "none.json"), call=rm)
+    assert envelope(no_policy)["error"]["code"] == "E3001"
+    broken = tmp_path / "broken.json"
+    broken.write_text('{"allowDestructive": "sure"}')
+    assert run_notes(atip, exe, "--policy", str(broken), call=rm).exit_code == 65
 
 
-def test_a_delegated_deny_of_gh_repo_delete_holds_even_with_yes(tmp_path, monkeypatch):
+def test_atip_run_a_call_that_does_not_fit_is_a_data_format_error(notes, atip):
+    _, exe, _ = notes
+    wrong_type = run_notes(atip, exe, call={"name": "notes_add", "arguments": {"text": 1}})
+    assert wrong_type.exit_code == 65
+    out = envelope(wrong_type)
+    atdf = json.loads(out["result"]["text"])  # what a model would be told
+    assert atdf["errors"][0]["parameter_name"] == "text"
+    missing = run_notes(atip, exe, call={"name": "notes_add", "arguments": {}})
+    assert missing.exit_code == 65
+    assert "missing required parameter(s) 'text'" in envelope(missing)["error"]["message"]
+    unknown = run_notes(atip, exe, call={"name": "notes_fly", "arguments": {}})
+    assert unknown.exit_code == 10
+    assert envelope(unknown)["error"]["details"] == {"name": "notes_fly"}
+
+
+def test_atip_run_confirmation_without_a_terminal_says_to_pass_yes(notes, atip, tmp_path):
+    _, exe, store = notes
+    store.write_text("keep\n")
+    audit = tmp_path / "audit.jsonl"
+    result = run_notes(atip, exe, "--audit", str(audit), call={"name": "notes_rm", "arguments": {}})
+    assert result.exit_code == 2
+    out = envelope(result)
+    assert out["error"]["code"] == "E1006"
+    assert "--yes" in out["error"]["suggestion"]["fix"]
+    assert out["result"]["reasons"] == ["not confirmed: destructive: confirm first"]
+    assert store.exists()
+    [entry] = AuditLog(audit).read()  # the refusal is audited like any decision
+    assert (entry["decision"], entry["argv"]) == ("deny", None)
+
+
+def test_atip_run_a_failing_command_is_a_dependency_error_with_its_outcome(notes, atip):
+    _, exe, _ = notes
+    failed = run_notes(atip, exe, call={"name": "notes_fail", "arguments": {}})
+    assert failed.exit_code == 40
+    out = envelope(failed)
+    assert out["error"]["details"] == {"exitCode": 3}
+    assert out["result"]["exitCode"] == 3
+    assert out["result"]["text"] == "[exit status 3]\nstdout:\npartial\n\nstderr:\nno luck\n"
+    text = run_notes(atip, exe, "--text", call={"name": "notes_fail", "arguments": {}})
+    assert text.stdout == out["result"]["text"]  # what it printed, then the error
+    assert f"error: {exe['notes']} exited with status 3 [E4001]" in text.stderr
+    hung = run_notes(atip, exe, call={"name": "notes_hang", "arguments": {}})
+    assert hung.exit_code == 50
+    assert envelope(hung)["result"]["text"].startswith("[timed out]")
+
+
+def test_atip_run_refuses_a_command_whose_input_is_missing(notes, atip):
+    _, exe, _ = notes
+    refused = run_notes(atip, exe, call={"name": "notes_ask", "arguments": {}})
+    assert refused.exit_code == 2
+    out = envelope(refused)
+    assert out["error"]["code"] == "E1004"
+    assert out["error"]["message"] == "not run: the command needs input on stdin and none was given"
+
+
+def test_a_delegated_deny_of_gh_repo_delete_holds_even_with_yes(tmp_path, atip):
     from tests.helpers import FIXTURES
 
-    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
     gh = str(FIXTURES / "rfc" / "rfc06-14.1-gh.json")
     policy = tmp_path / "subagent.json"
     policy.write_text(
         json.dumps({"allowDestructive": True, "delegation": {"deniedCommands": ["gh repo delete"]}})
     )
     call = json.dumps({"name": "gh_repo_delete", "arguments": {"repo": "acme/site"}})
-    runner = CliRunner()
-    base = ["run", "--tool", gh, "--dry-run", "--json", "--call", call]
-    plain = runner.invoke(cli, base)
-    assert plain.exit_code == 3  # destructive: needs confirmation
-    assert runner.invoke(cli, [*base, "--yes"]).exit_code == 0  # confirmed
-    delegated = runner.invoke(cli, [*base, "--yes", "--policy", str(policy)])
-    assert delegated.exit_code == 3
-    out = json.loads(delegated.stdout)
-    assert out["decision"] == "deny"
-    assert out["reasons"] == ["'gh repo delete' is denied by delegation ('gh repo delete')"]
+    base = ["run", "--tool", gh, "--dry-run", "--call", call]
+    plain = atip(*base)
+    assert plain.exit_code == 2  # destructive: needs confirmation, and no one to ask
+    assert envelope(plain)["error"]["code"] == "E1006"
+    assert atip(*base, "--yes").exit_code == 0  # confirmed
+    delegated = atip(*base, "--yes", "--policy", str(policy))
+    assert delegated.exit_code == 30
+    out = envelope(delegated)
+    assert out["error"]["code"] == "E2012"
+    assert out["result"]["decision"] == "deny"
+    assert out["result"]["reasons"] == [
+        "'gh repo delete' is denied by delegation ('gh repo delete')"
+    ]
 
 
 def test_verified_trust_levels_feed_the_policy(notes):

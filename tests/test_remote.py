@@ -626,32 +626,101 @@ def test_resolution_finds_a_shim_in_a_remote_registry(served, tmp_path, monkeypa
         resolve_tool(str(binary), refresh=True)
 
 
+def atip(*args: str):
+    """`atip ARGS` in-process: a JSON envelope on stdout unless --text is given."""
+    return CliRunner().invoke(cli, list(args))
+
+
+def envelope(result) -> dict:
+    lines = result.stdout.splitlines()
+    assert len(lines) == 1, result.output
+    return json.loads(lines[0])
+
+
 def test_atip_registry_fetch(served, tmp_path, monkeypatch):
     put(served.root, A, shim(A, "jq"))
-    put(served.root, B, shim(C))
-    runner = CliRunner()
     monkeypatch.setenv("ATIP_REGISTRIES", served.url)
-    found = runner.invoke(cli, ["registry", "fetch", f"sha256:{A}"])
+    found = atip("registry", "fetch", f"sha256:{A}", "--text")
     assert found.exit_code == 0
-    assert json.loads(found.stdout)["binary"]["hash"] == f"sha256:{A}"
+    assert json.loads(found.stdout)["binary"]["hash"] == f"sha256:{A}"  # the shim itself
     assert f"sha256:{A}: jq 1.0 from {served.url} (fetched)" in found.stderr
-    report = json.loads(runner.invoke(cli, ["registry", "fetch", A, "--json"]).stdout)
+    report = envelope(atip("registry", "fetch", A))["result"]
     assert (report["found"], report["cached"], report["shim"]["binary"]["name"]) == (
         True,
         True,
         "jq",
     )
-    missing = runner.invoke(cli, ["registry", "fetch", "d" * 64])
-    assert (missing.exit_code, missing.stdout) == (1, "")
-    rejected = runner.invoke(cli, ["registry", "fetch", B])
-    assert rejected.exit_code == 3
-    assert "rejected: binary.hash is" in rejected.stderr
-    bad = runner.invoke(cli, ["registry", "fetch", "zz-not-a-tool"])
-    assert bad.exit_code == 2
-    assert "is not a sha256 hash" in bad.stderr
+    assert (report["hash"], report["registry"]) == (f"sha256:{A}", served.url)
+    # a cached copy is the same document as the fetched one: no cache stamps (§4.7)
+    assert report["shim"] == json.loads(found.stdout)
+    assert not [key for key in report["shim"] if key.startswith("_")]
+
+
+def test_atip_registry_fetch_failures(served, tmp_path, monkeypatch):
+    put(served.root, B, shim(C))  # served under B's name, describes C
+    monkeypatch.setenv("ATIP_REGISTRIES", served.url)
+    missing = atip("registry", "fetch", "d" * 64)
+    assert missing.exit_code == 10
+    out = envelope(missing)
+    assert out["result"]["attempts"][0]["outcome"] == "not-found"
+    assert out["result"]["shim"] is None
+    text = atip("registry", "fetch", "d" * 64, "--text")
+    assert (text.exit_code, text.stdout) == (10, "")
+    assert "no registry has a shim for this binary" in text.stderr
+    rejected = atip("registry", "fetch", B)
+    assert rejected.exit_code == 30
+    out = envelope(rejected)
+    assert out["error"]["code"] == "E2010"
+    assert out["result"]["attempts"][0]["reason"].startswith(f"binary.hash is sha256:{C}")
+    assert "rejected: binary.hash is" in atip("registry", "fetch", B, "--text").stderr
+    before = len(served.requests())
+    bad = atip("registry", "fetch", "zz-not-a-tool")
+    assert bad.exit_code == 10
+    assert "is not a sha256 hash" in envelope(bad)["error"]["message"]
+    short = atip("registry", "fetch", "sha256:abc")
+    assert (short.exit_code, envelope(short)["error"]["code"]) == (2, "E1002")
+    assert len(served.requests()) == before  # neither was asked of any registry
     monkeypatch.delenv("ATIP_REGISTRIES")
-    none = runner.invoke(cli, ["registry", "fetch", A])
-    assert (none.exit_code, "no registries configured" in none.stderr) == (2, True)
+    none = atip("registry", "fetch", A)
+    assert none.exit_code == 2
+    out = envelope(none)
+    assert (out["error"]["code"], "no registries configured" in out["error"]["message"]) == (
+        "E1009",
+        True,
+    )
+    write_config(tmp_path, "{")
+    broken = atip("registry", "fetch", A)
+    assert (broken.exit_code, envelope(broken)["error"]["code"]) == (2, "E1009")
+    assert "registries.json" in envelope(broken)["error"]["message"]
+
+
+def test_atip_registry_fetch_an_invalid_shim_is_a_data_format_error(served, monkeypatch):
+    put(served.root, A, b"{not json")
+    monkeypatch.setenv("ATIP_REGISTRIES", served.url)
+    invalid = atip("registry", "fetch", A)
+    assert invalid.exit_code == 65
+    assert envelope(invalid)["result"]["attempts"][0]["reason"].startswith("not a valid shim: ")
+
+
+def test_atip_registry_fetch_an_unsigned_shim_is_refused(served, tmp_path, monkeypatch):
+    put(served.root, A, shim(A))
+    _, public = minisign_keys(tmp_path)
+    registry = {"url": served.url, "requireSignatures": True, "minisignKeys": [str(public)]}
+    write_config(tmp_path, {"registries": [registry]})
+    unsigned = atip("registry", "fetch", A)
+    assert unsigned.exit_code == 30
+    out = envelope(unsigned)
+    assert out["error"]["code"] == "E2011"
+    assert out["result"]["attempts"][0]["reason"].startswith("signatures are required")
+
+
+def test_atip_registry_fetch_unreachable_registries(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATIP_REGISTRIES", f"http://127.0.0.1:{free_port()}")
+    down = atip("registry", "fetch", A)
+    assert down.exit_code == 40
+    out = envelope(down)
+    assert out["error"]["is_retryable"] is True
+    assert [a["outcome"] for a in out["result"]["attempts"]] == ["unreachable"]
 
 
 def test_atip_registry_list_never_shows_a_token(served, tmp_path, monkeypatch):
@@ -671,19 +740,42 @@ def test_atip_registry_list_never_shows_a_token(served, tmp_path, monkeypatch):
             ]
         },
     )
-    runner = CliRunner()
-    listed = runner.invoke(cli, ["registry", "list", "--json", "--check"])
-    assert listed.exit_code == 1  # `down` does not answer
-    data = json.loads(listed.stdout)
+    listed = atip("registry", "list", "--check")
+    assert listed.exit_code == 40  # `down` does not answer
+    out = envelope(listed)
+    assert out["error"]["message"].startswith("down does not answer: ")
+    data = out["result"]
     assert [(r["name"], r["auth"], r["requireSignatures"]) for r in data["registries"]] == [
         ("org", "ORG_TOKEN", False),
         ("down", None, True),
     ]
     assert data["registries"][0]["check"]["ok"]
     assert not data["registries"][1]["check"]["ok"]
-    human = runner.invoke(cli, ["registry", "list"])
+    human = atip("registry", "list", "--text")
+    assert human.exit_code == 0
     assert TOKEN not in listed.output + human.output
-    assert "token from $ORG_TOKEN" in human.stdout
+    assert human.stdout.splitlines() == [
+        f"org  {served.url}  (priority 1, token from $ORG_TOKEN)",
+        f"down  {closed}  (priority 100, signatures required)",
+    ]
+    assert envelope(atip("registry", "list"))["result"]["registries"][0]["name"] == "org"
+
+
+def test_atip_registry_list_empty_broken_and_offline(tmp_path, monkeypatch):
+    empty = atip("registry", "list", "--text")
+    assert (empty.exit_code, empty.stdout) == (
+        0,
+        "no registries configured (registries.json or ATIP_REGISTRIES)\n",
+    )
+    monkeypatch.setenv("ATIP_OFFLINE", "1")
+    monkeypatch.setenv("ATIP_REGISTRIES", "https://registry.example")
+    offline = atip("registry", "list", "--check", "--text")  # offline: nothing is asked
+    assert offline.exit_code == 0
+    assert offline.stderr == "offline (ATIP_OFFLINE): only cached shims are used\n"
+    assert envelope(atip("registry", "list"))["result"]["offline"] is True
+    monkeypatch.setenv("ATIP_REGISTRIES", "not-a-url")
+    broken = atip("registry", "list")
+    assert (broken.exit_code, envelope(broken)["error"]["code"]) == (2, "E1009")
 
 
 # -- a registry built by atip registry build, served by nginx -------------------------------------

@@ -70,19 +70,109 @@ def test_ssh_sign_verify_and_a_flipped_byte(tmp_path, shim):
     del other
 
 
+def atip(*args: str):
+    """`atip ARGS` in-process: a JSON envelope on stdout unless --text is given."""
+    return CliRunner().invoke(cli, list(args))
+
+
+def envelope(result) -> dict:
+    lines = result.stdout.splitlines()
+    assert len(lines) == 1, result.output
+    return json.loads(lines[0])
+
+
 def test_shim_sign_and_verify_commands(tmp_path, shim):
     secret, public = minisign_keys(tmp_path)
-    runner = CliRunner()
-    signed = runner.invoke(cli, ["shim", "sign", str(shim), "--minisign-key", str(secret)])
+    signed = atip("shim", "sign", str(shim), "--minisign-key", str(secret))
     assert signed.exit_code == 0
-    assert signed.stdout.strip() == f"{shim}.minisig"
-    ok = runner.invoke(cli, ["shim", "verify", str(shim), "--minisign-key", str(public)])
+    assert envelope(signed)["result"] == {
+        "file": str(shim),
+        "signature": f"{shim}.minisig",
+        "method": "minisign",
+    }
+    ok = atip("shim", "verify", str(shim), "--minisign-key", str(public))
     assert ok.exit_code == 0
+    report = envelope(ok)["result"]
+    assert report["signer"].startswith("timestamp:")  # minisign's default trusted comment
+    assert report == {
+        "file": str(shim),
+        "ok": True,
+        "method": "minisign",
+        "reason": "",
+        "signer": report["signer"],
+    }
     flip(shim)
-    bad = runner.invoke(cli, ["shim", "verify", str(shim), "--minisign-key", str(public)])
-    assert bad.exit_code == 1
-    assert "NOT verified" in bad.stdout
-    assert runner.invoke(cli, ["shim", "sign", str(shim)]).exit_code == 2
+    bad = atip("shim", "verify", str(shim), "--minisign-key", str(public))
+    assert bad.exit_code == 30
+    out = envelope(bad)
+    assert (out["error"]["code"], out["result"]["ok"]) == ("E2011", False)
+    assert out["result"]["reason"].startswith("signature does not verify")
+    text = atip("shim", "verify", str(shim), "--minisign-key", str(public), "--text")
+    assert text.stdout.startswith(f"{shim}: NOT verified (minisign) — signature does not verify")
+    assert "[E2011]" in text.stderr
+
+
+def test_shim_sign_text_output_is_the_signature_path(tmp_path, shim):
+    secret, _ = minisign_keys(tmp_path)
+    signed = atip("shim", "sign", str(shim), "--minisign-key", str(secret), "--text")
+    assert (signed.exit_code, signed.stdout) == (0, f"{shim}.minisig\n")
+
+
+def test_shim_sign_and_verify_usage_and_missing_files(tmp_path, shim, monkeypatch):
+    secret, public = minisign_keys(tmp_path)
+    neither = atip("shim", "sign", str(shim))
+    assert neither.exit_code == 2
+    assert "exactly one of --minisign-key and --ssh-key" in envelope(neither)["error"]["message"]
+    both = atip("shim", "sign", str(shim), "--minisign-key", str(secret), "--ssh-key", str(secret))
+    assert both.exit_code == 2
+    no_shim = atip("shim", "sign", str(tmp_path / "none.json"), "--minisign-key", str(secret))
+    assert (no_shim.exit_code, envelope(no_shim)["error"]["code"]) == (10, "E3001")
+    no_key = atip("shim", "sign", str(shim), "--minisign-key", str(tmp_path / "none.key"))
+    assert no_key.exit_code == 10
+    monkeypatch.delenv("ATIP_TEST_UNSET", raising=False)
+    unset = atip(
+        "shim",
+        "sign",
+        str(shim),
+        "--minisign-key",
+        str(secret),
+        "--password-env",
+        "ATIP_TEST_UNSET",
+    )
+    assert unset.exit_code == 2
+    assert "ATIP_TEST_UNSET is not set" in envelope(unset)["error"]["message"]
+    not_a_key = tmp_path / "not.key"
+    not_a_key.write_text("hello\n")
+    unusable = atip("shim", "sign", str(shim), "--minisign-key", str(not_a_key))
+    assert (unusable.exit_code, envelope(unusable)["error"]["code"]) == (2, "E1002")
+    assert not Path(f"{shim}.minisig").exists()
+    unsigned = atip("shim", "verify", str(shim), "--minisign-key", str(public))
+    assert unsigned.exit_code == 10  # no FILE.minisig beside it
+    assert envelope(unsigned)["result"]["reason"] == f"missing file: {shim}.minisig"
+    how = atip("shim", "verify", str(shim))
+    assert (how.exit_code, envelope(how)["error"]["code"]) == (2, "E1001")
+    who = atip("shim", "verify", str(shim), "--allowed-signers", str(public))
+    assert "--allowed-signers needs --identity" in envelope(who)["error"]["message"]
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
+def test_shim_sign_and_verify_commands_with_ssh(tmp_path, shim):
+    key, public = ssh_key(tmp_path, "alice")
+    allowed = tmp_path / "allowed_signers"
+    allowed.write_text(f'alice@example.com namespaces="atip" {public}\n')
+    signed = atip("shim", "sign", str(shim), "--ssh-key", str(key))
+    assert signed.exit_code == 0, signed.output
+    assert envelope(signed)["result"]["signature"] == f"{shim}.sig"
+    args = ["shim", "verify", str(shim), "--allowed-signers", str(allowed)]
+    ok = atip(*args, "--identity", "alice@example.com", "--text")
+    assert (ok.exit_code, ok.stdout) == (0, f"{shim}: verified (ssh); signer: alice@example.com\n")
+    other = atip(*args, "--identity", "mallory@example.com")
+    assert (other.exit_code, envelope(other)["error"]["code"]) == (30, "E2011")
+    not_a_key = tmp_path / "not-a-key"
+    not_a_key.write_text("hello\n")
+    failed = atip("shim", "sign", str(shim), "--ssh-key", str(not_a_key))
+    assert failed.exit_code == 40  # ssh-keygen refused it
+    assert "ssh-keygen could not sign" in envelope(failed)["error"]["message"]
 
 
 # -- Sigstore, offline ---------------------------------------------------------------------
@@ -362,6 +452,7 @@ def test_levels(tmp_path, binary, keys):
 
 def test_atip_verify_exit_codes(tmp_path, binary, monkeypatch):
     monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
     monkeypatch.setenv("ATIP_CACHE_DIR", str(tmp_path / "cache"))
     from atipkit.trust.digest import sha256_file
 
@@ -369,8 +460,64 @@ def test_atip_verify_exit_codes(tmp_path, binary, monkeypatch):
     good.write_text(json.dumps(minimal(trust={"integrity": {"checksum": sha256_file(binary)}})))
     bad = tmp_path / "bad.json"
     bad.write_text(json.dumps(minimal(trust={"integrity": {"checksum": "sha256:" + "0" * 64}})))
-    runner = CliRunner()
-    result = runner.invoke(cli, ["verify", str(binary), "--metadata", str(good), "--json"])
-    assert result.exit_code == 1  # not compromised, but unsigned
-    assert json.loads(result.stdout)["level"] == "UNSIGNED"
-    assert runner.invoke(cli, ["verify", str(binary), "--metadata", str(bad)]).exit_code == 3
+    result = atip("verify", str(binary), "--metadata", str(good))
+    assert result.exit_code == 30  # not compromised, but unsigned
+    out = envelope(result)
+    assert (out["error"]["code"], out["result"]["level"]) == ("E2011", "UNSIGNED")
+    assert out["result"]["binary"] == str(binary)
+    compromised = atip("verify", str(binary), "--metadata", str(bad))
+    assert compromised.exit_code == 30
+    out = envelope(compromised)
+    assert (out["error"]["code"], out["result"]["level"]) == ("E2010", "COMPROMISED")
+    assert [c["ok"] for c in out["result"]["checks"] if c["name"] == "checksum"] == [False]
+
+
+def test_atip_verify_verified_and_its_text(tmp_path, binary, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    from atipkit.trust.digest import sha256_file
+
+    secret, public = minisign_keys(tmp_path)
+    sig.minisign_sign(binary, secret)
+    metadata = tmp_path / "tool.json"
+    metadata.write_text(json.dumps(minimal(trust={"integrity": {"checksum": sha256_file(binary)}})))
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({"minisignKeys": [str(public)]}))
+    verified = atip("verify", str(binary), "--metadata", str(metadata), "--policy", str(policy))
+    assert verified.exit_code == 0
+    assert envelope(verified)["result"]["level"] == "VERIFIED"
+    text = atip(
+        "verify", str(binary), "--metadata", str(metadata), "--policy", str(policy), "--text"
+    )
+    name = minimal()["name"]
+    assert text.stdout.startswith(f"{name}: VERIFIED (metadata source trust: ")
+    assert "  checksum: ok — " in text.stdout
+    unsigned = atip("verify", str(binary), "--metadata", str(metadata), "--text")
+    assert unsigned.stdout.startswith(f"{name}: UNSIGNED (metadata source trust: ")
+    assert f"error: {name} is UNSIGNED, not VERIFIED [E2011]" in unsigned.stderr
+
+
+def test_atip_verify_missing_and_invalid_inputs(tmp_path, binary, monkeypatch):
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    metadata = tmp_path / "tool.json"
+    metadata.write_text(json.dumps(minimal()))
+    gone = atip("verify", str(tmp_path / "no-such-tool"), "--metadata", str(metadata))
+    assert gone.exit_code == 10
+    no_doc = atip("verify", str(binary), "--metadata", str(tmp_path / "none.json"))
+    assert no_doc.exit_code == 10
+    invalid = tmp_path / "invalid.json"
+    invalid.write_text('{"atip": {"version": "0.6"}}')
+    assert atip("verify", str(binary), "--metadata", str(invalid)).exit_code == 65
+    bad_policy = tmp_path / "policy.json"
+    bad_policy.write_text('{"minimumSlsaLevel": "high"}')
+    result = atip("verify", str(binary), "--metadata", str(metadata), "--policy", str(bad_policy))
+    assert result.exit_code == 65
+    config = tmp_path / "config" / "agent-tools"
+    config.mkdir(parents=True)
+    (config / "config.json").write_text('{"trust": {"requireSignature": "yes"}}')
+    broken = atip("verify", str(binary), "--metadata", str(metadata))
+    assert (broken.exit_code, envelope(broken)["error"]["code"]) == (2, "E1009")
+    assert "config.json" in envelope(broken)["error"]["message"]
+    undescribed = atip("verify", str(binary))  # no --agent, no shim
+    assert undescribed.exit_code == 10

@@ -1,5 +1,5 @@
-"""`atip registry`: remote registries — look shims up, list the configured registries, and
-(see `cli/publish.py`) build and publish a static registry."""
+"""`atip registry fetch|list`: remote registries — look shims up, list the configured
+registries. (`atip registry build|publish` live in `cli/publish.py`.)"""
 
 from __future__ import annotations
 
@@ -7,42 +7,74 @@ import json
 import os
 import re
 import shutil
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Annotated, Any
 
-import click
-
-from atipkit.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE
+from atipkit.app import (
+    Argument,
+    AuthError,
+    Context,
+    DataFormatError,
+    DependencyError,
+    InputError,
+    NotFoundError,
+    Option,
+    Suggestion,
+    ToolError,
+)
+from atipkit.cli import registry
 from atipkit.cli._effects import fetches
-from atipkit.introspect.click import AtipArgument, AtipCommand, AtipGroup
 
 if TYPE_CHECKING:
-    from atipkit.registry.config import RemoteRegistry
+    from atipkit.registry.config import RemoteRegistry, Settings
     from atipkit.registry.remote import Lookup, RemoteRegistries
 
-EXIT_REJECTED = 3
 _HASH = re.compile(r"(sha256:)?[0-9a-f]{64}\Z")
-
-
-@click.group(cls=AtipGroup)
-def registry_group() -> None:
-    """Remote shim registries: look up, list, build, publish."""
-
-
-@registry_group.command("fetch", cls=AtipCommand, effects=fetches())
-@click.argument(
-    "target",
-    cls=AtipArgument,
-    help="A binary's sha256 (sha256:<hex> or <hex>), or a tool name or path to hash.",
+_CACHE_STAMPS = frozenset({"_cached_at", "_cached_from", "_etag", "_last_modified", "_verified"})
+_HASHLIKE = re.compile(r"(sha256:.*|[0-9a-fA-F]+)\Z")
+_CONFIGURE = Suggestion(
+    "Name registries in ATIP_REGISTRIES (comma-separated URLs) or in "
+    "~/.config/agent-tools/registries.json.",
+    example="ATIP_REGISTRIES=https://registry.example atip registry fetch sha256:<hex>",
+    applicability="has_placeholders",
 )
-@click.option("--refresh", is_flag=True, help="Revalidate with the registries even if cached.")
-@click.option("--json", "as_json", is_flag=True, help="Print the lookup report, shim included.")
-@click.pass_context
-def fetch_command(ctx: click.Context, target: str, refresh: bool, as_json: bool) -> None:
+
+
+def _config_error(exc: Exception) -> InputError:
+    return InputError(
+        str(exc),
+        code="E1009",
+        suggestion="Fix registries.json (or ATIP_REGISTRIES) as the message says.",
+    )
+
+
+# -- atip registry fetch -----------------------------------------------------------------
+
+
+def _fetch_text(result: dict[str, Any]) -> str:
+    """The shim itself, for people and for `--text > shim.json`; where it came from is
+    a note on stderr."""
+    shim = result.get("shim")
+    return "" if shim is None else json.dumps(shim, indent=2, ensure_ascii=False) + "\n"
+
+
+@registry.command(effects=fetches(), text=_fetch_text)
+def fetch(
+    target: Annotated[
+        str,
+        Argument(help="A binary's sha256 (sha256:<hex> or <hex>), or a tool name or path to hash."),
+    ],
+    ctx: Context,
+    refresh: Annotated[bool, Option(help="Revalidate with the registries even if cached.")] = False,
+) -> dict[str, Any]:
     """Look a shim up by binary hash in the configured registries.
 
-    Prints the shim on stdout and where it came from on stderr. Exit status: 0 found,
-    1 not found, 2 usage or configuration error, 3 a registry served a shim that was
-    refused (wrong binary.hash, invalid, unsigned, too large) and none served a good one.
+    The result is the lookup report (which registry, cached or fetched, signature,
+    every registry's answer) with the shim under `shim`; text output prints the shim and
+    says where it came from on stderr. Failures, each with the report as result: no
+    registry has a shim (exit 10); a registry served a shim for another binary (30,
+    E2010) or without a valid required signature (30, E2011), or an invalid shim (65),
+    and none served a good one; registries unreachable (40); no registries configured or
+    a broken registries.json (2, E1009).
     """
     from atipkit.model import to_dict
     from atipkit.registry.config import RegistryConfigError
@@ -52,26 +84,30 @@ def fetch_command(ctx: click.Context, target: str, refresh: bool, as_json: bool)
     try:
         remote = RemoteRegistries.from_environment(refresh=refresh)
     except RegistryConfigError as exc:
-        click.echo(f"atip registry fetch: {exc}", err=True)
-        ctx.exit(EXIT_USAGE)
+        raise _config_error(exc) from None
     if not remote.registries:
-        click.echo(
-            "atip registry fetch: no registries configured (registries.json or ATIP_REGISTRIES)",
-            err=True,
+        raise InputError(
+            "no registries configured (registries.json or ATIP_REGISTRIES)",
+            code="E1009",
+            suggestion=_CONFIGURE,
         )
-        ctx.exit(EXIT_USAGE)
     with remote:
         lookup = remote.lookup(hash_)
-    shim = to_dict(lookup.tool) if lookup.tool else None
-    if as_json:
-        click.echo(json.dumps({**lookup.to_dict(), "shim": shim}, indent=2, ensure_ascii=False))
-    else:
-        if shim is not None:
-            click.echo(json.dumps(shim, indent=2, ensure_ascii=False))
-        _report(lookup)
+    report = {**lookup.to_dict(), "shim": _as_served(to_dict(lookup.tool)) if lookup.tool else None}
+    for line in _report_lines(lookup):
+        ctx.info(line)
     if lookup.tool is not None:
-        ctx.exit(EXIT_OK)
-    ctx.exit(EXIT_REJECTED if lookup.rejected else EXIT_INVALID)
+        if lookup.stale:
+            ctx.warn("no registry could be reached: this is a stale cached copy")
+        return report
+    raise _not_found(lookup, report, offline=remote.settings.offline)
+
+
+def _as_served(shim: dict[str, Any]) -> dict[str, Any]:
+    """The shim as its registry served it: without the cache's stamps (RFC 0.6 §4.7),
+    which a copy read from the cache carries, so that a fetched and a cached answer are
+    the same document."""
+    return {key: value for key, value in shim.items() if key not in _CACHE_STAMPS}
 
 
 def _hash_of(target: str) -> str:
@@ -83,13 +119,70 @@ def _hash_of(target: str) -> str:
     binary = target if os.sep in target else shutil.which(target)
     if binary and os.path.isfile(binary):
         return file_digest(binary)
-    raise click.BadParameter(
+    if _HASHLIKE.match(target):
+        raise InputError(
+            f"{target[:80]!r} is not a sha256 hash (64 lowercase hex digits)",
+            code="E1002",
+            details={"param": "target"},
+            suggestion="Give sha256:<64 lowercase hex digits>, or a tool name or path.",
+        )
+    raise NotFoundError(
         f"{target[:80]!r} is not a sha256 hash (64 lowercase hex digits) nor an executable",
-        param_hint="TARGET",
+        details={"param": "target"},
+        suggestion="Give a tool on PATH, a path to a binary, or the binary's sha256.",
     )
 
 
-def _report(lookup: Lookup) -> None:
+def _not_found(lookup: Lookup, report: dict[str, Any], *, offline: bool) -> ToolError:
+    """Why no shim came back, as the error that means it. A refusal outranks an
+    unreachable registry, which outranks a plain 'not found': the strongest reason an
+    agent should not simply conclude that no shim exists."""
+    rejected = lookup.rejected
+    if rejected:
+        reasons = [a.reason for a in rejected]
+        where = "; ".join(f"{a.registry}: {a.reason}" for a in rejected)
+        if any(r.startswith("binary.hash is ") for r in reasons):
+            return AuthError(
+                f"refused a shim that describes another binary ({where})",
+                code="E2010",
+                suggestion=Suggestion(
+                    "A registry serves a shim for a different binary under this hash; "
+                    "report it to the registry's maintainers.",
+                    action="abort",
+                ),
+                result=report,
+            )
+        if any(r.startswith("signatures are required") for r in reasons):
+            return AuthError(
+                f"refused a shim whose signature is not verified ({where})",
+                code="E2011",
+                suggestion="Configure the registry's signers (signers, minisignKeys or "
+                "sshAllowedSigners in registries.json), or ask its maintainers to sign it.",
+                result=report,
+            )
+        return DataFormatError(f"refused an invalid shim ({where})", result=report)
+    unreachable = [a for a in lookup.attempts if a.outcome == "unreachable"]
+    if unreachable:
+        where = "; ".join(f"{a.registry}: {a.reason}" for a in unreachable)
+        return DependencyError(
+            f"{len(unreachable)} registr{'y' if len(unreachable) == 1 else 'ies'} could not "
+            f"be reached ({where})",
+            is_retryable=True,
+            suggestion=Suggestion("Retry later, or check the network.", action="retry"),
+            result=report,
+        )
+    skipped = [a for a in lookup.attempts if a.outcome == "skipped"]
+    return NotFoundError(
+        f"{lookup.hash}: no registry has a shim for this binary"
+        + (" (offline: only the cache was read)" if offline else "")
+        + (f"; {len(skipped)} skipped: " + "; ".join(a.reason for a in skipped) if skipped else ""),
+        suggestion="Describe the tool yourself (atip gen), or ask a registry to add a shim.",
+        result=report,
+    )
+
+
+def _report_lines(lookup: Lookup) -> list[str]:
+    lines = []
     if lookup.tool is not None:
         how = (
             "stale copy: no registry could be reached"
@@ -101,31 +194,53 @@ def _report(lookup: Lookup) -> None:
             else "fetched"
         )
         signed = f"; signature: {lookup.verified}" if lookup.verified else ""
-        click.echo(
+        lines.append(
             f"{lookup.hash}: {lookup.tool.name} {lookup.tool.version} from "
-            f"{lookup.registry} ({how}{signed})",
-            err=True,
+            f"{lookup.registry} ({how}{signed})"
         )
     else:
-        click.echo(f"{lookup.hash}: no registry has a shim for this binary", err=True)
+        lines.append(f"{lookup.hash}: no registry has a shim for this binary")
     for attempt in lookup.attempts:
         if attempt.outcome in ("found", "not-modified") and lookup.tool is not None:
             continue
         reason = f": {attempt.reason}" if attempt.reason else ""
-        click.echo(f"  {attempt.registry}: {attempt.outcome}{reason}", err=True)
+        lines.append(f"  {attempt.registry}: {attempt.outcome}{reason}")
+    return lines
 
 
-@registry_group.command("list", cls=AtipCommand, effects=fetches())
-@click.option(
-    "--check", is_flag=True, help="Also fetch each registry's manifest and say if it answers."
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the registries as JSON.")
-@click.pass_context
-def list_command(ctx: click.Context, check: bool, as_json: bool) -> None:
+# -- atip registry list ------------------------------------------------------------------
+
+
+def _list_text(result: dict[str, Any]) -> str:
+    rows = result["registries"]
+    if not rows:
+        return "no registries configured (registries.json or ATIP_REGISTRIES)\n"
+    lines = []
+    for row in rows:
+        extras = [f"priority {row['priority']}"]
+        if row["requireSignatures"]:
+            extras.append("signatures required")
+        if row["auth"]:
+            extras.append(f"token from ${row['auth']}")
+        line = f"{row['name'] or row['url']}  {row['url']}  ({', '.join(extras)})"
+        if "check" in row:
+            line += "  " + row["check"]["detail"]
+        lines.append(line)
+    return "".join(f"{line}\n" for line in lines)
+
+
+@registry.command("list", effects=fetches(), text=_list_text)
+def list_registries(
+    ctx: Context,
+    check: Annotated[
+        bool, Option(help="Also fetch each registry's manifest and say if it answers.")
+    ] = False,
+) -> dict[str, Any]:
     """The registries shims are looked up in, in the order they are asked.
 
-    Tokens are never shown, only the variable that holds them. Exit status: 0, 1 when
-    `--check` finds a registry that does not answer, 2 for a configuration error.
+    Tokens are never shown, only the variable that holds them. With --check, a registry
+    that does not answer is exit 40 (the result is the full list); a broken
+    registries.json is exit 2 (E1009).
     """
     from atipkit.registry.config import RegistryConfigError, load_settings
     from atipkit.registry.remote import RemoteRegistries
@@ -133,56 +248,46 @@ def list_command(ctx: click.Context, check: bool, as_json: bool) -> None:
     try:
         settings = load_settings()
     except RegistryConfigError as exc:
-        click.echo(f"atip registry list: {exc}", err=True)
-        ctx.exit(EXIT_USAGE)
+        raise _config_error(exc) from None
     rows = []
-    failed = False
     with RemoteRegistries(settings) as remote:
-        for registry in settings.ordered:
-            row = {
-                "name": registry.name,
-                "url": registry.url,
-                "priority": registry.priority,
-                "requireSignatures": settings.requires_signatures(registry),
-                "auth": registry.auth.token_env_var if registry.auth else None,
-                "signers": [s.identity for s in registry.signers],
-                "minisignKeys": len(registry.minisign_keys),
-                "sshAllowedSigners": registry.ssh_allowed_signers,
-            }
+        for entry in settings.ordered:
+            row = _row(settings, entry)
             if check and not settings.offline:
-                row["check"] = _check(remote, registry)
-                failed |= not row["check"]["ok"]
+                row["check"] = _check(remote, entry)
             rows.append(row)
-    if as_json:
-        click.echo(
-            json.dumps(
-                {"source": settings.source, "offline": settings.offline, "registries": rows},
-                indent=2,
-            )
+    result = {"source": settings.source, "offline": settings.offline, "registries": rows}
+    if settings.offline:
+        ctx.info("offline (ATIP_OFFLINE): only cached shims are used")
+    down = [r for r in rows if "check" in r and not r["check"]["ok"]]
+    if down:
+        raise DependencyError(
+            "; ".join(f"{r['name'] or r['url']} {r['check']['detail']}" for r in down),
+            is_retryable=True,
+            suggestion=Suggestion("Retry later, or fix the registry's URL.", action="retry"),
+            result=result,
         )
-    else:
-        if not rows:
-            click.echo("no registries configured (registries.json or ATIP_REGISTRIES)")
-        for row in rows:
-            extras = [f"priority {row['priority']}"]
-            if row["requireSignatures"]:
-                extras.append("signatures required")
-            if row["auth"]:
-                extras.append(f"token from ${row['auth']}")
-            line = f"{row['name'] or row['url']}  {row['url']}  ({', '.join(extras)})"
-            if "check" in row:
-                line += "  " + row["check"]["detail"]
-            click.echo(line)
-        if settings.offline:
-            click.echo("offline (ATIP_OFFLINE): only cached shims are used", err=True)
-    ctx.exit(EXIT_INVALID if failed else EXIT_OK)
+    return result
 
 
-def _check(remote: RemoteRegistries, registry: RemoteRegistry) -> dict[str, object]:
+def _row(settings: Settings, entry: RemoteRegistry) -> dict[str, Any]:
+    return {
+        "name": entry.name,
+        "url": entry.url,
+        "priority": entry.priority,
+        "requireSignatures": settings.requires_signatures(entry),
+        "auth": entry.auth.token_env_var if entry.auth else None,
+        "signers": [s.identity for s in entry.signers],
+        "minisignKeys": len(entry.minisign_keys),
+        "sshAllowedSigners": entry.ssh_allowed_signers,
+    }
+
+
+def _check(remote: RemoteRegistries, entry: RemoteRegistry) -> dict[str, Any]:
     from atipkit.errors import AtipError
 
     try:
-        manifest = remote.manifest(registry)
+        manifest = remote.manifest(entry)
     except AtipError as exc:  # HttpError and Rejected are AtipErrors
         return {"ok": False, "detail": f"does not answer: {exc}"}
     if manifest is None:

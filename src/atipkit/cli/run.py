@@ -6,156 +6,269 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import click
-
-from atipkit.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE
+from atipkit.app import (
+    AuthError,
+    Context,
+    DataFormatError,
+    DependencyError,
+    InputError,
+    NotFoundError,
+    Option,
+    TimeoutExpired,
+    ToolError,
+)
+from atipkit.cli import app
 from atipkit.cli._effects import runs_anything
-from atipkit.introspect.click import AtipCommand
 
-EXIT_DENIED = 3
-
-
-@click.command(cls=AtipCommand, effects=runs_anything())
-@click.option(
-    "--call",
-    "call_text",
-    required=True,
-    help="The call as JSON, or - for stdin: {name, arguments} or a provider's "
-    "tool call (OpenAI, Anthropic, Gemini).",
-)
-@click.option(
-    "--tool",
-    "tools",
-    multiple=True,
-    help="An ATIP document or tool name the call may name (repeatable; default: "
-    "every tool in the registry).",
-)
-@click.option(
-    "--policy", "policy_file", type=click.Path(dir_okay=False), help="A policy file (JSON)."
-)
-@click.option(
-    "--yes", is_flag=True, help="Confirm what the policy wants confirmed (never what it denies)."
-)
-@click.option("--dry-run", is_flag=True, help="Print the decision and argv; run nothing.")
-@click.option(
-    "--audit",
-    "audit_file",
-    type=click.Path(dir_okay=False),
-    help="Append the decision to this JSONL audit log.",
-)
-@click.option("--stdin", "stdin_text", help="Data for the command's stdin.")
-@click.option("--json", "as_json", is_flag=True, help="Print the outcome as JSON.")
-@click.pass_context
-def run_command(
-    ctx: click.Context,
-    call_text: str,
-    tools: tuple[str, ...],
-    policy_file: str | None,
-    yes: bool,
-    dry_run: bool,
-    audit_file: str | None,
-    stdin_text: str | None,
-    as_json: bool,
-) -> None:
-    """Run one tool call: map it to its command, apply the policy, build argv, run it.
-
-    Exit status: 0 the command ran and succeeded, 1 it failed or the call is invalid,
-    2 usage error, 3 denied by the policy (or not confirmed).
-    """
-    from atipkit.bridge import compile_tools, parse_tool_calls
-    from atipkit.errors import AtipError
-    from atipkit.execute import AuditLog, Executor
+if TYPE_CHECKING:
+    from atipkit.bridge.calls import ToolCall
+    from atipkit.execute.executor import Outcome
+    from atipkit.execute.policy import Decision
+    from atipkit.model import Tool
     from atipkit.policy import Policy
 
-    text = sys.stdin.read() if call_text == "-" else call_text
-    try:
-        provider, response = _as_response(json.loads(text))
-    except (ValueError, TypeError) as exc:
-        raise click.BadParameter(f"not a tool call: {exc}", param_hint="--call") from None
-    try:
-        documents, executables = _documents(tools)
-        policy = Policy.from_json(Path(policy_file).read_bytes()) if policy_file else Policy()
-    except (OSError, ValueError, AtipError) as exc:
-        click.echo(f"atip run: {exc}", err=True)
-        ctx.exit(EXIT_USAGE)
+
+def _text(result: dict[str, Any]) -> str:
+    """What the command printed (its filtered output, or why it failed); nothing for a
+    denial, which the error line states. A dry run's plan carries the report inside."""
+    report = result.get("result", result) if result.get("dry_run") else result
+    if not isinstance(report, dict) or report.get("decision") == "deny":
+        return ""
+    text = str(report.get("text") or "")
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+@app.command(effects=runs_anything(), dry_run=True, text=_text)
+def run(
+    call: Annotated[
+        str,
+        Option(
+            help="The call as JSON, or - for stdin: {name, arguments} or a provider's "
+            "tool call (OpenAI, Anthropic, Gemini)."
+        ),
+    ],
+    ctx: Context,
+    tool: Annotated[
+        list[str],
+        Option(
+            help="An ATIP document or tool name the call may name (repeatable; default: "
+            "every tool in the registry)."
+        ),
+    ] = [],  # noqa: B006 - the framework copies defaults, never mutates them
+    policy: Annotated[Path | None, Option(help="A policy file (JSON).", dir_okay=False)] = None,
+    audit: Annotated[
+        Path | None,
+        Option(help="Append the decision to this JSONL audit log.", dir_okay=False),
+    ] = None,
+    stdin: Annotated[str | None, Option(help="Data for the command's stdin.")] = None,
+) -> dict[str, Any]:
+    """Run one tool call: map it to its command, apply the policy, build argv, run it.
+
+    What the policy wants confirmed is asked at the terminal; --yes answers yes (never
+    to what the policy denies). With --dry-run the decision and argv are reported and
+    nothing runs. Failures: the call is not a tool call or does not fit the command
+    (exit 65), a tool or file named does not exist (10), confirmation needed with no
+    terminal and no --yes (2), denied by the policy or declined (30), the command
+    failed (40) or timed out (50); each failure's result is the report.
+    """
+    from atipkit.bridge import compile_tools, parse_tool_calls
+    from atipkit.execute import AuditLog, Executor
+
+    provider, response = _as_response(sys.stdin.read() if call == "-" else call)
+    documents, executables = _documents(tool, ctx)
+    rules = _policy(policy)
     compiled = compile_tools(documents, provider)
-    [call] = parse_tool_calls(provider, response, compiled)[:1] or [None]
-    if call is None:
-        raise click.BadParameter("no tool call found", param_hint="--call")
+    [parsed] = parse_tool_calls(provider, response, compiled)[:1] or [None]
+    if parsed is None:
+        raise DataFormatError("no tool call found in --call", details={"param": "call"})
+    unanswered: list[ToolError] = []
+
+    def confirm(tool_call: ToolCall, decision: Decision) -> bool:
+        what = " ".join([tool_call.tool or tool_call.name, *(tool_call.path or ())])
+        try:
+            return ctx.confirm(f"Run {what}? ({'; '.join(decision.reasons)})")
+        except InputError as exc:  # no terminal, no --yes: the executor denies and audits
+            unanswered.append(exc)
+            return False
+
     executor = Executor(
         documents,
-        policy=policy,
-        confirm=(lambda *_: True) if yes else None,
-        audit=AuditLog(audit_file) if audit_file else None,
+        policy=rules,
+        confirm=confirm,
+        audit=AuditLog(audit) if audit else None,
         executables=executables,
     )
-    outcome = executor.execute(call, stdin=stdin_text, dry_run=dry_run)
-    if as_json:
-        click.echo(
-            json.dumps(
-                {
-                    "call": {
-                        "name": call.name,
-                        "tool": call.tool,
-                        "command": list(call.path or ()),
-                    },
-                    "decision": outcome.decision.action,
-                    "reasons": outcome.decision.reasons,
-                    "argv": outcome.invocation.argv if outcome.invocation else None,
-                    "exitCode": outcome.result.exit_code if outcome.result else None,
-                    "isError": outcome.is_error,
-                    "text": outcome.text,
-                },
-                indent=2,
-                ensure_ascii=False,
+    outcome = executor.execute(parsed, stdin=stdin, dry_run=ctx.dry_run)
+    report = _report(outcome)
+    reasons = outcome.decision.reasons
+    ctx.info(
+        f"decision: {outcome.decision.action}" + (f" ({'; '.join(reasons)})" if reasons else "")
+    )
+    if outcome.invocation:
+        ctx.info(f"argv: {json.dumps(outcome.invocation.argv)}")
+        if ctx.dry_run:
+            ctx.plan("run", " ".join(outcome.invocation.argv), argv=outcome.invocation.argv)
+    _raise_for(outcome, report, compiled.bindings, unanswered)
+    return report
+
+
+def _report(outcome: Outcome) -> dict[str, Any]:
+    call = outcome.call
+    return {
+        "call": {"name": call.name, "tool": call.tool, "command": list(call.path or ())},
+        "decision": outcome.decision.action,
+        "reasons": outcome.decision.reasons,
+        "argv": outcome.invocation.argv if outcome.invocation else None,
+        "exitCode": outcome.result.exit_code if outcome.result else None,
+        "isError": outcome.is_error,
+        "text": outcome.text,
+    }
+
+
+def _raise_for(
+    outcome: Outcome, report: dict[str, Any], bindings: Any, unanswered: list[ToolError]
+) -> None:
+    """The error an unsuccessful outcome means, carrying the report."""
+    if not outcome.is_error:
+        return
+    call = outcome.call
+    if not call.ok:
+        if call.name not in bindings:
+            raise NotFoundError(
+                f"no tool function {call.name!r} among the tools given",
+                suggestion="Name a function of the tools given with --tool (atip compile "
+                "lists them).",
+                details={"name": call.name},
+                result=report,
             )
+        raise DataFormatError(
+            f"the call does not fit {call.name}: {call.error}",
+            suggestion="Fix the call's arguments to match the tool's parameters.",
+            result=report,
         )
-    else:
-        reasons = f" ({'; '.join(outcome.decision.reasons)})" if outcome.decision.reasons else ""
-        click.echo(f"decision: {outcome.decision.action}{reasons}", err=True)
-        if outcome.invocation:
-            click.echo(f"argv: {json.dumps(outcome.invocation.argv)}", err=True)
-        if not dry_run or outcome.is_error:
-            click.echo(outcome.text, nl=not outcome.text.endswith("\n"))
-    if outcome.decision.action == "deny":
-        ctx.exit(EXIT_DENIED)
-    ctx.exit(EXIT_INVALID if outcome.is_error else EXIT_OK)
+    decision = outcome.decision
+    if decision.action == "deny":
+        if unanswered:
+            first = unanswered[0]
+            raise InputError(
+                f"the policy wants this call confirmed ({'; '.join(decision.reasons)}), and "
+                "there is no terminal to ask",
+                code=first.code,
+                suggestion=first.suggestion,
+                result=report,
+            )
+        declined = any(r.startswith("not confirmed: ") for r in decision.reasons)
+        raise AuthError(
+            ("not confirmed: " if declined else "denied by policy: ")
+            + "; ".join(r.removeprefix("not confirmed: ") for r in decision.reasons),
+            code="E2003" if declined else "E2012",
+            details={"decision": decision.action, "reasons": decision.reasons},
+            result=report,
+        )
+    if outcome.invocation is None:  # the values do not fit the command
+        raise DataFormatError(
+            f"invalid arguments for {call.name}",
+            suggestion="The result's text is an ATDF error naming each parameter to fix.",
+            result=report,
+        )
+    result = outcome.result
+    if result is None:
+        if outcome.text.startswith("not run: "):  # its input requirements cannot be met
+            raise InputError(
+                outcome.text,
+                code="E1004",
+                suggestion="Give the command's input with --stdin, or none if it reads none.",
+                result=report,
+            )
+        raise DependencyError(outcome.text, result=report)
+    if result.timed_out:
+        raise TimeoutExpired(
+            f"{result.argv[0]} timed out after {result.seconds:.1f} s", result=report
+        )
+    raise DependencyError(
+        f"{result.argv[0]} exited with status {result.exit_code}",
+        details={"exitCode": result.exit_code},
+        result=report,
+    )
 
 
-def _as_response(obj: Any) -> tuple[str, Any]:
+def _as_response(text: str) -> tuple[str, Any]:
     """A single call in any provider's shape → (provider, a response holding it)."""
-    if not isinstance(obj, dict):
-        raise TypeError("expected a JSON object")
-    if "function" in obj:
-        return "openai", {"tool_calls": [obj]}
-    if obj.get("type") == "tool_use":
-        return "anthropic", {"content": [obj]}
-    if obj.get("type") == "function_call":
-        return "openai-responses", {"output": [obj]}
-    if "function_call" in obj or "functionCall" in obj:
-        return "gemini", {"parts": [obj]}
-    if "name" in obj:
-        return "mcp", obj
-    raise ValueError("expected {name, arguments} or a provider's tool call")
+    try:
+        obj = json.loads(text)
+    except ValueError as exc:
+        raise DataFormatError(
+            f"--call is not JSON: {exc}",
+            suggestion='Give the call as JSON: {"name": ..., "arguments": {...}}.',
+            details={"param": "call"},
+        ) from None
+    if isinstance(obj, dict):
+        if "function" in obj:
+            return "openai", {"tool_calls": [obj]}
+        if obj.get("type") == "tool_use":
+            return "anthropic", {"content": [obj]}
+        if obj.get("type") == "function_call":
+            return "openai-responses", {"output": [obj]}
+        if "function_call" in obj or "functionCall" in obj:
+            return "gemini", {"parts": [obj]}
+        if "name" in obj:
+            return "mcp", obj
+    raise DataFormatError(
+        "--call is not a tool call: expected {name, arguments} or a provider's tool call",
+        details={"param": "call"},
+    )
 
 
-def _documents(tools: tuple[str, ...]) -> tuple[list[Any], dict[str, str]]:
+def _documents(tools: list[str], ctx: Context) -> tuple[list[Tool], dict[str, str]]:
     """The tools a call may name, and where to run each: an executable file is resolved
     (registry, probe, shim), any other file is read as an ATIP document, a bare name is
-    resolved on PATH and in the registry."""
+    resolved on PATH and in the registry. Registry entries that no longer resolve are
+    skipped with a warning; a tool named with --tool must resolve."""
+    from atipkit.errors import DocumentError
     from atipkit.model import load
     from atipkit.registry.local import LocalRegistry
     from atipkit.resolve import resolve_tool
 
+    named = list(tools)
     documents, executables = [], {}
-    for name in list(tools) or sorted(LocalRegistry().read().tools):
+    for name in named or sorted(LocalRegistry().read().tools):
         if os.path.isfile(name) and not os.access(name, os.X_OK):
-            documents.append(load(name))
+            try:
+                documents.append(load(name))
+            except DocumentError as exc:
+                raise DataFormatError(f"--tool {name}: {exc}") from None
             continue
-        resolved = resolve_tool(name)
+        try:
+            resolved = resolve_tool(name)
+        except LookupError as exc:
+            if not named:
+                ctx.warn(f"skipped {name}: {exc}")
+                continue
+            raise NotFoundError(
+                str(exc),
+                suggestion="Name an ATIP document or a tool on PATH.",
+                details={"tool": name},
+            ) from None
         documents.append(resolved.tool)
         if resolved.path:
             executables[resolved.tool.name] = resolved.path
     return documents, executables
+
+
+def _policy(path: Path | None) -> Policy:
+    import msgspec
+
+    from atipkit.policy import Policy
+
+    if path is None:
+        return Policy()
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        raise NotFoundError(f"--policy {path}: no such file", details={"path": str(path)}) from None
+    try:
+        return Policy.from_json(data)
+    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+        raise DataFormatError(f"--policy {path}: not a policy: {exc}") from None

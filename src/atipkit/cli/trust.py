@@ -6,195 +6,293 @@ import json
 import os
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
-import click
-
-from atipkit.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE
+from atipkit.app import (
+    Argument,
+    AuthError,
+    DataFormatError,
+    DependencyError,
+    InputError,
+    NotFoundError,
+    Option,
+)
+from atipkit.cli import app, shim
 from atipkit.cli._effects import discovering, read_only, signs_files
-from atipkit.introspect.click import AtipArgument, AtipCommand, AtipGroup
 
-EXIT_COMPROMISED = 3
+if TYPE_CHECKING:
+    from atipkit.model import Tool
+    from atipkit.trust.levels import TrustPolicy
 
 
-@click.command(cls=AtipCommand, effects=discovering())
-@click.argument("tool", cls=AtipArgument, help="A tool name on PATH, or a path to one.")
-@click.option(
-    "--metadata",
-    type=click.Path(dir_okay=False, exists=True),
-    help="Check against this ATIP document or shim instead of the resolved one.",
-)
-@click.option(
-    "--policy",
-    "policy_file",
-    type=click.Path(dir_okay=False, exists=True),
-    help="A trust policy (JSON; a registry's policy.json works too).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.pass_context
-def verify_command(
-    ctx: click.Context, tool: str, metadata: str | None, policy_file: str | None, as_json: bool
-) -> None:
+def _existing(path: Path, what: str) -> Path:
+    """`path`, if it is a file; a missing file named on the command line is not found
+    (exit 10), not a usage error."""
+    if not path.is_file():
+        raise NotFoundError(f"{what} {path}: no such file", details={"path": str(path)})
+    return path
+
+
+# -- atip verify -------------------------------------------------------------------------
+
+
+def _verify_text(report: dict[str, Any]) -> str:
+    lines = [
+        f"{report['tool']}: {report['level']} (metadata source trust: {report['sourceTrust']})"
+    ]
+    for check in report["checks"]:
+        mark = {True: "ok", False: "FAILED", None: "not checked"}[check["ok"]]
+        lines.append(f"  {check['name']}: {mark} — {check['detail']}")
+    return "".join(f"{line}\n" for line in lines)
+
+
+@app.command(effects=discovering(), text=_verify_text)
+def verify(
+    tool: Annotated[str, Argument(help="A tool name on PATH, or a path to one.")],
+    metadata: Annotated[
+        Path | None,
+        Option(
+            help="Check against this ATIP document or shim instead of the resolved one.",
+            dir_okay=False,
+        ),
+    ] = None,
+    policy: Annotated[
+        Path | None,
+        Option(help="A trust policy (JSON; a registry's policy.json works too).", dir_okay=False),
+    ] = None,
+) -> dict[str, Any]:
     """Verify a tool's binary against its metadata: checksums, signatures, provenance.
 
-    Prints the trust level (COMPROMISED, UNSIGNED, UNVERIFIED, PROVENANCE_FAIL,
-    VERIFIED) and each check. Exit status: 0 VERIFIED, 1 anything less, 2 usage error,
-    3 COMPROMISED.
+    Reports the trust level (COMPROMISED, UNSIGNED, UNVERIFIED, PROVENANCE_FAIL,
+    VERIFIED) and each check. Anything less than VERIFIED is a permission error (exit
+    30) whose result is the report: code E2010 for COMPROMISED (the binary is not what
+    its metadata says), E2011 for a level between. A tool, binary or file that does not
+    exist is exit 10; an invalid document or policy is exit 65.
     """
-    from atipkit import paths
+    from atipkit.trust.levels import TrustLevel, verify_tool
+
+    binary, document = _binary_and_metadata(tool, metadata)
+    rules = _trust_policy(policy)
+    report = verify_tool(binary, document, rules)
+    result = {"tool": document.name, "binary": binary, **report.to_dict()}
+    if report.level is TrustLevel.COMPROMISED:
+        failed = [c.name for c in report.checks if c.ok is False]
+        raise AuthError(
+            f"{document.name} is COMPROMISED: {', '.join(failed) or 'a check'} failed",
+            code="E2010",
+            suggestion="Do not run this binary; reinstall it from a trusted source.",
+            details={"level": report.level.name},
+            result=result,
+        )
+    if report.level is not TrustLevel.VERIFIED:
+        raise AuthError(
+            f"{document.name} is {report.level.name}, not VERIFIED",
+            code="E2011",
+            suggestion="See the checks in the result for what is missing (a signature, "
+            "provenance, a key in the trust policy).",
+            details={"level": report.level.name},
+            result=result,
+        )
+    return result
+
+
+def _binary_and_metadata(tool: str, metadata: Path | None) -> tuple[str, Tool]:
+    from atipkit.errors import DocumentError
     from atipkit.model import load
     from atipkit.resolve import resolve_tool
-    from atipkit.trust.levels import TrustLevel, TrustPolicy, verify_tool
 
-    if metadata:  # the document is given: only the binary is needed
+    if metadata is not None:  # the document is given: only the binary is needed
         binary = shutil.which(tool) if os.sep not in tool else os.path.abspath(tool)
         if binary is None or not os.path.isfile(binary):
-            click.echo(f"atip verify: no executable {tool!r}", err=True)
-            ctx.exit(EXIT_USAGE)
-        document = load(metadata)
-    else:
+            raise NotFoundError(f"no executable {tool!r}", details={"tool": tool})
         try:
-            resolved = resolve_tool(tool)
-        except LookupError as exc:
-            click.echo(f"atip verify: {exc}", err=True)
-            ctx.exit(EXIT_USAGE)
-        if resolved.path is None:
-            click.echo(f"atip verify: {tool} has no binary on this machine", err=True)
-            ctx.exit(EXIT_USAGE)
-        binary, document = resolved.path, resolved.tool
-    if policy_file:
-        policy = TrustPolicy.from_json(Path(policy_file).read_bytes())
-    else:
-        configured = paths.user_config().get("trust")
-        policy = TrustPolicy.from_json(json.dumps(configured)) if configured else TrustPolicy()
-    report = verify_tool(binary, document, policy)
-    if as_json:
-        click.echo(
-            json.dumps({"tool": document.name, "binary": binary, **report.to_dict()}, indent=2)
-        )
-    else:
-        click.echo(
-            f"{document.name}: {report.level.name} (metadata source trust: {report.source_trust})"
-        )
-        for check in report.checks:
-            mark = {True: "ok", False: "FAILED", None: "not checked"}[check.ok]
-            click.echo(f"  {check.name}: {mark} — {check.detail}")
-    if report.level is TrustLevel.COMPROMISED:
-        ctx.exit(EXIT_COMPROMISED)
-    ctx.exit(EXIT_OK if report.level is TrustLevel.VERIFIED else EXIT_INVALID)
+            return binary, load(_existing(metadata, "--metadata"))
+        except DocumentError as exc:
+            raise DataFormatError(f"--metadata {metadata}: {exc}") from None
+    try:
+        resolved = resolve_tool(tool)
+    except LookupError as exc:
+        raise NotFoundError(
+            str(exc),
+            suggestion="Give the tool's ATIP document or shim with --metadata.",
+            details={"tool": tool},
+        ) from None
+    if resolved.path is None:
+        raise NotFoundError(f"{tool} has no binary on this machine", details={"tool": tool})
+    return resolved.path, resolved.tool
 
 
-@click.group(cls=AtipGroup)
-def shim_group() -> None:
-    """Sign and verify shim files."""
+def _trust_policy(path: Path | None) -> TrustPolicy:
+    """The policy file given, else config.json's `trust`, else the default."""
+    import msgspec
+
+    from atipkit import paths
+    from atipkit.trust.levels import TrustPolicy
+
+    if path is not None:
+        data = _existing(path, "--policy").read_bytes()
+        try:
+            return TrustPolicy.from_json(data)
+        except (ValueError, TypeError, msgspec.ValidationError) as exc:
+            raise DataFormatError(f"--policy {path}: not a trust policy: {exc}") from None
+    configured = paths.user_config().get("trust")
+    if not configured:
+        return TrustPolicy()
+    try:
+        return TrustPolicy.from_json(json.dumps(configured))
+    except (ValueError, TypeError, msgspec.ValidationError) as exc:
+        raise InputError(
+            f"{paths.config_dir() / 'config.json'}: trust: {exc}",
+            code="E1009",
+            suggestion="Fix the trust section of config.json, or give --policy.",
+        ) from None
 
 
-@shim_group.command("sign", cls=AtipCommand, effects=signs_files())
-@click.argument(
-    "file", cls=AtipArgument, type=click.Path(dir_okay=False, exists=True), help="The shim to sign."
-)
-@click.option(
-    "--minisign-key",
-    type=click.Path(dir_okay=False, exists=True),
-    help="A minisign secret key file (writes FILE.minisig).",
-)
-@click.option(
-    "--ssh-key",
-    type=click.Path(dir_okay=False, exists=True),
-    help="An SSH private key (writes FILE.sig, namespace 'atip').",
-)
-@click.option("--password-env", help="Read the minisign key's password from this variable.")
-@click.pass_context
-def shim_sign(
-    ctx: click.Context,
-    file: str,
-    minisign_key: str | None,
-    ssh_key: str | None,
-    password_env: str | None,
-) -> None:
-    """Sign a shim with a local key. For Sigstore keyless signing, run
-    `sigstore sign --bundle FILE.sigstore.json FILE` (or `cosign sign-blob --bundle`)."""
+# -- atip shim sign | verify -------------------------------------------------------------
+
+
+def _sign_text(result: dict[str, Any]) -> str:
+    return f"{result['signature']}\n"
+
+
+@shim.command(effects=signs_files(), text=_sign_text)
+def sign(
+    file: Annotated[Path, Argument(help="The shim to sign.", dir_okay=False)],
+    minisign_key: Annotated[
+        Path | None,
+        Option(help="A minisign secret key file (writes FILE.minisig).", dir_okay=False),
+    ] = None,
+    ssh_key: Annotated[
+        Path | None,
+        Option(help="An SSH private key (writes FILE.sig, namespace 'atip').", dir_okay=False),
+    ] = None,
+    password_env: Annotated[
+        str | None, Option(help="Read the minisign key's password from this variable.")
+    ] = None,
+) -> dict[str, Any]:
+    """Sign a shim with a local key: minisign or SSH.
+
+    For Sigstore keyless signing, run `sigstore sign --bundle FILE.sigstore.json FILE`
+    (or `cosign sign-blob --bundle`). The result names the signature file written. A
+    key that cannot be used is exit 2; ssh-keygen missing or failing is exit 40.
+    """
     from atipkit.trust.signatures import SigningError, minisign_sign, ssh_sign
 
-    if bool(minisign_key) == bool(ssh_key):
-        raise click.UsageError("give exactly one of --minisign-key and --ssh-key")
-    try:
-        if minisign_key:
-            password = os.environ.get(password_env) if password_env else None
+    if (minisign_key is None) == (ssh_key is None):
+        raise InputError(
+            "give exactly one of --minisign-key and --ssh-key",
+            suggestion="Sign with --minisign-key KEY or with --ssh-key KEY.",
+        )
+    _existing(file, "shim")
+    if minisign_key is not None:
+        _existing(minisign_key, "--minisign-key")
+        password = None
+        if password_env:
+            password = os.environ.get(password_env)
+            if password is None:
+                raise InputError(
+                    f"--password-env: the variable {password_env} is not set",
+                    suggestion=f"Set {password_env} to the key's password.",
+                )
+        try:
             out = minisign_sign(file, minisign_key, password=password)
-        else:
-            assert ssh_key is not None
-            out = ssh_sign(file, ssh_key)
+        except SigningError as exc:
+            raise InputError(
+                str(exc),
+                code="E1002",
+                suggestion="Check the key file, and give its password with --password-env VAR.",
+            ) from None
+        return {"file": str(file), "signature": str(out), "method": "minisign"}
+    assert ssh_key is not None
+    _existing(ssh_key, "--ssh-key")
+    try:
+        out = ssh_sign(file, ssh_key)
     except SigningError as exc:
-        click.echo(f"atip shim sign: {exc}", err=True)
-        ctx.exit(EXIT_INVALID)
-    click.echo(str(out))
+        raise DependencyError(str(exc)) from None
+    return {"file": str(file), "signature": str(out), "method": "ssh"}
 
 
-@shim_group.command("verify", cls=AtipCommand, effects=read_only(reads_files=True, stdin="none"))
-@click.argument(
-    "file",
-    cls=AtipArgument,
-    type=click.Path(dir_okay=False, exists=True),
-    help="The shim to verify.",
-)
-@click.option("--minisign-key", help="A minisign public key (file or base64).")
-@click.option(
-    "--allowed-signers",
-    type=click.Path(dir_okay=False, exists=True),
-    help="An SSH allowed-signers file.",
-)
-@click.option("--identity", help="The signer: SSH principal, or Sigstore certificate SAN.")
-@click.option("--issuer", help="The Sigstore OIDC issuer.")
-@click.option(
-    "--trusted-root",
-    type=click.Path(dir_okay=False, exists=True),
-    help="A Sigstore trusted root file (default: the sigstore package's).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-@click.pass_context
+def _shim_verify_text(result: dict[str, Any]) -> str:
+    return (
+        f"{result['file']}: {'verified' if result['ok'] else 'NOT verified'} ({result['method']})"
+        + (f" — {result['reason']}" if result["reason"] else "")
+        + (f"; signer: {result['signer']}" if result["ok"] and result["signer"] else "")
+        + "\n"
+    )
+
+
+@shim.command("verify", effects=read_only(reads_files=True, stdin="none"), text=_shim_verify_text)
 def shim_verify(
-    ctx: click.Context,
-    file: str,
-    minisign_key: str | None,
-    allowed_signers: str | None,
-    identity: str | None,
-    issuer: str | None,
-    trusted_root: str | None,
-    as_json: bool,
-) -> None:
+    file: Annotated[Path, Argument(help="The shim to verify.", dir_okay=False)],
+    minisign_key: Annotated[
+        str | None, Option(help="A minisign public key (file or base64).")
+    ] = None,
+    allowed_signers: Annotated[
+        Path | None, Option(help="An SSH allowed-signers file.", dir_okay=False)
+    ] = None,
+    identity: Annotated[
+        str | None, Option(help="The signer: SSH principal, or Sigstore certificate SAN.")
+    ] = None,
+    issuer: Annotated[str | None, Option(help="The Sigstore OIDC issuer.")] = None,
+    trusted_root: Annotated[
+        Path | None,
+        Option(
+            help="A Sigstore trusted root file (default: the sigstore package's).",
+            dir_okay=False,
+        ),
+    ] = None,
+) -> dict[str, Any]:
     """Verify a shim's signature: FILE.minisig, FILE.sig or FILE.sigstore.json.
 
-    Exit status: 0 the signature verifies, 1 it does not, 2 usage error.
+    A signature that does not verify is a permission error (exit 30, code E2011) whose
+    result says why; a missing shim, key or signature file is exit 10.
     """
     import msgspec
 
     from atipkit.trust import signatures as sig
 
+    _existing(file, "shim")
     if minisign_key:
         result = sig.minisign_verify(file, minisign_key)
     elif allowed_signers:
         if not identity:
-            raise click.UsageError("--allowed-signers needs --identity")
-        result = sig.ssh_verify(file, allowed_signers, identity)
+            raise InputError(
+                "--allowed-signers needs --identity",
+                suggestion="Name the signer's principal with --identity.",
+            )
+        try:
+            result = sig.ssh_verify(file, _existing(allowed_signers, "--allowed-signers"), identity)
+        except sig.SigningError as exc:  # ssh-keygen is missing
+            raise DependencyError(str(exc)) from None
     elif identity and issuer:
         bundle = next(
             (b for b in (f"{file}.sigstore.json", f"{file}.bundle") if os.path.exists(b)),
             f"{file}.sigstore.json",
         )
+        if trusted_root is not None:
+            _existing(trusted_root, "--trusted-root")
         result = sig.sigstore_verify(
             file, bundle, identity=identity, issuer=issuer, trusted_root=trusted_root
         )
     else:
-        raise click.UsageError(
+        raise InputError(
             "give --minisign-key, --allowed-signers with --identity, or "
-            "--identity with --issuer (Sigstore)"
+            "--identity with --issuer (Sigstore)",
+            suggestion="Say how the shim was signed: a minisign key, SSH allowed signers, "
+            "or a Sigstore identity and issuer.",
         )
-    if as_json:
-        click.echo(json.dumps(msgspec.to_builtins(result), indent=2))
-    else:
-        click.echo(
-            f"{file}: {'verified' if result.ok else 'NOT verified'} ({result.method})"
-            + (f" — {result.reason}" if result.reason else "")
-            + (f"; signer: {result.signer}" if result.ok and result.signer else "")
+    report = {"file": str(file), **msgspec.to_builtins(result)}
+    if result.ok:
+        return report
+    if result.reason.startswith("missing file: "):
+        raise NotFoundError(
+            f"{file}: {result.reason}",
+            suggestion="Sign the shim first (atip shim sign), or put its signature beside it.",
+            result=report,
         )
-    ctx.exit(EXIT_OK if result.ok else EXIT_INVALID)
+    raise AuthError(
+        f"{file}: NOT verified ({result.method}): {result.reason}",
+        code="E2011",
+        details={"method": result.method},
+        result=report,
+    )
