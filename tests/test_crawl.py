@@ -1,7 +1,8 @@
 """`atip crawl` end to end: jq from a real local apt repository (the issue's acceptance
-test), idempotence and the state file, `--check`, progress, the JSON report, and bad
-manifests refused with their file and field. Other sources: test_crawl_sources.py;
-archives: test_crawl_archive.py; template merging: test_crawl_shim.py."""
+test), idempotence and the state file, `--check`, progress notes and the lines for people,
+the report as the envelope's result, and bad manifests refused with their file and field,
+each failure with its exit status. Other sources: test_crawl_sources.py; archives:
+test_crawl_archive.py; template merging: test_crawl_shim.py."""
 
 from __future__ import annotations
 
@@ -11,13 +12,15 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
-from atipkit.cli.crawl import crawl_command
+from atipkit.cli import cli
 from atipkit.registry.crawl import ManifestError, find_manifests, load_manifest
 from atipkit.registry.crawl.platforms import host
 from atipkit.registry.crawl.state import STATE_FILE
@@ -59,10 +62,22 @@ def manifest(folder: Path, name: str, text: str) -> Path:
 
 
 def run(tmp_path: Path, *args: str) -> Result:
-    """`atip crawl ARGS` with the test's manifests, output and work directories."""
+    """`atip crawl ARGS` with the test's manifests, output and work directories, as people
+    see it (progress notes on stderr, a line an artifact on stdout) unless ARGS say --json
+    (the envelope on stdout, nothing on stderr)."""
     common = ["--manifests", str(tmp_path / "tools"), "--out", str(tmp_path / "out")]
     common += ["--work", str(tmp_path / "work")]
-    return CliRunner().invoke(crawl_command, [*args, *common], catch_exceptions=False)
+    mode = [] if "--json" in args else ["--text"]
+    return CliRunner().invoke(cli, ["crawl", *args, *common, *mode], catch_exceptions=False)
+
+
+def report(result: Result) -> dict[str, Any]:
+    """The crawl report of a `--json` run, whether it succeeded or failed partway."""
+    return json.loads(result.stdout)["result"]
+
+
+def shim_name(shim: Path) -> str:
+    return f"shims/sha256/{shim.name}"
 
 
 def shims(tmp_path: Path) -> list[Path]:
@@ -146,6 +161,8 @@ def test_jq_from_a_local_apt_repository(tmp_path, jq_repository):
     assert root["effects"]["network"] is False
     assert f"[jq]   Hash: sha256:{expected}" in result.stderr
     assert f"[jq]   Generated: shims/sha256/{expected}.json" in result.stderr
+    # for people: one tab-separated line an artifact
+    assert result.stdout == f"jq\tapt\t{host()}\t{version}\tgenerated\t{shim_name(shim)}\n"
 
 
 def test_a_second_crawl_downloads_and_writes_nothing(tmp_path, jq_repository):
@@ -178,17 +195,28 @@ def test_check_says_what_is_new_without_downloading(tmp_path, jq_repository):
     checked = run(tmp_path, "jq", "--check", "--json")
 
     assert checked.exit_code == 0, checked.stderr
-    [tool] = json.loads(checked.stdout)["tools"]
+    answer = json.loads(checked.stdout)
+    assert answer["ok"] is True
+    assert answer["meta"]["tool"] == "atip.crawl"
+    assert checked.stderr == ""  # progress is for people
+    found = answer["result"]
+    assert (found["ok"], found["check"], found["out"]) == (True, True, str(tmp_path / "out"))
+    [tool] = found["tools"]
     [artifact] = tool["artifacts"]
     assert artifact["status"] == "new"
     assert artifact["origin"].startswith("apt:jq=")
     assert artifact["digest"].startswith("sha256:")
     assert shims(tmp_path) == []
     assert not (tmp_path / "work" / "tmp").exists()  # nothing was fetched to unpack
-    assert f"[jq] New {host()}:" in checked.stderr
+
+    for_people = run(tmp_path, "jq", "--check")
+    assert f"[jq] New {host()}:" in for_people.stderr
+    version = artifact["version"]
+    assert for_people.stdout == f"jq\tapt\t{host()}\t{version}\tnew\t\n"
+    assert shims(tmp_path) == []
 
     assert run(tmp_path, "jq").exit_code == 0
-    after = json.loads(run(tmp_path, "jq", "--check", "--json").stdout)
+    after = report(run(tmp_path, "jq", "--check", "--json"))
     assert after["tools"][0]["artifacts"][0]["status"] == "unchanged"
 
 
@@ -296,19 +324,58 @@ def test_a_bulleted_man_page_file_adds_options_and_spellings():
 # -- the command line -----------------------------------------------------------------
 
 
+def error_of(result: Result) -> dict[str, Any]:
+    """The error of a `--json` run; its exit status is the one the error states."""
+    error = json.loads(result.stdout)["error"]
+    assert result.exit_code == error["exit_code"]
+    return error
+
+
 def test_a_tool_or_all_but_not_both(tmp_path):
     manifest(tmp_path / "tools", "t", "name: t\nsources: {url: {version: '1', platforms: {}}}")
     assert run(tmp_path).exit_code == 2
     both = run(tmp_path, "t", "--all")
     assert both.exit_code == 2
-    assert "name one TOOL, or --all" in both.stderr
+    assert both.stderr.startswith("error: name one TOOL, or --all [E1001]\n")
+    assert both.stdout == ""
+    assert error_of(run(tmp_path, "--json"))["message"] == "name one TOOL, or --all"
 
 
-def test_a_missing_manifest_is_a_usage_error(tmp_path):
+def test_a_missing_manifest_is_not_found(tmp_path):
     (tmp_path / "tools").mkdir()
-    result = run(tmp_path, "nothere")
-    assert result.exit_code == 2
-    assert "no manifest for 'nothere' (looked for nothere.yaml and nothere.yml)" in result.stderr
+    error = error_of(run(tmp_path, "nothere", "--json"))
+    assert (error["exit_code"], error["code"]) == (10, "E3001")
+    assert error["message"] == (
+        f"{tmp_path / 'tools'}: no manifest for 'nothere' (looked for nothere.yaml and nothere.yml)"
+    )
+    assert error["details"] == {"tool": "nothere"}
+    (tmp_path / "tools").rmdir()
+    gone = error_of(run(tmp_path, "--all", "--json"))
+    assert (gone["exit_code"], gone["message"]) == (
+        10,
+        f"{tmp_path / 'tools'}: no such directory of tool manifests",
+    )
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize(
+    ("args", "param", "message"),
+    [
+        (["t", "--platform", "linux-x86_64"], "platform", "unknown platform 'linux-x86_64'"),
+        (["t", "--github-api", "ftp://api.test"], "github_api", "'ftp://api.test'"),
+        (["t", "--max-download", "0"], "max_download", "0"),
+        (["a b"], "tool", "'a b' is not a tool name"),
+    ],
+)
+def test_bad_values_are_usage_errors_naming_the_parameter(tmp_path, args, param, message):
+    manifest(tmp_path / "tools", "t", "name: t\nsources: {url: {version: '1', platforms: {}}}")
+    result = CliRunner().invoke(
+        cli, ["crawl", "--manifests", str(tmp_path / "tools"), "--json", *args]
+    )
+    error = error_of(result)
+    assert (error["exit_code"], error["code"]) == (2, "E1002")
+    assert error["details"]["param"] == param
+    assert message in error["message"]
 
 
 @pytest.mark.parametrize(
@@ -387,12 +454,13 @@ def test_a_missing_manifest_is_a_usage_error(tmp_path):
 def test_a_bad_manifest_is_one_line_naming_file_and_field(tmp_path, text, expected):
     (tmp_path / "tools").mkdir()
     (tmp_path / "tools" / "t.yaml").write_text(text)
-    result = run(tmp_path, "t")
-    assert result.exit_code == 2
-    [line] = result.stderr.splitlines()
-    assert line.startswith("atip crawl: ")
-    assert expected in line
-    assert str(tmp_path / "tools" / "t.yaml") in line
+    result = run(tmp_path, "t", "--json")
+    error = error_of(result)
+    assert (error["exit_code"], error["code"]) == (65, "E1003")
+    assert "\n" not in error["message"]
+    assert expected in error["message"]
+    assert error["message"].startswith(str(tmp_path / "tools" / "t.yaml"))
+    assert error["details"]["file"] == str(tmp_path / "tools" / "t.yaml")
 
 
 def test_one_bad_manifest_stops_all_before_anything_is_crawled(tmp_path):
@@ -401,9 +469,10 @@ def test_one_bad_manifest_stops_all_before_anything_is_crawled(tmp_path):
     )
     manifest(tmp_path / "tools", "bad", "name: bad\nsources: {url: {}}")
     result = run(tmp_path, "--all")
-    assert result.exit_code == 2
-    assert "bad.yaml: sources.url.version: required" in result.stderr
+    assert result.exit_code == 65
+    assert "bad.yaml: sources.url.version: required [E1003]" in result.stderr
     assert "[good]" not in result.stderr
+    assert result.stdout == ""
 
 
 def test_the_example_manifests_load():
@@ -418,3 +487,33 @@ def test_yml_and_yaml_for_one_tool_is_ambiguous(tmp_path):
     (tmp_path / "tools" / "t.yml").write_text("name: t\nsources: {apt: {}}")
     with pytest.raises(ManifestError, match=r"two manifests for 't' \(\.yaml and \.yml\)"):
         find_manifests(tmp_path / "tools")
+
+
+def test_without_pyyaml_it_names_the_extra(tmp_path):
+    """PyYAML hidden from the import system of a real `atip crawl` process."""
+    manifest(tmp_path / "tools", "t", "name: t\nsources: {url: {version: '1', platforms: {}}}")
+    hide = tmp_path / "hide"
+    hide.mkdir()
+    (hide / "sitecustomize.py").write_text(
+        "import sys\n"
+        "class _Hide:\n"
+        "    def find_spec(self, name, path=None, target=None):\n"
+        "        if name.split('.')[0] == 'yaml':\n"
+        "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+        "sys.meta_path.insert(0, _Hide())\n"
+    )
+    path = os.pathsep.join(filter(None, [str(hide), os.environ.get("PYTHONPATH")]))
+    process = subprocess.run(
+        [sys.executable, "-m", "atipkit", "crawl", "t", "--manifests", str(tmp_path / "tools")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": path},
+        cwd=tmp_path,
+        timeout=30,
+    )
+    assert process.returncode == 40, process.stderr
+    error = json.loads(process.stdout)["error"]
+    assert error["code"] == "E4010"
+    assert "PyYAML" in error["message"]
+    assert error["suggestion"]["fix"] == "Install it: pip install 'atipkit[crawl]'"
+    assert not (tmp_path / "registry-src").exists()

@@ -21,7 +21,7 @@ import pytest
 from atipkit.registry.crawl.platforms import host
 from atipkit.validation import validate_file
 from tests.servers import Nginx, nginx
-from tests.test_crawl import help_script, manifest, options_of, run, shims
+from tests.test_crawl import help_script, manifest, options_of, report, run, shims
 
 pytestmark = pytest.mark.usefixtures("isolated_home")
 
@@ -229,7 +229,7 @@ def test_pypi_bundled_binary_is_hashed_as_shipped(tmp_path, server):
     [shim] = shims(tmp_path)
     assert shim.name == f"{sha256(binary)}.json"
     assert options_of(shim) == {"verbose": ["-v", "--verbose"], "level": ["--level"]}
-    artifacts = {a["platform"]: a for a in json.loads(result.stdout)["tools"][0]["artifacts"]}
+    artifacts = {a["platform"]: a for a in report(result)["tools"][0]["artifacts"]}
     assert artifacts[host()]["status"] == "generated"
     assert artifacts[other]["status"] == "skipped"
     assert "cannot run on this machine" in artifacts[other]["reason"]
@@ -275,8 +275,8 @@ def test_pypi_wheel_whose_sha256_differs_from_the_index_is_refused(tmp_path, ser
 
     result = run(tmp_path, "greet", "--json")
 
-    assert result.exit_code == 1
-    [artifact] = json.loads(result.stdout)["tools"][0]["artifacts"]
+    assert result.exit_code == 40
+    [artifact] = report(result)["tools"][0]["artifacts"]
     assert artifact["status"] == "failed"
     assert f"the source published {'ab' * 32}; refused" in artifact["reason"]
     assert shims(tmp_path) == []
@@ -342,7 +342,7 @@ def test_npm_tarball_that_does_not_match_its_integrity_is_refused(tmp_path, serv
 
     result = run(tmp_path, "hello")
 
-    assert result.exit_code == 1
+    assert result.exit_code == 40
     assert "[hello] Failed any: " in result.stderr
     assert "sha512 of the download is" in result.stderr
     assert "refused" in result.stderr
@@ -402,7 +402,7 @@ def test_github_release_asset_per_platform(tmp_path, server):
     binaries = release(server)
     github_manifest(tmp_path)
 
-    result = run(tmp_path, "tool", "--github-api", f"{server.url}/api", "--json")
+    result = run(tmp_path, "tool", "--github-api", f"{server.url}/api")
 
     assert result.exit_code == 0, result.stderr
     written = {json.loads(s.read_text())["binary"]["platform"]: s for s in shims(tmp_path)}
@@ -446,7 +446,7 @@ def test_check_then_crawl_then_nothing_to_download(tmp_path, server):
 
     checked = run(tmp_path, "tool", "--check", "--json")
     assert checked.exit_code == 0, checked.stderr
-    statuses = {a["status"] for a in json.loads(checked.stdout)["tools"][0]["artifacts"]}
+    statuses = {a["status"] for a in report(checked)["tools"][0]["artifacts"]}
     assert statuses == {"new"}
     assert downloads(server) == []  # the releases API only
     assert len(server.requests()) == 1
@@ -455,7 +455,7 @@ def test_check_then_crawl_then_nothing_to_download(tmp_path, server):
     assert len(downloads(server)) == len(PLATFORMS)
 
     again = run(tmp_path, "tool", "--check", "--json")
-    statuses = {a["status"] for a in json.loads(again.stdout)["tools"][0]["artifacts"]}
+    statuses = {a["status"] for a in report(again)["tools"][0]["artifacts"]}
     assert statuses == {"unchanged"}
     recrawl = run(tmp_path, "tool")
     assert recrawl.exit_code == 0
@@ -484,13 +484,35 @@ def test_github_asset_that_does_not_match_its_digest_fails_alone(tmp_path, serve
 
     result = run(tmp_path, "tool", "--json")
 
-    assert result.exit_code == 1
-    statuses = {
-        a["platform"]: a["status"] for a in json.loads(result.stdout)["tools"][0]["artifacts"]
-    }
+    assert result.exit_code == 40
+    answer = json.loads(result.stdout)
+    assert answer["ok"] is False
+    error = answer["error"]
+    assert (error["code"], error["category"]) == ("E4001", "runtime")
+    assert error["message"] == "crawl incomplete: 1 artifact failed; the rest is done"
+    assert error["details"] == {"failed_artifacts": 1, "failed_sources": 0}
+    done = answer["result"]  # the report, what was done included
+    assert done["ok"] is False
+    assert done["tools"][0]["ok"] is False
+    artifacts = {a["platform"]: a for a in done["tools"][0]["artifacts"]}
+    statuses = {p: a["status"] for p, a in artifacts.items()}
     assert statuses == {p: "failed" if p == elsewhere else "generated" for p in PLATFORMS}
-    assert f"[tool] Failed {elsewhere}: " in result.stderr
+    assert "refused" in artifacts[elsewhere]["reason"]
+    assert result.stderr == ""
     assert len(shims(tmp_path)) == len(PLATFORMS) - 1
+
+    for_people = run(tmp_path, "tool")  # the others are unchanged now; it fails again
+    assert for_people.exit_code == 40
+    assert f"[tool] Failed {elsewhere}: " in for_people.stderr
+    assert for_people.stderr.endswith(
+        "error: crawl incomplete: 1 artifact failed; the rest is done [E4001]\n"
+        "  fix: See the reasons in result.tools (artifacts[].reason, errors); crawl again "
+        "once the cause is fixed: what is done is skipped.\n"
+    )
+    lines = [line.split("\t") for line in for_people.stdout.splitlines()]
+    assert {(line[2], line[4]) for line in lines} == {
+        (p, "failed" if p == elsewhere else "unchanged") for p in PLATFORMS
+    }
 
 
 def test_github_token_goes_to_the_api_only(tmp_path, server, monkeypatch):
@@ -522,17 +544,22 @@ def test_an_asset_pattern_matching_two_assets_fails_that_platform(tmp_path, serv
         """,
     )
     result = run(tmp_path, "tool")
-    assert result.exit_code == 1
+    assert result.exit_code == 40
     assert f"[tool] Failed {host()}: {len(PLATFORMS)} assets of v2.3.0 match" in result.stderr
 
 
 def test_a_release_api_that_is_not_there_fails_the_tool(tmp_path, server):
     github_manifest(tmp_path, api=f"{server.url}/api")
     result = run(tmp_path, "tool", "--json")
-    assert result.exit_code == 1
-    [error] = json.loads(result.stdout)["tools"][0]["errors"]
+    assert result.exit_code == 40
+    assert json.loads(result.stdout)["error"]["message"] == (
+        "crawl incomplete: 1 source failed; the rest is done"
+    )
+    [error] = report(result)["tools"][0]["errors"]
     assert error.startswith("github: ")
     assert error.endswith("HTTP 404")
+    for_people = run(tmp_path, "tool")
+    assert for_people.stdout == f"tool\tgithub\t\t\tfailed\t{error}\n"
 
 
 # -- direct URLs ----------------------------------------------------------------------
@@ -597,7 +624,7 @@ def test_url_download_with_a_wrong_sha256_is_refused(tmp_path, server):
 
     result = run(tmp_path, "tool")
 
-    assert result.exit_code == 1
+    assert result.exit_code == 40
     assert f"the source published {'0' * 64}; refused" in result.stderr
     assert shims(tmp_path) == []
     assert list((tmp_path / "work" / "tmp").iterdir()) == []
@@ -610,7 +637,7 @@ def test_url_hostile_archive_is_refused_and_writes_nothing_outside(tmp_path, ser
 
     result = run(tmp_path, "tool")
 
-    assert result.exit_code == 1
+    assert result.exit_code == 40
     assert "../../escaped: path with '..'" in result.stderr
     assert not list(tmp_path.rglob("escaped"))
     assert shims(tmp_path) == []
@@ -623,6 +650,6 @@ def test_a_download_larger_than_the_limit_is_refused(tmp_path, server):
 
     result = run(tmp_path, "tool", "--max-download", "1")
 
-    assert result.exit_code == 1
+    assert result.exit_code == 40
     assert "more than the limit" in result.stderr
     assert shims(tmp_path) == []

@@ -2,194 +2,240 @@
 
 from __future__ import annotations
 
-import json
 import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
 
-import click
-
-from atipkit.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE
+from atipkit.app import (
+    Argument,
+    Context,
+    DataFormatError,
+    DependencyError,
+    InputError,
+    NotFoundError,
+    Option,
+    Suggestion,
+)
+from atipkit.cli import app
 from atipkit.cli._effects import crawls
-from atipkit.introspect.click import AtipArgument, AtipCommand
+
+if TYPE_CHECKING:
+    from atipkit.registry.crawl import Manifest
 
 MiB = 1 << 20
+_HTTP = r"^https?://"
 
 
-def _platform(
-    _ctx: click.Context, _param: click.Parameter, values: tuple[str, ...]
-) -> tuple[str, ...]:
-    from atipkit.registry.crawl.platforms import check
-
-    try:
-        return tuple(check(v) for v in values)
-    except ValueError as exc:
-        raise click.BadParameter(str(exc)) from None
-
-
-def _url(_ctx: click.Context, _param: click.Parameter, value: str | None) -> str | None:
-    if value is not None and not value.startswith(("https://", "http://")):
-        raise click.BadParameter(f"expected an http(s) URL, got {value[:80]!r}")
-    return value
+def _text(report: dict[str, Any]) -> str:
+    """One tab-separated line an artifact (tool, source, platform, version, status, shim
+    or reason) and one a source that failed: for `cut` and people alike."""
+    lines = []
+    for tool in report["tools"]:
+        for a in tool["artifacts"]:
+            where = a.get("shim") or a.get("reason") or ""
+            fields = (tool["name"], a["source"], a["platform"], a.get("version") or "")
+            lines.append("\t".join((*fields, a["status"], where)))
+        for error in tool["errors"]:
+            lines.append(f"{tool['name']}\t{error.split(':', 1)[0]}\t\t\tfailed\t{error}")
+    return "".join(f"{line}\n" for line in lines)
 
 
-@click.command(cls=AtipCommand, effects=crawls())
-@click.argument(
-    "tool",
-    cls=AtipArgument,
-    required=False,
-    help="The tool to crawl: its manifest is TOOL.yaml (or .yml) in --manifests.",
-)
-@click.option("--all", "every", is_flag=True, help="Crawl every manifest in --manifests.")
-@click.option("--check", is_flag=True, help="Only ask the sources what is new; download nothing.")
-@click.option(
-    "--manifests",
-    type=click.Path(file_okay=False),
-    default="tools",
-    show_default=True,
-    help="The directory of tool manifests.",
-)
-@click.option(
-    "--out",
-    type=click.Path(file_okay=False),
-    default="registry-src",
-    show_default=True,
-    help="Where shims are written (shims/sha256/<hex>.json): the input of atip registry build.",
-)
-@click.option(
-    "--work",
-    type=click.Path(file_okay=False),
-    help="Downloads and apt's private state [default: crawl/ in the cache directory].",
-)
-@click.option(
-    "--platform",
-    "only",
-    multiple=True,
-    metavar="PLATFORM",
-    callback=_platform,
-    help="Only this platform, e.g. linux-amd64 (repeatable).",
-)
-@click.option(
-    "--github-api",
-    envvar="ATIP_GITHUB_API",
-    metavar="URL",
-    callback=_url,
-    help="GitHub API base for manifests that name none [env ATIP_GITHUB_API].",
-)
-@click.option(
-    "--pypi-index",
-    envvar="ATIP_PYPI_INDEX",
-    metavar="URL",
-    callback=_url,
-    help="Python package index for manifests that name none [env ATIP_PYPI_INDEX].",
-)
-@click.option(
-    "--npm-registry",
-    envvar="ATIP_NPM_REGISTRY",
-    metavar="URL",
-    callback=_url,
-    help="npm registry for manifests that name none [env ATIP_NPM_REGISTRY].",
-)
-@click.option(
-    "--apt-source",
-    "apt_sources",
-    multiple=True,
-    metavar="LINE",
-    help="An apt source ('deb URI SUITE [COMPONENT...]') for manifests that list none, "
-    "instead of the system's (repeatable) [env ATIP_APT_SOURCES, one per line].",
-)
-@click.option(
-    "--max-download",
-    type=click.IntRange(1, 1 << 16),
-    metavar="MIB",
-    default=256,
-    show_default=True,
-    help="MiB one download may have.",
-)
-@click.option(
-    "--budget",
-    type=click.FloatRange(1, 600),
-    metavar="SECONDS",
-    default=10.0,
-    show_default=True,
-    help="Seconds to read one binary's --help and man page.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-@click.pass_context
-def crawl_command(
-    ctx: click.Context,
-    tool: str | None,
-    every: bool,
-    check: bool,
-    manifests: str,
-    out: str,
-    work: str | None,
-    only: tuple[str, ...],
-    github_api: str | None,
-    pypi_index: str | None,
-    npm_registry: str | None,
-    apt_sources: tuple[str, ...],
-    max_download: int,
-    budget: float,
-    as_json: bool,
-) -> None:
+@app.command(effects=crawls(), text=_text)
+def crawl(
+    ctx: Context,
+    tool: Annotated[
+        str | None,
+        Argument(help="The tool to crawl: its manifest is TOOL.yaml (or .yml) in --manifests."),
+    ] = None,
+    all: Annotated[bool, Option(help="Crawl every manifest in --manifests.")] = False,
+    check: Annotated[
+        bool, Option(help="Only ask the sources what is new; download nothing.")
+    ] = False,
+    manifests: Annotated[
+        Path, Option(help="The directory of tool manifests.", file_okay=False)
+    ] = Path("tools"),
+    out: Annotated[
+        Path,
+        Option(
+            help="Where shims are written (shims/sha256/<hex>.json): the input of atip "
+            "registry build.",
+            file_okay=False,
+        ),
+    ] = Path("registry-src"),
+    work: Annotated[
+        Path | None,
+        Option(
+            help="Downloads and apt's private state [default: crawl/ in the cache directory].",
+            file_okay=False,
+        ),
+    ] = None,
+    platform: Annotated[
+        Sequence[str],
+        Option(help="Only this platform, e.g. linux-amd64 (repeatable).", metavar="PLATFORM"),
+    ] = (),
+    github_api: Annotated[
+        str | None,
+        Option(
+            help="GitHub API base for manifests that name none [env ATIP_GITHUB_API].",
+            envvar="ATIP_GITHUB_API",
+            metavar="URL",
+            pattern=_HTTP,
+        ),
+    ] = None,
+    pypi_index: Annotated[
+        str | None,
+        Option(
+            help="Python package index for manifests that name none [env ATIP_PYPI_INDEX].",
+            envvar="ATIP_PYPI_INDEX",
+            metavar="URL",
+            pattern=_HTTP,
+        ),
+    ] = None,
+    npm_registry: Annotated[
+        str | None,
+        Option(
+            help="npm registry for manifests that name none [env ATIP_NPM_REGISTRY].",
+            envvar="ATIP_NPM_REGISTRY",
+            metavar="URL",
+            pattern=_HTTP,
+        ),
+    ] = None,
+    apt_source: Annotated[
+        Sequence[str],
+        Option(
+            help="An apt source ('deb URI SUITE [COMPONENT...]') for manifests that list "
+            "none, instead of the system's (repeatable) [env ATIP_APT_SOURCES, one per line].",
+            metavar="LINE",
+        ),
+    ] = (),
+    max_download: Annotated[
+        int, Option(help="MiB one download may have.", metavar="MIB", min=1, max=1 << 16)
+    ] = 256,
+    budget: Annotated[
+        float,
+        Option(
+            help="Seconds to read one binary's --help and man page.",
+            metavar="SECONDS",
+            min=1,
+            max=600,
+        ),
+    ] = 10.0,
+) -> dict[str, Any]:
     """Generate shims for the binaries that package sources publish.
 
     For each tool manifest: ask its sources (apt, GitHub releases, PyPI, npm, URLs) what
     they offer, download each platform's artifact, check its digest, hash the binary,
     and write a shim (the template over what --help says) named by the hash. Known
-    binaries and unchanged artifacts are skipped. Progress goes to stderr. Exit status:
-    0 done, 1 some tool or platform failed (the others are done), 2 usage error or a bad
-    manifest (nothing is crawled).
+    binaries and unchanged artifacts are skipped; --check only asks what is new (the
+    sources are read, apt's lists kept in --work, nothing downloaded or written to
+    --out). The result is the report, one entry an artifact; progress lines are notes
+    for people on stderr. Exit status: 0 done; 40 some tool or platform failed (the
+    others are done; the result is the report); 2 usage error; 10 no manifest for TOOL;
+    65 a bad manifest (nothing is crawled).
     """
-    from pathlib import Path
-
     from atipkit import paths
-    from atipkit.registry.crawl import (
-        CrawlError,
-        Limits,
-        Overrides,
-        Settings,
-        crawl,
-        find_manifests,
-        load_manifest,
-        manifest_path,
-    )
+    from atipkit.registry.crawl import Limits, Overrides, Settings
+    from atipkit.registry.crawl import crawl as run_crawl
+    from atipkit.registry.crawl.platforms import check as known_platform
 
-    if bool(tool) == every:
-        raise click.UsageError("name one TOOL, or --all")
-    try:
-        files = find_manifests(manifests) if every else [manifest_path(manifests, tool or "")]
-        loaded = [load_manifest(f) for f in files]
-    except CrawlError as exc:
-        click.echo(f"atip crawl: {exc}", err=True)
-        ctx.exit(EXIT_USAGE)
+    if bool(tool) == all:
+        raise InputError(
+            "name one TOOL, or --all",
+            suggestion=Suggestion(
+                "Give a tool's name, or --all, not both.", example="atip crawl jq"
+            ),
+        )
+    for name in platform:
+        try:
+            known_platform(name)
+        except ValueError as exc:
+            raise InputError(
+                f"Invalid value for '--platform': {exc}",
+                code="E1002",
+                details={"param": "platform"},
+            ) from None
+    loaded = _manifests(manifests, None if all else tool)
     settings = Settings(
-        out=Path(out),
-        work=Path(work) if work else paths.cache_dir() / "crawl",
+        out=out,
+        work=work or paths.cache_dir() / "crawl",
         check=check,
         limits=Limits(max_download=max_download * MiB),
         overrides=Overrides(
             github_api=github_api,
             pypi_index=pypi_index,
             npm_registry=npm_registry,
-            apt_sources=apt_sources or _env_lines("ATIP_APT_SOURCES"),
+            apt_sources=tuple(apt_source) or _env_lines("ATIP_APT_SOURCES"),
         ),
-        platforms=frozenset(only) or None,
+        platforms=frozenset(platform) or None,
         github_token=os.environ.get("GITHUB_TOKEN") or None,
         budget=budget,
     )
-    report = crawl(loaded, settings, lambda name, line: click.echo(f"[{name}] {line}", err=True))
-    if as_json:
-        click.echo(json.dumps(report.to_dict(), indent=2, ensure_ascii=False))
-    else:
-        for done in report.tools:
-            for a in done.artifacts:
-                where = a.shim or a.reason or ""
-                click.echo(
-                    f"{done.name}\t{a.source}\t{a.platform}\t{a.version or ''}\t{a.status}\t{where}"
-                )
-            for error in done.errors:
-                click.echo(f"{done.name}\t{error.split(':', 1)[0]}\t\t\tfailed\t{error}")
-    ctx.exit(EXIT_OK if report.ok else EXIT_INVALID)
+    report = run_crawl(loaded, settings, lambda name, line: ctx.info(f"[{name}] {line}"))
+    result = report.to_dict()
+    if not report.ok:
+        failed = sum(a.status == "failed" for t in report.tools for a in t.artifacts)
+        sources = sum(len(t.errors) for t in report.tools)
+        what = [_count(n, noun) for n, noun in ((failed, "artifact"), (sources, "source")) if n]
+        raise DependencyError(
+            f"crawl incomplete: {' and '.join(what)} failed; the rest is done",
+            suggestion=Suggestion(
+                "See the reasons in result.tools (artifacts[].reason, errors); crawl again "
+                "once the cause is fixed: what is done is skipped.",
+                action="retry",
+            ),
+            details={"failed_artifacts": failed, "failed_sources": sources},
+            result=result,
+        )
+    return result
+
+
+def _manifests(folder: Path, tool: str | None) -> list[Manifest]:
+    """The manifests to crawl, every one read and checked before anything is crawled."""
+    from atipkit.registry.crawl import (
+        ManifestError,
+        MissingExtra,
+        find_manifests,
+        load_manifest,
+        manifest_path,
+    )
+
+    if not folder.exists():
+        raise NotFoundError(
+            f"{folder}: no such directory of tool manifests",
+            suggestion="Give the directory of TOOL.yaml manifests with --manifests.",
+            details={"path": str(folder)},
+        )
+    try:
+        files = find_manifests(folder) if tool is None else [manifest_path(folder, tool)]
+    except ManifestError as exc:
+        if exc.reason.startswith("no manifest for "):
+            raise NotFoundError(
+                str(exc),
+                suggestion="Name a tool that has a manifest, or write TOOL.yaml first.",
+                details={"tool": tool},
+            ) from None
+        if exc.reason.endswith("is not a tool name"):
+            raise InputError(str(exc), code="E1002", details={"param": "tool"}) from None
+        raise DataFormatError(str(exc), details={"file": exc.file}) from None
+    try:
+        return [load_manifest(f) for f in files]
+    except MissingExtra as exc:
+        raise DependencyError(
+            str(exc),
+            code="E4010",  # atip's code for "an optional package is not installed"
+            suggestion=Suggestion("Install it: pip install 'atipkit[crawl]'", action="ask_human"),
+        ) from None
+    except ManifestError as exc:
+        raise DataFormatError(
+            str(exc),
+            suggestion="Fix the manifest at the field the message names.",
+            details={"file": exc.file, "field": exc.field},
+        ) from None
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
 
 
 def _env_lines(variable: str) -> tuple[str, ...]:
