@@ -387,6 +387,40 @@ def test_atip_run_confirmation_without_a_terminal_says_to_pass_yes(notes, atip, 
     assert (entry["decision"], entry["argv"]) == ("deny", None)
 
 
+@pytest.mark.parametrize(("answer", "status"), [("y", 0), ("n", 30)])
+def test_atip_run_asks_a_person_at_the_terminal(notes, tmp_path, answer, status):
+    """A real process on a real pty: what the policy wants confirmed is asked there."""
+    import os
+    import sys
+
+    from ptyprocess import PtyProcessUnicode
+
+    _, exe, store = notes
+    store.write_text("keep\n")
+    call = json.dumps({"name": "notes_rm", "arguments": {}})
+    proc = PtyProcessUnicode.spawn(
+        [sys.executable, "-m", "atipkit", "run", "--tool", exe["notes"], "--call", call, "--json"],
+        env={**os.environ, "XDG_DATA_HOME": str(tmp_path / "data")},
+        dimensions=(24, 200),
+    )
+    seen = ""
+    try:
+        while "[y/N]:" not in seen:
+            seen += proc.read(1024)
+        proc.write(f"{answer}\n")
+        while "}}" not in seen:
+            seen += proc.read(1024)
+        proc.wait()
+    finally:
+        proc.close(force=True)
+    assert "Run notes rm? (destructive: confirm first) [y/N]:" in seen
+    assert proc.exitstatus == status
+    assert store.exists() is (answer == "n")
+    if answer == "n":
+        assert '"code":"E2003"' in seen
+        assert "not confirmed: destructive: confirm first" in seen
+
+
 def test_atip_run_a_failing_command_is_a_dependency_error_with_its_outcome(notes, atip):
     _, exe, _ = notes
     failed = run_notes(atip, exe, call={"name": "notes_fail", "arguments": {}})

@@ -520,4 +520,6 @@ def test_atip_verify_missing_and_invalid_inputs(tmp_path, binary, monkeypatch):
     assert (broken.exit_code, envelope(broken)["error"]["code"]) == (2, "E1009")
     assert "config.json" in envelope(broken)["error"]["message"]
     undescribed = atip("verify", str(binary))  # no --agent, no shim
-    assert undescribed.exit_code == 10
+    assert (undescribed.exit_code, envelope(undescribed)["error"]["code"]) == (10, "E3011")
+    nowhere = atip("verify", "no-such-tool-anywhere")
+    assert (nowhere.exit_code, envelope(nowhere)["error"]["code"]) == (10, "E3001")

@@ -228,12 +228,16 @@ def _documents(tools: list[str], ctx: Context) -> tuple[list[Tool], dict[str, st
     skipped with a warning; a tool named with --tool must resolve."""
     from atipkit.errors import DocumentError
     from atipkit.model import load
-    from atipkit.registry.local import LocalRegistry
-    from atipkit.resolve import resolve_tool
+    from atipkit.registry.local import LocalRegistry, RegistryError
+    from atipkit.resolve import NoMetadata, ToolNotFound, resolve_tool
 
     named = list(tools)
+    try:
+        names = named or sorted(LocalRegistry().read().tools)
+    except RegistryError as exc:
+        raise DataFormatError(str(exc), code="E1010") from None
     documents, executables = [], {}
-    for name in named or sorted(LocalRegistry().read().tools):
+    for name in names:
         if os.path.isfile(name) and not os.access(name, os.X_OK):
             try:
                 documents.append(load(name))
@@ -242,15 +246,18 @@ def _documents(tools: list[str], ctx: Context) -> tuple[list[Tool], dict[str, st
             continue
         try:
             resolved = resolve_tool(name)
-        except LookupError as exc:
+        except (ToolNotFound, NoMetadata) as exc:
             if not named:
                 ctx.warn(f"skipped {name}: {exc}")
                 continue
             raise NotFoundError(
                 str(exc),
-                suggestion="Name an ATIP document or a tool on PATH.",
+                code="E3001" if isinstance(exc, ToolNotFound) else "E3011",
+                suggestion="Name an ATIP document or a tool on PATH that has metadata.",
                 details={"tool": name},
             ) from None
+        except (RegistryError, DocumentError, json.JSONDecodeError) as exc:
+            raise DataFormatError(str(exc), code="E1010", details={"tool": name}) from None
         documents.append(resolved.tool)
         if resolved.path:
             executables[resolved.tool.name] = resolved.path

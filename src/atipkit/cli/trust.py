@@ -21,7 +21,8 @@ from atipkit.cli import app, shim
 from atipkit.cli._effects import discovering, read_only, signs_files
 
 if TYPE_CHECKING:
-    from atipkit.model import Tool
+    from atipkit.model import Effects, Tool
+    from atipkit.resolve import Resolved
     from atipkit.trust.levels import TrustPolicy
 
 
@@ -36,6 +37,14 @@ def _existing(path: Path, what: str) -> Path:
 # -- atip verify -------------------------------------------------------------------------
 
 
+def _resolving() -> Effects:
+    """Resolving a tool may probe it, record it in the registry and ask the remote
+    registries for a shim: the network too."""
+    import msgspec
+
+    return msgspec.structs.replace(discovering(), network=True)
+
+
 def _verify_text(report: dict[str, Any]) -> str:
     lines = [
         f"{report['tool']}: {report['level']} (metadata source trust: {report['sourceTrust']})"
@@ -46,7 +55,7 @@ def _verify_text(report: dict[str, Any]) -> str:
     return "".join(f"{line}\n" for line in lines)
 
 
-@app.command(effects=discovering(), text=_verify_text)
+@app.command(effects=_resolving(), text=_verify_text)
 def verify(
     tool: Annotated[str, Argument(help="A tool name on PATH, or a path to one.")],
     metadata: Annotated[
@@ -99,7 +108,6 @@ def verify(
 def _binary_and_metadata(tool: str, metadata: Path | None) -> tuple[str, Tool]:
     from atipkit.errors import DocumentError
     from atipkit.model import load
-    from atipkit.resolve import resolve_tool
 
     if metadata is not None:  # the document is given: only the binary is needed
         binary = shutil.which(tool) if os.sep not in tool else os.path.abspath(tool)
@@ -109,17 +117,36 @@ def _binary_and_metadata(tool: str, metadata: Path | None) -> tuple[str, Tool]:
             return binary, load(_existing(metadata, "--metadata"))
         except DocumentError as exc:
             raise DataFormatError(f"--metadata {metadata}: {exc}") from None
-    try:
-        resolved = resolve_tool(tool)
-    except LookupError as exc:
-        raise NotFoundError(
-            str(exc),
-            suggestion="Give the tool's ATIP document or shim with --metadata.",
-            details={"tool": tool},
-        ) from None
+    resolved = _resolve(tool)
     if resolved.path is None:
         raise NotFoundError(f"{tool} has no binary on this machine", details={"tool": tool})
     return resolved.path, resolved.tool
+
+
+def _resolve(tool: str) -> Resolved:
+    """`resolve_tool`, its failures as the errors (and codes) `atip show` gives."""
+    from atipkit.errors import DocumentError
+    from atipkit.registry.local import RegistryError
+    from atipkit.resolve import NoMetadata, ToolNotFound, resolve_tool
+
+    try:
+        return resolve_tool(tool)
+    except ToolNotFound as exc:
+        raise NotFoundError(str(exc), code="E3001", details={"tool": tool}) from None
+    except NoMetadata as exc:
+        raise NotFoundError(
+            str(exc),
+            code="E3011",
+            suggestion="Give the tool's ATIP document or shim with --metadata.",
+            details={"tool": tool},
+        ) from None
+    except (RegistryError, DocumentError, json.JSONDecodeError) as exc:
+        raise DataFormatError(
+            str(exc),
+            code="E1010",
+            suggestion="Fix or remove the file named; `atip scan` rebuilds the registry.",
+            details={"tool": tool},
+        ) from None
 
 
 def _trust_policy(path: Path | None) -> TrustPolicy:
