@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -109,7 +110,7 @@ def run(
     if outcome.invocation:
         ctx.info(f"argv: {json.dumps(outcome.invocation.argv)}")
         if ctx.dry_run:
-            ctx.plan("run", " ".join(outcome.invocation.argv), argv=outcome.invocation.argv)
+            ctx.plan("run", shlex.join(outcome.invocation.argv), argv=outcome.invocation.argv)
     _raise_for(outcome, report, compiled.bindings, unanswered)
     return report
 
