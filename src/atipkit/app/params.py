@@ -177,7 +177,7 @@ class Param:
             "description": self.help or model.UNSET,
             "required": self.required,
             "default": model.UNSET
-            if self.default is MISSING or self.default is None or self.default == []
+            if self.default is MISSING or self.default in (None, [], ())
             else _jsonable(self.default),
             "variadic": self.variadic,
             "enum": values if values else model.UNSET,
