@@ -1,5 +1,9 @@
 """Hostile and broken input: every case is one line, a documented exit code, no traceback,
-bounded time and memory. Run through the real `atip` process."""
+bounded time and memory. Run through the real `atip` process.
+
+For people (`--text`) the one line is the problem, on stdout, and the error's summary is
+on stderr; for machines (the default off a terminal) it is one complete JSON envelope.
+An invalid document is a data-format error: exit 65 (SPEC-NOTES 23)."""
 
 from __future__ import annotations
 
@@ -25,11 +29,31 @@ def run(*args: str, stdin: bytes | None = None, timeout: float = 60):
 
 
 def assert_one_clean_line(proc: subprocess.CompletedProcess[bytes]) -> str:
+    """The one problem line of text output, and the error on stderr in one line too."""
     out = proc.stdout.decode()
     assert "Traceback" not in out + proc.stderr.decode()
     lines = out.splitlines()
     assert len(lines) == 1, out
+    assert len(proc.stderr.decode().splitlines()) == 1, proc.stderr
+    assert proc.stderr.decode().startswith("error: ")
     return lines[0]
+
+
+def the_envelope(proc: subprocess.CompletedProcess[bytes]) -> dict:
+    """The whole of stdout, one JSON envelope on one line; nothing on stderr."""
+    out = proc.stdout.decode()
+    assert "Traceback" not in out + proc.stderr.decode()
+    assert proc.stderr == b""
+    lines = out.splitlines()
+    assert len(lines) == 1, out
+    envelope = json.loads(lines[0])
+    assert envelope["ok"] is False
+    assert envelope["error"]["exit_code"] == proc.returncode
+    return envelope
+
+
+def first_error(envelope: dict) -> dict:
+    return envelope["result"]["files"][0]["errors"][0]
 
 
 @pytest.mark.parametrize(
@@ -43,12 +67,18 @@ def assert_one_clean_line(proc: subprocess.CompletedProcess[bytes]) -> str:
 )
 def test_malformed_json_names_line_and_column(name, where):
     path = FIXTURES / "bad-json" / name
-    proc, _ = run("validate", str(path))
+    proc, _ = run("validate", str(path), "--text")
     line = assert_one_clean_line(proc)
-    assert proc.returncode == 1
+    assert proc.returncode == 65
     assert line.startswith(f"{path}: line ")
     if where:
         assert where in line
+    proc, _ = run("validate", str(path))
+    problem = first_error(the_envelope(proc))
+    assert proc.returncode == 65
+    assert problem["location"].startswith("line ")
+    if where:
+        assert where in problem["location"]
 
 
 def test_position_of_a_syntax_error_is_exact():
@@ -68,9 +98,9 @@ def test_bad_utf8_position_is_exact():
     ("text", "got"), [("[]", "array"), ('"x"', "string"), ("3", "integer"), ("null", "null")]
 )
 def test_wrong_top_level_type(text, got):
-    proc, _ = run("validate", "-", stdin=text.encode())
+    proc, _ = run("validate", "-", "--text", stdin=text.encode())
     line = assert_one_clean_line(proc)
-    assert proc.returncode == 1
+    assert proc.returncode == 65
     assert line == f"<stdin>: $: expected a JSON object at the top level, got {got}"
 
 
@@ -91,10 +121,13 @@ def test_100_mb_file_is_refused_before_reading(tmp_path: Path):
     big = tmp_path / "big.json"
     with big.open("wb") as f:
         f.truncate(100 * 1024 * 1024)  # sparse: the size is real, the disk use is not
-    proc, elapsed = run("validate", str(big))
+    proc, elapsed = run("validate", str(big), "--text")
     line = assert_one_clean_line(proc)
-    assert proc.returncode == 1
+    assert proc.returncode == 65
     assert "104,857,600 bytes; the limit is 16,777,216 bytes" in line
+    assert elapsed < 10
+    proc, elapsed = run("validate", str(big))
+    assert "the limit is 16,777,216 bytes" in first_error(the_envelope(proc))["message"]
     assert elapsed < 10
 
 
@@ -108,15 +141,17 @@ def test_100_mb_on_stdin_is_cut_off_with_bounded_memory(tmp_path: Path):
     start = time.perf_counter()
     with big.open("rb") as stdin:  # a pipe-like stream: its size is not known up front
         proc = subprocess.run(
-            [sys.executable, "-c", _MEASURED, "validate", "-"],
+            [sys.executable, "-c", _MEASURED, "validate", "-", "--text"],
             stdin=stdin,
             capture_output=True,
             timeout=60,
         )
     elapsed = time.perf_counter() - start
-    line = assert_one_clean_line(proc)
-    assert proc.returncode == 1
-    assert "the limit is 16,777,216 bytes" in line
+    lines = proc.stdout.decode().splitlines()
+    assert len(lines) == 1, proc.stdout
+    assert "Traceback" not in proc.stderr.decode()
+    assert proc.returncode == 65
+    assert "the limit is 16,777,216 bytes" in lines[0]
     peak_mb = int(proc.stderr.decode().rsplit("maxrss=", 1)[1]) / 1024
     assert peak_mb < 100  # it read 16 MiB + 1 byte, never the 100 MB
     assert elapsed < 20
@@ -126,17 +161,21 @@ def test_a_document_within_a_raised_limit_is_read(tmp_path: Path):
     doc = minimal(**{"x-pad": "a" * 20_000_000})
     path = tmp_path / "large.json"
     path.write_text(json.dumps(doc))
-    proc, _ = run("validate", "--max-bytes", "30000000", str(path))
+    proc, _ = run("validate", "--max-document-bytes", "30000000", str(path))
     assert proc.returncode == 0, proc.stdout
+    assert json.loads(proc.stdout)["result"]["files"][0]["valid"] is True
 
 
 @pytest.mark.parametrize("depth", [10_000, 100_000])
 def test_deep_nesting_is_refused(depth: int):
     nested = b'{"atip": "0.6", "x-deep": ' + b"[" * depth + b"]" * depth + b"}"
-    proc, elapsed = run("validate", "-", stdin=nested)
+    proc, elapsed = run("validate", "-", "--text", stdin=nested)
     line = assert_one_clean_line(proc)
-    assert proc.returncode == 1
+    assert proc.returncode == 65
     assert "nested too deeply" in line
+    assert elapsed < 10
+    proc, elapsed = run("validate", "-", stdin=nested)
+    assert "nested too deeply" in first_error(the_envelope(proc))["message"]
     assert elapsed < 10
 
 
@@ -157,17 +196,42 @@ def test_deep_command_nesting_within_the_json_limit_is_walked_without_recursion(
 
 
 def test_binary_garbage_is_one_line():
-    proc, _ = run("validate", "-", stdin=os.urandom(4096))
+    garbage = os.urandom(4096)
+    proc, _ = run("validate", "-", "--text", stdin=garbage)
     assert_one_clean_line(proc)
-    assert proc.returncode == 1
+    assert proc.returncode == 65
+    proc, _ = run("validate", "-", stdin=garbage)
+    assert first_error(the_envelope(proc))["location"].startswith("line ")
 
 
 def test_unreadable_inputs_are_usage_errors(tmp_path: Path):
-    proc, _ = run("validate", str(tmp_path / "missing.json"))
+    proc, _ = run("validate", str(tmp_path / "missing.json"), "--text")
+    line = assert_one_clean_line(proc)
     assert proc.returncode == 2
-    assert proc.stdout.decode().strip().endswith("cannot read: No such file or directory")
+    assert line.endswith("cannot read: No such file or directory")
+    proc, _ = run("validate", str(tmp_path / "missing.json"))
+    assert first_error(the_envelope(proc))["code"] == "io.unreadable"
     empty_dir = tmp_path / "empty"
     empty_dir.mkdir()
-    proc, _ = run("validate", str(empty_dir))
+    proc, _ = run("validate", str(empty_dir), "--text")
     assert proc.returncode == 2
+    assert proc.stdout == b""
     assert b"no .json files" in proc.stderr
+    proc, _ = run("validate", str(empty_dir))
+    assert "no .json files" in the_envelope(proc)["error"]["message"]
+
+
+def test_a_document_too_large_for_the_compiler_is_refused_the_same_way(tmp_path: Path):
+    big = tmp_path / "big.json"
+    with big.open("wb") as f:
+        f.truncate(100 * 1024 * 1024)
+    proc, elapsed = run("compile", str(big))
+    envelope = the_envelope(proc)
+    assert proc.returncode == 65
+    assert "the limit is 16,777,216 bytes" in envelope["error"]["message"]
+    assert elapsed < 10
+    proc, _ = run("compile", "-", "--text", stdin=b"[" * 100_000)
+    assert proc.returncode == 65
+    assert proc.stdout == b""  # nothing half-written
+    assert "Traceback" not in proc.stderr.decode()
+    assert proc.stderr.decode().startswith("error: <stdin>: ")

@@ -151,37 +151,73 @@ def test_truncation_keeps_head_and_tail_and_says_how_much():
 # -- atip compile -------------------------------------------------------------------------
 
 
+def compile_cli(*args: str) -> tuple[int, dict]:
+    """Exit status and envelope of `atip compile ARGS` (JSON: the runner is no terminal)."""
+    result = CliRunner().invoke(cli, ["compile", *args])
+    assert len(result.stdout.splitlines()) == 1, result.stdout
+    return result.exit_code, json.loads(result.stdout)
+
+
 def test_compile_cli():
-    runner = CliRunner()
     path = str(EXAMPLES / "tools" / "gh.json")
-    result = runner.invoke(cli, ["compile", path, "--provider", "anthropic", "--table"])
+    code, out = compile_cli(path, "--provider", "anthropic", "--table")
+    assert code == 0
+    result = out["result"]
+    assert result["table"]["gh_pr_create"] == "pr create"
+    assert {t["name"] for t in result["tools"]} == set(result["table"])
+    _, gemini = compile_cli(path, "--provider", "gemini", "--commands", "repo")
+    assert [d["name"] for d in gemini["result"][0]["function_declarations"]] == ["gh_repo_clone"]
+    _, grouped = compile_cli(path, "--strategy", "action", "--depth", "2")
+    assert "gh_pr" in [t["function"]["name"] for t in grouped["result"]]
+
+
+def test_compile_output_for_files_is_the_definitions_verbatim():
+    path = str(EXAMPLES / "tools" / "gh.json")
+    expected = compile_tools([atipkit.load(path)], "openai").payload()
+    for flag in ("--plain", "--text"):
+        result = CliRunner().invoke(cli, ["compile", path, flag])
+        assert result.exit_code == 0
+        assert result.stdout == json.dumps(expected, indent=2, ensure_ascii=False) + "\n"
+    _, out = compile_cli(path)
+    assert out["result"] == expected
+
+
+def test_compile_reads_stdin():
+    doc = json.dumps(minimal())
+    result = CliRunner().invoke(cli, ["compile", "-", "--provider", "mcp"], input=doc)
     assert result.exit_code == 0
-    out = json.loads(result.stdout)
-    assert out["table"]["gh_pr_create"] == "pr create"
-    assert {t["name"] for t in out["tools"]} == set(out["table"])
-    gemini = json.loads(
-        runner.invoke(cli, ["compile", path, "--provider", "gemini", "--commands", "repo"]).stdout
-    )
-    assert [d["name"] for d in gemini[0]["function_declarations"]] == ["gh_repo_clone"]
-    grouped = json.loads(
-        runner.invoke(cli, ["compile", path, "--strategy", "action", "--depth", "2"]).stdout
-    )
-    assert "gh_pr" in [t["function"]["name"] for t in grouped]
+    assert [t["name"] for t in json.loads(result.stdout)["result"]] == ["t_run"]
 
 
 def test_compile_cli_errors_and_warnings(tmp_path):
-    runner = CliRunner()
     bad = tmp_path / "bad.json"
     bad.write_text('{"atip": "0.6"}')
-    result = runner.invoke(cli, ["compile", str(bad)])
-    assert result.exit_code == 1
-    assert "missing required field 'name'" in result.stderr
-    assert runner.invoke(cli, ["compile", str(tmp_path / "none.json")]).exit_code == 2
+    code, out = compile_cli(str(bad))
+    assert (code, out["error"]["code"]) == (65, "E1003")
+    assert "missing required field 'name'" in out["error"]["message"]
+    assert out["error"]["message"].endswith("(and 2 more problems)")
+    assert [p["code"] for p in out["error"]["details"]["problems"]] == ["schema.required"] * 3
+    text = CliRunner().invoke(cli, ["compile", str(bad), "--text"])
+    assert text.exit_code == 65
+    assert text.stdout == ""
+    assert "missing required field 'name'" in text.stderr
+    code, out = compile_cli(str(tmp_path / "none.json"))  # neither a file nor a tool
+    assert (code, out["error"]["code"]) == (10, "E3001")
+    code, out = compile_cli(str(tmp_path))  # a directory is no document
+    assert (code, out["error"]["code"]) == (2, "E1001")
+    assert out["error"]["message"].startswith(f"cannot read {tmp_path}")
+    code, out = compile_cli(str(EXAMPLES / "tools" / "gh.json"), "--commands", "nope")
+    assert (code, out["error"]["details"]["param"]) == (2, "commands")
     many = tmp_path / "many.json"
     many.write_text(
         json.dumps(minimal(commands={f"c{i}": {"description": "d"} for i in range(129)}))
     )
-    result = runner.invoke(cli, ["compile", str(many)])
+    code, out = compile_cli(str(many))
+    assert code == 0
+    assert len(out["result"]) == 129
+    [warning] = out["meta"]["warnings"]
+    assert "129 tools; OpenAI accepts at most 128" in warning
+    result = CliRunner().invoke(cli, ["compile", str(many), "--text"])
     assert result.exit_code == 0
     assert "warning: more than" not in result.stdout
-    assert "129 tools; OpenAI accepts at most 128" in result.stderr
+    assert "warning: 129 tools; OpenAI accepts at most 128" in result.stderr

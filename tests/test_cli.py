@@ -1,23 +1,35 @@
-"""The `atip` command: exit codes, output channels, --json, --strict, --agent."""
+"""The `atip` command: the envelope, exit codes, text output, --agent, validate, schema.
+
+Click's runner does not give stdout a terminal, so a call without an output flag answers
+with the JSON envelope; `--text` gives what people see.
+"""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 import atipkit
 from atipkit import iter_commands
-from atipkit.cli import cli
-from atipkit.introspect.click import AtipCommand
+from atipkit.cli import app, cli
+from atipkit.schema import schema_text
 from tests.helpers import minimal
 
 
-@pytest.fixture
-def runner() -> CliRunner:
-    return CliRunner()
+def atip(*args: str, input: str | None = None) -> Result:
+    return CliRunner().invoke(cli, list(args), input=input)
+
+
+def envelope(*args: str, input: str | None = None) -> tuple[int, dict[str, Any]]:
+    """Exit status and the envelope: one JSON line, and nothing else, on stdout."""
+    result = atip(*args, input=input)
+    lines = result.stdout.splitlines()
+    assert len(lines) == 1, result.stdout
+    return result.exit_code, json.loads(lines[0])
 
 
 def write(tmp_path: Path, name: str, doc: object) -> Path:
@@ -26,74 +38,139 @@ def write(tmp_path: Path, name: str, doc: object) -> Path:
     return path
 
 
-def test_agent_output_is_valid_under_our_own_schema(runner):
-    result = runner.invoke(cli, ["--agent"])
+# --agent, --version, usage --------------------------------------------------------------
+
+
+def test_agent_output_is_valid_under_our_own_schema():
+    result = atip("--agent")
     assert result.exit_code == 0
-    report = atipkit.validate(result.output, source="atip.json")
+    report = atipkit.validate(result.stdout, source="atip.json")
     assert report.problems == []  # not even a warning: every command states its effects
     tool = report.tool
     assert tool.name == "atip"
     assert tool.version == atipkit.__version__
 
 
-def test_agent_output_covers_every_command_with_effects(runner):
-    tool = atipkit.loads(runner.invoke(cli, ["--agent"]).output)
-    described = {" ".join(path): command for path, command in iter_commands(tool)}
-    assert {name.split()[0] for name in described} == set(cli.commands)
-    leaves = {name: c for name, c in described.items() if not c.commands}
-    for name, command in leaves.items():
-        top = cli.commands[name.split()[0]]
-        clicked = top if not name.count(" ") else top.commands[name.split()[1]]
-        assert isinstance(clicked, AtipCommand), name
-        effects = command.effects
-        assert effects.network is not atipkit.UNSET, name
-        assert effects.destructive is not atipkit.UNSET, name
+def test_agent_output_covers_every_command_with_all_its_effects():
+    tool = atipkit.loads(atip("--agent").stdout)
+    described = dict(iter_commands(tool))
+    leaves = {path for path, command in described.items() if not command.commands}
+    assert leaves == {spec.path for spec in app.walk()}
+    for path in leaves:
+        effects = described[path].effects
+        fs = effects.filesystem
+        stated = (
+            effects.network,
+            effects.subprocess,
+            effects.idempotent,
+            effects.destructive,
+            fs.read,
+            fs.write,
+            fs.delete,
+            effects.interactive.stdin,
+        )
+        assert atipkit.UNSET not in stated, path
     # `atip run` runs whatever a call names, so it declares the worst; nothing else destroys
-    assert [n for n, c in leaves.items() if c.effects.destructive] == ["run"]
-    validate = described["validate"]
-    assert [o.name for o in validate.options] == ["json", "strict", "max-bytes"]
+    assert [p for p in leaves if described[p].effects.destructive] == [("run",)]
+    validate = described[("validate",)]
+    assert [o.name for o in validate.options] == ["strict", "max_document_bytes"]
     assert validate.arguments[0].variadic
-    assert validate.arguments[0].type == "file"
 
 
-def test_valid_document_exit_0(runner, tmp_path):
-    result = runner.invoke(cli, ["validate", str(write(tmp_path, "ok.json", minimal()))])
+def test_commands_that_resolve_tools_say_they_may_probe_write_and_reach_registries():
+    tool = atipkit.loads(atip("--agent").stdout)
+    for name in ("show", "refresh", "compile"):
+        effects = tool.commands[name].effects
+        assert (effects.subprocess, effects.filesystem.write, effects.network) == (
+            True,
+            True,
+            True,
+        ), name
+    assert tool.commands["compile"].effects.interactive.stdin == "optional"
+    for name in ("scan", "gen"):  # local only: `atip scan` never asks a remote registry
+        effects = tool.commands[name].effects
+        assert (effects.subprocess, effects.network) == (True, False), name
+    assert tool.commands["list"].effects.filesystem.write is False
+
+
+def test_version():
+    assert atip("--version").stdout.strip().endswith(atipkit.__version__)
+
+
+def test_usage_errors_exit_2_with_an_envelope():
+    code, out = envelope("validate")
+    assert code == 2
+    assert out["error"]["code"] == "E1001"
+    assert "FILES" in out["error"]["message"]
+    code, out = envelope("validate", "--max-document-bytes", "0", "-")
+    assert (code, out["error"]["details"]["param"]) == (2, "max_document_bytes")
+    code, out = envelope("nonsense")
+    assert (code, out["ok"]) == (2, False)
+    text = atip("nonsense", "--text")
+    assert text.exit_code == 2
+    assert text.stdout == ""
+    assert "No such command 'nonsense'" in text.stderr
+
+
+def test_options_the_framework_now_gives_every_command_are_gone_from_the_commands():
+    for args in (["scan", "--timeout", "1"], ["validate", "--max-bytes", "10", "-"]):
+        result = atip(*args, "--help")
+        own = result.stdout.split("Global options:")[0]
+        assert args[1] not in own, args  # the global flag, listed under Global options
+    assert "--probe-timeout" in atip("scan", "--help").stdout
+    code, out = envelope("scan", "--probe-timeout", "0")
+    assert (code, out["error"]["details"]["param"]) == (2, "probe_timeout")
+
+
+# validate -------------------------------------------------------------------------------
+
+
+def test_valid_document_exit_0(tmp_path):
+    path = str(write(tmp_path, "ok.json", minimal()))
+    result = atip("validate", path, "--text")
     assert result.exit_code == 0
-    assert result.stdout == ""
-    assert result.stderr.strip() == "1 file valid"
+    assert result.stdout == "1 file valid\n"
+    code, out = envelope("validate", path)
+    assert code == 0
+    assert (out["result"]["ok"], out["result"]["summary"]) == (True, "1 file valid")
 
 
-def test_invalid_document_exit_1_one_line_per_problem(runner, tmp_path):
+def test_invalid_document_exit_65_one_line_per_problem(tmp_path):
     doc = minimal()
     doc["commands"]["run"]["options"].append(
         {"name": "bad", "flags": ["bad"], "type": "str", "description": "x"}
     )
     path = write(tmp_path, "gh.json", doc)
-    result = runner.invoke(cli, ["validate", str(path)])
-    assert result.exit_code == 1
+    result = atip("validate", str(path), "--text")
+    assert result.exit_code == 65
     assert result.stdout.splitlines() == [
         f"{path}: $.commands.run.options[1].flags: expected a list of strings starting with '-'",
         f'{path}: $.commands.run.options[1].type: expected one of "string", "integer", '
         '"number", "boolean", "file", "directory", "url", "enum", "array", '
         'got "str"',
     ]
+    assert result.stderr == "error: 1 file: 1 failed; 2 errors, 0 warnings [E1003]\n"
 
 
-def test_warnings_fail_only_with_strict(runner, tmp_path):
-    doc = minimal(description="x" * 201)
-    path = write(tmp_path, "long.json", doc)
-    relaxed = runner.invoke(cli, ["validate", str(path)])
+def test_warnings_fail_only_with_strict(tmp_path):
+    path = str(write(tmp_path, "long.json", minimal(description="x" * 201)))
+    relaxed = atip("validate", path, "--text")
     assert relaxed.exit_code == 0
     assert "warning: description is 201 characters" in relaxed.stdout
-    assert runner.invoke(cli, ["validate", "--strict", str(path)]).exit_code == 1
+    code, out = envelope("validate", "--strict", path)
+    assert code == 65
+    assert (out["result"]["strict"], out["result"]["ok"]) == (True, False)
 
 
-def test_json_report(runner, tmp_path):
+def test_an_invalid_document_is_a_data_format_error_whose_result_is_the_report(tmp_path):
     good = write(tmp_path, "good.json", minimal())
     bad = write(tmp_path, "bad.json", minimal(version=3))
-    result = runner.invoke(cli, ["validate", "--json", str(good), str(bad)])
-    assert result.exit_code == 1
-    report = json.loads(result.stdout)
+    code, out = envelope("validate", "--json", str(good), str(bad))
+    assert code == 65
+    assert list(out) == ["ok", "error", "result", "meta"]
+    assert out["ok"] is False
+    assert (out["error"]["code"], out["error"]["category"]) == ("E1003", "input")
+    report = out["result"]
     assert report["ok"] is False
     assert [f["valid"] for f in report["files"]] == [True, False]
     assert report["files"][0]["commands"] == 1
@@ -107,32 +184,48 @@ def test_json_report(runner, tmp_path):
     ]
 
 
-def test_stdin_and_directories(runner, tmp_path):
+def test_stdin_and_directories(tmp_path):
     (tmp_path / "sub").mkdir()
     write(tmp_path / "sub", "a.json", minimal())
     write(tmp_path, "b.json", minimal(name="has space"))
     (tmp_path / "notes.txt").write_text("not json, not picked up")
-    result = runner.invoke(cli, ["validate", str(tmp_path)])
-    assert result.exit_code == 1
+    result = atip("validate", str(tmp_path), "--text")
+    assert result.exit_code == 65
     assert result.stdout.startswith(f"{tmp_path / 'b.json'}: $.name: expected the executable")
-    piped = runner.invoke(cli, ["validate", "-"], input=json.dumps(minimal()))
+    _, out = envelope("validate", str(tmp_path))
+    assert [f["source"] for f in out["result"]["files"]] == [
+        str(tmp_path / "b.json"),
+        str(tmp_path / "sub" / "a.json"),
+    ]
+    piped = atip("validate", "-", input=json.dumps(minimal()))
     assert piped.exit_code == 0
 
 
-def test_usage_errors_exit_2(runner):
-    assert runner.invoke(cli, ["validate"]).exit_code == 2
-    assert runner.invoke(cli, ["validate", "--max-bytes", "0", "-"]).exit_code == 2
-    assert runner.invoke(cli, ["nonsense"]).exit_code == 2
+def test_a_file_that_cannot_be_read_is_exit_2_with_the_report(tmp_path):
+    code, out = envelope("validate", str(tmp_path / "missing.json"))
+    assert code == 2
+    assert out["error"]["message"] == "1 file cannot be read"
+    [entry] = out["result"]["files"]
+    assert entry["errors"][0]["code"] == "io.unreadable"
+
+
+def test_max_document_bytes_replaces_validates_max_bytes(tmp_path):
+    path = str(write(tmp_path, "ok.json", minimal()))
+    code, out = envelope("validate", "--max-document-bytes", "10", path)
+    assert code == 65
+    assert "the limit is 10 bytes" in out["result"]["files"][0]["errors"][0]["message"]
+
+
+# schema ---------------------------------------------------------------------------------
 
 
 @pytest.mark.parametrize("kind", ["metadata", "shim"])
-def test_schema_command_prints_the_shipped_schema(runner, kind):
-    result = runner.invoke(cli, ["schema", "--kind", kind])
-    assert result.exit_code == 0
-    schema = json.loads(result.stdout)
+def test_schema_command_prints_the_shipped_schema(kind):
+    code, out = envelope("schema", "--kind", kind)
+    assert code == 0
+    schema = out["result"]
     assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
     assert schema["$id"].startswith("https://atip.dev/schema/0.6")
-
-
-def test_version(runner):
-    assert runner.invoke(cli, ["--version"]).stdout.strip().endswith(atipkit.__version__)
+    plain = atip("schema", "--kind", kind, "--plain")
+    assert plain.stdout == schema_text(kind)  # verbatim: `--plain > file` saves the schema
+    assert json.loads(plain.stdout) == schema

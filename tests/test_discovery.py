@@ -6,12 +6,13 @@ import json
 import math
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 import atipkit
 from atipkit.cli import cli
@@ -329,31 +330,210 @@ def test_hostile_corpus_is_scanned_within_the_time_bound(tmp_path):
 # -- command line -------------------------------------------------------------------------
 
 
-def test_cli_scan_list_show_refresh_and_compile_by_name(tmp_path, monkeypatch):
+def atip(*args: str) -> Result:
+    return CliRunner().invoke(cli, list(args))
+
+
+def envelope(*args: str) -> tuple[int, dict]:
+    """Exit status and the envelope (Click's runner is no terminal: JSON by default)."""
+    result = atip(*args)
+    assert len(result.stdout.splitlines()) == 1, result.stdout
+    return result.exit_code, json.loads(result.stdout)
+
+
+@pytest.fixture
+def examples_on_path(tmp_path, monkeypatch) -> Path:
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir(mode=0o755)
     for name in ("deploy", "cloudctl"):
         shutil.copy(EXAMPLES / "bin" / name, bin_dir / name)
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    runner = CliRunner()
-    scanned = runner.invoke(cli, ["scan", "--path", str(bin_dir), "--json"])
-    assert scanned.exit_code == 0, scanned.output
-    assert {f["name"] for f in json.loads(scanned.stdout)["found"]} == {"deploy", "cloudctl"}
-    listed = json.loads(runner.invoke(cli, ["list", "--json"]).stdout)
-    assert set(listed) == {"deploy", "cloudctl"}
-    shown = runner.invoke(cli, ["show", "deploy"])
+    return bin_dir
+
+
+def test_cli_scan_list_show_refresh_and_compile_by_name(examples_on_path):
+    bin_dir = examples_on_path
+    code, scanned = envelope("scan", "--path", str(bin_dir), "--json")
+    assert code == 0, scanned
+    assert {f["name"] for f in scanned["result"]["found"]} == {"deploy", "cloudctl"}
+    assert scanned["meta"]["tool"] == "atip.scan"
+    _, listed = envelope("list")
+    assert set(listed["result"]) == {"deploy", "cloudctl"}
+    shown = atip("show", "deploy", "--text")
     assert "destroy" in shown.stdout
     assert "⚠️ DESTRUCTIVE" in shown.stdout
-    doc = atipkit.loads(runner.invoke(cli, ["show", "cloudctl", "--depth", "1", "--json"]).stdout)
-    assert doc.partial
-    assert runner.invoke(cli, ["show", "deploy", "--commands", "nope"]).exit_code == 2
-    refreshed = runner.invoke(cli, ["refresh"])
+    _, partial = envelope("show", "cloudctl", "--depth", "1")
+    assert atipkit.from_dict(partial["result"]).partial
+    code, out = envelope("show", "deploy", "--commands", "nope")
+    assert (code, out["error"]["code"]) == (2, "E1002")
+    assert out["error"]["details"]["param"] == "commands"
+    refreshed = atip("refresh", "--text")
     assert refreshed.stdout.splitlines() == ["cloudctl: 0.9.0 (native)", "deploy: 2.1.0 (native)"]
-    compiled = json.loads(runner.invoke(cli, ["compile", "deploy", "--provider", "mcp"]).stdout)
-    assert "deploy_destroy" in [t["name"] for t in compiled]
-    missing = runner.invoke(cli, ["compile", "not-a-tool-or-file"])
-    assert missing.exit_code == 2
-    assert "no executable" in missing.stderr
+    _, compiled = envelope("compile", "deploy", "--provider", "mcp")
+    assert "deploy_destroy" in [t["name"] for t in compiled["result"]]
+    code, missing = envelope("compile", "not-a-tool-or-file")
+    assert (code, missing["error"]["code"]) == (10, "E3001")
+    assert "no executable" in missing["error"]["message"]
+
+
+def test_scan_text_is_the_table_with_notes_on_stderr_and_json_is_the_report(
+    examples_on_path, tmp_path
+):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    shared.chmod(0o777)
+    result = atip("scan", "--path", f"{examples_on_path}:{shared}", "--text")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines() == [
+        f"cloudctl  native  0.9.0       {examples_on_path / 'cloudctl'}",
+        f"deploy    native  2.1.0       {examples_on_path / 'deploy'}",
+    ]
+    notes = result.stderr.splitlines()
+    assert notes[0] == f"skipped {shared}: world-writable"
+    assert notes[1].startswith("2 ATIP tool(s) among 2 executables (2 probed, 0 unchanged) in ")
+    quiet = atip("scan", "--path", f"{examples_on_path}:{shared}", "--text", "-q")
+    assert quiet.stderr == ""
+    code, out = envelope("scan", "--path", f"{examples_on_path}:{shared}")
+    assert code == 0
+    report = out["result"]
+    assert set(report) == {"found", "skipped_dirs", "executables", "probed", "reused", "seconds"}
+    assert report["skipped_dirs"] == [{"path": str(shared), "reason": "world-writable"}]
+    assert (report["probed"], report["reused"]) == (0, 2)
+
+
+def test_scan_probe_timeout_bounds_each_probe(tmp_path):
+    bin_dir = tmp_path / "bin"
+    plain_script(bin_dir, "hang", "sleep 30")
+    start = time.monotonic()
+    code, out = envelope("scan", "--path", str(bin_dir), "--probe-timeout", "0.5")
+    assert code == 0
+    assert out["result"]["found"] == []
+    assert out["result"]["probed"] == 1
+    assert time.monotonic() - start < 10
+
+
+def test_list_text_and_entries_that_name_their_source(examples_on_path):
+    assert envelope("list")[1]["result"] == {}
+    atip("scan", "--path", str(examples_on_path))
+    text = atip("list", "--text").stdout.splitlines()
+    assert text == [
+        f"cloudctl  native  0.9.0       {examples_on_path / 'cloudctl'}",
+        f"deploy    native  2.1.0       {examples_on_path / 'deploy'}",
+    ]
+    entry = envelope("list")[1]["result"]["deploy"]
+    assert entry["source"] == "native"  # stated, though the registry file leaves it out
+    assert entry["hash"] == sha256_file(examples_on_path / "deploy")
+
+
+def test_a_broken_registry_file_is_a_data_format_error(tmp_path):
+    registry = LocalRegistry()
+    registry.data_dir.mkdir(parents=True)
+    registry.index_path.write_text("{not json")
+    code, out = envelope("list")
+    assert (code, out["error"]["code"]) == (65, "E1010")
+    assert str(registry.index_path) in out["error"]["message"]
+    code, out = envelope("refresh")
+    assert (code, out["error"]["code"]) == (65, "E1010")
+
+
+@pytest.mark.parametrize("override", ["{not json", '{"version": 3}'])
+def test_an_override_that_breaks_the_metadata_is_a_data_format_error(tmp_path, override):
+    exe = tool_script(tmp_path / "bin", "mytool")
+    path = LocalRegistry().override_path(sha256_file(exe))
+    path.parent.mkdir(parents=True)
+    path.write_text(override)
+    code, out = envelope("show", str(exe))
+    assert (code, out["error"]["code"]) == (65, "E1010")
+    assert "an override or pattern file makes its metadata invalid" in out["error"]["message"]
+    assert out["error"]["details"]["overrides"] == str(path.parent)
+
+
+def test_show_result_is_the_document_and_where_it_came_from_is_a_note(examples_on_path):
+    text = atip("show", "deploy", "--text")
+    assert text.stdout.splitlines()[0] == (
+        "deploy 2.1.0 — Deploy services to environments (an ATIP 0.6 example)"
+    )
+    assert "source: native; " + str(examples_on_path / "deploy") in text.stderr
+    assert "  metadata: probe:" in text.stderr
+    code, out = envelope("show", "deploy")
+    assert code == 0
+    doc = atipkit.from_dict(out["result"])
+    assert doc == atipkit.loads(
+        subprocess.run([examples_on_path / "deploy", "--agent"], capture_output=True).stdout
+    )
+    again = atip("show", "deploy", "--text")
+    assert "source: native (cached); " in again.stderr
+    partial = atip("show", "cloudctl", "--depth", "1", "--text").stdout.splitlines()
+    assert partial[1].startswith("partial: ")
+
+
+def test_show_errors_say_what_was_missing_and_what_to_try(tmp_path):
+    code, out = envelope("show", "no-such-tool-anywhere")
+    assert (code, out["error"]["code"], out["error"]["category"]) == (10, "E3001", "state")
+    mute = plain_script(tmp_path / "bin", "mute", "exit 1")
+    code, out = envelope("show", str(mute))
+    assert (code, out["error"]["code"]) == (10, "E3011")
+    assert out["error"]["details"]["probe"] == "exit-code"
+    assert out["error"]["suggestion"]["example"] == f"atip show {mute} --infer"
+    text = atip("show", str(mute), "--text")
+    assert text.exit_code == 10
+    assert text.stdout == ""
+    assert text.stderr.splitlines()[0].startswith(f"error: {mute} has no ATIP metadata")
+
+
+def test_show_infer_describes_a_tool_from_its_help(tmp_path):
+    exe = tmp_path / "bin" / "oldtool"
+    exe.parent.mkdir()
+    exe.write_text(
+        f"#!{sys.executable}\n"
+        "import argparse\n"
+        "p = argparse.ArgumentParser(description='Frobnicate files.')\n"
+        "p.add_argument('--count', type=int, metavar='N', help='how many')\n"
+        "p.parse_args()\n"
+    )
+    exe.chmod(0o755)
+    code, out = envelope("show", str(exe), "--infer")
+    assert code == 0
+    assert out["result"]["trust"]["source"] == "inferred"
+    assert out["result"]["description"] == "Frobnicate files."
+
+
+def test_a_broken_registries_file_is_a_warning_not_a_failure(tmp_path):
+    exe = plain_script(tmp_path / "bin", "legacy", "exit 2")
+    registry = LocalRegistry()
+    (registry.data_dir / "shims").mkdir(parents=True)
+    (registry.data_dir / "shims" / "legacy.json").write_text(
+        json.dumps(minimal(atip="0.1", name="legacy"))
+    )
+    config = tmp_path / "xdg-config" / "agent-tools"
+    config.mkdir(parents=True)
+    (config / "registries.json").write_text("{not json")
+    code, out = envelope("show", str(exe))
+    assert code == 0
+    assert out["result"]["name"] == "legacy"
+    [warning] = out["meta"]["warnings"]
+    assert warning.startswith("remote registries were not asked: ")
+    assert "registries.json" in warning
+
+
+def test_refresh_reports_what_failed_and_fails_with_the_report(examples_on_path):
+    atip("scan", "--path", str(examples_on_path))
+    (examples_on_path / "cloudctl").unlink()
+    (examples_on_path / "deploy").write_text("#!/bin/sh\nexit 1\n")
+    code, out = envelope("refresh")
+    assert (code, out["error"]["code"]) == (10, "E3001")  # not found, of two kinds
+    assert out["error"]["message"] == "2 of 2 tool(s) could not be refreshed: cloudctl, deploy"
+    report = out["result"]
+    assert report["refreshed"] == []
+    assert [(f["name"], f["error"]["code"]) for f in report["failed"]] == [
+        ("cloudctl", "E3001"),  # gone
+        ("deploy", "E3011"),  # no --agent any more
+    ]
+    text = atip("refresh", "deploy", "--text")
+    assert text.exit_code == 10
+    assert text.stdout == ""
+    assert text.stderr.splitlines()[0].startswith("deploy: ")
+    assert "error: 1 of 1 tool(s) could not be refreshed: deploy [E3011]" in text.stderr
 
 
 def test_eight_processes_scanning_and_refreshing_at_once(tmp_path):

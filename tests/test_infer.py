@@ -315,6 +315,8 @@ def test_the_man_page_fills_a_synopsis_only_help():
 
 
 def test_atip_gen_prints_and_writes_a_valid_shim(tmp_path):
+    import json
+
     from click.testing import CliRunner
 
     from atipkit.cli import cli
@@ -330,14 +332,26 @@ def test_atip_gen_prints_and_writes_a_valid_shim(tmp_path):
     """,
     )
     runner = CliRunner()
-    printed = runner.invoke(cli, ["gen", str(exe), "--no-man"])
+    printed = runner.invoke(cli, ["gen", str(exe), "--no-man", "--plain"])
     assert printed.exit_code == 0
-    shim = atipkit.loads(printed.stdout)
+    shim = atipkit.loads(printed.stdout)  # verbatim: `--plain > FILE` saves the shim
     assert shim.commands[""].options[0].type == "integer"
+    enveloped = runner.invoke(cli, ["gen", str(exe), "--no-man"])
+    assert enveloped.exit_code == 0
+    assert atipkit.from_dict(json.loads(enveloped.stdout)["result"]).binary == shim.binary
     out = tmp_path / "shims"
-    written = runner.invoke(cli, ["gen", str(exe), "--no-man", "--out", str(out)])
+    written = runner.invoke(cli, ["gen", str(exe), "--no-man", "--out", str(out), "--text"])
     assert written.exit_code == 0
     [path] = list(out.iterdir())
     assert path.name == f"{shim.binary.hex}.json"
     assert atipkit.validate_file(path).ok
-    assert runner.invoke(cli, ["gen", "no-such-tool-here"]).exit_code == 2
+    assert written.stderr == f"wrote {path} (1 commands)\n"
+    assert atipkit.loads(written.stdout) == atipkit.loads(path.read_bytes())
+    missing = runner.invoke(cli, ["gen", "no-such-tool-here"])
+    assert missing.exit_code == 10
+    error = json.loads(missing.stdout)["error"]
+    assert (error["code"], error["category"]) == ("E3001", "state")
+    assert "no-such-tool-here" in error["message"]
+    file_as_dir = runner.invoke(cli, ["gen", str(exe), "--out", str(exe)])
+    assert file_as_dir.exit_code == 2
+    assert json.loads(file_as_dir.stdout)["error"]["details"]["param"] == "out"

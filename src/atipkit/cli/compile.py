@@ -2,106 +2,114 @@
 
 from __future__ import annotations
 
-import json
 import os
-
-import click
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from atipkit._jsontext import MAX_DOCUMENT_BYTES
-from atipkit.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE
-from atipkit.cli._effects import read_only
-from atipkit.introspect.click import AtipArgument, AtipCommand
+from atipkit.app import (
+    Argument,
+    Context,
+    DataFormatError,
+    Document,
+    InputError,
+    Option,
+    Suggestion,
+)
+from atipkit.cli import app
+from atipkit.cli.discover import resolve, resolving, split
+
+if TYPE_CHECKING:
+    from atipkit.model import Tool
 
 
-@click.command(cls=AtipCommand, effects=read_only(reads_files=True, stdin="optional"))
-@click.argument(
-    "files",
-    cls=AtipArgument,
-    nargs=-1,
-    required=True,
-    type=click.Path(dir_okay=False, allow_dash=True),
-    help="ATIP documents, - for stdin, or tool names to resolve (registry, probe, shim).",
-)
-@click.option(
-    "--provider",
-    type=click.Choice(
-        ["openai", "openai-responses", "anthropic", "gemini", "gemini-json-schema", "mcp"]
-    ),
-    default="openai",
-    show_default=True,
-    help="Tool format to produce.",
-)
-@click.option("--strict", is_flag=True, help="Strict schemas (OpenAI and Anthropic).")
-@click.option(
-    "--strategy",
-    type=click.Choice(["discrete", "action"]),
-    default="discrete",
-    show_default=True,
-    help="One tool per command, or one per group with an 'action' parameter.",
-)
-@click.option("--commands", help="Only these command subtrees (comma-separated).")
-@click.option("--depth", type=click.IntRange(min=1), help="Only commands this deep (1 = top).")
-@click.option("--table", "show_table", is_flag=True, help="Also print the name → command table.")
-@click.pass_context
-def compile_command(
-    ctx: click.Context,
-    files: tuple[str, ...],
-    provider: str,
-    strict: bool,
-    strategy: str,
-    commands: str | None,
-    depth: int | None,
-    show_table: bool,
-) -> None:
+# Reading documents changes nothing, but a tool *name* is resolved as `atip show` resolves
+# it (a probe in the sandbox, the registry, remote registries): the effects are that.
+@app.command("compile", effects=resolving(stdin="optional"))
+def compile_tools(
+    ctx: Context,
+    files: Annotated[
+        list[str],
+        Argument(
+            help="ATIP documents, - for stdin, or tool names to resolve (registry, probe, shim)."
+        ),
+    ],
+    provider: Annotated[
+        Literal["openai", "openai-responses", "anthropic", "gemini", "gemini-json-schema", "mcp"],
+        Option(help="Tool format to produce."),
+    ] = "openai",
+    strict: Annotated[bool, Option(help="Strict schemas (OpenAI and Anthropic).")] = False,
+    strategy: Annotated[
+        Literal["discrete", "action"],
+        Option(help="One tool per command, or one per group with an 'action' parameter."),
+    ] = "discrete",
+    commands: Annotated[
+        str | None, Option(help="Only these command subtrees (comma-separated).")
+    ] = None,
+    depth: Annotated[int | None, Option(help="Only commands this deep (1 = top).", min=1)] = None,
+    table: Annotated[bool, Option(help="Also give the name → command table.")] = False,
+) -> Document:
     """Compile ATIP metadata into tool definitions for a model provider.
 
-    Prints JSON on stdout: the list the provider's request takes as `tools` (with
-    --table, an object with `tools` and `table`). Warnings about provider limits go to
-    stderr. Exit status: 0 compiled, 1 a document is invalid, 2 usage error.
+    The result is the list the provider's request takes as `tools` (with --table, an
+    object with `tools` and `table`, which maps each tool name to its command), written
+    verbatim by --plain and --text (`atip compile gh.json --plain > tools.json`).
+    Provider limits are warnings. An invalid document is a data-format error (exit 65),
+    a file or tool that cannot be found is exit 10.
     """
-    from atipkit.bridge import compile_tools
+    import json
+
+    from atipkit.bridge import compile_tools as compile_documents
+
+    wanted = split(commands)
+    tools = [_select(_load(name, ctx), name, wanted, depth) for name in files]
+    compiled = compile_documents(tools, provider, strict=strict, strategy=strategy)
+    for problem in compiled.warnings:
+        ctx.warn(f"{problem.location + ': ' if problem.location else ''}{problem.message}")
+    payload: Any = compiled.payload()
+    if table:
+        names = {name: _jsonable(path) for name, path in compiled.table.items()}
+        payload = {"tools": payload, "table": names}
+    return Document(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+
+
+def _load(name: str, ctx: Context) -> Tool:
+    """A document from a file or stdin; anything else is a tool name to resolve."""
     from atipkit.errors import DocumentError
     from atipkit.model import load
-    from atipkit.partial import select
-    from atipkit.resolve import ToolNotFound, resolve_tool
 
-    tools = []
-    for path in files:
-        try:
-            if path == "-" or os.path.exists(path):
-                tool = load(path, max_bytes=MAX_DOCUMENT_BYTES)
-            else:
-                tool = resolve_tool(path).tool
-        except OSError as exc:
-            click.echo(f"atip compile: cannot read {path}: {exc.strerror or exc}", err=True)
-            ctx.exit(EXIT_USAGE)
-        except DocumentError as exc:
-            for problem in exc.problems:
-                click.echo(problem.format(exc.source), err=True)
-            ctx.exit(EXIT_INVALID)
-        except LookupError as exc:
-            click.echo(f"atip compile: {exc}", err=True)
-            ctx.exit(EXIT_USAGE if isinstance(exc, ToolNotFound) else EXIT_INVALID)
-        try:
-            wanted = [c.strip() for c in commands.split(",") if c.strip()] if commands else None
-            tool = select(tool, commands=wanted, depth=depth)
-        except KeyError as exc:
-            raise click.BadParameter(str(exc.args[0]), param_hint="--commands") from None
-        tools.append(tool)
-    compiled = compile_tools(tools, provider, strict=strict, strategy=strategy)  # type: ignore[arg-type]
-    for problem in compiled.warnings:
-        click.echo(
-            f"warning: {problem.location + ': ' if problem.location else ''}{problem.message}",
-            err=True,
-        )
-    payload = compiled.payload()
-    if show_table:
-        table = {name: _jsonable(path) for name, path in compiled.table.items()}
-        output = json.dumps({"tools": payload, "table": table}, indent=2, ensure_ascii=False)
-    else:
-        output = json.dumps(payload, indent=2, ensure_ascii=False)
-    click.echo(output)
-    ctx.exit(EXIT_OK)
+    if name != "-" and not os.path.exists(name):
+        return resolve(name, ctx).tool
+    try:
+        return load(name, max_bytes=MAX_DOCUMENT_BYTES)
+    except OSError as exc:
+        raise InputError(
+            f"cannot read {name}: {exc.strerror or exc}", details={"file": name}
+        ) from None
+    except DocumentError as exc:
+        problems = [p.to_dict() for p in exc.problems]
+        more = len(problems) - 1
+        raise DataFormatError(
+            str(exc) + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""),
+            details={"file": exc.source or name, "problems": problems},
+            suggestion=Suggestion(
+                "Fix the document; `atip validate` lists every problem.",
+                example=f"atip validate {name} --text",
+            ),
+        ) from None
+
+
+def _select(tool: Tool, name: str, wanted: list[str] | None, depth: int | None) -> Tool:
+    from atipkit.partial import select
+
+    try:
+        return select(tool, commands=wanted, depth=depth)
+    except KeyError as exc:
+        raise InputError(
+            f"--commands: {exc.args[0]}",
+            code="E1002",
+            details={"param": "commands", "file": name},
+            suggestion="Name commands the tool has; `--depth 1 --table` lists the top-level ones.",
+        ) from None
 
 
 def _jsonable(path: object) -> object:

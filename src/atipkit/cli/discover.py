@@ -1,204 +1,337 @@
-"""`atip scan`, `atip list`, `atip show`, `atip refresh`: discovery on the command line."""
+"""`atip scan`, `atip list`, `atip show`, `atip refresh`: discovery on the command line.
+
+`resolve` is shared with `atip compile`, which resolves tool names the same way, so a
+tool that cannot be found or described fails with the same error wherever it is named.
+"""
 
 from __future__ import annotations
 
-import json
-import sys
+from typing import TYPE_CHECKING, Annotated, Any
 
-import click
-
-from atipkit.cli import EXIT_INVALID, EXIT_OK
+from atipkit.app import (
+    Argument,
+    Context,
+    DataFormatError,
+    InputError,
+    NotFoundError,
+    Option,
+    Suggestion,
+)
+from atipkit.cli import app
 from atipkit.cli._effects import discovering, read_only
-from atipkit.introspect.click import AtipArgument, AtipCommand
+
+if TYPE_CHECKING:
+    from atipkit.model import Effects, StdinMode
+    from atipkit.resolve import Resolved
+
+NO_EXECUTABLE = "E3001"
+"""No executable of that name on PATH, and no shim for it."""
+NO_METADATA = "E3011"
+"""The executable exists, but nothing describes it (no `--agent`, no shim)."""
+BAD_REGISTRY = "E1010"
+"""registry.json, an override or a pattern file cannot be read as what it should be."""
 
 
-def _split(value: str | None) -> list[str] | None:
+def _bad_registry(exc: Exception) -> DataFormatError:
+    return DataFormatError(
+        str(exc),  # names the file
+        code=BAD_REGISTRY,
+        suggestion="Fix or move the registry file aside; `atip scan` writes a new one.",
+    )
+
+
+def split(value: str | None) -> list[str] | None:
+    """A comma-separated option as a list (None when not given)."""
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
 
 
-@click.command(cls=AtipCommand, effects=discovering())
-@click.option("--path", "dirs", help="Directories to scan, separated by ':' (default: PATH).")
-@click.option("--only", help="Scan only these executables (comma-separated names).")
-@click.option(
-    "--skip",
-    help="Never run these either (comma-separated names; added to the "
-    "built-in list and config.json's scan.skip).",
-)
-@click.option(
-    "--allow-unsafe-dirs",
-    is_flag=True,
-    help="Also scan relative, world-writable or foreign-owned directories.",
-)
-@click.option("--refresh", is_flag=True, help="Probe again even what is cached.")
-@click.option(
-    "--jobs", type=click.IntRange(1, 64), default=8, show_default=True, help="Probes at once."
-)
-@click.option(
-    "--timeout",
-    type=click.FloatRange(0.1, 60),
-    default=2.0,
-    show_default=True,
-    help="Seconds each probe may take.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
-def scan_command(
-    dirs: str | None,
-    only: str | None,
-    skip: str | None,
-    allow_unsafe_dirs: bool,
-    refresh: bool,
-    jobs: int,
-    timeout: float,
-    as_json: bool,
-) -> None:
+def resolving(*, stdin: StdinMode = "none") -> Effects:
+    """What resolving a tool may do: probe it in the sandbox, record it in the registry,
+    and ask the remote registries of registries.json for a shim (the network)."""
+    import msgspec
+
+    from atipkit.model import Interactive
+
+    return msgspec.structs.replace(
+        discovering(),
+        network=True,
+        interactive=Interactive(stdin=stdin, prompts=False, tty=False),
+    )
+
+
+def resolve(tool: str, ctx: Context | None = None, **kwargs: Any) -> Resolved:
+    """`resolve_tool`, its failures as the `atipkit.app` errors that mean them. A
+    registries.json that cannot be used does not stop local discovery (the library's
+    choice); it is a warning."""
+    import json
+
+    from atipkit.errors import DocumentError
+    from atipkit.registry.local import RegistryError
+    from atipkit.resolve import NoMetadata, ToolNotFound, resolve_tool
+
+    try:
+        resolved = resolve_tool(tool, **kwargs)
+    except KeyError as exc:  # a command named in --commands that the tool does not have
+        raise InputError(
+            f"--commands: {exc.args[0]}",
+            code="E1002",
+            details={"param": "commands"},
+            suggestion=f"Run `atip show {tool} --depth 1` to see its commands.",
+        ) from None
+    except ToolNotFound as exc:
+        raise NotFoundError(
+            str(exc),
+            code=NO_EXECUTABLE,
+            details={"tool": tool},
+            suggestion="Check the name, give the path to the executable, or run "
+            "`atip scan --path DIR` to record tools in a directory that is not on PATH.",
+        ) from None
+    except NoMetadata as exc:
+        details: dict[str, Any] = {"tool": tool}
+        if exc.failure is not None:
+            details["probe"] = exc.failure.kind
+        raise NotFoundError(
+            str(exc),
+            code=NO_METADATA,
+            details=details,
+            suggestion=Suggestion(
+                "Infer metadata from the tool's help text (low trust).",
+                example=f"atip show {tool} --infer",
+            ),
+        ) from None
+    except RegistryError as exc:
+        raise _bad_registry(exc) from None
+    except (DocumentError, json.JSONDecodeError) as exc:
+        # the tool's own metadata was checked when read: what breaks it is a user layer
+        from atipkit.registry.local import LocalRegistry
+
+        overrides = LocalRegistry().override_path("sha256:" + "0" * 64).parent
+        raise DataFormatError(
+            f"{tool}: an override or pattern file makes its metadata invalid: {exc}",
+            code=BAD_REGISTRY,
+            details={"tool": tool, "overrides": str(overrides)},
+            suggestion=f"Fix the tool's override in {overrides} (a JSON merge patch) or "
+            "its pattern files.",
+        ) from None
+    problem = resolved.origins.get("registries")
+    if problem and ctx is not None:
+        ctx.warn(f"remote registries were not asked: {problem}")
+    return resolved
+
+
+# scan ------------------------------------------------------------------------------------
+
+
+def _scan_text(report: dict[str, Any]) -> str:
+    found = report["found"]
+    width = max((len(f["name"]) for f in found), default=4)
+    return "".join(
+        f"{f['name']:{width}}  {f['source']:6}  {f['version']:10}  {f['path']}\n" for f in found
+    )
+
+
+@app.command(effects=discovering(), text=_scan_text)
+def scan(
+    ctx: Context,
+    path: Annotated[
+        str | None, Option(help="Directories to scan, separated by ':' (default: PATH).")
+    ] = None,
+    only: Annotated[
+        str | None, Option(help="Scan only these executables (comma-separated names).")
+    ] = None,
+    skip: Annotated[
+        str | None,
+        Option(
+            help="Never run these either (comma-separated names; added to the built-in "
+            "list and config.json's scan.skip)."
+        ),
+    ] = None,
+    allow_unsafe_dirs: Annotated[
+        bool, Option(help="Also scan relative, world-writable or foreign-owned directories.")
+    ] = False,
+    refresh: Annotated[bool, Option(help="Probe again even what is cached.")] = False,
+    jobs: Annotated[int, Option(help="Probes at once.", min=1, max=64)] = 8,
+    probe_timeout: Annotated[
+        float, Option(help="Seconds each probe may take.", min=0.1, max=60)
+    ] = 2.0,
+) -> dict[str, Any]:
     """Find ATIP tools on PATH and record them in the registry.
 
     Each executable is asked `--agent` in a sandbox; unchanged binaries are not asked
-    again. Unsafe directories are skipped and reported.
+    again. Unsafe directories are skipped and reported (`skipped_dirs`, with the reason).
     """
     import msgspec
 
-    from atipkit.scan import configured_skip, scan
+    from atipkit.registry.local import RegistryError
+    from atipkit.scan import configured_skip
+    from atipkit.scan import scan as scan_dirs
 
-    progress = _progress if sys.stderr.isatty() and not as_json else None
-    never = configured_skip() | frozenset(_split(skip) or [])
-    report = scan(
-        dirs.split(":") if dirs else None,
-        only=_split(only),
-        skip=never,
-        jobs=jobs,
-        timeout=timeout,
-        allow_unsafe_dirs=allow_unsafe_dirs,
-        refresh=refresh,
-        progress=progress,
-    )
-    if progress:
-        click.echo("\r\x1b[K", nl=False, err=True)
-    if as_json:
-        click.echo(json.dumps(msgspec.to_builtins(report), indent=2))
-        return
+    def progress(done: int, total: int) -> None:
+        ctx.progress(f"probing {done}/{total}")
+
+    never = configured_skip() | frozenset(split(skip) or [])
+    try:
+        report = scan_dirs(
+            path.split(":") if path else None,
+            only=split(only),
+            skip=never,
+            jobs=jobs,
+            timeout=probe_timeout,
+            allow_unsafe_dirs=allow_unsafe_dirs,
+            refresh=refresh,
+            progress=progress,
+        )
+    except RegistryError as exc:
+        raise _bad_registry(exc) from None
+    finally:
+        ctx.progress(None)
     for skipped in report.skipped_dirs:
-        click.echo(f"skipped {skipped.path}: {skipped.reason}", err=True)
-    width = max((len(f.name) for f in report.found), default=4)
-    for found in report.found:
-        click.echo(f"{found.name:{width}}  {found.source:6}  {found.version:10}  {found.path}")
-    click.echo(
+        ctx.info(f"skipped {skipped.path}: {skipped.reason}")
+    ctx.info(
         f"{len(report.found)} ATIP tool(s) among {report.executables} executables "
-        f"({report.probed} probed, {report.reused} unchanged) in {report.seconds:.2f} s",
-        err=True,
+        f"({report.probed} probed, {report.reused} unchanged) in {report.seconds:.2f} s"
+    )
+    result: dict[str, Any] = msgspec.to_builtins(report)
+    return result
+
+
+# list ------------------------------------------------------------------------------------
+
+
+def _list_text(tools: dict[str, dict[str, Any]]) -> str:
+    width = max((len(n) for n in tools), default=4)
+    return "".join(
+        f"{name:{width}}  {entry['source']:6}  {entry.get('version') or '':10}  {entry['path']}\n"
+        for name, entry in sorted(tools.items())
     )
 
 
-def _progress(done: int, total: int) -> None:
-    click.echo(f"\rprobing {done}/{total}", nl=False, err=True)
+@app.command("list", effects=read_only(reads_files=True, stdin="none"), text=_list_text)
+def list_tools() -> dict[str, dict[str, Any]]:
+    """List the tools in the registry.
 
-
-@click.command("list", cls=AtipCommand, effects=read_only(reads_files=True, stdin="none"))
-@click.option("--json", "as_json", is_flag=True, help="Print the registry's entries as JSON.")
-def list_command(as_json: bool) -> None:
-    """List the tools in the registry."""
+    The result maps each tool's name to its entry: path, hash, source (native, shim,
+    inferred, manual), version, when it was last checked.
+    """
     import msgspec
 
-    from atipkit.registry.local import LocalRegistry
+    from atipkit.registry.local import LocalRegistry, RegistryError
 
-    tools = LocalRegistry().read().tools
-    if as_json:
-        click.echo(json.dumps(msgspec.to_builtins(tools), indent=2))
-        return
-    width = max((len(n) for n in tools), default=4)
+    try:
+        tools = LocalRegistry().read().tools
+    except RegistryError as exc:
+        raise _bad_registry(exc) from None
+    out: dict[str, dict[str, Any]] = {}
     for name, entry in sorted(tools.items()):
-        click.echo(f"{name:{width}}  {entry.source:6}  {entry.version or '':10}  {entry.path}")
+        record = msgspec.to_builtins(entry)
+        record["source"] = entry.source  # left out of the file when it is the default
+        out[name] = record
+    return out
 
 
-@click.command(cls=AtipCommand, effects=discovering())
-@click.argument("tool", cls=AtipArgument, help="A tool name on PATH, or a path to one.")
-@click.option("--commands", help="Only these command subtrees (comma-separated).")
-@click.option("--depth", type=click.IntRange(min=1), help="Only commands this deep (1 = top).")
-@click.option("--refresh", is_flag=True, help="Ask the tool again even if cached.")
-@click.option(
-    "--infer",
-    "allow_inferred",
-    is_flag=True,
-    help="If nothing describes the tool, infer metadata from its help (atip gen).",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the ATIP document.")
-@click.pass_context
-def show_command(
-    ctx: click.Context,
-    tool: str,
-    commands: str | None,
-    depth: int | None,
-    refresh: bool,
-    allow_inferred: bool,
-    as_json: bool,
-) -> None:
-    """Show a tool's ATIP metadata: its commands and what each may do."""
+# show ------------------------------------------------------------------------------------
+
+
+def _show_text(doc: dict[str, Any]) -> str:
     from atipkit.bridge.safety import flags
-    from atipkit.model import dumps, effective_effects, iter_commands
+    from atipkit.model import effective_effects, from_dict, iter_commands
 
-    resolved = _resolve(
-        ctx,
-        tool,
-        commands=_split(commands),
-        depth=depth,
-        refresh=refresh,
-        allow_inferred=allow_inferred,
+    tool = from_dict(doc)
+    lines = [f"{tool.name} {tool.version} — {tool.description}"]
+    if tool.partial:
+        lines.append(f"partial: {tool.included_commands} of {tool.total_commands} commands")
+    for path, command in iter_commands(tool):
+        marks = " ".join(flags(effective_effects(tool, path)))
+        indent = "  " * max(len(path) - 1, 0)
+        label = " ".join(path) or "(root)"
+        lines.append(f"  {indent}{label:30} {command.description[:60]}  {marks}".rstrip())
+    return "".join(f"{line}\n" for line in lines)
+
+
+@app.command(effects=resolving(), text=_show_text)
+def show(
+    ctx: Context,
+    tool: Annotated[str, Argument(help="A tool name on PATH, or a path to one.")],
+    commands: Annotated[
+        str | None, Option(help="Only these command subtrees (comma-separated).")
+    ] = None,
+    depth: Annotated[int | None, Option(help="Only commands this deep (1 = top).", min=1)] = None,
+    refresh: Annotated[bool, Option(help="Ask the tool again even if cached.")] = False,
+    infer: Annotated[
+        bool,
+        Option(help="If nothing describes the tool, infer metadata from its help (atip gen)."),
+    ] = False,
+) -> dict[str, Any]:
+    """Show a tool's ATIP metadata: its commands and what each may do.
+
+    The result is the tool's ATIP document, with any override and patterns applied; for
+    people, a summary with each command's safety flags. Where the metadata came from
+    (probe, registry, shim, inferred) is noted on stderr.
+    """
+    from atipkit.model import to_dict
+
+    resolved = resolve(
+        tool, ctx, commands=split(commands), depth=depth, refresh=refresh, allow_inferred=infer
     )
-    doc = resolved.tool
-    if as_json:
-        click.echo(dumps(doc).decode())
-        return
-    click.echo(f"{doc.name} {doc.version} — {doc.description}")
-    click.echo(
+    ctx.info(
         f"source: {resolved.source}{' (cached)' if resolved.cached else ''}; "
         f"{resolved.path or 'no executable'}"
     )
     for part, origin in resolved.origins.items():
-        click.echo(f"  {part}: {origin}")
-    if doc.partial:
-        click.echo(f"partial: {doc.included_commands} of {doc.total_commands} commands")
-    for path, command in iter_commands(doc):
-        marks = " ".join(flags(effective_effects(doc, path)))
-        indent = "  " * max(len(path) - 1, 0)
-        label = " ".join(path) or "(root)"
-        click.echo(f"  {indent}{label:30} {command.description[:60]}  {marks}".rstrip())
-    ctx.exit(EXIT_OK)
+        ctx.info(f"  {part}: {origin}")
+    return to_dict(resolved.tool)
 
 
-@click.command(cls=AtipCommand, effects=discovering())
-@click.argument(
-    "tool",
-    cls=AtipArgument,
-    required=False,
-    help="The tool to refresh (default: every tool in the registry).",
-)
-@click.pass_context
-def refresh_command(ctx: click.Context, tool: str | None) -> None:
-    """Ask tools for their metadata again, ignoring what is cached."""
-    from atipkit.registry.local import LocalRegistry
-
-    names = [tool] if tool else sorted(LocalRegistry().read().tools)
-    failed = 0
-    for name in names:
-        try:
-            resolved = _resolve(ctx, name, refresh=True, exit_on_error=False)
-        except LookupError as exc:
-            failed += 1
-            click.echo(f"{name}: {exc}", err=True)
-            continue
-        click.echo(f"{resolved.name}: {resolved.tool.version} ({resolved.source})")
-    ctx.exit(EXIT_INVALID if failed else EXIT_OK)
+# refresh ---------------------------------------------------------------------------------
 
 
-def _resolve(ctx: click.Context, tool: str, *, exit_on_error: bool = True, **kwargs):  # type: ignore[no-untyped-def]
-    from atipkit.resolve import resolve_tool
+def _refresh_text(report: dict[str, Any]) -> str:
+    return "".join(f"{r['name']}: {r['version']} ({r['source']})\n" for r in report["refreshed"])
+
+
+@app.command(effects=resolving(), text=_refresh_text)
+def refresh(
+    ctx: Context,
+    tool: Annotated[
+        str | None,
+        Argument(help="The tool to refresh (default: every tool in the registry)."),
+    ] = None,
+) -> dict[str, Any]:
+    """Ask tools for their metadata again, ignoring what is cached.
+
+    The result lists the tools refreshed (name, version, source) and those that failed
+    (name, error); if any failed, the call fails (not found, exit 10) with that report.
+    """
+    from atipkit.app import ToolError
+    from atipkit.registry.local import LocalRegistry, RegistryError
 
     try:
-        return resolve_tool(tool, **kwargs)
-    except KeyError as exc:  # an unknown command in --commands
-        raise click.BadParameter(str(exc.args[0]), param_hint="--commands") from None
-    except LookupError as exc:
-        if not exit_on_error:
-            raise
-        click.echo(f"atip: {exc}", err=True)
-        ctx.exit(EXIT_INVALID)
+        names = [tool] if tool else sorted(LocalRegistry().read().tools)
+    except RegistryError as exc:
+        raise _bad_registry(exc) from None
+    report: dict[str, Any] = {"refreshed": [], "failed": []}
+    for i, name in enumerate(names):
+        ctx.progress(f"refreshing {i + 1}/{len(names)}: {name}")
+        try:
+            resolved = resolve(name, ctx, refresh=True)
+        except ToolError as exc:
+            report["failed"].append({"name": name, "error": exc.to_dict()})
+            ctx.progress(None)
+            ctx.info(f"{name}: {exc.message}")
+            continue
+        version = resolved.tool.version
+        report["refreshed"].append(
+            {"name": resolved.name, "version": version, "source": resolved.source}
+        )
+    ctx.progress(None)
+    failed = report["failed"]
+    if failed:
+        codes = {f["error"]["code"] for f in failed}
+        error = NotFoundError if codes <= {NO_EXECUTABLE, NO_METADATA} else DataFormatError
+        raise error(
+            f"{len(failed)} of {len(names)} tool(s) could not be refreshed: "
+            + ", ".join(f["name"] for f in failed),
+            code=next(iter(codes)) if len(codes) == 1 else None,
+            result=report,
+        )
+    return report

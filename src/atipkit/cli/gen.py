@@ -2,53 +2,44 @@
 
 from __future__ import annotations
 
-import os
+from pathlib import Path
+from typing import Annotated
 
-import click
-
-from atipkit.cli import EXIT_INVALID, EXIT_OK, EXIT_USAGE
+from atipkit.app import (
+    Argument,
+    AuthError,
+    Context,
+    Document,
+    InputError,
+    InternalError,
+    NotFoundError,
+    Option,
+)
+from atipkit.cli import app
 from atipkit.cli._effects import discovering
-from atipkit.introspect.click import AtipArgument, AtipCommand
 
 
-@click.command(cls=AtipCommand, effects=discovering())
-@click.argument("tool", cls=AtipArgument, help="A tool name on PATH, or a path to one.")
-@click.option(
-    "--depth",
-    type=click.IntRange(1, 5),
-    default=2,
-    show_default=True,
-    help="How deep to read subcommands (1 = the tool only).",
-)
-@click.option("--man/--no-man", default=True, show_default=True, help="Also read the man page.")
-@click.option(
-    "--budget",
-    type=click.FloatRange(1, 600),
-    default=10.0,
-    show_default=True,
-    help="Seconds for the whole generation.",
-)
-@click.option(
-    "--out",
-    "out_dir",
-    type=click.Path(file_okay=False),
-    help="Write the shim into this directory as <sha256>.json.",
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the shim (the default output).")
-@click.pass_context
-def gen_command(
-    ctx: click.Context,
-    tool: str,
-    depth: int,
-    man: bool,
-    budget: float,
-    out_dir: str | None,
-    as_json: bool,
-) -> None:
+@app.command(effects=discovering())
+def gen(
+    ctx: Context,
+    tool: Annotated[str, Argument(help="A tool name on PATH, or a path to one.")],
+    depth: Annotated[
+        int, Option(help="How deep to read subcommands (1 = the tool only).", min=1, max=5)
+    ] = 2,
+    man: Annotated[bool, Option(help="Also read the man page.")] = True,
+    budget: Annotated[
+        float, Option(help="Seconds for the whole generation.", min=1, max=600)
+    ] = 10.0,
+    out: Annotated[
+        Path | None,
+        Option(help="Write the shim into this directory as <sha256>.json.", file_okay=False),
+    ] = None,
+) -> Document:
     """Generate ATIP metadata from a tool's --help and man page.
 
-    Every run of the tool goes through the sandbox of the probe. The result is marked
-    `trust.source: inferred` and validates under the ATIP schema.
+    Every run of the tool goes through the sandbox of the probe. The result is the shim,
+    marked `trust.source: inferred`, which validates under the ATIP schema; `--plain >
+    FILE` saves it as it is, and `--out DIR` writes it as DIR/<sha256>.json.
     """
     from atipkit._atomic import write_atomic
     from atipkit.infer.generate import generate_shim
@@ -58,19 +49,35 @@ def gen_command(
     try:
         shim = generate_shim(tool, depth=depth, budget=budget, man=man)
     except FileNotFoundError as exc:
-        click.echo(f"atip gen: {exc}", err=True)
-        ctx.exit(EXIT_USAGE)
+        raise NotFoundError(
+            str(exc),
+            details={"tool": tool},
+            suggestion="Check the name, or give the path to the executable.",
+        ) from None
     text = dumps(shim)
     report = validate(text)
     if not report.ok:  # a bug if it happens: say it plainly rather than write it
-        for problem in report.errors:
-            click.echo(f"atip gen: generated metadata is invalid: {problem.format()}", err=True)
-        ctx.exit(EXIT_INVALID)
-    if out_dir:
+        raise InternalError(
+            f"generated metadata is invalid: {report.errors[0].format()}",
+            details={"problems": [p.to_dict() for p in report.errors]},
+            suggestion="This is a bug in atip gen; report it with the tool's --help output.",
+        )
+    if out is not None:
         assert shim.binary
-        path = os.path.join(out_dir, f"{shim.binary.hex}.json")
-        write_atomic(path, text + b"\n")
-        click.echo(f"wrote {path} ({count_commands(shim)} commands)", err=True)
-    if as_json or not out_dir:
-        click.echo(text.decode())
-    ctx.exit(EXIT_OK)
+        path = out / f"{shim.binary.hex}.json"
+        try:
+            write_atomic(path, text + b"\n")
+        except PermissionError as exc:
+            raise AuthError(
+                f"cannot write {path}: {exc.strerror}",
+                details={"path": str(path)},
+                suggestion="Name a directory you may write to with --out.",
+            ) from None
+        except OSError as exc:
+            raise InputError(
+                f"cannot write {path}: {exc.strerror or exc}",
+                details={"path": str(path)},
+                suggestion="Name a directory you may write to with --out.",
+            ) from None
+        ctx.info(f"wrote {path} ({count_commands(shim)} commands)")
+    return Document(text + b"\n")
