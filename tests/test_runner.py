@@ -105,3 +105,40 @@ def test_environment_values_from_the_invocation():
 )
 def test_durations(text, seconds):
     assert parse_duration(text) == seconds
+
+
+def _running(marker: str) -> list[str]:
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if marker in cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace"):
+                found.append(cmdline.parent.name)
+        except OSError:
+            continue
+    return found
+
+
+@pytest.mark.parametrize("tty", [False, True])
+def test_a_deadline_that_interrupts_the_run_leaves_no_child(tty):
+    """A caller's deadline (SIGALRM, as `atip run --timeout` has) cuts in while the child
+    runs: the whole group is killed, not orphaned."""
+    import signal
+
+    marker = f"sleep 7.{1 if tty else 2}23"
+    effects = Effects(interactive=Interactive(tty=tty))
+
+    def expire(_signum, _frame):
+        raise TimeoutError("deadline")
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, 0.5)
+    try:
+        with pytest.raises(TimeoutError):
+            run(inv("sh", "-c", marker), effects)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    deadline = time.monotonic() + 2
+    while _running(marker) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _running(marker) == []

@@ -56,11 +56,35 @@ def run_captured(
         start_new_session=True,
         close_fds=True,
     )
+    try:
+        stopped, code, stdout, stderr = _collect(proc, stdin, start + timeout, max_bytes)
+    except BaseException:  # a signal (a caller's deadline), Ctrl-C: no child left behind
+        kill_group(proc.pid)
+        proc.wait()
+        raise
+    finally:
+        for pipe in (proc.stdin, proc.stdout, proc.stderr):
+            if pipe is not None:
+                with contextlib.suppress(OSError):
+                    pipe.close()
+    return Captured(
+        exit_code=None if stopped else code,
+        stdout=stdout,
+        stderr=stderr,
+        stopped=stopped,
+        seconds=time.monotonic() - start,
+    )
+
+
+def _collect(
+    proc: subprocess.Popen[bytes], stdin: bytes | None, deadline: float, max_bytes: int
+) -> tuple[Stopped | None, int, bytes, bytes]:
+    """Feed, read and reap the child: why it was stopped (if it was), its exit code, its
+    stdout and stderr. The whole group is killed before this returns."""
     assert proc.stdout is not None
     assert proc.stderr is not None
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
     chunks: dict[int, list[bytes]] = {out_fd: [], err_fd: []}
-    deadline = start + timeout
     total = 0
     stopped: Stopped | None = None
     exited_at: float | None = None
@@ -111,15 +135,7 @@ def run_captured(
             stopped = "timeout"
     kill_group(proc.pid)
     code = proc.wait()
-    proc.stdout.close()
-    proc.stderr.close()
-    return Captured(
-        exit_code=None if stopped else code,
-        stdout=b"".join(chunks[out_fd]),
-        stderr=b"".join(chunks[err_fd]),
-        stopped=stopped,
-        seconds=time.monotonic() - start,
-    )
+    return stopped, code, b"".join(chunks[out_fd]), b"".join(chunks[err_fd])
 
 
 def _feed(

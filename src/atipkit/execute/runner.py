@@ -14,6 +14,7 @@ import os
 import select
 import time
 from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING
 
 import msgspec
 
@@ -22,6 +23,9 @@ from atipkit._process import kill_group, run_captured
 from atipkit.errors import AtipError
 from atipkit.execute.argv import Invocation
 from atipkit.model import Effects
+
+if TYPE_CHECKING:
+    from ptyprocess import PtyProcess
 
 DEFAULT_TIMEOUT = 60.0
 MAX_OUTPUT = 4 * 1024 * 1024
@@ -116,10 +120,33 @@ def _run_pty(
 
     start = time.monotonic()
     child = PtyProcess.spawn(invocation.argv, cwd=cwd, env=dict(env), echo=False)
+    try:
+        out, timed_out, truncated = _converse(child, data, start + timeout, max_output)
+    finally:  # also when a signal (a caller's deadline) cuts in: no child left behind
+        kill_group(child.pid)
+        child.close(force=True)
+    code = None if timed_out or truncated else child.exitstatus
+    text = b"".join(out)[:max_output].decode("utf-8", "replace").replace("\r\n", "\n")
+    return RunResult(
+        argv=invocation.argv,
+        exit_code=code,
+        stdout=text,
+        stderr="",
+        seconds=time.monotonic() - start,
+        timed_out=timed_out,
+        truncated=truncated,
+        tty=True,
+    )
+
+
+def _converse(
+    child: PtyProcess, data: bytes | None, deadline: float, max_output: int
+) -> tuple[list[bytes], bool, bool]:
+    """Type the input line by line as the program pauses, and read what it writes: the
+    output, and whether the deadline or the cap stopped it."""
     lines = (data or b"").splitlines(keepends=True)
     out: list[bytes] = []
     total, timed_out, truncated = 0, False, False
-    deadline = start + timeout
     last_event = time.monotonic()
     while True:
         now = time.monotonic()
@@ -146,17 +173,4 @@ def _run_pty(
         if total > max_output:
             truncated = True
             break
-    kill_group(child.pid)
-    child.close(force=True)
-    code = None if timed_out or truncated else child.exitstatus
-    text = b"".join(out)[:max_output].decode("utf-8", "replace").replace("\r\n", "\n")
-    return RunResult(
-        argv=invocation.argv,
-        exit_code=code,
-        stdout=text,
-        stderr="",
-        seconds=time.monotonic() - start,
-        timed_out=timed_out,
-        truncated=truncated,
-        tty=True,
-    )
+    return out, timed_out, truncated
