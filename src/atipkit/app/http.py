@@ -31,8 +31,6 @@ from __future__ import annotations
 
 import difflib
 import functools
-import time
-import typing
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -40,19 +38,16 @@ from atipkit.app.errors import (
     AuthError,
     DataFormatError,
     DependencyError,
-    ErrorCategory,
     ExitCode,
     InputError,
     NotFoundError,
     StateError,
     Suggestion,
-    TimeoutExpired,
     ToolError,
     from_exception,
 )
 
 if TYPE_CHECKING:
-    import click
     from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response
@@ -144,49 +139,15 @@ _ERROR_RESPONSES: dict[int, tuple[str, str]] = {
 }
 
 
-@functools.cache
-def _query() -> dict[str, tuple[dict[str, Any], click.ParamType]]:
-    """The global flags a query may set: each one's schema (in the OpenAPI document and
-    in the error for a bad value) and the Click type that reads it, the same type as the
-    command-line flag's, so a value refused there is refused here."""
-    import click
+def _query() -> dict[str, dict[str, Any]]:
+    """The global flags a query may set (the served flags but the key, which is a header),
+    each with its schema."""
+    from atipkit.app.served import call_flags
 
-    from atipkit.app.flags import RESPONSE_FORMATS
-
-    count = {"type": "integer", "minimum": 1}
-    return {
-        "dry_run": (
-            {"type": "boolean", "default": False, "description": "Show what would be done."},
-            click.BOOL,
-        ),
-        "limit": ({**count, "description": "Items per page."}, click.IntRange(min=1)),
-        "cursor": (
-            {"type": "string", "description": "Where to continue (meta.pagination.next_cursor)."},
-            click.STRING,
-        ),
-        "max_items": (
-            {**count, "description": "Return at most this many items (meta.truncation)."},
-            click.IntRange(min=1),
-        ),
-        "max_bytes": (
-            {**count, "description": "Return at most this many bytes of result."},
-            click.IntRange(min=1),
-        ),
-        "response_format": (
-            {
-                "type": "string",
-                "enum": list(RESPONSE_FORMATS),
-                "default": "concise",
-                "description": "How much detail the result carries.",
-            },
-            click.Choice(RESPONSE_FORMATS),
-        ),
-    }
+    return {n: schema for n, (schema, _t) in call_flags().items() if n != "idempotency_key"}
 
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
-IDEMPOTENCY_KEY_MAX = 255
-_KEY_SCHEMA = {"type": "string", "minLength": 1, "maxLength": IDEMPOTENCY_KEY_MAX}
 
 
 def _parameters() -> dict[str, Any]:
@@ -198,94 +159,25 @@ def _parameters() -> dict[str, Any]:
             "description": schema["description"],
             "schema": {k: v for k, v in schema.items() if k != "description"},
         }
-        for name, (schema, _type) in _query().items()
+        for name, schema in _query().items()
     }
+    from atipkit.app.served import call_flags
+
+    key = call_flags()["idempotency_key"][0]
     out["idempotency_key"] = {
         "name": IDEMPOTENCY_HEADER,
         "in": "header",
         "required": False,
-        "description": "Run at most once per key: a retry with the same key and arguments "
-        "answers the first outcome again, with meta.replayed true.",
-        "schema": dict(_KEY_SCHEMA),
+        "description": key["description"],
+        "schema": {k: v for k, v in key.items() if k != "description"},
     }
     return out
 
 
 def _components() -> dict[str, Any]:
-    from atipkit.app.errors import Action, Applicability
+    from atipkit.app.schema import envelope_parts, failure_schema
 
-    meta = {
-        "type": "object",
-        "description": "About the call (PRD §8.6); more keys may come.",
-        "required": ["tool", "version", "duration_ms", "warnings"],
-        "properties": {
-            "tool": {"type": "string", "description": "app.group.command"},
-            "version": {"type": "string"},
-            "duration_ms": {"type": "number", "minimum": 0},
-            "warnings": {"type": "array", "items": {"type": "string"}},
-            "replayed": {"type": "boolean", "description": "Answered from an idempotency key"},
-            "dry_run": {"type": "boolean"},
-            "pagination": {"type": "object"},
-            "truncation": {"type": "object"},
-        },
-    }
-    suggestion = {
-        "type": "object",
-        "required": ["action", "fix", "applicability"],
-        "properties": {
-            "action": {"type": "string", "enum": list(typing.get_args(Action))},
-            "fix": {"type": "string"},
-            "example": {"type": "string"},
-            "applicability": {"type": "string", "enum": list(typing.get_args(Applicability))},
-        },
-        "additionalProperties": False,
-    }
-    error = {
-        "type": "object",
-        "description": "A structured error (PRD §10.3): the same object `--json` prints.",
-        "required": ["code", "category", "message", "is_retryable", "exit_code"],
-        "properties": {
-            "code": {"type": "string"},
-            "category": {"type": "string", "enum": [c.value for c in ErrorCategory]},
-            "message": {"type": "string"},
-            "suggestion": _ref("schemas", "Suggestion"),
-            "is_retryable": {"type": "boolean"},
-            "details": {"type": "object"},
-            "exit_code": {"type": "integer", "minimum": 1},
-        },
-        "additionalProperties": False,
-    }
-    error_envelope = {
-        "type": "object",
-        "required": ["ok", "error", "meta"],
-        "properties": {
-            "ok": {"const": False},
-            "error": _ref("schemas", "Error"),
-            "meta": _ref("schemas", "Meta"),
-        },
-        "additionalProperties": False,
-    }
-    plan = {
-        "type": "object",
-        "description": "The result of a dry run: what the command would do.",
-        "required": ["dry_run", "actions"],
-        "properties": {
-            "dry_run": {"const": True},
-            "actions": {
-                "type": "array",
-                "items": {
-                    "type": "object",
-                    "required": ["action"],
-                    "properties": {
-                        "action": {"type": "string"},
-                        "target": {"type": "string"},
-                        "details": {"type": "object"},
-                    },
-                },
-            },
-            "result": {"description": "What the command returned while planning."},
-        },
-    }
+    parts = envelope_parts()
     listing = {
         "type": "object",
         "required": ["name", "version", "commands"],
@@ -320,11 +212,8 @@ def _components() -> dict[str, Any]:
     }
     return {
         "schemas": {
-            "Meta": meta,
-            "Suggestion": suggestion,
-            "Error": error,
-            "ErrorEnvelope": error_envelope,
-            "DryRunPlan": plan,
+            **parts,
+            "ErrorEnvelope": failure_schema(_ref("schemas", "Error"), _ref("schemas", "Meta")),
             "CommandList": listing,
         },
         "responses": responses,
@@ -333,21 +222,15 @@ def _components() -> dict[str, Any]:
 
 
 def _envelope(result: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "required": ["ok", "result", "meta"],
-        "properties": {"ok": {"const": True}, "result": result, "meta": _ref("schemas", "Meta")},
-        "additionalProperties": False,
-    }
+    from atipkit.app.schema import success_schema
+
+    return success_schema(result, _ref("schemas", "Meta"))
 
 
 def _result_schema(spec: CommandSpec) -> dict[str, Any]:
-    from atipkit.app.schema import output_schema
+    from atipkit.app.schema import result_schema
 
-    schema = output_schema(spec.signature.returns) or {}
-    if spec.dry_run and schema:
-        return {"anyOf": [schema, _ref("schemas", "DryRunPlan")]}
-    return schema
+    return result_schema(spec, _ref("schemas", "DryRunPlan")) or {}
 
 
 def url_path(spec: CommandSpec) -> str:
@@ -509,63 +392,17 @@ def _bad_request(error: ToolError) -> _Refused:
 
 
 def _settings(spec: CommandSpec, query: Sequence[tuple[str, str]], key: str | None) -> Settings:
-    """The `Settings` of one request: the query parameters and the Idempotency-Key header
-    (`key`), read with the command line's own types. Output is always JSON; nothing asks
-    a terminal. Raises `_Refused` (400) for anything unknown, repeated or invalid."""
-    import click
+    """The `Settings` of one request: the query's flags and the Idempotency-Key header.
+    Raises `_Refused` (400) for anything unknown, repeated or invalid."""
+    from atipkit.app.served import settings_from
 
-    from atipkit.app.flags import Settings
-
-    known = _query()
-    values: dict[str, Any] = {}
-    for name, raw in query:
-        if name not in known:
-            close = difflib.get_close_matches(name.replace("-", "_"), list(known), n=2)
-            details: dict[str, Any] = {"param": name, "known": list(known)}
-            if close:
-                details["did_you_mean"] = close
-            raise _bad_request(
-                InputError(
-                    f"unknown query parameter {name!r}",
-                    code="E1001",
-                    suggestion=f"Did you mean {' or '.join(close)}?"
-                    if close
-                    else "The query takes: " + ", ".join(known),
-                    details=details,
-                )
-            )
-        if name in values:
-            raise _bad_request(
-                InputError(
-                    f"query parameter {name!r} given twice", code="E1002", details={"param": name}
-                )
-            )
-        schema, ctype = known[name]
-        try:
-            values[name] = ctype.convert(raw, None, None)
-        except click.BadParameter as exc:
-            raise _bad_request(
-                InputError(
-                    f"query parameter {name}: {exc.message}",
-                    code="E1002",
-                    details={"param": name, "expected": schema},
-                )
-            ) from None
-    if key is not None and not (0 < len(key) <= IDEMPOTENCY_KEY_MAX):
-        raise _bad_request(
-            InputError(
-                f"the {IDEMPOTENCY_HEADER} header must be 1 to {IDEMPOTENCY_KEY_MAX} characters",
-                code="E1002",
-                details={"param": IDEMPOTENCY_HEADER, "expected": _KEY_SCHEMA},
-            )
-        )
-    return Settings(
-        output="json",
-        no_input=True,
-        timeout=spec.timeout,
-        idempotency_key=key,
-        **values,
-    )
+    pairs = [*query, *([("idempotency_key", key)] if key is not None else [])]
+    try:
+        return settings_from(pairs, where="query", timeout=spec.timeout)
+    except ToolError as exc:
+        if exc.details.get("param") == "idempotency_key":  # it came as a header
+            exc.details["param"] = IDEMPOTENCY_HEADER
+        raise _bad_request(exc) from None
 
 
 def _is_json(content_type: str | None) -> bool:
@@ -647,32 +484,16 @@ def _answer(envelope: dict[str, Any], status: int, **headers: str) -> Response:
 
 
 def _failure(error: ToolError, meta: dict[str, Any], status: int, **headers: str) -> Response:
-    return _answer({"ok": False, "error": error.to_dict(), "meta": meta}, status, **headers)
+    from atipkit.app.output import error_envelope
+
+    return _answer(error_envelope(error, meta), status, **headers)
 
 
-def _encoded(outcome: Outcome) -> tuple[int, bytes]:
-    """The status and body of a finished call. A result JSON cannot hold is a bug of
-    the command's, answered as the CLI answers it: an internal error, exit 70."""
-    from atipkit.app.output import encode
+def _reply(outcome: Outcome) -> Response:
+    from atipkit.app.served import encoded
 
-    try:
-        body = encode(outcome.envelope())
-    except TypeError as exc:
-        outcome.error = from_exception(exc)
-        body = encode(outcome.envelope())
-    return (200 if outcome.ok else status_of(outcome.exit_code)), body + b"\n"
-
-
-def _timed_out(spec: CommandSpec, started: float) -> Response:
-    seconds = spec.timeout or 0
-    error = TimeoutExpired(
-        f"gave up after {seconds:g} s",
-        details={"timeout_seconds": seconds},
-        suggestion=Suggestion("Retry with backoff, or narrow the request.", action="retry"),
-    )
-    meta = spec.app.bare_meta(spec.tool_name)
-    meta["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
-    return _failure(error, meta, status_of(error.exit_code))
+    body = encoded(outcome)
+    return _json(body + b"\n", 200 if outcome.ok else status_of(outcome.exit_code))
 
 
 class _Handler:
@@ -707,7 +528,9 @@ class _Handler:
                 )
             if path in (PREFIX, PREFIX.rstrip("/")):
                 self._allow(request, "GET", "HEAD")
-                return _answer({"ok": True, "result": listing(app), "meta": meta}, 200)
+                from atipkit.app.output import envelope
+
+                return _answer(envelope(listing(app), meta), 200)
             spec = self._command(path)
             meta = app.bare_meta(spec.tool_name)
             self._allow(request, "POST")
@@ -771,11 +594,8 @@ class _Handler:
         )
 
     async def _call(self, spec: CommandSpec, request: Request) -> Response:
-        import anyio
+        from atipkit.app.served import run_call
 
-        from atipkit.app.invoke import Outcome, call
-
-        started = time.perf_counter()
         if not _is_json(request.headers.get("content-type")):
             raise _Refused(
                 415,
@@ -793,19 +613,7 @@ class _Handler:
         body = await _read_body(request, self.app.max_input_bytes)
         arguments = _arguments(body)
 
-        def run() -> tuple[int, bytes]:
-            try:
-                outcome = call(spec, arguments, settings=settings)
-            except SystemExit as exc:  # the function's sys.exit(), not the server's
-                meta = spec.app.bare_meta(spec.tool_name)
-                outcome = Outcome(error=from_exception(exc), meta=meta)
-            return _encoded(outcome)
-
-        with anyio.move_on_after(spec.timeout) as scope:
-            status, data = await anyio.to_thread.run_sync(run, abandon_on_cancel=True)
-        if scope.cancelled_caught:
-            return _timed_out(spec, started)
-        return _json(data, status)
+        return _reply(await run_call(spec, arguments, settings))
 
 
 def asgi_app(app: App, *, allowed_hosts: Sequence[str] | None = None) -> Starlette:

@@ -46,7 +46,6 @@ and the model pays for a schema only for the command it picks — the point of d
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import difflib
 import functools
@@ -54,9 +53,8 @@ import math
 import os
 import re
 import sys
-import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -64,13 +62,10 @@ from atipkit.app.errors import (
     AuthError,
     ConflictError,
     DependencyError,
-    ErrorCategory,
     InputError,
     InternalError,
     Suggestion,
-    TimeoutExpired,
     ToolError,
-    from_exception,
 )
 
 if TYPE_CHECKING:
@@ -116,85 +111,11 @@ def tool_definitions(app: App, *, deferred: bool = False) -> list[dict[str, Any]
 
 # Schemas --------------------------------------------------------------------------------
 
-FLAGS_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "description": "Global flags of the call, as on the command line (--dry-run, ...).",
-    "properties": {
-        "dry_run": {"type": "boolean", "description": "Show what would be done; do nothing."},
-        "idempotency_key": {
-            "type": "string",
-            "minLength": 1,
-            "maxLength": 255,
-            "description": "Run at most once per key; a retry answers the first result.",
-        },
-        "response_format": {"enum": ["concise", "detailed"]},
-        "max_items": {"type": "integer", "minimum": 1},
-        "max_bytes": {"type": "integer", "minimum": 1},
-        "limit": {"type": "integer", "minimum": 1, "description": "Items per page."},
-        "cursor": {"type": "string", "description": "meta.pagination.next_cursor."},
-    },
-    "additionalProperties": False,
-}
 
-META_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "tool": {"type": "string"},
-        "version": {"type": "string"},
-        "duration_ms": {"type": "number"},
-        "warnings": {"type": "array", "items": {"type": "string"}},
-        "dry_run": {"type": "boolean"},
-        "replayed": {"type": "boolean"},
-        "pagination": {"type": "object"},
-        "truncation": {"type": "object"},
-    },
-    "required": ["tool", "version", "duration_ms", "warnings"],
-}
+def _flags_schema() -> dict[str, Any]:
+    from atipkit.app.served import flags_schema
 
-ERROR_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "code": {"type": "string"},
-        "category": {"enum": [c.value for c in ErrorCategory]},
-        "message": {"type": "string"},
-        "suggestion": {
-            "type": "object",
-            "properties": {
-                "action": {"type": "string"},
-                "fix": {"type": "string"},
-                "example": {"type": "string"},
-                "applicability": {"type": "string"},
-            },
-            "required": ["action", "fix"],
-        },
-        "is_retryable": {"type": "boolean"},
-        "details": {"type": "object"},
-        "exit_code": {"type": "integer"},
-    },
-    "required": ["code", "category", "message", "is_retryable", "exit_code"],
-}
-
-DRY_RUN_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "description": "The plan of a dry run: what the command would do.",
-    "properties": {
-        "dry_run": {"const": True},
-        "actions": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "action": {"type": "string"},
-                    "target": {"type": "string"},
-                    "details": {"type": "object"},
-                },
-                "required": ["action"],
-            },
-        },
-        "result": {},
-    },
-    "required": ["dry_run", "actions"],
-}
+    return flags_schema()
 
 
 # The deferred tools' schemas ------------------------------------------------------------
@@ -237,7 +158,7 @@ RUN_SCHEMA: dict[str, Any] = {
             "default": {},
             "description": "The command's arguments, as its input schema says (get_tool_schema).",
         },
-        "options": FLAGS_SCHEMA,
+        "options": _flags_schema(),
     },
     "required": ["name"],
     "additionalProperties": False,
@@ -264,7 +185,6 @@ SEARCH_RESULT_SCHEMA: dict[str, Any] = {
 }
 
 _CHECKED: dict[str, dict[str, Any]] = {
-    "flags": FLAGS_SCHEMA,
     "search": SEARCH_SCHEMA,
     "name": NAME_SCHEMA,
     "run": RUN_SCHEMA,
@@ -274,33 +194,24 @@ _DEFERRED_INPUTS = {SEARCH_TOOL: SEARCH_SCHEMA, SCHEMA_TOOL: NAME_SCHEMA, RUN_TO
 
 def envelope_schema(result: dict[str, Any] | None) -> dict[str, Any]:
     """The JSON Schema of the envelope whose `result` is `result` (anything if None)."""
+    from atipkit.app.schema import envelope_parts, failure_schema, success_schema
+
+    parts = envelope_parts()
     return {
         "type": "object",
         "description": "ok and result, or not ok and error (with exit_code); meta always.",
         "oneOf": [
-            {
-                "properties": {"ok": {"const": True}, "result": result or {}, "meta": META_SCHEMA},
-                "required": ["ok", "result", "meta"],
-                "additionalProperties": False,
-            },
-            {
-                "properties": {"ok": {"const": False}, "error": ERROR_SCHEMA, "meta": META_SCHEMA},
-                "required": ["ok", "error", "meta"],
-                "additionalProperties": False,
-            },
+            success_schema(result or {}, parts["Meta"]),
+            failure_schema(parts["Error"], parts["Meta"]),
         ],
     }
 
 
 def result_schema(spec: CommandSpec) -> dict[str, Any] | None:
-    """What a successful call's `result` holds: the declared return type, or a dry-run
-    plan for commands that take `dry_run`; None when the command declares nothing."""
-    from atipkit.app.schema import output_schema
+    from atipkit.app.schema import envelope_parts
+    from atipkit.app.schema import result_schema as of
 
-    declared = output_schema(spec.signature.returns)
-    if declared is None or not spec.dry_run:
-        return declared
-    return {"anyOf": [declared, DRY_RUN_SCHEMA]}
+    return of(spec, envelope_parts()["DryRunPlan"])
 
 
 def describe(spec: CommandSpec) -> str:
@@ -342,39 +253,19 @@ class Reply:
         )
 
 
-def _reply(envelope: dict[str, Any]) -> Reply:
+def _answer(app: App, tool: str, started: float, **outcome: Any) -> Reply:
+    """The server's own answer (`result=` or `error=`), as a command's would look."""
+    from atipkit.app.served import answer, encoded
+
+    raw = encoded(answer(app, tool, started, **outcome))
+    return Reply(_decoded(raw), raw.decode())
+
+
+def _decoded(raw: bytes) -> dict[str, Any]:
     import msgspec
 
-    from atipkit.app.output import encode
-
-    raw = encode(envelope)
-    return Reply(msgspec.json.decode(raw), raw.decode())
-
-
-def _bare_meta(app: App, tool: str, started: float) -> dict[str, Any]:
-    meta = app.bare_meta(tool)
-    meta["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
-    return meta
-
-
-def _failure(app: App, error: ToolError, tool: str, started: float) -> Reply:
-    return _reply({"ok": False, "error": error.to_dict(), "meta": _bare_meta(app, tool, started)})
-
-
-def _encoded(outcome: Outcome) -> bytes:
-    """The outcome's envelope as JSON; a result (or error detail) JSON cannot hold becomes
-    an internal error, as on the command line."""
-    from atipkit.app.output import encode
-
-    try:
-        return encode(outcome.envelope())
-    except TypeError as exc:
-        outcome.error = from_exception(exc)
-    try:
-        return encode(outcome.envelope())
-    except TypeError as exc:  # the error's own details cannot be written
-        outcome.error = InternalError(str(exc), details={"exception": "TypeError"})
-        return encode(outcome.envelope())
+    envelope: dict[str, Any] = msgspec.json.decode(raw)
+    return envelope
 
 
 # Input checks ---------------------------------------------------------------------------
@@ -406,28 +297,18 @@ def _check(key: str, value: Any, where: str) -> None:
     )
 
 
-def settings_from(flags: Any, where: str = f"_meta[{FLAGS_META_KEY!r}]") -> Settings:
-    """The `Settings` of a call whose global flags came as JSON (None: all defaults);
-    `where` names them in errors."""
-    from atipkit.app.flags import Settings
+def settings_from(
+    flags: Any, where: str = f"_meta[{FLAGS_META_KEY!r}]", *, timeout: float | None = None
+) -> Settings:
+    """The `Settings` of a call whose global flags came as a JSON object (None: all
+    defaults); `where` names them in errors."""
+    from atipkit.app.served import settings_from as from_pairs
 
     if flags is None:
         flags = {}
-    if isinstance(flags, dict):
-        known = list(FLAGS_SCHEMA["properties"])
-        for name in flags:
-            if name not in known:
-                close = difflib.get_close_matches(name.replace("-", "_"), known, n=2)
-                raise InputError(
-                    f"{where}: unknown flag {name!r}",
-                    code="E1001",
-                    suggestion=f"Did you mean {' or '.join(close)}?"
-                    if close
-                    else "The flags are: " + ", ".join(known),
-                    details={"param": name, "known": known, "did_you_mean": close},
-                )
-    _check("flags", flags, where)
-    return Settings(output="json", no_input=True, **flags)
+    if not isinstance(flags, dict):
+        raise InputError(f"{where}: expected an object of flags", code="E1001")
+    return from_pairs(flags.items(), where=where, timeout=timeout)
 
 
 # The catalog ----------------------------------------------------------------------------
@@ -623,46 +504,25 @@ class Catalog:
     async def run(
         self, spec: CommandSpec, arguments: Any, flags: Any, where: str | None = None
     ) -> Reply:
-        """Call `spec` in a thread of its own, within its timeout."""
-        import anyio
+        """Call `spec` (in a thread of its own, within its timeout: `served.run_call`)."""
+        from atipkit.app.served import run_call
 
         started = time.perf_counter()
         try:
-            settings = settings_from(flags) if where is None else settings_from(flags, where)
-        except ToolError as exc:
-            return _failure(self.app, exc, spec.tool_name, started)
-        with anyio.move_on_after(spec.timeout):
-            return await in_thread(lambda: self.call(spec, arguments, settings))
-        seconds = spec.timeout or 0
-        error = TimeoutExpired(
-            f"gave up after {seconds:g} s",
-            details={"timeout_seconds": seconds},
-            suggestion=Suggestion("Retry with backoff, or narrow the request.", action="retry"),
-        )
-        return _failure(self.app, error, spec.tool_name, started)
-
-    def call(self, spec: CommandSpec, arguments: Any, settings: Settings) -> Reply:
-        """One call, start to answer (runs in a worker thread; never raises)."""
-        from atipkit.app.invoke import Outcome, call
-
-        started = time.perf_counter()
-        try:
-            outcome = call(spec, arguments, settings=settings)
-        except BaseException as exc:  # sys.exit() in a command: the server must go on
-            outcome = Outcome(
-                error=from_exception(exc), meta=_bare_meta(self.app, spec.tool_name, started)
+            settings = settings_from(
+                flags, *(() if where is None else (where,)), timeout=spec.timeout
             )
-        return self.reply(spec, outcome)
+        except ToolError as exc:
+            return _answer(self.app, spec.tool_name, started, error=exc)
+        return self.reply(spec, await run_call(spec, arguments, settings))
 
     def reply(self, spec: CommandSpec, outcome: Outcome) -> Reply:
         """The answer to a call, checked against the outputSchema the client will check it
         against: a mismatch is the tool's bug, reported as one (E5002) with the result."""
-        import msgspec
+        from atipkit.app.served import encoded
 
-        from atipkit.app.output import encode
-
-        raw = _encoded(outcome)
-        envelope = msgspec.json.decode(raw)
+        raw = encoded(outcome)
+        envelope = _decoded(raw)
         if envelope.get("ok") is True:
             problem = self._mismatch(spec, envelope)
             if problem is not None:
@@ -677,8 +537,8 @@ class Catalog:
                     ),
                     details={"result": envelope.get("result"), "schema_error": problem},
                 )
-                raw = encode(outcome.envelope())
-                envelope = msgspec.json.decode(raw)
+                raw = encoded(outcome)
+                envelope = _decoded(raw)
         return Reply(envelope, raw.decode())
 
     def _mismatch(self, spec: CommandSpec, envelope: dict[str, Any]) -> str | None:
@@ -717,8 +577,8 @@ class Catalog:
                 merged, where = _with_options(flags, options)
                 return await self.run(spec, arguments.get("arguments", {}), merged, where)
         except ToolError as exc:
-            return _failure(self.app, exc, where, started)
-        return _reply({"ok": True, "result": result, "meta": _bare_meta(self.app, where, started)})
+            return _answer(self.app, where, started, error=exc)
+        return _answer(self.app, where, started, result=result)
 
 
 def _checker(schema: dict[str, Any]) -> Any:
@@ -747,30 +607,6 @@ def _with_options(flags: Any, options: Any) -> tuple[Any, str | None]:
     if isinstance(flags, dict):
         return {**flags, **options}, "arguments.options"
     return flags, None  # a malformed `_meta` is reported as such
-
-
-async def in_thread(work: Callable[[], Reply]) -> Reply:
-    """`work()` in a daemon thread of its own, awaited without blocking the server.
-
-    Not anyio's worker pool: its threads are not daemons, so a command that never returns
-    (abandoned after its timeout) would keep the process from exiting when the client
-    goes. `work` must not raise."""
-    import asyncio
-
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Reply] = loop.create_future()
-
-    def settle(reply: Reply) -> None:
-        if not future.done():  # not abandoned
-            future.set_result(reply)
-
-    def target() -> None:
-        reply = work()
-        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits
-            loop.call_soon_threadsafe(settle, reply)
-
-    threading.Thread(target=target, name="atipkit-mcp-call", daemon=True).start()
-    return await future
 
 
 # The server -----------------------------------------------------------------------------

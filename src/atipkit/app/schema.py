@@ -24,8 +24,12 @@ __all__ = [
     "command_schema",
     "compact_help",
     "dumps",
+    "envelope_parts",
+    "failure_schema",
     "hints",
     "output_schema",
+    "result_schema",
+    "success_schema",
 ]
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -214,3 +218,112 @@ def app_compact_help(app: App) -> dict[str, Any]:
         "next": f"{app.name} COMMAND --help-agent gives a command's parameters",
         "output": "--json gives {ok, result | error, meta} on stdout; exit 0 means ok",
     }
+
+
+# The envelope -----------------------------------------------------------------------------
+
+
+def envelope_parts() -> dict[str, dict[str, Any]]:
+    """The schemas of the envelope's parts (PRD §8.6, §10.3), the one description of them
+    that OpenAPI (as components) and MCP (inlined, as outputSchema) both use."""
+    from atipkit.app.errors import Action, Applicability, ErrorCategory
+
+    suggestion = {
+        "type": "object",
+        "required": ["action", "fix", "applicability"],
+        "properties": {
+            "action": {"type": "string", "enum": list(typing.get_args(Action))},
+            "fix": {"type": "string"},
+            "example": {"type": "string"},
+            "applicability": {"type": "string", "enum": list(typing.get_args(Applicability))},
+        },
+        "additionalProperties": False,
+    }
+    return {
+        "Meta": {
+            "type": "object",
+            "description": "About the call; more keys may come.",
+            "required": ["tool", "version", "duration_ms", "warnings"],
+            "properties": {
+                "tool": {"type": "string", "description": "app.group.command"},
+                "version": {"type": "string"},
+                "duration_ms": {"type": "number", "minimum": 0},
+                "warnings": {"type": "array", "items": {"type": "string"}},
+                "replayed": {"type": "boolean", "description": "Answered from an idempotency key"},
+                "dry_run": {"type": "boolean"},
+                "pagination": {"type": "object"},
+                "truncation": {"type": "object"},
+            },
+        },
+        "Suggestion": suggestion,
+        "Error": {
+            "type": "object",
+            "description": "A structured error: the same object `--json` prints.",
+            "required": ["code", "category", "message", "is_retryable", "exit_code"],
+            "properties": {
+                "code": {"type": "string"},
+                "category": {"type": "string", "enum": [c.value for c in ErrorCategory]},
+                "message": {"type": "string"},
+                "suggestion": suggestion,
+                "is_retryable": {"type": "boolean"},
+                "details": {"type": "object"},
+                "exit_code": {"type": "integer", "minimum": 1},
+            },
+            "additionalProperties": False,
+        },
+        "DryRunPlan": {
+            "type": "object",
+            "description": "The result of a dry run: what the command would do.",
+            "required": ["dry_run", "actions"],
+            "properties": {
+                "dry_run": {"const": True},
+                "actions": {
+                    "type": "array",
+                    "items": {
+                        "type": "object",
+                        "required": ["action"],
+                        "properties": {
+                            "action": {"type": "string"},
+                            "target": {"type": "string"},
+                            "details": {"type": "object"},
+                        },
+                    },
+                },
+                "result": {"description": "What the command returned while planning."},
+            },
+        },
+    }
+
+
+def success_schema(result: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "type": "object",
+        "required": ["ok", "result", "meta"],
+        "properties": {"ok": {"const": True}, "result": result, "meta": meta},
+        "additionalProperties": False,
+    }
+
+
+def failure_schema(error: dict[str, Any], meta: dict[str, Any]) -> dict[str, Any]:
+    """A failure's envelope; its `result`, when there is one, is what the command did
+    before it failed, whatever its shape."""
+    return {
+        "type": "object",
+        "required": ["ok", "error", "meta"],
+        "properties": {
+            "ok": {"const": False},
+            "error": error,
+            "result": {"description": "What was done before the failure."},
+            "meta": meta,
+        },
+        "additionalProperties": False,
+    }
+
+
+def result_schema(spec: CommandSpec, plan: dict[str, Any]) -> dict[str, Any] | None:
+    """What a successful call's `result` holds: the declared return type, or also a
+    dry-run `plan` for commands that take `--dry-run`; None when nothing is declared."""
+    declared = output_schema(spec.signature.returns)
+    if declared is None or not spec.dry_run:
+        return declared
+    return {"anyOf": [declared, plan]}
