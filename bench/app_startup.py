@@ -1069,6 +1069,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
         "schema_commands": {fw: inside[fw]["counts"].get("schema_commands") for fw in frameworks},
         "dispatch": " ".join(DISPATCH),
         "figures": figures,
+        "targets": TARGETS,
         "verdicts": verdicts(figures, frameworks),
     }
 
