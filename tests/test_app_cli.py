@@ -275,6 +275,22 @@ def test_a_document_is_verbatim_for_files_and_decoded_in_the_envelope():
     assert cli("manifest", "--jsonl").stdout == '{"tools":[1,2]}\n'
 
 
+def test_a_document_a_command_renders_for_people():
+    app = App("docs", version="1")
+
+    @app.command(text=lambda doc: f"{len(doc['tools'])} tools\n")
+    def show() -> atipkit.app.Document:
+        """Show."""
+        return atipkit.app.Document('{"tools": [1, 2]}')
+
+    def run(*flags: str) -> str:
+        return CliRunner().invoke(app.click_group, ["show", *flags]).stdout
+
+    assert run("--text") == "2 tools\n"
+    assert run("--plain") == '{"tools": [1, 2]}\n'
+    assert json.loads(run())["result"] == {"tools": [1, 2]}
+
+
 def test_progress_only_on_a_terminal():
     assert "\x1b[K" not in cli("check", "a", "b", "--text").stderr  # not a terminal here
     from ptyprocess import PtyProcessUnicode
@@ -665,7 +681,7 @@ def test_agent_is_valid_atip_and_matches_the_parser():
     assert tool.commands["wc"].effects.interactive.stdin == "optional"
     assert tool.commands["sleep"].effects.duration.timeout == "0.5s"
     assert tool.commands["notes"].commands["tag"].arguments[1].variadic is True
-    assert {o.name for o in tool.global_options} >= {"output", "dry-run", "timeout", "yes"}
+    assert {o.name for o in tool.global_options} >= {"output", "dry_run", "timeout", "yes"}
 
 
 def test_agent_does_partial_discovery_itself():

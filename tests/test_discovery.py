@@ -461,6 +461,8 @@ def test_show_result_is_the_document_and_where_it_came_from_is_a_note(examples_o
     assert doc == atipkit.loads(
         subprocess.run([examples_on_path / "deploy", "--agent"], capture_output=True).stdout
     )
+    saved = atip("show", "deploy", "--plain").stdout  # `--plain > FILE` saves the document
+    assert saved == atipkit.dumps(doc).decode() + "\n"
     again = atip("show", "deploy", "--text")
     assert "source: native (cached); " in again.stderr
     partial = atip("show", "cloudctl", "--depth", "1", "--text").stdout.splitlines()

@@ -55,7 +55,8 @@ def emitted_codes() -> set[str]:
     codes: set[str] = set()
     for path in SOURCES:
         codes |= set(CODE.findall(path.read_text("utf-8")))
-    return codes - {"model.invalid", "schema.json"}
+    # not codes: a file name, and where an MCP tool's own arguments go wrong
+    return codes - {"model.invalid", "schema.json", "arguments.options"}
 
 
 def test_every_problem_code_is_documented():

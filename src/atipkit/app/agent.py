@@ -91,7 +91,7 @@ def _global_options(app: App) -> list[Option]:
         default = flag.default if isinstance(flag.default, str) else UNSET
         options.append(
             Option(
-                name=dest.replace("_", "-"),
+                name=dest,  # the Python name, as command options and served flags are named
                 flags=opts,
                 type=atip_type,  # type: ignore[arg-type]
                 description=flag.help or UNSET,

@@ -49,9 +49,10 @@ def resolve(requested: str, *, isatty: bool, print0: bool) -> str:
 
 class Document:
     """A result that is a document in its own right (a JSON Schema, a list of tool
-    definitions, a shim): written verbatim by `text` and `plain` output, so
-    `tool cmd --plain > file` saves exactly the document, and carried decoded as the
-    envelope's `result` in JSON output."""
+    definitions, a shim): written verbatim by `plain` output, so `tool cmd --plain > file`
+    saves exactly the document, and by `text` output unless the command renders it for
+    people (`text=`, which gets the decoded value); carried decoded as the envelope's
+    `result` in JSON output."""
 
     __slots__ = ("content", "media_type")
 
@@ -133,7 +134,7 @@ def render_result(
     `text` is the command's own rendering for people (`@app.command(text=...)`)."""
     if mode == "json":
         out.write(encode(envelope(result, meta)).decode() + "\n")
-    elif isinstance(result, Document) and mode != "jsonl":
+    elif isinstance(result, Document) and (mode == "plain" or (mode == "text" and not text)):
         out.write(result.text())
     elif mode == "jsonl":
         for item in _items(result):
@@ -151,7 +152,7 @@ def render_result(
                 _text(item, out, color=color)
             out.flush()
     elif text is not None:
-        out.write(text(result))
+        out.write(text(result.value() if isinstance(result, Document) else result))
     else:
         _text(result, out, color=color)
 

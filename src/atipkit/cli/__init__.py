@@ -34,8 +34,10 @@ app = App(
     # a second configuration system beside them would only confuse.
     config=False,
 )
-registry = app.group("registry", help="Remote shim registries: look up, list, build, publish.")
-shim = app.group("shim", help="Sign and verify shim files.")
+registry_group = app.group(
+    "registry", help="Remote shim registries: look up, list, build, publish."
+)
+shim_group = app.group("shim", help="Sign and verify shim files.")
 
 # Exit statuses of the commands not yet on atipkit.app (removed when the last one moves).
 EXIT_OK = 0

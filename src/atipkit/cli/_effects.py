@@ -106,3 +106,15 @@ def crawls() -> Effects:
     """A command that downloads packages, runs their binaries' help in the sandbox and
     writes shims."""
     return _effects(write=True, network=True, subprocess=True, idempotent=True, reversible=True)
+
+
+def resolving(*, stdin: StdinMode = "none") -> Effects:
+    """What resolving a tool may do: probe it in the sandbox, record it in the registry,
+    and ask the remote registries of registries.json for a shim (the network)."""
+    import msgspec
+
+    return msgspec.structs.replace(
+        discovering(),
+        network=True,
+        interactive=Interactive(stdin=stdin, prompts=False, tty=False),
+    )

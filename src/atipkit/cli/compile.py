@@ -16,7 +16,9 @@ from atipkit.app import (
     Suggestion,
 )
 from atipkit.cli import app
-from atipkit.cli.discover import resolve, resolving, split
+from atipkit.cli._effects import resolving
+from atipkit.cli._resolve import resolve
+from atipkit.cli.discover import split
 
 if TYPE_CHECKING:
     from atipkit.model import Tool

@@ -17,6 +17,7 @@ from atipkit.app import (
     Option,
     Suggestion,
 )
+from atipkit.cli import _codes as codes
 from atipkit.cli import app
 from atipkit.cli._effects import crawls
 
@@ -223,7 +224,7 @@ def _manifests(folder: Path, tool: str | None) -> list[Manifest]:
     except MissingExtra as exc:
         raise DependencyError(
             str(exc),
-            code="E4010",  # atip's code for "an optional package is not installed"
+            code=codes.MISSING_EXTRA,
             suggestion=Suggestion("Install it: pip install 'atipkit[crawl]'", action="ask_human"),
         ) from None
     except ManifestError as exc:

@@ -1,8 +1,4 @@
-"""`atip scan`, `atip list`, `atip show`, `atip refresh`: discovery on the command line.
-
-`resolve` is shared with `atip compile`, which resolves tool names the same way, so a
-tool that cannot be found or described fails with the same error wherever it is named.
-"""
+"""`atip scan`, `atip list`, `atip show`, `atip refresh`: discovery on the command line."""
 
 from __future__ import annotations
 
@@ -12,111 +8,21 @@ from atipkit.app import (
     Argument,
     Context,
     DataFormatError,
-    InputError,
+    Document,
     NotFoundError,
     Option,
-    Suggestion,
 )
 from atipkit.cli import app
-from atipkit.cli._effects import discovering, read_only
+from atipkit.cli._effects import discovering, read_only, resolving
+from atipkit.cli._resolve import NO_EXECUTABLE, NO_METADATA, bad_registry, resolve
 
 if TYPE_CHECKING:
-    from atipkit.model import Effects, StdinMode
-    from atipkit.resolve import Resolved
-
-NO_EXECUTABLE = "E3001"
-"""No executable of that name on PATH, and no shim for it."""
-NO_METADATA = "E3011"
-"""The executable exists, but nothing describes it (no `--agent`, no shim)."""
-BAD_REGISTRY = "E1010"
-"""registry.json, an override or a pattern file cannot be read as what it should be."""
-
-
-def _bad_registry(exc: Exception) -> DataFormatError:
-    return DataFormatError(
-        str(exc),  # names the file
-        code=BAD_REGISTRY,
-        suggestion="Fix or move the registry file aside; `atip scan` writes a new one.",
-    )
+    pass
 
 
 def split(value: str | None) -> list[str] | None:
     """A comma-separated option as a list (None when not given)."""
     return [v.strip() for v in value.split(",") if v.strip()] if value else None
-
-
-def resolving(*, stdin: StdinMode = "none") -> Effects:
-    """What resolving a tool may do: probe it in the sandbox, record it in the registry,
-    and ask the remote registries of registries.json for a shim (the network)."""
-    import msgspec
-
-    from atipkit.model import Interactive
-
-    return msgspec.structs.replace(
-        discovering(),
-        network=True,
-        interactive=Interactive(stdin=stdin, prompts=False, tty=False),
-    )
-
-
-def resolve(tool: str, ctx: Context | None = None, **kwargs: Any) -> Resolved:
-    """`resolve_tool`, its failures as the `atipkit.app` errors that mean them. A
-    registries.json that cannot be used does not stop local discovery (the library's
-    choice); it is a warning."""
-    import json
-
-    from atipkit.errors import DocumentError
-    from atipkit.registry.local import RegistryError
-    from atipkit.resolve import NoMetadata, ToolNotFound, resolve_tool
-
-    try:
-        resolved = resolve_tool(tool, **kwargs)
-    except KeyError as exc:  # a command named in --commands that the tool does not have
-        raise InputError(
-            f"--commands: {exc.args[0]}",
-            code="E1002",
-            details={"param": "commands"},
-            suggestion=f"Run `atip show {tool} --depth 1` to see its commands.",
-        ) from None
-    except ToolNotFound as exc:
-        raise NotFoundError(
-            str(exc),
-            code=NO_EXECUTABLE,
-            details={"tool": tool},
-            suggestion="Check the name, give the path to the executable, or run "
-            "`atip scan --path DIR` to record tools in a directory that is not on PATH.",
-        ) from None
-    except NoMetadata as exc:
-        details: dict[str, Any] = {"tool": tool}
-        if exc.failure is not None:
-            details["probe"] = exc.failure.kind
-        raise NotFoundError(
-            str(exc),
-            code=NO_METADATA,
-            details=details,
-            suggestion=Suggestion(
-                "Infer metadata from the tool's help text (low trust).",
-                example=f"atip show {tool} --infer",
-            ),
-        ) from None
-    except RegistryError as exc:
-        raise _bad_registry(exc) from None
-    except (DocumentError, json.JSONDecodeError) as exc:
-        # the tool's own metadata was checked when read: what breaks it is a user layer
-        from atipkit.registry.local import LocalRegistry
-
-        overrides = LocalRegistry().override_path("sha256:" + "0" * 64).parent
-        raise DataFormatError(
-            f"{tool}: an override or pattern file makes its metadata invalid: {exc}",
-            code=BAD_REGISTRY,
-            details={"tool": tool, "overrides": str(overrides)},
-            suggestion=f"Fix the tool's override in {overrides} (a JSON merge patch) or "
-            "its pattern files.",
-        ) from None
-    problem = resolved.origins.get("registries")
-    if problem and ctx is not None:
-        ctx.warn(f"remote registries were not asked: {problem}")
-    return resolved
 
 
 # scan ------------------------------------------------------------------------------------
@@ -182,7 +88,7 @@ def scan(
             progress=progress,
         )
     except RegistryError as exc:
-        raise _bad_registry(exc) from None
+        raise bad_registry(exc) from None
     finally:
         ctx.progress(None)
     for skipped in report.skipped_dirs:
@@ -220,7 +126,7 @@ def list_tools() -> dict[str, dict[str, Any]]:
     try:
         tools = LocalRegistry().read().tools
     except RegistryError as exc:
-        raise _bad_registry(exc) from None
+        raise bad_registry(exc) from None
     out: dict[str, dict[str, Any]] = {}
     for name, entry in sorted(tools.items()):
         record = msgspec.to_builtins(entry)
@@ -261,14 +167,15 @@ def show(
         bool,
         Option(help="If nothing describes the tool, infer metadata from its help (atip gen)."),
     ] = False,
-) -> dict[str, Any]:
+) -> Document:
     """Show a tool's ATIP metadata: its commands and what each may do.
 
-    The result is the tool's ATIP document, with any override and patterns applied; for
-    people, a summary with each command's safety flags. Where the metadata came from
-    (probe, registry, shim, inferred) is noted on stderr.
+    The result is the tool's ATIP document, with any override and patterns applied
+    (`--plain > FILE` saves it as it is); for people, a summary with each command's
+    safety flags. Where the metadata came from (probe, registry, shim, inferred) is noted
+    on stderr.
     """
-    from atipkit.model import to_dict
+    from atipkit.model import dumps
 
     resolved = resolve(
         tool, ctx, commands=split(commands), depth=depth, refresh=refresh, allow_inferred=infer
@@ -279,7 +186,7 @@ def show(
     )
     for part, origin in resolved.origins.items():
         ctx.info(f"  {part}: {origin}")
-    return to_dict(resolved.tool)
+    return Document(dumps(resolved.tool))
 
 
 # refresh ---------------------------------------------------------------------------------
@@ -308,7 +215,7 @@ def refresh(
     try:
         names = [tool] if tool else sorted(LocalRegistry().read().tools)
     except RegistryError as exc:
-        raise _bad_registry(exc) from None
+        raise bad_registry(exc) from None
     report: dict[str, Any] = {"refreshed": [], "failed": []}
     for i, name in enumerate(names):
         ctx.progress(f"refreshing {i + 1}/{len(names)}: {name}")

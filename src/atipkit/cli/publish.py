@@ -12,20 +12,14 @@ from atipkit.app import (
     Context,
     DataFormatError,
     DependencyError,
-    Group,
     InputError,
     NotFoundError,
     Option,
     Suggestion,
 )
-from atipkit.cli import app
+from atipkit.cli import _codes as codes
+from atipkit.cli import registry_group
 from atipkit.cli._effects import builds_files, uploads
-
-# The group, from the app: once the module atipkit/cli/registry.py is imported, the name
-# `atipkit.cli.registry` is that module, no longer the group.
-registry = app.children["registry"]
-if not isinstance(registry, Group):
-    raise TypeError("atip registry: expected the group defined in atipkit.cli")
 
 # `KEY=VALUE`, neither empty: stated in the schema, so an agent knows the form before it calls.
 _PAIR = r"^[^=]+=."
@@ -73,7 +67,7 @@ def _build_text(report: dict[str, Any]) -> str:
     )
 
 
-@registry.command(effects=builds_files(), text=_build_text)
+@registry_group.command(effects=builds_files(), text=_build_text)
 def build(
     src: Annotated[
         Path,
@@ -195,7 +189,7 @@ def _publish_text(result: dict[str, Any]) -> str:
     return "".join(f"{line}\n" for line in lines)
 
 
-@registry.command(effects=uploads(), dry_run=True, text=_publish_text)
+@registry_group.command(effects=uploads(), dry_run=True, text=_publish_text)
 def publish(
     dest: Annotated[
         Path, Argument(help="A registry built by atip registry build.", file_okay=False)
@@ -254,7 +248,7 @@ def publish(
         if INSTALL_HINT in str(exc):  # fsspec, or the filesystem of the protocol, is missing
             raise DependencyError(
                 str(exc),
-                code="E4010",  # atip's code for "an optional package is not installed"
+                code=codes.MISSING_EXTRA,
                 suggestion=Suggestion(f"Install it: {INSTALL_HINT}", action="ask_human"),
             ) from None
         raise InputError(str(exc)) from None

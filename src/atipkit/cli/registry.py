@@ -21,7 +21,8 @@ from atipkit.app import (
     Suggestion,
     ToolError,
 )
-from atipkit.cli import registry
+from atipkit.cli import _codes as codes
+from atipkit.cli import registry_group
 from atipkit.cli._effects import fetches
 
 if TYPE_CHECKING:
@@ -57,7 +58,7 @@ def _fetch_text(result: dict[str, Any]) -> str:
     return "" if shim is None else json.dumps(shim, indent=2, ensure_ascii=False) + "\n"
 
 
-@registry.command(effects=fetches(), text=_fetch_text)
+@registry_group.command(effects=fetches(), text=_fetch_text)
 def fetch(
     target: Annotated[
         str,
@@ -144,7 +145,7 @@ def _not_found(lookup: Lookup, report: dict[str, Any], *, offline: bool) -> Tool
         if any(r.startswith("binary.hash is ") for r in reasons):
             return AuthError(
                 f"refused a shim that describes another binary ({where})",
-                code="E2010",
+                code=codes.COMPROMISED,
                 suggestion=Suggestion(
                     "A registry serves a shim for a different binary under this hash; "
                     "report it to the registry's maintainers.",
@@ -155,7 +156,7 @@ def _not_found(lookup: Lookup, report: dict[str, Any], *, offline: bool) -> Tool
         if any(r.startswith("signatures are required") for r in reasons):
             return AuthError(
                 f"refused a shim whose signature is not verified ({where})",
-                code="E2011",
+                code=codes.NOT_VERIFIED,
                 suggestion="Configure the registry's signers (signers, minisignKeys or "
                 "sshAllowedSigners in registries.json), or ask its maintainers to sign it.",
                 result=report,
@@ -229,7 +230,7 @@ def _list_text(result: dict[str, Any]) -> str:
     return "".join(f"{line}\n" for line in lines)
 
 
-@registry.command("list", effects=fetches(), text=_list_text)
+@registry_group.command("list", effects=fetches(), text=_list_text)
 def list_registries(
     ctx: Context,
     check: Annotated[

@@ -17,11 +17,14 @@ from atipkit.app import (
     InputError,
     NotFoundError,
     Option,
+    Suggestion,
     TimeoutExpired,
     ToolError,
 )
+from atipkit.cli import _codes as codes
 from atipkit.cli import app
 from atipkit.cli._effects import runs_anything
+from atipkit.cli._resolve import bad_registry, resolve
 
 if TYPE_CHECKING:
     from atipkit.bridge.calls import ToolCall
@@ -164,7 +167,7 @@ def _raise_for(
         raise AuthError(
             ("not confirmed: " if declined else "denied by policy: ")
             + "; ".join(r.removeprefix("not confirmed: ") for r in decision.reasons),
-            code="E2003" if declined else "E2012",
+            code="E2003" if declined else codes.DENIED,
             details={"decision": decision.action, "reasons": decision.reasons},
             result=report,
         )
@@ -230,13 +233,12 @@ def _documents(tools: list[str], ctx: Context) -> tuple[list[Tool], dict[str, st
     from atipkit.errors import DocumentError
     from atipkit.model import load
     from atipkit.registry.local import LocalRegistry, RegistryError
-    from atipkit.resolve import NoMetadata, ToolNotFound, resolve_tool
 
     named = list(tools)
     try:
         names = named or sorted(LocalRegistry().read().tools)
     except RegistryError as exc:
-        raise DataFormatError(str(exc), code="E1010") from None
+        raise bad_registry(exc) from None
     documents, executables = [], {}
     for name in names:
         if os.path.isfile(name) and not os.access(name, os.X_OK):
@@ -246,19 +248,18 @@ def _documents(tools: list[str], ctx: Context) -> tuple[list[Tool], dict[str, st
                 raise DataFormatError(f"--tool {name}: {exc}") from None
             continue
         try:
-            resolved = resolve_tool(name)
-        except (ToolNotFound, NoMetadata) as exc:
+            resolved = resolve(
+                name,
+                ctx,
+                no_metadata=Suggestion(
+                    "Name an ATIP document or a tool on PATH that has metadata.", example=None
+                ),
+            )
+        except NotFoundError as exc:
             if not named:
-                ctx.warn(f"skipped {name}: {exc}")
+                ctx.warn(f"skipped {name}: {exc.message}")
                 continue
-            raise NotFoundError(
-                str(exc),
-                code="E3001" if isinstance(exc, ToolNotFound) else "E3011",
-                suggestion="Name an ATIP document or a tool on PATH that has metadata.",
-                details={"tool": name},
-            ) from None
-        except (RegistryError, DocumentError, json.JSONDecodeError) as exc:
-            raise DataFormatError(str(exc), code="E1010", details={"tool": name}) from None
+            raise
         documents.append(resolved.tool)
         if resolved.path:
             executables[resolved.tool.name] = resolved.path

@@ -16,6 +16,7 @@ from atipkit.app import (
     Option,
     Suggestion,
 )
+from atipkit.cli import _codes as codes
 from atipkit.cli import app
 from atipkit.cli._effects import serves
 
@@ -64,7 +65,7 @@ def serve(
     except servers.ServeError as exc:
         raise DependencyError(
             str(exc),
-            code="E4010",  # atip's code for "an optional package is not installed"
+            code=codes.MISSING_EXTRA,
             suggestion=Suggestion(f"Install it: {servers.INSTALL_HINT}", action="ask_human"),
         ) from None
     from atipkit.serve.registry import registry_app

@@ -16,13 +16,15 @@ from atipkit.app import (
     InputError,
     NotFoundError,
     Option,
+    Suggestion,
 )
-from atipkit.cli import app, shim
-from atipkit.cli._effects import discovering, read_only, signs_files
+from atipkit.cli import _codes as codes
+from atipkit.cli import app, shim_group
+from atipkit.cli._effects import read_only, resolving, signs_files
+from atipkit.cli._resolve import resolve
 
 if TYPE_CHECKING:
-    from atipkit.model import Effects, Tool
-    from atipkit.resolve import Resolved
+    from atipkit.model import Tool
     from atipkit.trust.levels import TrustPolicy
 
 
@@ -37,14 +39,6 @@ def _existing(path: Path, what: str) -> Path:
 # -- atip verify -------------------------------------------------------------------------
 
 
-def _resolving() -> Effects:
-    """Resolving a tool may probe it, record it in the registry and ask the remote
-    registries for a shim: the network too."""
-    import msgspec
-
-    return msgspec.structs.replace(discovering(), network=True)
-
-
 def _verify_text(report: dict[str, Any]) -> str:
     lines = [
         f"{report['tool']}: {report['level']} (metadata source trust: {report['sourceTrust']})"
@@ -55,7 +49,7 @@ def _verify_text(report: dict[str, Any]) -> str:
     return "".join(f"{line}\n" for line in lines)
 
 
-@app.command(effects=_resolving(), text=_verify_text)
+@app.command(effects=resolving(), text=_verify_text)
 def verify(
     tool: Annotated[str, Argument(help="A tool name on PATH, or a path to one.")],
     metadata: Annotated[
@@ -88,7 +82,7 @@ def verify(
         failed = [c.name for c in report.checks if c.ok is False]
         raise AuthError(
             f"{document.name} is COMPROMISED: {', '.join(failed) or 'a check'} failed",
-            code="E2010",
+            code=codes.COMPROMISED,
             suggestion="Do not run this binary; reinstall it from a trusted source.",
             details={"level": report.level.name},
             result=result,
@@ -96,7 +90,7 @@ def verify(
     if report.level is not TrustLevel.VERIFIED:
         raise AuthError(
             f"{document.name} is {report.level.name}, not VERIFIED",
-            code="E2011",
+            code=codes.NOT_VERIFIED,
             suggestion="See the checks in the result for what is missing (a signature, "
             "provenance, a key in the trust policy).",
             details={"level": report.level.name},
@@ -117,36 +111,15 @@ def _binary_and_metadata(tool: str, metadata: Path | None) -> tuple[str, Tool]:
             return binary, load(_existing(metadata, "--metadata"))
         except DocumentError as exc:
             raise DataFormatError(f"--metadata {metadata}: {exc}") from None
-    resolved = _resolve(tool)
+    resolved = resolve(
+        tool,
+        no_metadata=Suggestion(
+            "Give the tool's ATIP document or shim with --metadata.", example=None
+        ),
+    )
     if resolved.path is None:
         raise NotFoundError(f"{tool} has no binary on this machine", details={"tool": tool})
     return resolved.path, resolved.tool
-
-
-def _resolve(tool: str) -> Resolved:
-    """`resolve_tool`, its failures as the errors (and codes) `atip show` gives."""
-    from atipkit.errors import DocumentError
-    from atipkit.registry.local import RegistryError
-    from atipkit.resolve import NoMetadata, ToolNotFound, resolve_tool
-
-    try:
-        return resolve_tool(tool)
-    except ToolNotFound as exc:
-        raise NotFoundError(str(exc), code="E3001", details={"tool": tool}) from None
-    except NoMetadata as exc:
-        raise NotFoundError(
-            str(exc),
-            code="E3011",
-            suggestion="Give the tool's ATIP document or shim with --metadata.",
-            details={"tool": tool},
-        ) from None
-    except (RegistryError, DocumentError, json.JSONDecodeError) as exc:
-        raise DataFormatError(
-            str(exc),
-            code="E1010",
-            suggestion="Fix or remove the file named; `atip scan` rebuilds the registry.",
-            details={"tool": tool},
-        ) from None
 
 
 def _trust_policy(path: Path | None) -> TrustPolicy:
@@ -182,7 +155,7 @@ def _sign_text(result: dict[str, Any]) -> str:
     return f"{result['signature']}\n"
 
 
-@shim.command(effects=signs_files(), text=_sign_text)
+@shim_group.command(effects=signs_files(), text=_sign_text)
 def sign(
     file: Annotated[Path, Argument(help="The shim to sign.", dir_okay=False)],
     minisign_key: Annotated[
@@ -248,7 +221,9 @@ def _shim_verify_text(result: dict[str, Any]) -> str:
     )
 
 
-@shim.command("verify", effects=read_only(reads_files=True, stdin="none"), text=_shim_verify_text)
+@shim_group.command(
+    "verify", effects=read_only(reads_files=True, stdin="none"), text=_shim_verify_text
+)
 def shim_verify(
     file: Annotated[Path, Argument(help="The shim to verify.", dir_okay=False)],
     minisign_key: Annotated[
@@ -319,7 +294,7 @@ def shim_verify(
         )
     raise AuthError(
         f"{file}: NOT verified ({result.method}): {result.reason}",
-        code="E2011",
+        code=codes.NOT_VERIFIED,
         details={"method": result.method},
         result=report,
     )

@@ -1,0 +1,91 @@
+"""Resolving a tool named on atip's command line, its failures as the errors that mean
+them: one place, so a tool that cannot be found or described fails with the same error
+(and code) in `show`, `refresh`, `compile`, `run` and `verify`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from atipkit.app import DataFormatError, InputError, NotFoundError, Suggestion
+
+if TYPE_CHECKING:
+    from atipkit.app import Context
+    from atipkit.resolve import Resolved
+
+from atipkit.cli._codes import BAD_REGISTRY, NO_EXECUTABLE, NO_METADATA
+
+
+def bad_registry(exc: Exception) -> DataFormatError:
+    return DataFormatError(
+        str(exc),  # names the file
+        code=BAD_REGISTRY,
+        suggestion="Fix or move the registry file aside; `atip scan` writes a new one.",
+    )
+
+
+def resolve(
+    tool: str,
+    ctx: Context | None = None,
+    *,
+    no_metadata: Suggestion | None = None,
+    **kwargs: Any,
+) -> Resolved:
+    """`resolve_tool`, its failures as the `atipkit.app` errors that mean them. A
+    registries.json that cannot be used does not stop local discovery (the library's
+    choice); it is a warning. `no_metadata` is the command's own advice for a tool that
+    nothing describes (by default: infer it, as `atip show --infer` does)."""
+    import json
+
+    from atipkit.errors import DocumentError
+    from atipkit.registry.local import RegistryError
+    from atipkit.resolve import NoMetadata, ToolNotFound, resolve_tool
+
+    try:
+        resolved = resolve_tool(tool, **kwargs)
+    except KeyError as exc:  # a command named in --commands that the tool does not have
+        raise InputError(
+            f"--commands: {exc.args[0]}",
+            code="E1002",
+            details={"param": "commands"},
+            suggestion=f"Run `atip show {tool} --depth 1` to see its commands.",
+        ) from None
+    except ToolNotFound as exc:
+        raise NotFoundError(
+            str(exc),
+            code=NO_EXECUTABLE,
+            details={"tool": tool},
+            suggestion="Check the name, give the path to the executable, or run "
+            "`atip scan --path DIR` to record tools in a directory that is not on PATH.",
+        ) from None
+    except NoMetadata as exc:
+        details: dict[str, Any] = {"tool": tool}
+        if exc.failure is not None:
+            details["probe"] = exc.failure.kind
+        raise NotFoundError(
+            str(exc),
+            code=NO_METADATA,
+            details=details,
+            suggestion=no_metadata
+            or Suggestion(
+                "Infer metadata from the tool's help text (low trust).",
+                example=f"atip show {tool} --infer",
+            ),
+        ) from None
+    except RegistryError as exc:
+        raise bad_registry(exc) from None
+    except (DocumentError, json.JSONDecodeError) as exc:
+        # the tool's own metadata was checked when read: what breaks it is a user layer
+        from atipkit.registry.local import LocalRegistry
+
+        overrides = LocalRegistry().override_path("sha256:" + "0" * 64).parent
+        raise DataFormatError(
+            f"{tool}: an override or pattern file makes its metadata invalid: {exc}",
+            code=BAD_REGISTRY,
+            details={"tool": tool, "overrides": str(overrides)},
+            suggestion=f"Fix the tool's override in {overrides} (a JSON merge patch) or "
+            "its pattern files.",
+        ) from None
+    problem = resolved.origins.get("registries")
+    if problem and ctx is not None:
+        ctx.warn(f"remote registries were not asked: {problem}")
+    return resolved
