@@ -40,6 +40,7 @@ if TYPE_CHECKING:
         AuthError,
         ConflictError,
         DataFormatError,
+        DefinitionError,
         DependencyError,
         ErrorCategory,
         ExitCode,
@@ -57,7 +58,6 @@ if TYPE_CHECKING:
     from atipkit.app.inputs import StdinOr
     from atipkit.app.markers import Argument, Option
     from atipkit.app.output import Document
-    from atipkit.app.shapes import DefinitionError
 
 _EXPORTS = {
     "atipkit.app.annotations": [
@@ -72,6 +72,7 @@ _EXPORTS = {
     "atipkit.app.context": ["Context"],
     "atipkit.app.errors": [
         "AuthError",
+        "DefinitionError",
         "ConflictError",
         "DataFormatError",
         "DependencyError",
@@ -91,7 +92,6 @@ _EXPORTS = {
     "atipkit.app.inputs": ["StdinOr"],
     "atipkit.app.markers": ["Argument", "Option"],
     "atipkit.app.output": ["Document"],
-    "atipkit.app.shapes": ["DefinitionError"],
 }
 _WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = [

@@ -49,7 +49,7 @@ ClosedWorld = Annotation.CLOSED_WORLD
 
 
 def check(annotations: Annotation, where: str) -> None:
-    from atipkit.app.shapes import DefinitionError
+    from atipkit.app.errors import DefinitionError
 
     if ReadOnly in annotations and Destructive in annotations:
         raise DefinitionError(f"{where}: ReadOnly and Destructive contradict each other")

@@ -28,9 +28,7 @@ import click
 
 from atipkit.app.annotations import Annotation, check
 from atipkit.app.command import CommandSpec, CostHint
-from atipkit.app.flags import output_from_argv
-from atipkit.app.inputs import MAX_INPUT_BYTES
-from atipkit.app.shapes import DefinitionError
+from atipkit.app.errors import DefinitionError
 
 if TYPE_CHECKING:
     from atipkit.app.config import Config
@@ -43,6 +41,8 @@ __all__ = ["App", "Group"]
 F = TypeVar("F", bound=Callable[..., Any])
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 BUILTINS = ("mcp", "api", "docs")
+MAX_INPUT_BYTES = 64 * 1024 * 1024
+"""Input read from stdin, a file or a URL beyond this is refused: `App(max_input_bytes=...)`."""
 _BUILTIN_HELP = {
     "mcp": "Serve or export the commands as MCP tools.",
     "api": "Serve the commands over HTTP, or export their OpenAPI.",
@@ -107,9 +107,9 @@ class Group:
                 annotations=annotations,
                 cost_hint=cost_hint,
                 human_in_the_loop=human_in_the_loop,
-                auth=tuple(auth),
-                examples=tuple(examples),
-                error_codes=dict(error_codes or {}),
+                auth=auth,
+                examples=examples,
+                error_codes=error_codes,
                 timeout=timeout,
                 max_tokens=max_tokens,
                 paginated=paginated,
@@ -376,6 +376,8 @@ def _report(
     words = ctx.command_path.split()[1:] if ctx is not None else []
     tool = ".".join((app.name, *words))
     isatty = bool(sys.stdout is not None and sys.stdout.isatty())
+    from atipkit.app.flags import output_from_argv
+
     mode = resolve(output_from_argv(argv), isatty=isatty, print0=False)
     render_error(mode, error, app.bare_meta(tool), sys.stdout, sys.stderr)
     if mode not in ("json", "jsonl") and ctx is not None:

@@ -10,19 +10,16 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
 from atipkit.app.annotations import Annotation
 from atipkit.app.docstrings import Docstring, parse
-from atipkit.app.flags import global_flags, reserved_flags
-from atipkit.app.params import Signature, analyze
-from atipkit.app.shapes import DefinitionError
 
 if TYPE_CHECKING:
     from atipkit.app.app import App
+    from atipkit.app.params import Signature
     from atipkit.model import Command, Effects
 
 __all__ = ["CommandSpec"]
@@ -30,28 +27,55 @@ __all__ = ["CommandSpec"]
 CostHint = Literal["low", "medium", "high"]
 
 
-@dataclass(eq=False)
 class CommandSpec:
-    app: App
-    path: tuple[str, ...]
-    func: Callable[..., Any]
-    annotations: Annotation = Annotation.NONE
-    cost_hint: CostHint | None = None
-    human_in_the_loop: bool = False
-    auth: Sequence[str] = ()
-    examples: Sequence[dict[str, Any] | str] = ()
-    error_codes: dict[str, str] = field(default_factory=dict)
-    timeout: float | None = None
-    max_tokens: int | None = None
-    paginated: bool | int = False
-    dry_run: bool = False
-    hidden: bool = False
-    deprecated: bool = False
-    help: str | None = None
-    effects: Effects | None = None
-    """Full ATIP effects, merged over what the annotations say (they win)."""
-    text: Callable[[Any], str] | None = None
-    """The command's own rendering of its result for people (text mode)."""
+    """A command as defined: its function and its decorator's options. (A plain class: a
+    dataclass costs a millisecond to create, on every process's path.)"""
+
+    def __init__(
+        self,
+        app: App,
+        path: tuple[str, ...],
+        func: Callable[..., Any],
+        *,
+        annotations: Annotation = Annotation.NONE,
+        cost_hint: CostHint | None = None,
+        human_in_the_loop: bool = False,
+        auth: Sequence[str] = (),
+        examples: Sequence[dict[str, Any] | str] = (),
+        error_codes: dict[str, str] | None = None,
+        timeout: float | None = None,
+        max_tokens: int | None = None,
+        paginated: bool | int = False,
+        dry_run: bool = False,
+        hidden: bool = False,
+        deprecated: bool = False,
+        help: str | None = None,
+        effects: Effects | None = None,
+        text: Callable[[Any], str] | None = None,
+    ) -> None:
+        self.app = app
+        self.path = path
+        self.func = func
+        self.annotations = annotations
+        self.cost_hint = cost_hint
+        self.human_in_the_loop = human_in_the_loop
+        self.auth = tuple(auth)
+        self.examples = tuple(examples)
+        self.error_codes = dict(error_codes or {})
+        self.timeout = timeout
+        self.max_tokens = max_tokens
+        self.paginated = paginated
+        self.dry_run = dry_run
+        self.hidden = hidden
+        self.deprecated = deprecated
+        self.help = help
+        self.effects = effects
+        """Full ATIP effects, merged over what the annotations say (they win)."""
+        self.text = text
+        """The command's own rendering of its result for people (text mode)."""
+
+    def __repr__(self) -> str:
+        return f"<CommandSpec {self.display_name}>"
 
     @property
     def name(self) -> str:
@@ -90,6 +114,10 @@ class CommandSpec:
     @functools.cached_property
     def signature(self) -> Signature:
         """The parameters, read and checked (raises `DefinitionError`)."""
+        from atipkit.app.errors import DefinitionError
+        from atipkit.app.flags import reserved_flags
+        from atipkit.app.params import analyze
+
         signature = analyze(self.func, where=self.display_name, doc=self.doc)
         reserved = reserved_flags(paginated=bool(self.paginated), null=self.reads_lists(signature))
         for param in signature.params:
@@ -192,6 +220,7 @@ class CommandSpec:
     @functools.cached_property
     def click_command(self) -> click.Command:
         from atipkit.app import cli
+        from atipkit.app.flags import global_flags
 
         sig = self.signature
         params: list[click.Parameter] = [p.click_param() for p in sig.params]

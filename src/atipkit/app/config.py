@@ -31,9 +31,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from atipkit.app.errors import InputError
 from atipkit.app.flags import PREFIX
@@ -61,19 +60,27 @@ GLOBAL_KEYS = frozenset(
 those are decisions about one call, never standing settings."""
 
 
-@dataclass
-class Layer:
+class Layer(NamedTuple):
     source: str
     globals: dict[str, Any]
     commands: dict[str, dict[str, Any]]
 
 
-@dataclass
 class Config:
-    layers: list[Layer] = field(default_factory=list)
-    """Lowest precedence first."""
-    dotenv: dict[str, str] = field(default_factory=dict)
-    dotenv_source: str | None = None
+    """The configuration files' settings, lowest precedence first, and the `.env` file's
+    `PREFIX_*` values."""
+
+    def __init__(
+        self,
+        layers: list[Layer] | None = None,
+        dotenv: dict[str, str] | None = None,
+        dotenv_source: str | None = None,
+        group: Group | None = None,
+    ) -> None:
+        self.layers = layers or []
+        self.dotenv = dotenv or {}
+        self.dotenv_source = dotenv_source
+        self._group = group
 
     def load_dotenv(self) -> None:
         """Put the `.env` file's `PREFIX_*` values into the environment, under what is
@@ -110,9 +117,8 @@ class Config:
                     out[name] = {**shared, **self._command(" ".join(child.path))}
             return out
 
-        return build(self._app_group)
-
-    _app_group: Group = field(init=False, repr=False)
+        assert self._group is not None
+        return build(self._group)
 
     def check(self, spec: CommandSpec) -> None:
         """Refuse keys the app does not know: globals, and the command's own."""
@@ -160,14 +166,18 @@ def project_root(app_name: str, start: Path | None = None) -> Path:
     return here
 
 
-def _read(path: Path) -> dict[str, Any] | None:
-    """The mapping in a TOML or YAML file; None when there is no such file."""
+def _read(path: Path, table: str | None = None) -> dict[str, Any] | None:
+    """The mapping in a TOML or YAML file; None when there is no such file, or when a
+    `table` is asked for (`[tool.NAME]` in pyproject.toml) and the text cannot hold it,
+    which spares parsing every project's pyproject.toml on every call."""
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         return None
     except OSError as exc:
         raise _bad(str(path), f"cannot read: {exc.strerror}") from None
+    if table is not None and table.encode() not in raw:
+        return None
     if path.suffix == ".toml":
         import tomllib
 
@@ -216,7 +226,7 @@ def load(app: App) -> Config:
     root = project_root(app.name)
     layers: list[Layer] = []
     for path, table in _files(app, root):
-        data = _read(path)
+        data = _read(path, table)
         if data is None:
             continue
         if table is not None:
@@ -226,13 +236,10 @@ def load(app: App) -> Config:
             if not isinstance(data, dict):
                 raise _bad(str(path), f"[tool.{table}] must be a table")
         layers.append(_layer(str(path), data))
-    config = Config(layers=layers)
-    config._app_group = app
     dotenv = root / ".env"
-    if dotenv.is_file():
-        config.dotenv = _dotenv(dotenv, f"{app.env_prefix}_")
-        config.dotenv_source = str(dotenv)
-    return config
+    if not dotenv.is_file():
+        return Config(layers, group=app)
+    return Config(layers, _dotenv(dotenv, f"{app.env_prefix}_"), str(dotenv), group=app)
 
 
 def _dotenv(path: Path, prefix: str) -> dict[str, str]:

@@ -16,6 +16,7 @@ __all__ = [
     "AuthError",
     "ConflictError",
     "DataFormatError",
+    "DefinitionError",
     "DependencyError",
     "ErrorCategory",
     "ExitCode",
@@ -31,6 +32,13 @@ __all__ = [
     "ToolError",
     "from_exception",
 ]
+
+
+class DefinitionError(TypeError):
+    """A command that cannot be defined as written: an unsupported type, a flag that
+    collides with a global one, two variadic arguments. Raised when the command is
+    built, so the author sees it before any user does. (Not a `ToolError`: it is the
+    author's mistake, never a call's.)"""
 
 
 class ExitCode:

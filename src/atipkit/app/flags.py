@@ -9,8 +9,7 @@ amount to once parsed, whatever surface (CLI, MCP, HTTP) the call came through.
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import click
 
@@ -24,8 +23,7 @@ PREFIX = "_g_"
 (the definition check refuses parameters starting with `_`)."""
 
 
-@dataclass(frozen=True, slots=True)
-class Settings:
+class Settings(NamedTuple):
     """The global flags of one call."""
 
     output: OutputMode = "auto"

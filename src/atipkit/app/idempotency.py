@@ -54,11 +54,11 @@ class IdempotencyStore:
     def recall(self, path: Path, fingerprint: str) -> dict[str, Any] | None:
         """The kept outcome for this key, if it is fresh; a conflict if it was kept for
         other arguments."""
-        import msgspec
+        import json
 
         try:
-            record = msgspec.json.decode(path.read_bytes())
-        except (OSError, msgspec.DecodeError):
+            record = json.loads(path.read_bytes())
+        except (OSError, ValueError):  # absent, or half a file from a crash: not kept
             return None
         if not isinstance(record, dict) or time.time() - record.get("created", 0) > self.ttl:
             return None

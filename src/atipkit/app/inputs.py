@@ -19,31 +19,29 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, BinaryIO, TypeVar
+from typing import Annotated, Any, BinaryIO, NamedTuple, TypeVar
 
 from atipkit.app.errors import DataFormatError, DependencyError, InputError, NotFoundError
 
-__all__ = ["MAX_INPUT_BYTES", "StdinOr", "StdinSpec"]
+__all__ = ["StdinOr", "StdinSpec"]
 
 T = TypeVar("T")
-MAX_INPUT_BYTES = 64 * 1024 * 1024
-"""Input read from stdin, a file or a URL beyond this is refused (`--max-input-bytes`
-does not exist on purpose: an app sets `App(max_input_bytes=...)`)."""
 
 
-@dataclass(frozen=True)
 class _Stdin:
     """The marker `StdinOr[T]` puts in `Annotated`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "StdinOr"
 
 
 StdinOr = Annotated[T, _Stdin()]
 
 
-@dataclass(frozen=True, slots=True)
-class StdinSpec:
+class StdinSpec(NamedTuple):
     """How to turn the bytes read into the value the function receives."""
 
     want: str  # "text" | "bytes" | "lines" | "json" | "path"
@@ -139,17 +137,19 @@ def decode(data: bytes, spec: StdinSpec, source: str, *, null: bool) -> Any:
         if null:
             return [r for r in text.split("\0") if r]
         return text.splitlines()
-    import msgspec
+    import json
 
     try:
-        return msgspec.json.decode(data)
-    except msgspec.DecodeError as exc:
+        return json.loads(text)
+    except ValueError as exc:
         raise DataFormatError(f"{source}: not valid JSON: {exc}", code="E1003") from None
 
 
 def spool(data: bytes) -> Path:
     """`data` in a private temporary file, for a `StdinOr[Path]` fed from stdin or a
     URL; the caller removes it."""
+    import tempfile
+
     fd, name = tempfile.mkstemp(prefix="atipkit-input-")
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)

@@ -10,11 +10,8 @@ three, which is the PRD's contract parity (§19.5).
 from __future__ import annotations
 
 import contextlib
-import signal
-import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import IO, TYPE_CHECKING, Any
 
 from atipkit.app.context import Context
@@ -26,7 +23,6 @@ from atipkit.app.errors import (
     from_exception,
 )
 from atipkit.app.flags import Settings
-from atipkit.app.paging import Cursor, estimate_tokens, paginate, truncate
 
 if TYPE_CHECKING:
     from atipkit.app.command import CommandSpec
@@ -36,11 +32,23 @@ __all__ = ["Outcome", "call", "deadline", "run"]
 Prepare = Callable[[Context], dict[str, Any]]
 
 
-@dataclass
 class Outcome:
-    result: Any = None
-    error: ToolError | None = None
-    meta: dict[str, Any] = field(default_factory=dict)
+    """How a call ended: its result or its error, and `meta`."""
+
+    __slots__ = ("error", "meta", "result")
+
+    def __init__(
+        self,
+        result: Any = None,
+        error: ToolError | None = None,
+        meta: dict[str, Any] | None = None,
+    ) -> None:
+        self.result = result
+        self.error = error
+        self.meta: dict[str, Any] = meta if meta is not None else {}
+
+    def __repr__(self) -> str:
+        return f"Outcome(result={self.result!r}, error={self.error!r}, meta={self.meta!r})"
 
     @property
     def ok(self) -> bool:
@@ -127,6 +135,8 @@ def run(
 
 
 def _execute(spec: CommandSpec, ctx: Context, values: dict[str, Any], *, stream: bool) -> Outcome:
+    from atipkit.app.paging import Cursor, estimate_tokens, paginate, truncate
+
     settings = ctx.settings
     if spec.human_in_the_loop and not settings.dry_run:
         ctx.require_approval(f"{spec.display_name} is marked human-in-the-loop")
@@ -194,7 +204,10 @@ def _read_all(result: Any) -> Any:
 
 
 def _once(spec: CommandSpec, ctx: Context, values: dict[str, Any], key: str) -> Outcome:
+    import json
+
     from atipkit.app.output import encode
+    from atipkit.app.paging import Cursor
 
     store = spec.app.idempotency_store()
     fingerprint = Cursor.fingerprint(spec.tool_name, values)
@@ -213,10 +226,7 @@ def _once(spec: CommandSpec, ctx: Context, values: dict[str, Any], key: str) -> 
                 raise
             outcome = Outcome(error=from_exception(exc))
         if outcome.error is None or not outcome.error.is_retryable:
-            record = outcome.envelope()
-            import msgspec
-
-            store.keep(path, fingerprint, msgspec.json.decode(encode(record)))
+            store.keep(path, fingerprint, json.loads(encode(outcome.envelope())))
         return outcome
 
 
@@ -236,9 +246,12 @@ def deadline(seconds: float | None) -> Iterator[None]:
     """Raise `TimeoutExpired` in the main thread once `seconds` have passed (SIGALRM).
     Elsewhere (worker threads, where signals cannot reach) it does nothing: the servers
     bound their calls themselves."""
+    import threading
+
     if not seconds or threading.current_thread() is not threading.main_thread():
         yield
         return
+    import signal
 
     def expire(_signum: int, _frame: Any) -> None:
         raise TimeoutExpired(

@@ -9,60 +9,101 @@
 parameter with a default is an option and one without is an argument. Constraints
 (`min`, `max`, `pattern`, `exists`, ...) are checked by the parser and stated in every
 schema, so an agent learns them before it calls.
+
+Plain classes, not dataclasses: they are created when every app's module is imported,
+where a dataclass costs a millisecond each (bench/app_startup.py).
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Argument", "Option"]
 
+_DEFAULTS: dict[str, Any] = {
+    "help": None,
+    "metavar": None,
+    "min": None,
+    "max": None,
+    "min_length": None,
+    "max_length": None,
+    "pattern": None,
+    "exists": False,
+    "file_okay": True,
+    "dir_okay": True,
+    "resolve_path": False,
+    "hidden": False,
+    "envvar": None,
+}
 
-@dataclass(frozen=True)
+
 class _Marker:
-    help: str | None = None
-    metavar: str | None = None
-    min: float | None = None
-    max: float | None = None
-    min_length: int | None = None
-    max_length: int | None = None
-    pattern: str | None = None
-    exists: bool = False
-    file_okay: bool = True
-    dir_okay: bool = True
-    resolve_path: bool = False
-    hidden: bool = False
-    envvar: str | None = None
+    __slots__ = (*_DEFAULTS, "flags")
+
+    help: str | None
+    metavar: str | None
+    min: float | None
+    max: float | None
+    min_length: int | None
+    max_length: int | None
+    pattern: str | None
+    exists: bool
+    file_okay: bool
+    dir_okay: bool
+    resolve_path: bool
+    hidden: bool
+    envvar: str | None
+    flags: tuple[str, ...]
+
+    def __init__(self, flags: tuple[str, ...] = (), **settings: Any) -> None:
+        for name in settings:
+            if name not in _DEFAULTS:
+                raise TypeError(
+                    f"{type(self).__name__}() got an unexpected keyword argument {name!r}"
+                )
+        for name, default in _DEFAULTS.items():
+            object.__setattr__(self, name, settings.get(name, default))
+        object.__setattr__(self, "flags", flags)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is immutable")
+
+    def _settings(self) -> dict[str, Any]:
+        return {n: getattr(self, n) for n in _DEFAULTS if getattr(self, n) != _DEFAULTS[n]}
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            type(other) is type(self)
+            and self.flags == other.flags  # type: ignore[attr-defined]
+            and self._settings() == other._settings()  # type: ignore[attr-defined]
+        )
+
+    def __hash__(self) -> int:
+        return hash((type(self), self.flags, tuple(sorted(self._settings().items()))))
+
+    def __repr__(self) -> str:
+        args = [repr(f) for f in self.flags]
+        args += [f"{k}={v!r}" for k, v in self._settings().items()]
+        return f"{type(self).__name__}({', '.join(args)})"
 
 
-@dataclass(frozen=True, init=False)
 class Argument(_Marker):
     """A positional parameter."""
 
-    def __init__(self, **kwargs: Any) -> None:
-        for name, value in kwargs.items():
-            if name not in _FIELDS:
-                raise TypeError(f"Argument() got an unexpected keyword argument {name!r}")
-            object.__setattr__(self, name, value)
+    __slots__ = ()
+
+    def __init__(self, **settings: Any) -> None:
+        super().__init__(**settings)
 
 
-@dataclass(frozen=True, init=False)
 class Option(_Marker):
     """A flag parameter. Positional strings are its flags (`Option("-n", "--name")`);
     without them the flag is `--` plus the parameter name with `_` spelled `-`."""
 
-    flags: tuple[str, ...] = field(default=())
+    __slots__ = ()
 
-    def __init__(self, *flags: str, **kwargs: Any) -> None:
+    def __init__(self, *flags: str, **settings: Any) -> None:
         for flag in flags:
             if not isinstance(flag, str) or not flag.startswith("-") or flag in ("-", "--"):
                 raise TypeError(f"Option() flags start with '-': got {flag!r}")
-        object.__setattr__(self, "flags", tuple(flags))
-        for name, value in kwargs.items():
-            if name not in _FIELDS:
-                raise TypeError(f"Option() got an unexpected keyword argument {name!r}")
-            object.__setattr__(self, name, value)
-
-
-_FIELDS = frozenset(_Marker.__dataclass_fields__)
+        super().__init__(tuple(flags), **settings)

@@ -67,9 +67,9 @@ class Document:
     def value(self) -> Any:
         """What the envelope carries: the decoded JSON, or the text."""
         if self.is_json:
-            import msgspec
+            import json
 
-            return msgspec.json.decode(self.content)
+            return json.loads(self.content)
         return self.content.decode("utf-8", errors="replace")
 
     def text(self) -> str:
@@ -81,27 +81,75 @@ class Document:
 
 
 def _default(obj: Any) -> Any:
+    """What `json` cannot write itself, as what it can: the types a command may return."""
+    import dataclasses
+    import datetime
+    import enum
     import pathlib
 
     if isinstance(obj, Document):
         return obj.value()
+    if isinstance(obj, enum.Enum):
+        return obj.value
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return {f.name: getattr(obj, f.name) for f in dataclasses.fields(obj)}
     if isinstance(obj, pathlib.PurePath):
         return str(obj)
+    if isinstance(obj, datetime.date | datetime.time):  # datetimes too
+        return obj.isoformat()
+    if isinstance(obj, set | frozenset):
+        try:
+            return sorted(obj)  # the same set writes the same bytes in every process
+        except TypeError:
+            return sorted(obj, key=repr)
+    if isinstance(obj, bytes | bytearray):
+        import base64
+
+        return base64.b64encode(obj).decode()
     dump = getattr(obj, "model_dump", None)
     if callable(dump):  # pydantic
         return dump(mode="json")
+    if type(obj).__module__ in ("uuid", "decimal"):
+        return str(obj)
+    if any(c.__module__ == "msgspec" and c.__name__ == "Struct" for c in type(obj).__mro__):
+        import msgspec
+
+        return msgspec.to_builtins(obj)
     raise TypeError(f"a {type(obj).__name__} cannot be written as JSON")
 
 
 def encode(value: Any) -> bytes:
-    """Compact JSON; dataclasses, enums, datetimes, paths and pydantic models included.
-    Raises `TypeError` for anything else, which the caller reports as a bug."""
-    import msgspec
+    """Compact JSON, keys in the order the command gave them; dataclasses, enums, dates,
+    paths, sets (sorted), UUIDs, decimals, bytes (base64), msgspec Structs and pydantic
+    models included, non-finite floats as `null`. Raises `TypeError` for anything else,
+    which the caller reports as a bug.
+
+    The standard `json` module, not msgspec: importing msgspec would cost every call of
+    every command ten milliseconds (bench/app_startup.py)."""
+    import json
 
     try:
-        return msgspec.json.encode(value, enc_hook=_default)
-    except (TypeError, msgspec.EncodeError) as exc:
-        raise TypeError(str(exc)) from None
+        text = json.dumps(
+            value, default=_default, ensure_ascii=False, separators=(",", ":"), allow_nan=False
+        )
+    except ValueError as exc:
+        if "circular" in str(exc).lower():
+            raise TypeError(str(exc)) from None
+        return encode(_finite(value))  # NaN or infinity somewhere: JSON has no word for them
+    return text.encode("utf-8", "surrogatepass")
+
+
+def _finite(value: Any) -> Any:
+    import math
+
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {k: _finite(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(v) for v in value]
+    default = _default(value) if not isinstance(value, str | int | bool | type(None)) else value
+    return value if default is value else _finite(default)
 
 
 def envelope(result: Any, meta: dict[str, Any]) -> dict[str, Any]:

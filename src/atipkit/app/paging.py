@@ -18,9 +18,6 @@ no tokenizer.
 
 from __future__ import annotations
 
-import base64
-import hashlib
-import itertools
 from collections.abc import Iterator
 from typing import Any
 
@@ -41,16 +38,22 @@ class Cursor:
 
     @staticmethod
     def fingerprint(tool: str, arguments: dict[str, Any]) -> str:
+        import hashlib
+
         text = encode([tool, sorted((k, v) for k, v in arguments.items())])
         return hashlib.sha256(text).hexdigest()[:16]
 
     @staticmethod
     def make(offset: int, fingerprint: str) -> str:
+        import base64
+
         raw = f"{offset}:{fingerprint}".encode()
         return base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
     @staticmethod
     def read(cursor: str, fingerprint: str) -> int:
+        import base64
+
         try:
             padded = cursor + "=" * (-len(cursor) % 4)
             offset_text, found = base64.urlsafe_b64decode(padded).decode().split(":", 1)
@@ -81,6 +84,8 @@ def paginate(
         page = list(result[offset:end])
         more = end < len(result)
     else:
+        import itertools
+
         iterator = iter(result)
         stop = None if limit is None else offset + limit + 1
         items = list(itertools.islice(iterator, offset, stop))

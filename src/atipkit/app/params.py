@@ -12,16 +12,15 @@ from __future__ import annotations
 import inspect
 import re
 import typing
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 import click
 
 from atipkit.app.docstrings import Docstring
-from atipkit.app.errors import InputError
+from atipkit.app.errors import DefinitionError, InputError
 from atipkit.app.inputs import StdinSpec, is_stdin_marker
 from atipkit.app.markers import Argument, Option, _Marker
-from atipkit.app.shapes import DefinitionError, Shape, shape_of
+from atipkit.app.shapes import Shape, shape_of
 
 __all__ = ["MISSING", "Param", "Signature", "analyze"]
 
@@ -34,8 +33,7 @@ class _Missing:
 MISSING: Any = _Missing()
 
 
-@dataclass(frozen=True, slots=True)
-class Param:
+class Param(NamedTuple):
     name: str
     kind: Literal["argument", "option"]
     shape: Shape
@@ -195,8 +193,7 @@ class Param:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class Signature:
+class Signature(NamedTuple):
     params: tuple[Param, ...]
     context: str | None
     """The name of the parameter that receives the `Context`, if any."""

@@ -18,24 +18,16 @@ import enum
 import pathlib
 import types
 import typing
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
-from atipkit.app.errors import DataFormatError
+from atipkit.app.errors import DataFormatError, DefinitionError
 
 __all__ = ["DefinitionError", "Shape", "shape_of"]
 
 Kind = Literal["str", "int", "float", "bool", "path", "choice", "list", "model", "object"]
 
 
-class DefinitionError(TypeError):
-    """A command that cannot be defined as written: an unsupported type, a flag that
-    collides with a global one, two variadic arguments. Raised when the command is
-    built, so the author sees it before any user does."""
-
-
-@dataclass(frozen=True, slots=True)
-class Shape:
+class Shape(NamedTuple):
     kind: Kind
     py: Any
     """The Python type the function receives (the enum class, the model class, ...)."""
@@ -168,11 +160,11 @@ def _choice_text(choice: Any) -> str:
 
 
 def _decode_json(text: str) -> Any:
-    import msgspec
+    import json
 
     try:
-        return msgspec.json.decode(text)
-    except msgspec.DecodeError as exc:
+        return json.loads(text)
+    except ValueError as exc:
         raise DataFormatError(
             f"not valid JSON: {exc}",
             suggestion="Pass the value as one JSON text, quoted for the shell.",
@@ -337,7 +329,7 @@ def shape_of(annotation: Any, where: str) -> Shape:
         annotation = members[0]
         origin = typing.get_origin(annotation)
     shape = _plain(annotation, origin, where)
-    return dataclasses.replace(shape, optional=True) if optional else shape
+    return shape._replace(optional=True) if optional else shape
 
 
 def _plain(tp: Any, origin: Any, where: str) -> Shape:
