@@ -13,7 +13,6 @@ Anything else is refused when the command is defined, naming the parameter.
 
 from __future__ import annotations
 
-import dataclasses
 import enum
 import pathlib
 import types
@@ -213,6 +212,8 @@ def _is_pydantic(tp: Any) -> bool:
 
 
 def _is_msgspec_model(tp: Any) -> bool:
+    import dataclasses  # not at import: a millisecond every app would pay
+
     if dataclasses.is_dataclass(tp) or typing.is_typeddict(tp):
         return True
     return isinstance(tp, type) and any(
@@ -271,6 +272,8 @@ def _settle(value: Any) -> Any:
     """msgspec builds dataclasses without `__init__` and leaves a field it filled from
     its default on the class, not the instance; `vars()`, `asdict` callers and msgspec's
     own encoder then miss it. Put every field on its instance, all the way down."""
+    import dataclasses
+
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         for f in dataclasses.fields(value):
             item = getattr(value, f.name)
