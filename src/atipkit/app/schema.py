@@ -26,6 +26,7 @@ __all__ = [
     "dumps",
     "envelope_parts",
     "failure_schema",
+    "hint_words",
     "hints",
     "output_schema",
     "result_schema",
@@ -142,8 +143,9 @@ def app_schema(app: App) -> dict[str, Any]:
     }
 
 
-def _hint_words(spec: CommandSpec) -> list[str]:
-    """What the command declares, in words; what it leaves unknown is said once."""
+def hint_words(spec: CommandSpec) -> list[str]:
+    """What the command declares, in words (`--help-agent`, llms.txt, SKILL.md's index);
+    what it leaves unknown is said once."""
     h = hints(spec)
     effects = spec.atip_effects()
     words = []
@@ -165,6 +167,8 @@ def _hint_words(spec: CommandSpec) -> list[str]:
         words.append("dry-run")
     if spec.paginated:
         words.append("paginated")
+    if spec.deprecated:
+        words.append("deprecated")
     return words
 
 
@@ -192,7 +196,7 @@ def compact_help(spec: CommandSpec) -> dict[str, Any]:
         "command": spec.display_name,
         "description": spec.summary,
         "params": params,
-        "hints": _hint_words(spec),
+        "hints": hint_words(spec),
     }
 
 
@@ -211,7 +215,7 @@ def app_compact_help(app: App) -> dict[str, Any]:
         "version": app.version,
         "description": app.description,
         "commands": [
-            {"command": " ".join(s.path), "description": s.summary, "hints": _hint_words(s)}
+            {"command": " ".join(s.path), "description": s.summary, "hints": hint_words(s)}
             for s in app.walk()
             if not s.hidden
         ],
