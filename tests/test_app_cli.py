@@ -310,6 +310,40 @@ def test_progress_only_on_a_terminal():
     assert "\r\x1b[Kchecking 2/2" in seen
 
 
+@pytest.mark.parametrize(
+    ("kind", "code", "category", "exit_code", "retryable"),
+    [
+        ("input", "E1001", "input", 2, False),
+        ("notfound", "E3001", "state", 10, False),
+        ("state", "E3000", "state", 20, False),
+        ("conflict", "E3002", "state", 20, False),
+        ("auth", "E2001", "auth", 30, False),
+        ("dependency", "E4001", "runtime", 40, False),
+        ("timeout", "E4002", "runtime", 50, True),
+        ("data", "E1003", "input", 65, False),
+        ("internal", "E5001", "internal", 70, False),
+        ("temporary", "E4003", "runtime", 75, True),
+        ("handoff", "E2002", "auth", 101, False),
+    ],
+)
+def test_each_error_class_has_its_envelope_and_exit_code(
+    kind, code, category, exit_code, retryable
+):
+    result = cli("fail", kind)
+    assert result.exit_code == exit_code
+    error = json.loads(result.stdout)["error"]
+    assert error == {
+        "code": code,
+        "category": category,
+        "message": f"failed: {kind}",
+        "is_retryable": retryable,
+        "exit_code": exit_code,
+    }
+    text = cli("fail", kind, "--text")
+    assert text.exit_code == exit_code
+    assert text.stderr == f"error: failed: {kind} [{code}]\n"
+
+
 def test_an_unexpected_exception_is_an_internal_error_exit_70_without_a_traceback():
     result = cli("crash")
     assert result.exit_code == ExitCode.INTERNAL == 70
@@ -463,6 +497,32 @@ def test_bytes_that_are_not_utf8_are_a_data_format_error():
     assert "not UTF-8" in out["error"]["message"]
 
 
+def test_an_output_destination_takes_dash_for_the_result(tmp_path):
+    code, out = envelope("export")  # the default is '-'
+    assert code == 0
+    assert out["result"] == "note one\nnote two\n"
+    assert cli("export", "--dest", "-", "--plain").stdout == "note one\nnote two\n"
+    target = tmp_path / "notes.txt"
+    code, out = envelope("export", "--dest", str(target))
+    assert out["result"] == {"wrote": str(target)}
+    assert target.read_text() == "note one\nnote two\n"
+    leftovers = list(Path(os.environ.get("TMPDIR", "/tmp")).glob("atipkit-input-*"))
+    assert leftovers == []
+    schema = app.command_at(["export"]).signature.input_schema()["properties"]["dest"]
+    assert "'-' returns what is written there as the result" in schema["description"]
+
+
+def test_stdout_or_takes_a_path_only():
+    bad = App("bad", version="1")
+
+    @bad.command()
+    def out(dest: atipkit.app.StdoutOr[str] = "-") -> None:
+        """Out."""
+
+    with pytest.raises(DefinitionError, match="StdoutOr takes a Path"):
+        _ = bad.command_at(["out"]).signature
+
+
 # Prompts, human in the loop, dry-run ----------------------------------------------------
 
 
@@ -508,6 +568,17 @@ def test_prompts_read_the_terminal_not_stdin():
     finally:
         proc.close(force=True)
     assert '"answer":true' in rest
+
+
+def test_no_input_never_prompts_even_on_a_terminal():
+    proc = _spawn("ask", "--json", "--no-input")
+    try:
+        seen = _read_until(proc, "}}")
+    finally:
+        proc.close(force=True)
+    assert "Proceed?" not in seen
+    assert '"code":"E1006"' in seen
+    assert "(--no-input)" in seen
 
 
 def test_human_in_the_loop_asks_a_human_at_a_terminal():

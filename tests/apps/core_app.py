@@ -14,16 +14,26 @@ from typing import Annotated, Literal
 from atipkit.app import (
     App,
     Argument,
+    AuthError,
     ClosedWorld,
+    ConflictError,
     Context,
     DataFormatError,
+    DependencyError,
     Destructive,
     Document,
+    HumanHandoff,
     Idempotent,
+    InputError,
+    InternalError,
     NotFoundError,
     Option,
     ReadOnly,
+    StateError,
     StdinOr,
+    StdoutOr,
+    TemporaryError,
+    TimeoutExpired,
 )
 
 app = App("core", version="2.1.0", description="A test app for atipkit.app")
@@ -183,6 +193,36 @@ def check(names: list[str], ctx: Context) -> dict:
 def manifest() -> Document:
     """A JSON document, written verbatim by --plain and --text."""
     return Document('{\n  "tools": [1, 2]\n}\n')
+
+
+@app.command(annotations=ClosedWorld)
+def export(
+    dest: Annotated[StdoutOr[Path], Option(help="Where to write the notes")] = Path("-"),
+) -> dict:
+    """Write the notes to a file, or to the result with '-'."""
+    dest.write_text("note one\nnote two\n")
+    return {"wrote": str(dest)}
+
+
+_FAILURES = {
+    "dependency": DependencyError,
+    "temporary": TemporaryError,
+    "auth": AuthError,
+    "conflict": ConflictError,
+    "state": StateError,
+    "timeout": TimeoutExpired,
+    "handoff": HumanHandoff,
+    "data": DataFormatError,
+    "input": InputError,
+    "internal": InternalError,
+    "notfound": NotFoundError,
+}
+
+
+@app.command()
+def fail(kind: Literal[tuple(_FAILURES)]) -> dict:  # type: ignore[valid-type]
+    """Raise the error of one kind."""
+    raise _FAILURES[kind](f"failed: {kind}")
 
 
 @app.command()

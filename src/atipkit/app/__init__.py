@@ -55,7 +55,7 @@ if TYPE_CHECKING:
         TimeoutExpired,
         ToolError,
     )
-    from atipkit.app.inputs import StdinOr
+    from atipkit.app.inputs import StdinOr, StdoutOr
     from atipkit.app.markers import Argument, Option
     from atipkit.app.output import Document
 
@@ -89,7 +89,7 @@ _EXPORTS = {
         "TimeoutExpired",
         "ToolError",
     ],
-    "atipkit.app.inputs": ["StdinOr"],
+    "atipkit.app.inputs": ["StdinOr", "StdoutOr"],
     "atipkit.app.markers": ["Argument", "Option"],
     "atipkit.app.output": ["Document"],
 }
@@ -121,6 +121,7 @@ __all__ = [
     "ReadOnly",
     "StateError",
     "StdinOr",
+    "StdoutOr",
     "Suggestion",
     "TemporaryError",
     "TimeoutExpired",

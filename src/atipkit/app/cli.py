@@ -149,6 +149,8 @@ def dispatch(spec: CommandSpec, **values: Any) -> None:
 
 
 def _from_cli(spec: CommandSpec, param: Param, raw: Any, ctx: Any) -> Any:
+    if param.sink and raw == "-":
+        return sink(ctx)
     if param.stdin is None:
         return param.from_cli(raw)
     want = param.stdin.want
@@ -170,6 +172,14 @@ def _from_cli(spec: CommandSpec, param: Param, raw: Any, ctx: Any) -> Any:
         return temporary
     value = decode(data, param.stdin, source, null=ctx.settings.null)
     return param.shape.from_json(value) if want == "json" else value
+
+
+def sink(ctx: Any) -> Any:
+    """The temporary file a `StdoutOr` parameter given `-` writes to."""
+    temporary = spool(b"")
+    ctx.cleanups.append(temporary.unlink)
+    ctx.sink = temporary
+    return temporary
 
 
 def usage_error(exc: click.ClickException) -> ToolError:

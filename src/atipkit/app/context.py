@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import IO, Any
 
 from atipkit.app.errors import AuthError, HumanHandoff, InputError, Suggestion
@@ -49,6 +50,8 @@ class Context:
         self.warnings: list[str] = []
         self.actions: list[dict[str, Any]] = []
         self.cleanups: list[Callable[[], object]] = []
+        self.sink: Path | None = None
+        """Where a `StdoutOr` parameter given `-` points: its content is the result."""
         """Run when the call ends, whatever the outcome (temporary input files)."""
         self._err = err
         self._echo_warnings = echo_warnings

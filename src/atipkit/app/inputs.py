@@ -24,7 +24,7 @@ from typing import Annotated, Any, BinaryIO, NamedTuple, TypeVar
 
 from atipkit.app.errors import DataFormatError, DependencyError, InputError, NotFoundError
 
-__all__ = ["StdinOr", "StdinSpec"]
+__all__ = ["StdinOr", "StdinSpec", "StdoutOr"]
 
 T = TypeVar("T")
 
@@ -41,6 +41,22 @@ class _Stdin:
 StdinOr = Annotated[T, _Stdin()]
 
 
+class _Stdout:
+    """The marker `StdoutOr[Path]` puts in `Annotated`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "StdoutOr"
+
+
+StdoutOr = Annotated[T, _Stdout()]
+"""An output destination that takes `-` for the result (PRD §8.3): the function gets a
+`Path` either way, and writes to it; for `-` it is a temporary file whose content, once
+the function returns, is the call's result (verbatim on stdout for people and pipes with
+`--plain`, as text in the envelope), the function's return value being then unused."""
+
+
 class StdinSpec(NamedTuple):
     """How to turn the bytes read into the value the function receives."""
 
@@ -49,6 +65,10 @@ class StdinSpec(NamedTuple):
 
 def is_stdin_marker(extra: Any) -> bool:
     return isinstance(extra, _Stdin)
+
+
+def is_stdout_marker(extra: Any) -> bool:
+    return isinstance(extra, _Stdout)
 
 
 def _is_url(text: str) -> bool:

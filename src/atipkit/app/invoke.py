@@ -144,6 +144,10 @@ def _execute(spec: CommandSpec, ctx: Context, values: dict[str, Any], *, stream:
     if spec.signature.context:
         call[spec.signature.context] = ctx
     result = spec.func(**call)
+    if ctx.sink is not None:  # a destination given as '-': what was written is the result
+        from atipkit.app.output import Document
+
+        result = Document(ctx.sink.read_bytes(), media_type="text/plain")
     extra: dict[str, Any] = {}
     if settings.dry_run:
         plan: dict[str, Any] = {"dry_run": True, "actions": ctx.actions}

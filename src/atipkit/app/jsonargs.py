@@ -85,6 +85,11 @@ def prepare_json(spec: CommandSpec, arguments: Any) -> Any:
                 values[param.name] = param.default
                 continue
             raw = arguments[param.name]
+            if param.sink and raw == "-":
+                from atipkit.app.cli import sink
+
+                values[param.name] = sink(ctx)
+                continue
             if param.stdin is not None:
                 values[param.name] = _inline_input(param, raw, ctx)
                 continue

@@ -18,7 +18,7 @@ import click
 
 from atipkit.app.docstrings import Docstring
 from atipkit.app.errors import DefinitionError, InputError
-from atipkit.app.inputs import StdinSpec, is_stdin_marker
+from atipkit.app.inputs import StdinSpec, is_stdin_marker, is_stdout_marker
 from atipkit.app.markers import Argument, Option, _Marker
 from atipkit.app.shapes import Shape, shape_of
 
@@ -46,6 +46,8 @@ class Param(NamedTuple):
     """Boolean options: the flags that unset it (`--no-name`)."""
     marker: _Marker
     stdin: StdinSpec | None = None
+    sink: bool = False
+    """`StdoutOr[Path]`: `-` sends what the function writes there to the result."""
 
     @property
     def variadic(self) -> bool:
@@ -66,7 +68,10 @@ class Param(NamedTuple):
         else:
             schema = self.shape.json_schema()
         _constrain(schema, self.shape, self.marker)
-        if self.help:
+        if self.sink:
+            note = "'-' returns what is written there as the result"
+            schema["description"] = f"{self.help} ({note})" if self.help else note
+        elif self.help:
             schema["description"] = self.help
         if self.default is not MISSING and self.default is not None:
             schema["default"] = _jsonable(self.default)
@@ -374,12 +379,15 @@ def analyze(func: Any, *, where: str, doc: Docstring) -> Signature:
     stdin = [p.name for p in params if p.stdin is not None]
     if len(stdin) > 1:
         raise DefinitionError(f"{where}: more than one StdinOr parameter: {', '.join(stdin)}")
+    sinks = [p.name for p in params if p.sink]
+    if len(sinks) > 1:
+        raise DefinitionError(f"{where}: more than one StdoutOr parameter: {', '.join(sinks)}")
     return Signature(tuple(params), context, hints.get("return", inspect.Signature.empty))
 
 
 def _param(p: inspect.Parameter, hint: Any, where: str, doc: Docstring) -> Param:
     marker: _Marker | None = None
-    stdin = False
+    stdin = sink = False
     if typing.get_origin(hint) is typing.Annotated:
         base, *extras = typing.get_args(hint)
         for extra in extras:
@@ -387,11 +395,15 @@ def _param(p: inspect.Parameter, hint: Any, where: str, doc: Docstring) -> Param
                 marker = extra
             elif is_stdin_marker(extra):
                 stdin = True
+            elif is_stdout_marker(extra):
+                sink = True
         # `StdinOr[T]` nested inside another Annotated arrives flattened by typing.
         hint = base
     shape = Shape("str", bytes) if stdin and hint is bytes else shape_of(hint, where)
     default = MISSING if p.default is inspect.Parameter.empty else p.default
     spec = _stdin_spec(shape, where) if stdin else None
+    if sink and (shape.kind != "path" or shape.optional):
+        raise DefinitionError(f"{where}: StdoutOr takes a Path (a destination to write to)")
     if isinstance(marker, Argument):
         kind: Literal["argument", "option"] = "argument"
     elif isinstance(marker, Option):
@@ -428,6 +440,7 @@ def _param(p: inspect.Parameter, hint: Any, where: str, doc: Docstring) -> Param
         secondary=secondary,
         marker=marker,
         stdin=spec,
+        sink=sink,
     )
 
 
