@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 import enum
 import json
+import typing
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypedDict
 
@@ -369,3 +370,38 @@ def test_the_output_schema_describes_what_is_written_not_what_is_read():
     written = json.loads(encode(Aliased(userName="ada")))
     assert written == {"user_name": "ada", "shout": "ADA"}
     jsonschema.validate(written, output_schema(Aliased))
+
+
+def test_parameters_and_hints_are_read_as_inspect_and_typing_read_them():
+    import functools
+    import inspect
+
+    from atipkit.app.params import MISSING, _hints, _parameters
+
+    def plain(a: int, b: str = "x", *, c: bool = False, d: list[str] | None = None) -> dict:
+        """F."""
+        return {}
+
+    @functools.wraps(plain)
+    def wrapped(*args: Any, **kwargs: Any) -> dict:
+        return plain(*args, **kwargs)
+
+    def star(a: int, *rest: str, **more: int) -> None:
+        """F."""
+
+    for func in (plain, wrapped, star):
+        expected = [
+            (p.name, None if p.default is p.empty else p.default)
+            for p in inspect.signature(func).parameters.values()
+            if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)
+        ]
+        got = [(p.name, None if p.default is MISSING else p.default) for p in _parameters(func)]
+        assert [g for g in got if g[0] != "*"] == expected
+        assert _hints(func) == typing.get_type_hints(func, include_extras=True)
+    assert any(p.star for p in _parameters(star))
+
+    def unresolvable(x: NoSuchType) -> None:  # type: ignore[name-defined]  # noqa: F821
+        """F."""
+
+    with pytest.raises(NameError):
+        _hints(unresolvable)

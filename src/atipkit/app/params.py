@@ -9,8 +9,8 @@ disagree about a parameter.
 
 from __future__ import annotations
 
-import inspect
 import re
+import types
 import typing
 from typing import Any, Literal, NamedTuple
 
@@ -203,7 +203,7 @@ class Signature(NamedTuple):
     context: str | None
     """The name of the parameter that receives the `Context`, if any."""
     returns: Any
-    """The return annotation (`inspect.Signature.empty` when there is none)."""
+    """The return annotation (`MISSING` when there is none)."""
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of a call's arguments: an object with one property a parameter."""
@@ -348,21 +348,86 @@ def _stdin_schema(spec: StdinSpec, shape: Shape) -> dict[str, Any]:
 # Analysis -------------------------------------------------------------------------------
 
 
+class _Parameter(NamedTuple):
+    name: str
+    default: Any
+    """MISSING when there is none."""
+    star: bool
+    """`*args` or `**kwargs`."""
+
+
+def _parameters(func: Any) -> list[_Parameter]:
+    """The function's parameters, read from its code object: what `inspect.signature`
+    says, without importing `inspect` (several milliseconds for every app's call). A
+    wrapped or unusual callable goes through `inspect` after all."""
+    code = getattr(func, "__code__", None)
+    if not isinstance(func, types.FunctionType) or hasattr(func, "__wrapped__") or code is None:
+        import inspect
+
+        return [
+            _Parameter(
+                p.name,
+                MISSING if p.default is p.empty else p.default,
+                p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD),
+            )
+            for p in inspect.signature(func).parameters.values()
+        ]
+    positional, keyword = code.co_argcount, code.co_kwonlyargcount
+    names = code.co_varnames[: positional + keyword]
+    defaults = func.__defaults__ or ()
+    keyword_defaults = func.__kwdefaults__ or {}
+    first = positional - len(defaults)
+    out = [
+        _Parameter(name, defaults[i - first] if i >= first else MISSING, False)
+        for i, name in enumerate(names[:positional])
+    ]
+    out += [_Parameter(n, keyword_defaults.get(n, MISSING), False) for n in names[positional:]]
+    if code.co_flags & (_CO_VARARGS | _CO_VARKEYWORDS):
+        out.append(_Parameter("*", MISSING, True))
+    return out
+
+
+_CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
+
+
+def _hints(func: Any) -> dict[str, Any]:
+    """`typing.get_type_hints(func, include_extras=True)`, faster for the common case of
+    postponed annotations (`from __future__ import annotations`): one `eval` of all of a
+    function's annotation strings instead of one compile and `eval` each. Anything
+    unusual, or an annotation that does not evaluate, goes through `typing` after all."""
+    annotations = getattr(func, "__annotations__", None) or {}
+    if (
+        isinstance(func, types.FunctionType)
+        and not hasattr(func, "__wrapped__")
+        and annotations
+        and all(isinstance(v, str) for v in annotations.values())
+    ):
+        names = list(annotations)
+        source = "(" + ", ".join(f"({annotations[n]})" for n in names) + ",)"
+        try:
+            values = eval(source, func.__globals__)  # what typing does with each string
+        except Exception:
+            pass  # typing says what is wrong
+        else:
+            return {n: type(None) if v is None else v for n, v in zip(names, values, strict=True)}
+    return typing.get_type_hints(func, include_extras=True)
+
+
 def analyze(func: Any, *, where: str, doc: Docstring) -> Signature:
     """Read `func`'s parameters. Raises `DefinitionError` for anything the framework
     cannot turn into a parameter, naming it."""
     from atipkit.app.context import Context
 
     try:
-        hints = typing.get_type_hints(func, include_extras=True)
+        hints = _hints(func)
     except Exception as exc:
         raise DefinitionError(f"{where}: cannot read the type hints: {exc}") from None
     params: list[Param] = []
     context: str | None = None
-    for p in inspect.signature(func).parameters.values():
-        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
+    for p in _parameters(func):
+        if p.star:
             raise DefinitionError(f"{where}: *args and **kwargs cannot become parameters")
-        hint = hints.get(p.name, inspect.Parameter.empty)
+        hint = hints.get(p.name, MISSING)
         if hint is Context:
             context = p.name
             continue
@@ -370,7 +435,7 @@ def analyze(func: Any, *, where: str, doc: Docstring) -> Signature:
             raise DefinitionError(
                 f"{where}: parameter {p.name!r}: names starting with '_' are reserved"
             )
-        if hint is inspect.Parameter.empty:
+        if hint is MISSING:
             raise DefinitionError(f"{where}: parameter {p.name!r} has no type hint")
         params.append(_param(p, hint, f"{where}: parameter {p.name!r}", doc))
     variadic = [p.name for p in params if p.kind == "argument" and p.variadic]
@@ -382,10 +447,10 @@ def analyze(func: Any, *, where: str, doc: Docstring) -> Signature:
     sinks = [p.name for p in params if p.sink]
     if len(sinks) > 1:
         raise DefinitionError(f"{where}: more than one StdoutOr parameter: {', '.join(sinks)}")
-    return Signature(tuple(params), context, hints.get("return", inspect.Signature.empty))
+    return Signature(tuple(params), context, hints.get("return", MISSING))
 
 
-def _param(p: inspect.Parameter, hint: Any, where: str, doc: Docstring) -> Param:
+def _param(p: _Parameter, hint: Any, where: str, doc: Docstring) -> Param:
     marker: _Marker | None = None
     stdin = sink = False
     if typing.get_origin(hint) is typing.Annotated:
@@ -400,7 +465,7 @@ def _param(p: inspect.Parameter, hint: Any, where: str, doc: Docstring) -> Param
         # `StdinOr[T]` nested inside another Annotated arrives flattened by typing.
         hint = base
     shape = Shape("str", bytes) if stdin and hint is bytes else shape_of(hint, where)
-    default = MISSING if p.default is inspect.Parameter.empty else p.default
+    default = p.default
     spec = _stdin_spec(shape, where) if stdin else None
     if sink and (shape.kind != "path" or shape.optional):
         raise DefinitionError(f"{where}: StdoutOr takes a Path (a destination to write to)")

@@ -10,7 +10,6 @@ the configuration files give it now.
 from __future__ import annotations
 
 import collections.abc
-import inspect
 import typing
 from typing import TYPE_CHECKING, Any
 
@@ -57,9 +56,10 @@ def input_schema(spec: CommandSpec) -> dict[str, Any]:
 def output_schema(returns: Any) -> dict[str, Any] | None:
     """The JSON Schema of what a function returns, from its annotation; None when there
     is no annotation or it says nothing (`Any`, `None`). A generator's items are a list."""
+    from atipkit.app.params import MISSING
     from atipkit.app.shapes import _is_pydantic, _path_schema_hook, inline_refs
 
-    if returns is inspect.Signature.empty or returns is None or returns is type(None):
+    if returns is MISSING or returns is None or returns is type(None):
         return None
     if returns is typing.Any:
         return None
