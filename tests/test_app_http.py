@@ -573,8 +573,8 @@ def test_address_in_use_is_a_clear_error(server):
     assert result.returncode == 20
     assert "Traceback" not in result.stderr
     error = json.loads(result.stdout)["error"]  # not a terminal: the JSON envelope
-    assert error["code"] == "E3000"
-    assert error["message"].startswith(f"cannot listen on 127.0.0.1:{port}")
+    assert error["code"] == "E3002"  # a conflict: the address is in use
+    assert error["message"] == f"127.0.0.1:{port} is already in use"
     assert error["details"] == {"host": "127.0.0.1", "port": int(port)}
 
 

@@ -114,12 +114,14 @@ def test_destructive_needs_confirmation(notes):
     denied = Executor(tool, executables=exe).execute(call)
     assert (denied.decision.action, denied.is_error, denied.result) == ("deny", True, None)
     assert "not confirmed" in denied.text
+    assert denied.stopped == "unconfirmed"
     assert store.exists()
     asked = []
     confirmed = Executor(
         tool, executables=exe, confirm=lambda c, d: asked.append(d.reasons) or True
     ).execute(call)
     assert confirmed.decision.action == "allow"
+    assert confirmed.stopped is None
     assert confirmed.text == "removed\n"
     assert asked == [["destructive: confirm first"]]
     assert not store.exists()
@@ -135,6 +137,7 @@ def test_delegation_denies_even_what_a_person_would_confirm(notes):
     [call] = calls(tool, ("notes_rm", {}))
     outcome = Executor(tool, policy=sub, executables=exe, confirm=lambda *_: True).execute(call)
     assert outcome.decision.action == "deny"
+    assert outcome.stopped == "denied"
     assert "denied by delegation" in outcome.text
     assert store.exists()
 
@@ -189,8 +192,10 @@ def test_invalid_arguments_and_refusals_are_told_to_the_model(notes):
     invalid = executor.execute(bad)
     assert invalid.is_error
     assert json.loads(invalid.text)["errors"][0]["parameter_name"] == "text"
+    assert invalid.stopped == "invalid-arguments"
     refused = executor.execute(ask)
     assert refused.text == "not run: the command needs input on stdin and none was given"
+    assert refused.stopped == "input-refused"
     assert executor.execute(ask, stdin="hi\n").text == "you said hi\n"
     assert executor.execute(unknown).text == "error: unknown tool 'notes_fly'"
 

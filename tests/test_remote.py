@@ -672,6 +672,7 @@ def test_atip_registry_fetch_failures(served, tmp_path, monkeypatch):
     out = envelope(rejected)
     assert out["error"]["code"] == "E2010"
     assert out["result"]["attempts"][0]["reason"].startswith(f"binary.hash is sha256:{C}")
+    assert out["result"]["attempts"][0]["refusal"] == "other-binary"
     assert "rejected: binary.hash is" in atip("registry", "fetch", B, "--text").stderr
     before = len(served.requests())
     bad = atip("registry", "fetch", "zz-not-a-tool")
@@ -700,6 +701,7 @@ def test_atip_registry_fetch_an_invalid_shim_is_a_data_format_error(served, monk
     invalid = atip("registry", "fetch", A)
     assert invalid.exit_code == 65
     assert envelope(invalid)["result"]["attempts"][0]["reason"].startswith("not a valid shim: ")
+    assert envelope(invalid)["result"]["attempts"][0]["refusal"] == "invalid"
 
 
 def test_atip_registry_fetch_an_unsigned_shim_is_refused(served, tmp_path, monkeypatch):
@@ -712,6 +714,7 @@ def test_atip_registry_fetch_an_unsigned_shim_is_refused(served, tmp_path, monke
     out = envelope(unsigned)
     assert out["error"]["code"] == "E2011"
     assert out["result"]["attempts"][0]["reason"].startswith("signatures are required")
+    assert out["result"]["attempts"][0]["refusal"] == "unsigned"
 
 
 def test_atip_registry_fetch_unreachable_registries(tmp_path, monkeypatch):

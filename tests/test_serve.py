@@ -215,9 +215,9 @@ def test_failures_before_serving(tmp_path):
         port = busy.getsockname()[1]
         taken = serve("--registry", str(tmp_path), "--port", str(port))
     assert (taken["exit_code"], taken["code"], taken["category"]) == (20, "E3002", "state")
-    assert taken["message"].startswith(f"cannot listen on 127.0.0.1:{port}: ")
+    assert taken["message"] == f"127.0.0.1:{port} is already in use"
     assert taken["details"] == {"host": "127.0.0.1", "port": port}
-    assert "--port 0" in taken["suggestion"]["example"]
+    assert "--port (0 picks a free one)" in taken["suggestion"]["fix"]
 
 
 def test_without_the_serve_extra_it_names_the_extra(registry, tmp_path):

@@ -100,6 +100,7 @@ def test_shim_sign_and_verify_commands(tmp_path, shim):
         "method": "minisign",
         "reason": "",
         "signer": report["signer"],
+        "missing": None,
     }
     flip(shim)
     bad = atip("shim", "verify", str(shim), "--minisign-key", str(public))
@@ -149,6 +150,7 @@ def test_shim_sign_and_verify_usage_and_missing_files(tmp_path, shim, monkeypatc
     unsigned = atip("shim", "verify", str(shim), "--minisign-key", str(public))
     assert unsigned.exit_code == 10  # no FILE.minisig beside it
     assert envelope(unsigned)["result"]["reason"] == f"missing file: {shim}.minisig"
+    assert envelope(unsigned)["result"]["missing"] == f"{shim}.minisig"
     how = atip("shim", "verify", str(shim))
     assert (how.exit_code, envelope(how)["error"]["code"]) == (2, "E1001")
     who = atip("shim", "verify", str(shim), "--allowed-signers", str(public))

@@ -41,7 +41,6 @@ from atipkit.app.errors import (
     ExitCode,
     InputError,
     NotFoundError,
-    StateError,
     Suggestion,
     ToolError,
     from_exception,
@@ -656,14 +655,9 @@ def serve(app: App, *, host: str, port: int) -> None:
         servers.require_extra()
     except servers.ServeError as exc:
         raise DependencyError(str(exc), details={"extra": "serve"}) from None
-    try:
-        sock = servers.listen(host, port)
-    except servers.ServeError as exc:
-        raise StateError(
-            str(exc),
-            suggestion="Pick another --port (0 picks a free one), or stop what uses it.",
-            details={"host": host, "port": port},
-        ) from None
+    from atipkit.app.served import listen
+
+    sock = listen(host, port)
     allowed = LOOPBACK_NAMES if _is_loopback(host) else None
     url = servers.url(sock)
     import sys

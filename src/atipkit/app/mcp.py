@@ -50,7 +50,6 @@ import copy
 import difflib
 import functools
 import math
-import os
 import re
 import sys
 import time
@@ -59,8 +58,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from atipkit.app.errors import (
-    AuthError,
-    ConflictError,
     DependencyError,
     InputError,
     InternalError,
@@ -69,8 +66,6 @@ from atipkit.app.errors import (
 )
 
 if TYPE_CHECKING:
-    import socket
-
     from mcp.server.lowlevel import Server
     from mcp.types import CallToolResult
 
@@ -719,7 +714,9 @@ async def _serve_stdio(server: Server) -> None:
 def _serve_http(server: Server, app: App, host: str, port: int) -> None:
     import uvicorn
 
-    sock = _bind(host, port)
+    from atipkit.app.served import listen
+
+    sock = listen(host, port)
     web = server.streamable_http_app(host=host)
     config = uvicorn.Config(
         web, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=5
@@ -738,34 +735,3 @@ def _serve_http(server: Server, app: App, host: str, port: int) -> None:
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 """The hosts the SDK guards against DNS rebinding, and that only this machine reaches."""
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    """A listening socket, or the reason there is none as a `ToolError`."""
-    import errno
-    import socket
-
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    try:
-        return socket.create_server((host, port), family=family)
-    except OSError as exc:
-        where = f"{host}:{port}"
-        reason = os.strerror(exc.errno) if exc.errno else str(exc)
-        if exc.errno == errno.EADDRINUSE:
-            raise ConflictError(
-                f"{where} is already in use",
-                suggestion="Pick another --port (0 picks a free one).",
-                details={"host": host, "port": port},
-            ) from None
-        if exc.errno in (errno.EACCES, errno.EPERM):
-            raise AuthError(
-                f"not allowed to listen on {where}: {reason}",
-                suggestion="Use a port above 1023.",
-                details={"host": host, "port": port},
-            ) from None
-        raise InputError(
-            f"cannot listen on {where}: {reason}",
-            code="E1002",
-            suggestion="Check --host: an address of this machine, such as 127.0.0.1.",
-            details={"param": "host", "host": host, "port": port},
-        ) from None

@@ -20,6 +20,8 @@ from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
 from atipkit.app.errors import (
+    AuthError,
+    ConflictError,
     InputError,
     InternalError,
     Suggestion,
@@ -29,6 +31,8 @@ from atipkit.app.errors import (
 )
 
 if TYPE_CHECKING:
+    import socket
+
     import click
 
     from atipkit.app.app import App
@@ -36,7 +40,15 @@ if TYPE_CHECKING:
     from atipkit.app.flags import Settings
     from atipkit.app.invoke import Outcome
 
-__all__ = ["answer", "call_flags", "encoded", "flags_schema", "run_call", "settings_from"]
+__all__ = [
+    "answer",
+    "call_flags",
+    "encoded",
+    "flags_schema",
+    "listen",
+    "run_call",
+    "settings_from",
+]
 
 IDEMPOTENCY_KEY_MAX = 255
 
@@ -170,6 +182,34 @@ def encoded(outcome: Outcome) -> bytes:
     except TypeError as exc:
         outcome.error = InternalError(str(exc), details={"exception": "TypeError"})
         return encode(outcome.envelope())
+
+
+def listen(host: str, port: int) -> socket.socket:
+    """A listening socket for a server, or why there is none as the error that means it:
+    the address in use is a conflict (exit 20), a port not allowed is a permission error
+    (30), anything else (not an address of this machine) a bad `--host` (2)."""
+    import errno
+
+    from atipkit import serve as servers
+
+    try:
+        return servers.listen(host, port)
+    except servers.ServeError as exc:
+        where = {"host": host, "port": port}
+        if exc.errno == errno.EADDRINUSE:
+            raise ConflictError(
+                f"{host}:{port} is already in use",
+                suggestion="Pick another --port (0 picks a free one), or stop what listens there.",
+                details=where,
+            ) from None
+        if exc.errno in (errno.EACCES, errno.EPERM):
+            raise AuthError(str(exc), suggestion="Use a port above 1023.", details=where) from None
+        raise InputError(
+            str(exc),
+            code="E1002",
+            suggestion="Check --host: an address of this machine, such as 127.0.0.1.",
+            details={"param": "host", **where},
+        ) from None
 
 
 async def run_call(spec: CommandSpec, arguments: Any, settings: Settings) -> Outcome:

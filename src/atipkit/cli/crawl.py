@@ -195,7 +195,9 @@ def _manifests(folder: Path, tool: str | None) -> list[Manifest]:
     """The manifests to crawl, every one read and checked before anything is crawled."""
     from atipkit.registry.crawl import (
         ManifestError,
+        ManifestNotFound,
         MissingExtra,
+        NotAToolName,
         find_manifests,
         load_manifest,
         manifest_path,
@@ -210,13 +212,13 @@ def _manifests(folder: Path, tool: str | None) -> list[Manifest]:
     try:
         files = find_manifests(folder) if tool is None else [manifest_path(folder, tool)]
     except ManifestError as exc:
-        if exc.reason.startswith("no manifest for "):
+        if isinstance(exc, ManifestNotFound):
             raise NotFoundError(
                 str(exc),
                 suggestion="Name a tool that has a manifest, or write TOOL.yaml first.",
                 details={"tool": tool},
             ) from None
-        if exc.reason.endswith("is not a tool name"):
+        if isinstance(exc, NotAToolName):
             raise InputError(str(exc), code="E1002", details={"param": "tool"}) from None
         raise DataFormatError(str(exc), details={"file": exc.file}) from None
     try:

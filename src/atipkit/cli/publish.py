@@ -227,6 +227,7 @@ def publish(
     from atipkit.registry.publish import (
         INSTALL_HINT,
         BadTarget,
+        MissingPackage,
         PublishError,
         PublishFailed,
         redact,
@@ -245,7 +246,7 @@ def publish(
             storage_options=options,
         )
     except BadTarget as exc:
-        if INSTALL_HINT in str(exc):  # fsspec, or the filesystem of the protocol, is missing
+        if isinstance(exc, MissingPackage):
             raise DependencyError(
                 str(exc),
                 code=codes.MISSING_EXTRA,

@@ -140,9 +140,9 @@ def _not_found(lookup: Lookup, report: dict[str, Any], *, offline: bool) -> Tool
     agent should not simply conclude that no shim exists."""
     rejected = lookup.rejected
     if rejected:
-        reasons = [a.reason for a in rejected]
+        refusals = {a.refusal for a in rejected}
         where = "; ".join(f"{a.registry}: {a.reason}" for a in rejected)
-        if any(r.startswith("binary.hash is ") for r in reasons):
+        if "other-binary" in refusals:
             return AuthError(
                 f"refused a shim that describes another binary ({where})",
                 code=codes.COMPROMISED,
@@ -153,7 +153,7 @@ def _not_found(lookup: Lookup, report: dict[str, Any], *, offline: bool) -> Tool
                 ),
                 result=report,
             )
-        if any(r.startswith("signatures are required") for r in reasons):
+        if "unsigned" in refusals:
             return AuthError(
                 f"refused a shim whose signature is not verified ({where})",
                 code=codes.NOT_VERIFIED,

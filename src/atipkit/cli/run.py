@@ -163,7 +163,7 @@ def _raise_for(
                 suggestion=first.suggestion,
                 result=report,
             )
-        declined = any(r.startswith("not confirmed: ") for r in decision.reasons)
+        declined = outcome.stopped == "unconfirmed"
         raise AuthError(
             ("not confirmed: " if declined else "denied by policy: ")
             + "; ".join(r.removeprefix("not confirmed: ") for r in decision.reasons),
@@ -179,7 +179,7 @@ def _raise_for(
         )
     result = outcome.result
     if result is None:
-        if outcome.text.startswith("not run: "):  # its input requirements cannot be met
+        if outcome.stopped == "input-refused":
             raise InputError(
                 outcome.text,
                 code="E1004",

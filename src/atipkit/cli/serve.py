@@ -10,12 +10,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from atipkit.app import (
-    ConflictError,
     DependencyError,
     NotFoundError,
     Option,
     Suggestion,
 )
+from atipkit.app.served import listen
 from atipkit.cli import _codes as codes
 from atipkit.cli import app
 from atipkit.cli._effects import serves
@@ -71,17 +71,7 @@ def serve(
     from atipkit.serve.registry import registry_app
 
     root = os.path.abspath(registry)
-    try:
-        sock = servers.listen(host, port)
-    except servers.ServeError as exc:
-        raise ConflictError(
-            str(exc),
-            suggestion=Suggestion(
-                "Pick another --port (0 picks a free one), or stop what listens there.",
-                example=f"atip serve --registry {registry} --port 0",
-            ),
-            details={"host": host, "port": port},
-        ) from None
+    sock = listen(host, port)
     return _serving(registry_app(root), sock, {"registry": root, "url": servers.url(sock)})
 
 

@@ -286,7 +286,7 @@ def shim_verify(
     report = {"file": str(file), **msgspec.to_builtins(result)}
     if result.ok:
         return report
-    if result.reason.startswith("missing file: "):
+    if result.missing is not None:
         raise NotFoundError(
             f"{file}: {result.reason}",
             suggestion="Sign the shim first (atip shim sign), or put its signature beside it.",

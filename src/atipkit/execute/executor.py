@@ -12,6 +12,7 @@ import json
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import Literal
 
 import msgspec
 
@@ -27,6 +28,9 @@ from atipkit.policy import Policy
 Confirm = Callable[[ToolCall, Decision], bool]
 
 
+Stop = Literal["denied", "unconfirmed", "invalid-arguments", "input-refused", "not-started"]
+
+
 class Outcome(msgspec.Struct, kw_only=True):
     call: ToolCall
     decision: Decision
@@ -34,6 +38,10 @@ class Outcome(msgspec.Struct, kw_only=True):
     result: RunResult | None = None
     text: str
     is_error: bool
+    stopped: Stop | None = None
+    """Why the command did not run, when it did not: the policy denied it, nobody confirmed
+    it, its arguments do not fit, its input requirements cannot be met (`effects.
+    interactive.stdin`), or it could not be started."""
 
 
 class Executor:
@@ -88,22 +96,23 @@ class Executor:
                 billable_used=self._billable,
                 trust_level=self.trust_levels.get(tool.name),
             )
+        stop: Stop = "denied"
         if decision.action == "confirm":
             if self.confirm is not None and self.confirm(call, decision):
                 decision = Decision("allow", [f"confirmed: {r}" for r in decision.reasons])
             else:
                 decision = Decision("deny", ["not confirmed: " + "; ".join(decision.reasons)])
+                stop = "unconfirmed"
         if decision.action == "deny":
-            return self._finish(
-                call, decision, None, None, "denied by policy: " + "; ".join(decision.reasons), True
-            )
+            text = "denied by policy: " + "; ".join(decision.reasons)
+            return self._finish(call, decision, None, None, text, True, stop)
         try:
             invocation = build_argv(
                 tool, call.path, call.values, executable=self.executables.get(tool.name)
             )
         except InvalidArguments as exc:
             text = json.dumps(exc.to_atdf(f"urn:atip:call:{call.id or call.index}"))
-            return self._finish(call, decision, None, None, text, True)
+            return self._finish(call, decision, None, None, text, True, "invalid-arguments")
         if dry_run:
             return self._finish(
                 call, decision, invocation, None, "dry run: " + json.dumps(invocation.argv), False
@@ -115,16 +124,11 @@ class Executor:
         try:
             result = run(invocation, effects, stdin=stdin, credential=self.credential)
         except RunRefused as exc:
-            return self._finish(call, decision, invocation, None, f"not run: {exc}", True)
+            text = f"not run: {exc}"
+            return self._finish(call, decision, invocation, None, text, True, "input-refused")
         except OSError as exc:
-            return self._finish(
-                call,
-                decision,
-                invocation,
-                None,
-                f"cannot run {invocation.argv[0]}: {exc.strerror or exc}",
-                True,
-            )
+            text = f"cannot run {invocation.argv[0]}: {exc.strerror or exc}"
+            return self._finish(call, decision, invocation, None, text, True, "not-started")
         return self._finish(call, decision, invocation, result, self._text(result), not result.ok)
 
     def _text(self, result: RunResult) -> str:
@@ -146,6 +150,7 @@ class Executor:
         result: RunResult | None,
         text: str,
         is_error: bool,
+        stopped: Stop | None = None,
     ) -> Outcome:
         if self.audit is not None:
             self.audit.record(
@@ -165,6 +170,7 @@ class Executor:
             result=result,
             text=text,
             is_error=is_error,
+            stopped=stopped,
         )
 
     # -- the calls of one turn --------------------------------------------------------

@@ -50,6 +50,10 @@ class BadTarget(PublishError):
     protocol, a filesystem package that is not installed, a bad storage option."""
 
 
+class MissingPackage(BadTarget):
+    """fsspec, or the filesystem package of the target's protocol, is not installed."""
+
+
 class PublishFailed(PublishError):
     """The store refused or failed: a missing bucket, denied access, a network error.
     `uploaded` lists what had been sent before (it stays: by the upload order, the
@@ -137,7 +141,7 @@ def open_target(
     try:
         import fsspec.core
     except ImportError:
-        raise BadTarget(f"publishing needs fsspec: {INSTALL_HINT}") from None
+        raise MissingPackage(f"publishing needs fsspec: {INSTALL_HINT}") from None
     protocol = fsspec.core.split_protocol(target)[0] or "file"
     options = dict(storage_options or {})
     if endpoint_url:
@@ -147,7 +151,7 @@ def open_target(
     try:
         return fsspec.core.url_to_fs(target, skip_instance_cache=True, **options)
     except ImportError as exc:  # fsspec knows the protocol; its package is missing
-        raise BadTarget(f"{redact(target)}: {exc}; {INSTALL_HINT}") from None
+        raise MissingPackage(f"{redact(target)}: {exc}; {INSTALL_HINT}") from None
     except ValueError as exc:  # "Protocol not known: xyz"
         raise BadTarget(f"{redact(target)}: {exc}") from None
     except TypeError as exc:  # a storage option the filesystem does not take

@@ -51,6 +51,7 @@ from atipkit.validation import validate
 SIGNATURE_MAX_BYTES = 1024 * 1024
 MANIFEST_MAX_BYTES = 1024 * 1024
 Outcome = Literal["found", "not-modified", "not-found", "rejected", "unreachable", "skipped"]
+Refusal = Literal["other-binary", "unsigned", "invalid"]
 
 
 class Attempt(msgspec.Struct, frozen=True):
@@ -60,6 +61,10 @@ class Attempt(msgspec.Struct, frozen=True):
     url: str
     outcome: Outcome
     reason: str = ""
+    refusal: Refusal | None = None
+    """Why a `rejected` answer was refused: `other-binary` (its `binary.hash` names another
+    binary), `unsigned` (a required signature does not verify), `invalid` (anything else:
+    not a shim, too large, a bad manifest)."""
 
 
 class Lookup(msgspec.Struct, kw_only=True):
@@ -102,6 +107,20 @@ class Lookup(msgspec.Struct, kw_only=True):
 
 class Rejected(AtipError):
     """A response that is not an acceptable shim (raised and caught inside a lookup)."""
+
+    refusal: Refusal = "invalid"
+
+
+class OtherBinary(Rejected):
+    """A shim whose `binary.hash` is not the lookup key."""
+
+    refusal = "other-binary"
+
+
+class Unsigned(Rejected):
+    """A shim whose required signature does not verify."""
+
+    refusal = "unsigned"
 
 
 class _Cached(msgspec.Struct, kw_only=True):
@@ -195,7 +214,7 @@ class RemoteRegistries:
             _credentials(registry)
             manifest = self.manifest(registry)
         except (HttpError, Rejected, _Refused) as exc:
-            result.attempts.append(Attempt(label, registry.url, _outcome(exc), str(exc)))
+            result.attempts.append(_failed(label, registry.url, exc, str(exc)))
             return False
         url = layout.join(registry.url, (manifest or _DEFAULT).shim_endpoint(hex_digits))
         required = self._requires_signatures(registry, manifest)
@@ -227,7 +246,7 @@ class RemoteRegistries:
                 verified = self._verify(registry, manifest, url, hex_digits, response.content)
         except (HttpError, Rejected) as exc:
             reason = str(exc).removeprefix(f"{url}: ")
-            result.attempts.append(Attempt(label, url, _outcome(exc), reason))
+            result.attempts.append(_failed(label, url, exc, reason))
             return False
         self._write_cache(hex_digits, data, registry.url, response, verified)
         result.attempts.append(Attempt(label, url, "found"))
@@ -348,7 +367,7 @@ class RemoteRegistries:
                 "no signer is configured for this registry (signers, minisignKeys or "
                 "sshAllowedSigners in registries.json)"
             )
-        raise Rejected("signatures are required: " + "; ".join(reasons))
+        raise Unsigned("signatures are required: " + "; ".join(reasons))
 
     def _signature(self, registry: RemoteRegistry, url: str, reasons: list[str]) -> bytes | None:
         try:
@@ -458,7 +477,9 @@ def _accept(raw: bytes, source: str, key: str) -> tuple[Tool, dict[str, Any]]:
     if not isinstance(binary, dict):
         raise Rejected("not a shim: it has no binary block")
     if binary.get("hash") != key:
-        raise Rejected(f"binary.hash is {str(binary.get('hash'))[:80]}, not the lookup key {key}")
+        raise OtherBinary(
+            f"binary.hash is {str(binary.get('hash'))[:80]}, not the lookup key {key}"
+        )
     report = validate(data, source=source)
     if not report.ok or report.tool is None:
         first = report.errors[0] if report.errors else None
@@ -501,6 +522,11 @@ def _credentials(registry: RemoteRegistry) -> dict[str, str] | None:
     if registry.url.startswith("http://") and not is_loopback(registry.url):
         raise _Refused(f"refusing to send a bearer token over plain http to {registry.url}")
     return {"Authorization": f"Bearer {token}"}
+
+
+def _failed(label: str, url: str, exc: Exception, reason: str) -> Attempt:
+    refusal = exc.refusal if isinstance(exc, Rejected) else None
+    return Attempt(label, url, _outcome(exc), reason, refusal)
 
 
 def _outcome(exc: Exception) -> Outcome:

@@ -20,7 +20,12 @@ INSTALL_HINT = "pip install 'atipkit[serve]'"
 
 
 class ServeError(AtipError):
-    """A server cannot start: the `serve` extra is missing, or the address is unusable."""
+    """A server cannot start: the `serve` extra is missing, or the address is unusable
+    (then `errno` says why: in use, not allowed, not an address of this machine)."""
+
+    def __init__(self, message: str, errno: int | None = None) -> None:
+        super().__init__(message)
+        self.errno = errno
 
 
 def require_extra() -> None:
@@ -41,7 +46,8 @@ def listen(host: str, port: int) -> socket.socket:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
         return socket.create_server((host, port), family=family, backlog=128)
     except OSError as exc:
-        raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+        message = f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+        raise ServeError(message, exc.errno) from None
 
 
 def url(sock: socket.socket) -> str:

@@ -28,6 +28,12 @@ class SignatureResult(msgspec.Struct, frozen=True):
     method: Method
     reason: str = ""
     signer: str | None = None
+    missing: str | None = None
+    """The file that is not there (the signature, the key, the shim), when that is why."""
+
+
+def _missing(method: Method, exc: FileNotFoundError) -> SignatureResult:
+    return SignatureResult(False, method, f"missing file: {exc.filename}", missing=exc.filename)
 
 
 class SigningError(AtipError):
@@ -81,7 +87,9 @@ def minisign_verify(
         sig = minisign.Signature.from_bytes(_bytes(signature, artifact, ".minisig"))
         key.verify(_bytes(artifact), sig)
     except FileNotFoundError as exc:
-        return SignatureResult(False, "minisign", f"missing file: {exc.filename}")
+        return SignatureResult(
+            False, "minisign", f"missing file: {exc.filename}", missing=exc.filename
+        )
     except minisign.Error as exc:
         return SignatureResult(False, "minisign", f"signature does not verify: {exc}")
     return SignatureResult(True, "minisign", signer=sig.trusted_comment or None)
@@ -143,7 +151,7 @@ def ssh_verify(
         data = _bytes(artifact)
         sig = _bytes(signature, artifact, ".sig")
     except FileNotFoundError as exc:
-        return SignatureResult(False, "ssh", f"missing file: {exc.filename}")
+        return _missing("ssh", exc)
     with tempfile.NamedTemporaryFile(suffix=".sig") as sig_file:
         sig_file.write(sig)
         sig_file.flush()
@@ -213,7 +221,9 @@ def sigstore_verify(
             data, parsed, Identity(identity=identity, issuer=issuer)
         )
     except FileNotFoundError as exc:
-        return SignatureResult(False, "sigstore", f"missing file: {exc.filename}")
+        return SignatureResult(
+            False, "sigstore", f"missing file: {exc.filename}", missing=exc.filename
+        )
     except (SigstoreError, ValueError) as exc:
         return SignatureResult(False, "sigstore", f"bundle does not verify: {exc}")
     return SignatureResult(True, "sigstore", signer=identity)
@@ -240,7 +250,9 @@ def sigstore_verify_dsse(
             parsed, Identity(identity=identity, issuer=issuer)
         )
     except FileNotFoundError as exc:
-        return SignatureResult(False, "sigstore", f"missing file: {exc.filename}"), None
+        return SignatureResult(
+            False, "sigstore", f"missing file: {exc.filename}", missing=exc.filename
+        ), None
     except (SigstoreError, ValueError) as exc:
         return SignatureResult(False, "sigstore", f"bundle does not verify: {exc}"), None
     if payload_type != "application/vnd.in-toto+json":

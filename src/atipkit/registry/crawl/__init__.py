@@ -20,6 +20,8 @@ from atipkit.registry.crawl.errors import (
     CrawlError,
     IntegrityError,
     ManifestError,
+    ManifestNotFound,
+    NotAToolName,
     SourceError,
 )
 from atipkit.registry.crawl.manifest import (
@@ -47,7 +49,9 @@ __all__ = [
     "Limits",
     "Manifest",
     "ManifestError",
+    "ManifestNotFound",
     "MissingExtra",
+    "NotAToolName",
     "Overrides",
     "Settings",
     "SourceError",

@@ -24,6 +24,14 @@ class ManifestError(CrawlError):
         self.reason = reason
 
 
+class ManifestNotFound(ManifestError):
+    """No manifest for the tool named."""
+
+
+class NotAToolName(ManifestError):
+    """A tool name that cannot name a manifest (a path, a space, a shell character)."""
+
+
 class SourceError(CrawlError):
     """A source that did not give what it was asked for: a release, a package, a file."""
 

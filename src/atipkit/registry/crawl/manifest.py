@@ -32,7 +32,12 @@ from typing import Any
 import msgspec
 
 from atipkit.registry.crawl import platforms
-from atipkit.registry.crawl.errors import CrawlError, ManifestError
+from atipkit.registry.crawl.errors import (
+    CrawlError,
+    ManifestError,
+    ManifestNotFound,
+    NotAToolName,
+)
 from atipkit.registry.crawl.sources import NAMES as SOURCES
 
 MAX_MANIFEST_BYTES = 1 << 20
@@ -167,11 +172,11 @@ def find_manifests(directory: str | Path) -> list[Path]:
 def manifest_path(directory: str | Path, tool: str) -> Path:
     """The manifest of `tool` in `directory`: `<tool>.yaml` or `<tool>.yml`."""
     if not _TOOL_NAME.match(tool):
-        raise ManifestError(str(directory), "", f"{tool[:80]!r} is not a tool name")
+        raise NotAToolName(str(directory), "", f"{tool[:80]!r} is not a tool name")
     for path in find_manifests(directory):
         if path.stem == tool:
             return path
-    raise ManifestError(
+    raise ManifestNotFound(
         str(directory), "", f"no manifest for {tool!r} (looked for {tool}.yaml and {tool}.yml)"
     )
 
