@@ -64,6 +64,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from _machine import cpu
+
 HERE = Path(__file__).resolve().parent
 APPS = HERE / "app_startup"
 TOOLI = "6.2.1"
@@ -1110,24 +1112,13 @@ def machine(python: Path) -> dict[str, Any]:
     )
     versions = json.loads(_output([str(python), "-c", probe]) or "{}")
     return {
-        "cpu": _cpu(),
+        "cpu": cpu(),
         "cores": os.cpu_count() or 1,
         "system": platform.system(),
         "python": versions.pop("python", platform.python_version()),
         "interpreter": str(python),
         "packages": versions,
     }
-
-
-def _cpu() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 # The table ----------------------------------------------------------------------------------

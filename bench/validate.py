@@ -26,6 +26,7 @@ import time
 from typing import Any
 
 import atipkit
+from _machine import cores, cpu
 from _synth import median_ms, synthesize
 from atipkit import _jsontext, checks, schema
 from atipkit.model import from_dict
@@ -100,8 +101,8 @@ def main() -> None:
     figures["interpreter"] = bare
     figures["machine"] = {
         "python": platform.python_version(),
-        "cpu": _cpu(),
-        "cores": _cores(),
+        "cpu": cpu(),
+        "cores": cores(),
     }
 
     if args.json:
@@ -124,21 +125,6 @@ def main() -> None:
         verdict = "" if target is None else ("ok" if value < target else "OVER TARGET")
         limit = f"< {target:g}" if target else ""
         print(f"{label:44} {value:8.2f} ms  {limit:>6} {verdict}")
-
-
-def _cpu() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
-def _cores() -> int:
-    return os.cpu_count() or 1
 
 
 if __name__ == "__main__":

@@ -895,3 +895,44 @@ def test_decorated_functions_stay_plain_functions():
 
     assert add(Note("t", [])) == Note("t", [])
     assert find.__name__ == "find"
+
+
+LEAN = '''
+import sys
+from atipkit.app import App, Option
+from typing import Annotated
+
+app = App("lean", version="1")
+
+
+@app.command()
+def mods(n: Annotated[int, Option(help="A number", min=1)] = 1) -> list:
+    """Which heavy modules this call has loaded."""
+    return sorted(m for m in sys.argv[-1].split(",") if m in sys.modules)
+
+
+app(sys.argv[1:-1])
+'''
+
+
+def test_a_call_imports_nothing_it_does_not_use(tmp_path):
+    """Decision 95: a command's call loads neither msgspec nor dataclasses (nor pydantic,
+    rich or hashlib), whatever this machine's interpreter loads on its own."""
+    heavy = "msgspec,dataclasses,pydantic,rich,hashlib"
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    baseline = subprocess.run(
+        [sys.executable, "-c", f"import sys; print(','.join(m for m in {heavy.split(',')!r} "
+         "if m in sys.modules))"],
+        capture_output=True, text=True, env=env, check=True,
+    ).stdout.strip().split(",")  # fmt: skip
+    script = tmp_path / "lean.py"
+    script.write_text(LEAN)
+    result = subprocess.run(
+        [sys.executable, str(script), "mods", "--n", "2", "--json", heavy],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
+    )
+    loaded = set(json.loads(result.stdout)["result"]) - set(baseline)
+    assert loaded == set()

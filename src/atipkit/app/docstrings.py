@@ -7,6 +7,7 @@ is read; everything before it is the command's description.
 
 from __future__ import annotations
 
+import inspect
 import re
 from typing import NamedTuple
 
@@ -33,7 +34,7 @@ class Docstring(NamedTuple):
 def parse(doc: str | None) -> Docstring:
     if not doc:
         return Docstring("", "", {})
-    lines = _cleandoc(doc).splitlines()
+    lines = inspect.cleandoc(doc).splitlines()
     body: list[str] = []
     params: dict[str, str] = {}
     i = 0
@@ -62,21 +63,6 @@ def parse(doc: str | None) -> Docstring:
     description = "\n".join(body).strip()
     summary = " ".join(description.split("\n\n", 1)[0].split())
     return Docstring(summary=summary, description=description, params=params)
-
-
-def _cleandoc(doc: str) -> str:
-    """`inspect.cleandoc` (the first line stripped, the rest dedented by their common
-    indent, blank lines at both ends dropped), without importing `inspect`, which costs
-    every app's start several milliseconds."""
-    lines = doc.expandtabs().splitlines()
-    indents = [len(line) - len(line.lstrip()) for line in lines[1:] if line.strip()]
-    margin = min(indents, default=0)
-    lines = [lines[0].strip(), *(line[margin:].rstrip() for line in lines[1:])]
-    while lines and not lines[0]:
-        lines.pop(0)
-    while lines and not lines[-1]:
-        lines.pop()
-    return "\n".join(lines)
 
 
 def _indent(line: str) -> int:

@@ -9,6 +9,7 @@ disagree about a parameter.
 
 from __future__ import annotations
 
+import inspect
 import re
 import types
 import typing
@@ -348,48 +349,6 @@ def _stdin_schema(spec: StdinSpec, shape: Shape) -> dict[str, Any]:
 # Analysis -------------------------------------------------------------------------------
 
 
-class _Parameter(NamedTuple):
-    name: str
-    default: Any
-    """MISSING when there is none."""
-    star: bool
-    """`*args` or `**kwargs`."""
-
-
-def _parameters(func: Any) -> list[_Parameter]:
-    """The function's parameters, read from its code object: what `inspect.signature`
-    says, without importing `inspect` (several milliseconds for every app's call). A
-    wrapped or unusual callable goes through `inspect` after all."""
-    code = getattr(func, "__code__", None)
-    if not isinstance(func, types.FunctionType) or hasattr(func, "__wrapped__") or code is None:
-        import inspect
-
-        return [
-            _Parameter(
-                p.name,
-                MISSING if p.default is p.empty else p.default,
-                p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD),
-            )
-            for p in inspect.signature(func).parameters.values()
-        ]
-    positional, keyword = code.co_argcount, code.co_kwonlyargcount
-    names = code.co_varnames[: positional + keyword]
-    defaults = func.__defaults__ or ()
-    keyword_defaults = func.__kwdefaults__ or {}
-    first = positional - len(defaults)
-    out = [
-        _Parameter(name, defaults[i - first] if i >= first else MISSING, False)
-        for i, name in enumerate(names[:positional])
-    ]
-    out += [_Parameter(n, keyword_defaults.get(n, MISSING), False) for n in names[positional:]]
-    if code.co_flags & (_CO_VARARGS | _CO_VARKEYWORDS):
-        out.append(_Parameter("*", MISSING, True))
-    return out
-
-
-_CO_VARARGS, _CO_VARKEYWORDS = 0x04, 0x08
-
-
 def _hints(func: Any) -> dict[str, Any]:
     """`typing.get_type_hints(func, include_extras=True)`, faster for the common case of
     postponed annotations (`from __future__ import annotations`): one `eval` of all of a
@@ -424,8 +383,8 @@ def analyze(func: Any, *, where: str, doc: Docstring) -> Signature:
         raise DefinitionError(f"{where}: cannot read the type hints: {exc}") from None
     params: list[Param] = []
     context: str | None = None
-    for p in _parameters(func):
-        if p.star:
+    for p in inspect.signature(func).parameters.values():
+        if p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD):
             raise DefinitionError(f"{where}: *args and **kwargs cannot become parameters")
         hint = hints.get(p.name, MISSING)
         if hint is Context:
@@ -450,7 +409,7 @@ def analyze(func: Any, *, where: str, doc: Docstring) -> Signature:
     return Signature(tuple(params), context, hints.get("return", MISSING))
 
 
-def _param(p: _Parameter, hint: Any, where: str, doc: Docstring) -> Param:
+def _param(p: inspect.Parameter, hint: Any, where: str, doc: Docstring) -> Param:
     marker: _Marker | None = None
     stdin = sink = False
     if typing.get_origin(hint) is typing.Annotated:
@@ -465,7 +424,7 @@ def _param(p: _Parameter, hint: Any, where: str, doc: Docstring) -> Param:
         # `StdinOr[T]` nested inside another Annotated arrives flattened by typing.
         hint = base
     shape = Shape("str", bytes) if stdin and hint is bytes else shape_of(hint, where)
-    default = p.default
+    default = MISSING if p.default is p.empty else p.default
     spec = _stdin_spec(shape, where) if stdin else None
     if sink and (shape.kind != "path" or shape.optional):
         raise DefinitionError(f"{where}: StdoutOr takes a Path (a destination to write to)")

@@ -71,7 +71,7 @@ class Shape(NamedTuple):
         kind = self.kind
         if kind == "list":
             if not isinstance(value, list):
-                raise DataFormatError(f"expected a list, got {_json_name(value)}")
+                raise DataFormatError(f"expected a list, got {_json_type(value)}")
             assert self.item is not None
             return [self.item.from_json(v) for v in value]
         if kind == "choice":
@@ -82,7 +82,7 @@ class Shape(NamedTuple):
             raise DataFormatError(f"expected one of {allowed}, got {value!r}")
         if kind == "path":
             if not isinstance(value, str):
-                raise DataFormatError(f"expected a path (string), got {_json_name(value)}")
+                raise DataFormatError(f"expected a path (string), got {_json_type(value)}")
             return self.py(value)
         if kind == "bool":
             if isinstance(value, bool):
@@ -103,7 +103,7 @@ class Shape(NamedTuple):
                 return value
         elif kind == "model":
             return _convert_model(self.py, value)
-        raise DataFormatError(f"expected {self.describe()}, got {_json_name(value)}")
+        raise DataFormatError(f"expected {self.describe()}, got {_json_type(value)}")
 
     def describe(self) -> str:
         if self.kind == "list":
@@ -135,20 +135,12 @@ _DESCRIBE = {
 }
 
 
-def _json_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
+def _json_type(value: Any) -> str:
+    # Imported here: atipkit._jsontext brings msgspec, which no call should pay for until
+    # a value is refused.
+    from atipkit._jsontext import json_type
+
+    return json_type(value)
 
 
 def _choice_text(choice: Any) -> str:
