@@ -7,7 +7,9 @@ turns failures into structured errors with the exit codes of SPEC-NOTES 23. `ati
 --agent` is the framework's, so atip's own ATIP metadata is derived from the very
 functions that run, and cannot drift from them.
 
-Commands register themselves when their module is imported; `_register` imports them.
+Commands register themselves when their module is imported; `_register` imports them, in
+the order `--help` lists them. A group belongs to the module of its first commands
+(`shim` to trust.py, `registry` to registry.py).
 """
 
 from __future__ import annotations
@@ -34,10 +36,6 @@ app = App(
     # a second configuration system beside them would only confuse.
     config=False,
 )
-registry_group = app.group(
-    "registry", help="Remote shim registries: look up, list, build, publish."
-)
-shim_group = app.group("shim", help="Sign and verify shim files.")
 
 # Exit statuses of the commands not yet on atipkit.app (removed when the last one moves).
 EXIT_OK = 0

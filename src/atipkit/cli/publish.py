@@ -18,8 +18,8 @@ from atipkit.app import (
     Suggestion,
 )
 from atipkit.cli import _codes as codes
-from atipkit.cli import registry_group
 from atipkit.cli._effects import builds_files, uploads
+from atipkit.cli.registry import registry_group
 
 # `KEY=VALUE`, neither empty: stated in the schema, so an agent knows the form before it calls.
 _PAIR = r"^[^=]+=."

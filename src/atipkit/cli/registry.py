@@ -22,7 +22,7 @@ from atipkit.app import (
     ToolError,
 )
 from atipkit.cli import _codes as codes
-from atipkit.cli import registry_group
+from atipkit.cli import app
 from atipkit.cli._effects import fetches
 
 if TYPE_CHECKING:
@@ -49,6 +49,11 @@ def _config_error(exc: Exception) -> InputError:
 
 
 # -- atip registry fetch -----------------------------------------------------------------
+
+
+registry_group = app.group(
+    "registry", help="Remote shim registries: look up, list, build, publish."
+)
 
 
 def _fetch_text(result: dict[str, Any]) -> str:

@@ -19,7 +19,7 @@ from atipkit.app import (
     Suggestion,
 )
 from atipkit.cli import _codes as codes
-from atipkit.cli import app, shim_group
+from atipkit.cli import app
 from atipkit.cli._effects import read_only, resolving, signs_files
 from atipkit.cli._resolve import resolve
 
@@ -149,6 +149,9 @@ def _trust_policy(path: Path | None) -> TrustPolicy:
 
 
 # -- atip shim sign | verify -------------------------------------------------------------
+
+
+shim_group = app.group("shim", help="Sign and verify shim files.")
 
 
 def _sign_text(result: dict[str, Any]) -> str:
