@@ -76,7 +76,7 @@ def _global_options(app: App) -> list[Option]:
     options: list[Option] = []
     for flag in global_flags(timeout=None, paginated=False, null=False, envvar=app.env_prefix):
         dest = (flag.name or "")[len(PREFIX) :]
-        if flag.flag_value not in (None, True, False) and dest == "output":
+        if dest == "output" and flag.is_flag:
             continue  # --json, --text, ...: the values of --output
         is_bool = flag.is_flag and not flag.count
         choices = getattr(flag.type, "choices", None)

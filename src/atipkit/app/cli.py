@@ -39,11 +39,12 @@ class AppCommand(click.Command):
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         own, common = [], []
+        help_option = self.get_help_option(ctx)  # named "help" or not, by Click's version
         for param in self.get_params(ctx):
             record = param.get_help_record(ctx)
             if record is None:
                 continue
-            is_global = (param.name or "").startswith(PREFIX) or param.name in ("help",)
+            is_global = (param.name or "").startswith(PREFIX) or param is help_option
             (common if is_global or param.name in _ACTIONS else own).append(record)
         if own:
             with formatter.section("Options"):
