@@ -69,3 +69,21 @@ def ssh_key(tmp_path: Path, name: str) -> tuple[Path, str]:
         ["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(key)], check=True
     )
     return key, Path(f"{key}.pub").read_text().strip()
+
+
+def atip(*args: str, input: str | bytes | None = None) -> Any:
+    """`atip ARGS` in-process, through Click's runner: its stdout is not a terminal, so
+    the answer is the JSON envelope unless ARGS ask for text."""
+    from click.testing import CliRunner
+
+    from atipkit.cli import cli
+
+    return CliRunner().invoke(cli, list(args), input=input)
+
+
+def envelope_of(result: Any) -> dict[str, Any]:
+    """The envelope a run printed: one JSON line, and nothing else, on stdout."""
+    lines = result.stdout.splitlines()
+    assert len(lines) == 1, result.output
+    envelope: dict[str, Any] = json.loads(lines[0])
+    return envelope

@@ -11,25 +11,18 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
 
 import atipkit
 from atipkit import iter_commands
-from atipkit.cli import app, cli
+from atipkit.cli import app
 from atipkit.schema import schema_text
-from tests.helpers import minimal
-
-
-def atip(*args: str, input: str | None = None) -> Result:
-    return CliRunner().invoke(cli, list(args), input=input)
+from tests.helpers import atip, envelope_of, minimal
 
 
 def envelope(*args: str, input: str | None = None) -> tuple[int, dict[str, Any]]:
     """Exit status and the envelope: one JSON line, and nothing else, on stdout."""
     result = atip(*args, input=input)
-    lines = result.stdout.splitlines()
-    assert len(lines) == 1, result.stdout
-    return result.exit_code, json.loads(lines[0])
+    return result.exit_code, envelope_of(result)
 
 
 def write(tmp_path: Path, name: str, doc: object) -> Path:

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 
 import atipkit
 from atipkit.cli import cli
@@ -20,7 +20,7 @@ from atipkit.registry.local import LocalRegistry
 from atipkit.resolve import NoMetadata, ToolNotFound, resolve_tool
 from atipkit.scan import scan
 from atipkit.trust.digest import sha256_file
-from tests.helpers import EXAMPLES, minimal
+from tests.helpers import EXAMPLES, atip, envelope_of, minimal
 
 
 @pytest.fixture(autouse=True)
@@ -330,15 +330,10 @@ def test_hostile_corpus_is_scanned_within_the_time_bound(tmp_path):
 # -- command line -------------------------------------------------------------------------
 
 
-def atip(*args: str) -> Result:
-    return CliRunner().invoke(cli, list(args))
-
-
 def envelope(*args: str) -> tuple[int, dict]:
     """Exit status and the envelope (Click's runner is no terminal: JSON by default)."""
     result = atip(*args)
-    assert len(result.stdout.splitlines()) == 1, result.stdout
-    return result.exit_code, json.loads(result.stdout)
+    return result.exit_code, envelope_of(result)
 
 
 @pytest.fixture

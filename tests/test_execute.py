@@ -15,6 +15,7 @@ from atipkit.bridge import compile_tools, parse_tool_calls
 from atipkit.cli import cli
 from atipkit.execute import AuditLog, Executor
 from atipkit.policy import Delegation, Policy
+from tests.helpers import envelope_of
 
 NOTES = {
     "atip": {"version": "0.6"},
@@ -270,12 +271,6 @@ def run_notes(atip, exe, *args: str, call: dict):
     return atip("run", "--tool", exe["notes"], *args, "--call", json.dumps(call))
 
 
-def envelope(result) -> dict:
-    lines = result.stdout.splitlines()
-    assert len(lines) == 1, result.output
-    return json.loads(lines[0])
-
-
 @pytest.mark.parametrize(
     "shape",
     [
@@ -299,7 +294,7 @@ def test_atip_run_takes_any_providers_call(notes, shape, atip):
     _, exe, store = notes
     result = run_notes(atip, exe, call=shape)
     assert result.exit_code == 0, result.output
-    report = envelope(result)["result"]
+    report = envelope_of(result)["result"]
     assert report == {
         "call": {"name": "notes_add", "tool": "notes", "command": ["add"]},
         "decision": "allow",
@@ -333,13 +328,13 @@ def test_atip_run_exit_codes(notes, atip, tmp_path):
     policy.write_text(json.dumps({"delegation": {"deniedCommands": ["notes rm"]}}))
     denied = run_notes(atip, exe, "--yes", "--policy", str(policy), call=rm)
     assert denied.exit_code == 30
-    out = envelope(denied)
+    out = envelope_of(denied)
     assert (out["error"]["code"], out["result"]["decision"]) == ("E2012", "deny")
     assert store.exists()
     assert run_notes(atip, exe, "--yes", call=rm).exit_code == 0
     assert not store.exists()
     dry = run_notes(atip, exe, "--dry-run", call={"name": "notes_add", "arguments": {"text": "x"}})
-    plan = envelope(dry)["result"]
+    plan = envelope_of(dry)["result"]
     assert plan["result"]["argv"] == [exe["notes"], "add", "x"]
     assert plan["actions"] == [
         {
@@ -351,12 +346,12 @@ def test_atip_run_exit_codes(notes, atip, tmp_path):
     assert not store.exists()
     not_json = atip("run", "--call", "{not json")
     assert not_json.exit_code == 65
-    assert envelope(not_json)["error"]["details"] == {"param": "call"}
+    assert envelope_of(not_json)["error"]["details"] == {"param": "call"}
     assert atip("run", "--call", "[1]").exit_code == 65
     missing = atip("run", "--tool", str(tmp_path / "nothing"), "--call", json.dumps(rm))
     assert missing.exit_code == 10
     no_policy = run_notes(atip, exe, "--policy", str(tmp_path / "none.json"), call=rm)
-    assert envelope(no_policy)["error"]["code"] == "E3001"
+    assert envelope_of(no_policy)["error"]["code"] == "E3001"
     broken = tmp_path / "broken.json"
     broken.write_text('{"allowDestructive": "sure"}')
     assert run_notes(atip, exe, "--policy", str(broken), call=rm).exit_code == 65
@@ -366,15 +361,15 @@ def test_atip_run_a_call_that_does_not_fit_is_a_data_format_error(notes, atip):
     _, exe, _ = notes
     wrong_type = run_notes(atip, exe, call={"name": "notes_add", "arguments": {"text": 1}})
     assert wrong_type.exit_code == 65
-    out = envelope(wrong_type)
+    out = envelope_of(wrong_type)
     atdf = json.loads(out["result"]["text"])  # what a model would be told
     assert atdf["errors"][0]["parameter_name"] == "text"
     missing = run_notes(atip, exe, call={"name": "notes_add", "arguments": {}})
     assert missing.exit_code == 65
-    assert "missing required parameter(s) 'text'" in envelope(missing)["error"]["message"]
+    assert "missing required parameter(s) 'text'" in envelope_of(missing)["error"]["message"]
     unknown = run_notes(atip, exe, call={"name": "notes_fly", "arguments": {}})
     assert unknown.exit_code == 10
-    assert envelope(unknown)["error"]["details"] == {"name": "notes_fly"}
+    assert envelope_of(unknown)["error"]["details"] == {"name": "notes_fly"}
 
 
 def test_atip_run_confirmation_without_a_terminal_says_to_pass_yes(notes, atip, tmp_path):
@@ -383,7 +378,7 @@ def test_atip_run_confirmation_without_a_terminal_says_to_pass_yes(notes, atip, 
     audit = tmp_path / "audit.jsonl"
     result = run_notes(atip, exe, "--audit", str(audit), call={"name": "notes_rm", "arguments": {}})
     assert result.exit_code == 2
-    out = envelope(result)
+    out = envelope_of(result)
     assert out["error"]["code"] == "E1006"
     assert "--yes" in out["error"]["suggestion"]["fix"]
     assert out["result"]["reasons"] == ["not confirmed: destructive: confirm first"]
@@ -430,7 +425,7 @@ def test_atip_run_a_failing_command_is_a_dependency_error_with_its_outcome(notes
     _, exe, _ = notes
     failed = run_notes(atip, exe, call={"name": "notes_fail", "arguments": {}})
     assert failed.exit_code == 40
-    out = envelope(failed)
+    out = envelope_of(failed)
     assert out["error"]["details"] == {"exitCode": 3}
     assert out["result"]["exitCode"] == 3
     assert out["result"]["text"] == "[exit status 3]\nstdout:\npartial\n\nstderr:\nno luck\n"
@@ -439,14 +434,14 @@ def test_atip_run_a_failing_command_is_a_dependency_error_with_its_outcome(notes
     assert f"error: {exe['notes']} exited with status 3 [E4001]" in text.stderr
     hung = run_notes(atip, exe, call={"name": "notes_hang", "arguments": {}})
     assert hung.exit_code == 50
-    assert envelope(hung)["result"]["text"].startswith("[timed out]")
+    assert envelope_of(hung)["result"]["text"].startswith("[timed out]")
 
 
 def test_atip_run_refuses_a_command_whose_input_is_missing(notes, atip):
     _, exe, _ = notes
     refused = run_notes(atip, exe, call={"name": "notes_ask", "arguments": {}})
     assert refused.exit_code == 2
-    out = envelope(refused)
+    out = envelope_of(refused)
     assert out["error"]["code"] == "E1004"
     assert out["error"]["message"] == "not run: the command needs input on stdin and none was given"
 
@@ -463,11 +458,11 @@ def test_a_delegated_deny_of_gh_repo_delete_holds_even_with_yes(tmp_path, atip):
     base = ["run", "--tool", gh, "--dry-run", "--call", call]
     plain = atip(*base)
     assert plain.exit_code == 2  # destructive: needs confirmation, and no one to ask
-    assert envelope(plain)["error"]["code"] == "E1006"
+    assert envelope_of(plain)["error"]["code"] == "E1006"
     assert atip(*base, "--yes").exit_code == 0  # confirmed
     delegated = atip(*base, "--yes", "--policy", str(policy))
     assert delegated.exit_code == 30
-    out = envelope(delegated)
+    out = envelope_of(delegated)
     assert out["error"]["code"] == "E2012"
     assert out["result"]["decision"] == "deny"
     assert out["result"]["reasons"] == [

@@ -32,7 +32,7 @@ from atipkit.registry import layout
 from atipkit.registry.build import BuildOptions, InvalidSource, build_registry
 from atipkit.registry.catalog import ShimInfo, build_catalog, build_coverage, version_key
 from atipkit.trust.signatures import minisign_sign, minisign_verify
-from tests.helpers import EXAMPLES, SIGSTORE, minisign_keys, needs_sigstore
+from tests.helpers import EXAMPLES, SIGSTORE, envelope_of, minisign_keys, needs_sigstore
 
 CURL = EXAMPLES / "shims" / "2bf33383566fa5fcf7b6a305ab882a7fbe4dc673a542349710d60dae906eb852.json"
 EPOCH = "1768435200"  # 2026-01-15T00:00:00Z
@@ -101,10 +101,6 @@ def put(folder: Path, name: str, data: bytes) -> Path:
 def build(*args: str) -> Result:
     """`atip registry build ARGS`: the JSON envelope on stdout unless ARGS ask for text."""
     return CliRunner().invoke(cli, ["registry", "build", *args], catch_exceptions=False)
-
-
-def envelope(result: Result) -> dict[str, Any]:
-    return json.loads(result.stdout)
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -217,7 +213,7 @@ def test_signatures_go_beside_their_shim_renamed(src, tmp_path):
     dest = tmp_path / "site"
     result = build(str(src), str(dest), "--json")
     assert result.exit_code == 0, result.output
-    answer = envelope(result)
+    answer = envelope_of(result)
     report = answer["result"]
     assert report["signatures"] == 3
     assert [(w["file"], w["code"]) for w in report["warnings"]] == [
@@ -297,7 +293,7 @@ def test_versions_in_natural_order_and_duplicates_warned(tmp_path):
     # three shims for tool 1.9 linux-amd64: the smallest hash is listed, all are served
     listed = min([make_shim("tool", "1.9", "linux-amd64")[0]] + [h for h, _ in twins])
     assert versions["1.9"] == {"linux-amd64": f"sha256:{listed}"}
-    answer = envelope(result)
+    answer = envelope_of(result)
     warnings = answer["result"]["warnings"]
     assert [w["code"] for w in warnings] == ["build.duplicate"]
     assert "tool 1.9 (linux-amd64) has 3 shims" in warnings[0]["message"]
@@ -388,7 +384,7 @@ def test_invalid_shims_exit_65_with_file_and_path_and_dest_untouched(src, tmp_pa
 
     refused = build(str(src), str(dest))  # the same failure for machines
     assert refused.exit_code == 65
-    answer = envelope(refused)
+    answer = envelope_of(refused)
     assert answer["ok"] is False
     assert (answer["error"]["code"], answer["error"]["exit_code"]) == ("E1003", 65)
     assert answer["error"]["details"] == {"problems": 3}
@@ -413,7 +409,7 @@ def test_two_files_for_one_hash_is_an_error(tmp_path):
     put(src, f"c/{hex_}.json", data.replace(b"tool does things", b"tool does other things"))
     result = build(str(src), str(tmp_path / "site"), "--json")
     assert result.exit_code == 65
-    errors = envelope(result)["result"]["errors"]
+    errors = envelope_of(result)["result"]["errors"]
     assert [(e["file"], e["code"], e["location"]) for e in errors] == [
         (f"c/{hex_}.json", "build.hash-collision", "$.binary.hash")
     ]
@@ -464,7 +460,7 @@ def test_unusable_places_exit_2(src, tmp_path, case):
         args += ["--platform", "linux-amd64", "--platform", " "]
     result = build(*args)
     assert result.exit_code == 2, result.output
-    error = envelope(result)["error"]
+    error = envelope_of(result)["error"]
     assert (error["category"], error["exit_code"]) == ("input", 2)
     expected = {
         "not-a-registry": "not empty and not a registry",
@@ -489,7 +485,7 @@ def test_unusable_places_exit_2(src, tmp_path, case):
 def test_a_missing_src_is_not_found(tmp_path):
     result = build(str(tmp_path / "nothing"), str(tmp_path / "site"))
     assert result.exit_code == 10
-    error = envelope(result)["error"]
+    error = envelope_of(result)["error"]
     assert error["code"] == "E3001"
     assert error["message"] == f"{tmp_path / 'nothing'}: no such directory (SRC)"
     assert error["details"] == {"path": str(tmp_path / "nothing")}
@@ -500,7 +496,7 @@ def test_a_signer_is_identity_equals_issuer(src, tmp_path):
     for bad in ("shims@acme.test", "=https://accounts.google.com", "shims@acme.test="):
         result = build(str(src), str(tmp_path / "site"), "--signer", bad)
         assert result.exit_code == 2, bad
-        error = envelope(result)["error"]
+        error = envelope_of(result)["error"]
         assert error["message"].startswith("Invalid value for '--signer': ")
         assert error["details"]["param"] == "signer"
         assert not (tmp_path / "site").exists()

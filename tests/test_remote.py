@@ -27,7 +27,7 @@ from atipkit.registry.remote import RemoteRegistries
 from atipkit.resolve import resolve_tool
 from atipkit.trust import signatures
 from atipkit.trust.digest import BadHash, sha256_file
-from tests.helpers import SIGSTORE, minisign_keys, needs_sigstore
+from tests.helpers import SIGSTORE, atip, envelope_of, minisign_keys, needs_sigstore
 from tests.servers import Nginx, free_port, nginx
 
 A = "a" * 64
@@ -626,17 +626,6 @@ def test_resolution_finds_a_shim_in_a_remote_registry(served, tmp_path, monkeypa
         resolve_tool(str(binary), refresh=True)
 
 
-def atip(*args: str):
-    """`atip ARGS` in-process: a JSON envelope on stdout unless --text is given."""
-    return CliRunner().invoke(cli, list(args))
-
-
-def envelope(result) -> dict:
-    lines = result.stdout.splitlines()
-    assert len(lines) == 1, result.output
-    return json.loads(lines[0])
-
-
 def test_atip_registry_fetch(served, tmp_path, monkeypatch):
     put(served.root, A, shim(A, "jq"))
     monkeypatch.setenv("ATIP_REGISTRIES", served.url)
@@ -644,7 +633,7 @@ def test_atip_registry_fetch(served, tmp_path, monkeypatch):
     assert found.exit_code == 0
     assert json.loads(found.stdout)["binary"]["hash"] == f"sha256:{A}"  # the shim itself
     assert f"sha256:{A}: jq 1.0 from {served.url} (fetched)" in found.stderr
-    report = envelope(atip("registry", "fetch", A))["result"]
+    report = envelope_of(atip("registry", "fetch", A))["result"]
     assert (report["found"], report["cached"], report["shim"]["binary"]["name"]) == (
         True,
         True,
@@ -661,7 +650,7 @@ def test_atip_registry_fetch_failures(served, tmp_path, monkeypatch):
     monkeypatch.setenv("ATIP_REGISTRIES", served.url)
     missing = atip("registry", "fetch", "d" * 64)
     assert missing.exit_code == 10
-    out = envelope(missing)
+    out = envelope_of(missing)
     assert out["result"]["attempts"][0]["outcome"] == "not-found"
     assert out["result"]["shim"] is None
     text = atip("registry", "fetch", "d" * 64, "--text")
@@ -669,7 +658,7 @@ def test_atip_registry_fetch_failures(served, tmp_path, monkeypatch):
     assert "no registry has a shim for this binary" in text.stderr
     rejected = atip("registry", "fetch", B)
     assert rejected.exit_code == 30
-    out = envelope(rejected)
+    out = envelope_of(rejected)
     assert out["error"]["code"] == "E2010"
     assert out["result"]["attempts"][0]["reason"].startswith(f"binary.hash is sha256:{C}")
     assert out["result"]["attempts"][0]["refusal"] == "other-binary"
@@ -677,22 +666,22 @@ def test_atip_registry_fetch_failures(served, tmp_path, monkeypatch):
     before = len(served.requests())
     bad = atip("registry", "fetch", "zz-not-a-tool")
     assert bad.exit_code == 10
-    assert "is not a sha256 hash" in envelope(bad)["error"]["message"]
+    assert "is not a sha256 hash" in envelope_of(bad)["error"]["message"]
     short = atip("registry", "fetch", "sha256:abc")
-    assert (short.exit_code, envelope(short)["error"]["code"]) == (2, "E1002")
+    assert (short.exit_code, envelope_of(short)["error"]["code"]) == (2, "E1002")
     assert len(served.requests()) == before  # neither was asked of any registry
     monkeypatch.delenv("ATIP_REGISTRIES")
     none = atip("registry", "fetch", A)
     assert none.exit_code == 2
-    out = envelope(none)
+    out = envelope_of(none)
     assert (out["error"]["code"], "no registries configured" in out["error"]["message"]) == (
         "E1009",
         True,
     )
     write_config(tmp_path, "{")
     broken = atip("registry", "fetch", A)
-    assert (broken.exit_code, envelope(broken)["error"]["code"]) == (2, "E1009")
-    assert "registries.json" in envelope(broken)["error"]["message"]
+    assert (broken.exit_code, envelope_of(broken)["error"]["code"]) == (2, "E1009")
+    assert "registries.json" in envelope_of(broken)["error"]["message"]
 
 
 def test_atip_registry_fetch_an_invalid_shim_is_a_data_format_error(served, monkeypatch):
@@ -700,8 +689,8 @@ def test_atip_registry_fetch_an_invalid_shim_is_a_data_format_error(served, monk
     monkeypatch.setenv("ATIP_REGISTRIES", served.url)
     invalid = atip("registry", "fetch", A)
     assert invalid.exit_code == 65
-    assert envelope(invalid)["result"]["attempts"][0]["reason"].startswith("not a valid shim: ")
-    assert envelope(invalid)["result"]["attempts"][0]["refusal"] == "invalid"
+    assert envelope_of(invalid)["result"]["attempts"][0]["reason"].startswith("not a valid shim: ")
+    assert envelope_of(invalid)["result"]["attempts"][0]["refusal"] == "invalid"
 
 
 def test_atip_registry_fetch_an_unsigned_shim_is_refused(served, tmp_path, monkeypatch):
@@ -711,7 +700,7 @@ def test_atip_registry_fetch_an_unsigned_shim_is_refused(served, tmp_path, monke
     write_config(tmp_path, {"registries": [registry]})
     unsigned = atip("registry", "fetch", A)
     assert unsigned.exit_code == 30
-    out = envelope(unsigned)
+    out = envelope_of(unsigned)
     assert out["error"]["code"] == "E2011"
     assert out["result"]["attempts"][0]["reason"].startswith("signatures are required")
     assert out["result"]["attempts"][0]["refusal"] == "unsigned"
@@ -721,7 +710,7 @@ def test_atip_registry_fetch_unreachable_registries(tmp_path, monkeypatch):
     monkeypatch.setenv("ATIP_REGISTRIES", f"http://127.0.0.1:{free_port()}")
     down = atip("registry", "fetch", A)
     assert down.exit_code == 40
-    out = envelope(down)
+    out = envelope_of(down)
     assert out["error"]["is_retryable"] is True
     assert [a["outcome"] for a in out["result"]["attempts"]] == ["unreachable"]
 
@@ -745,7 +734,7 @@ def test_atip_registry_list_never_shows_a_token(served, tmp_path, monkeypatch):
     )
     listed = atip("registry", "list", "--check")
     assert listed.exit_code == 40  # `down` does not answer
-    out = envelope(listed)
+    out = envelope_of(listed)
     assert out["error"]["message"].startswith("down does not answer: ")
     data = out["result"]
     assert [(r["name"], r["auth"], r["requireSignatures"]) for r in data["registries"]] == [
@@ -761,7 +750,7 @@ def test_atip_registry_list_never_shows_a_token(served, tmp_path, monkeypatch):
         f"org  {served.url}  (priority 1, token from $ORG_TOKEN)",
         f"down  {closed}  (priority 100, signatures required)",
     ]
-    assert envelope(atip("registry", "list"))["result"]["registries"][0]["name"] == "org"
+    assert envelope_of(atip("registry", "list"))["result"]["registries"][0]["name"] == "org"
 
 
 def test_atip_registry_list_empty_broken_and_offline(tmp_path, monkeypatch):
@@ -775,10 +764,10 @@ def test_atip_registry_list_empty_broken_and_offline(tmp_path, monkeypatch):
     offline = atip("registry", "list", "--check", "--text")  # offline: nothing is asked
     assert offline.exit_code == 0
     assert offline.stderr == "offline (ATIP_OFFLINE): only cached shims are used\n"
-    assert envelope(atip("registry", "list"))["result"]["offline"] is True
+    assert envelope_of(atip("registry", "list"))["result"]["offline"] is True
     monkeypatch.setenv("ATIP_REGISTRIES", "not-a-url")
     broken = atip("registry", "list")
-    assert (broken.exit_code, envelope(broken)["error"]["code"]) == (2, "E1009")
+    assert (broken.exit_code, envelope_of(broken)["error"]["code"]) == (2, "E1009")
 
 
 # -- a registry built by atip registry build, served by nginx -------------------------------------

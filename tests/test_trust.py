@@ -9,14 +9,20 @@ import socket
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
 import atipkit
-from atipkit.cli import cli
 from atipkit.trust import signatures as sig
 from atipkit.trust.levels import TrustLevel, TrustPolicy, verify_tool
 from atipkit.trust.slsa import sign_envelope, verify_provenance
-from tests.helpers import SIGSTORE, minimal, minisign_keys, needs_sigstore, ssh_key
+from tests.helpers import (
+    SIGSTORE,
+    atip,
+    envelope_of,
+    minimal,
+    minisign_keys,
+    needs_sigstore,
+    ssh_key,
+)
 
 GHA = (
     "https://github.com/sigstore-conformance/extremely-dangerous-public-oidc-beacon/"
@@ -70,29 +76,18 @@ def test_ssh_sign_verify_and_a_flipped_byte(tmp_path, shim):
     del other
 
 
-def atip(*args: str):
-    """`atip ARGS` in-process: a JSON envelope on stdout unless --text is given."""
-    return CliRunner().invoke(cli, list(args))
-
-
-def envelope(result) -> dict:
-    lines = result.stdout.splitlines()
-    assert len(lines) == 1, result.output
-    return json.loads(lines[0])
-
-
 def test_shim_sign_and_verify_commands(tmp_path, shim):
     secret, public = minisign_keys(tmp_path)
     signed = atip("shim", "sign", str(shim), "--minisign-key", str(secret))
     assert signed.exit_code == 0
-    assert envelope(signed)["result"] == {
+    assert envelope_of(signed)["result"] == {
         "file": str(shim),
         "signature": f"{shim}.minisig",
         "method": "minisign",
     }
     ok = atip("shim", "verify", str(shim), "--minisign-key", str(public))
     assert ok.exit_code == 0
-    report = envelope(ok)["result"]
+    report = envelope_of(ok)["result"]
     assert report["signer"].startswith("timestamp:")  # minisign's default trusted comment
     assert report == {
         "file": str(shim),
@@ -105,7 +100,7 @@ def test_shim_sign_and_verify_commands(tmp_path, shim):
     flip(shim)
     bad = atip("shim", "verify", str(shim), "--minisign-key", str(public))
     assert bad.exit_code == 30
-    out = envelope(bad)
+    out = envelope_of(bad)
     assert (out["error"]["code"], out["result"]["ok"]) == ("E2011", False)
     assert out["result"]["reason"].startswith("signature does not verify")
     text = atip("shim", "verify", str(shim), "--minisign-key", str(public), "--text")
@@ -123,11 +118,11 @@ def test_shim_sign_and_verify_usage_and_missing_files(tmp_path, shim, monkeypatc
     secret, public = minisign_keys(tmp_path)
     neither = atip("shim", "sign", str(shim))
     assert neither.exit_code == 2
-    assert "exactly one of --minisign-key and --ssh-key" in envelope(neither)["error"]["message"]
+    assert "exactly one of --minisign-key and --ssh-key" in envelope_of(neither)["error"]["message"]
     both = atip("shim", "sign", str(shim), "--minisign-key", str(secret), "--ssh-key", str(secret))
     assert both.exit_code == 2
     no_shim = atip("shim", "sign", str(tmp_path / "none.json"), "--minisign-key", str(secret))
-    assert (no_shim.exit_code, envelope(no_shim)["error"]["code"]) == (10, "E3001")
+    assert (no_shim.exit_code, envelope_of(no_shim)["error"]["code"]) == (10, "E3001")
     no_key = atip("shim", "sign", str(shim), "--minisign-key", str(tmp_path / "none.key"))
     assert no_key.exit_code == 10
     monkeypatch.delenv("ATIP_TEST_UNSET", raising=False)
@@ -141,20 +136,20 @@ def test_shim_sign_and_verify_usage_and_missing_files(tmp_path, shim, monkeypatc
         "ATIP_TEST_UNSET",
     )
     assert unset.exit_code == 2
-    assert "ATIP_TEST_UNSET is not set" in envelope(unset)["error"]["message"]
+    assert "ATIP_TEST_UNSET is not set" in envelope_of(unset)["error"]["message"]
     not_a_key = tmp_path / "not.key"
     not_a_key.write_text("hello\n")
     unusable = atip("shim", "sign", str(shim), "--minisign-key", str(not_a_key))
-    assert (unusable.exit_code, envelope(unusable)["error"]["code"]) == (2, "E1002")
+    assert (unusable.exit_code, envelope_of(unusable)["error"]["code"]) == (2, "E1002")
     assert not Path(f"{shim}.minisig").exists()
     unsigned = atip("shim", "verify", str(shim), "--minisign-key", str(public))
     assert unsigned.exit_code == 10  # no FILE.minisig beside it
-    assert envelope(unsigned)["result"]["reason"] == f"missing file: {shim}.minisig"
-    assert envelope(unsigned)["result"]["missing"] == f"{shim}.minisig"
+    assert envelope_of(unsigned)["result"]["reason"] == f"missing file: {shim}.minisig"
+    assert envelope_of(unsigned)["result"]["missing"] == f"{shim}.minisig"
     how = atip("shim", "verify", str(shim))
-    assert (how.exit_code, envelope(how)["error"]["code"]) == (2, "E1001")
+    assert (how.exit_code, envelope_of(how)["error"]["code"]) == (2, "E1001")
     who = atip("shim", "verify", str(shim), "--allowed-signers", str(public))
-    assert "--allowed-signers needs --identity" in envelope(who)["error"]["message"]
+    assert "--allowed-signers needs --identity" in envelope_of(who)["error"]["message"]
 
 
 @pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="ssh-keygen is not installed")
@@ -164,17 +159,17 @@ def test_shim_sign_and_verify_commands_with_ssh(tmp_path, shim):
     allowed.write_text(f'alice@example.com namespaces="atip" {public}\n')
     signed = atip("shim", "sign", str(shim), "--ssh-key", str(key))
     assert signed.exit_code == 0, signed.output
-    assert envelope(signed)["result"]["signature"] == f"{shim}.sig"
+    assert envelope_of(signed)["result"]["signature"] == f"{shim}.sig"
     args = ["shim", "verify", str(shim), "--allowed-signers", str(allowed)]
     ok = atip(*args, "--identity", "alice@example.com", "--text")
     assert (ok.exit_code, ok.stdout) == (0, f"{shim}: verified (ssh); signer: alice@example.com\n")
     other = atip(*args, "--identity", "mallory@example.com")
-    assert (other.exit_code, envelope(other)["error"]["code"]) == (30, "E2011")
+    assert (other.exit_code, envelope_of(other)["error"]["code"]) == (30, "E2011")
     not_a_key = tmp_path / "not-a-key"
     not_a_key.write_text("hello\n")
     failed = atip("shim", "sign", str(shim), "--ssh-key", str(not_a_key))
     assert failed.exit_code == 40  # ssh-keygen refused it
-    assert "ssh-keygen could not sign" in envelope(failed)["error"]["message"]
+    assert "ssh-keygen could not sign" in envelope_of(failed)["error"]["message"]
 
 
 # -- Sigstore, offline ---------------------------------------------------------------------
@@ -464,12 +459,12 @@ def test_atip_verify_exit_codes(tmp_path, binary, monkeypatch):
     bad.write_text(json.dumps(minimal(trust={"integrity": {"checksum": "sha256:" + "0" * 64}})))
     result = atip("verify", str(binary), "--metadata", str(good))
     assert result.exit_code == 30  # not compromised, but unsigned
-    out = envelope(result)
+    out = envelope_of(result)
     assert (out["error"]["code"], out["result"]["level"]) == ("E2011", "UNSIGNED")
     assert out["result"]["binary"] == str(binary)
     compromised = atip("verify", str(binary), "--metadata", str(bad))
     assert compromised.exit_code == 30
-    out = envelope(compromised)
+    out = envelope_of(compromised)
     assert (out["error"]["code"], out["result"]["level"]) == ("E2010", "COMPROMISED")
     assert [c["ok"] for c in out["result"]["checks"] if c["name"] == "checksum"] == [False]
 
@@ -487,7 +482,7 @@ def test_atip_verify_verified_and_its_text(tmp_path, binary, monkeypatch):
     policy.write_text(json.dumps({"minisignKeys": [str(public)]}))
     verified = atip("verify", str(binary), "--metadata", str(metadata), "--policy", str(policy))
     assert verified.exit_code == 0
-    assert envelope(verified)["result"]["level"] == "VERIFIED"
+    assert envelope_of(verified)["result"]["level"] == "VERIFIED"
     text = atip(
         "verify", str(binary), "--metadata", str(metadata), "--policy", str(policy), "--text"
     )
@@ -519,9 +514,9 @@ def test_atip_verify_missing_and_invalid_inputs(tmp_path, binary, monkeypatch):
     config.mkdir(parents=True)
     (config / "config.json").write_text('{"trust": {"requireSignature": "yes"}}')
     broken = atip("verify", str(binary), "--metadata", str(metadata))
-    assert (broken.exit_code, envelope(broken)["error"]["code"]) == (2, "E1009")
-    assert "config.json" in envelope(broken)["error"]["message"]
+    assert (broken.exit_code, envelope_of(broken)["error"]["code"]) == (2, "E1009")
+    assert "config.json" in envelope_of(broken)["error"]["message"]
     undescribed = atip("verify", str(binary))  # no --agent, no shim
-    assert (undescribed.exit_code, envelope(undescribed)["error"]["code"]) == (10, "E3011")
+    assert (undescribed.exit_code, envelope_of(undescribed)["error"]["code"]) == (10, "E3011")
     nowhere = atip("verify", "no-such-tool-anywhere")
-    assert (nowhere.exit_code, envelope(nowhere)["error"]["code"]) == (10, "E3001")
+    assert (nowhere.exit_code, envelope_of(nowhere)["error"]["code"]) == (10, "E3001")
