@@ -353,7 +353,7 @@ def test_a_missing_manifest_is_not_found(tmp_path):
     gone = error_of(run(tmp_path, "--all", "--json"))
     assert (gone["exit_code"], gone["message"]) == (
         10,
-        f"{tmp_path / 'tools'}: no such directory of tool manifests",
+        f"{tmp_path / 'tools'}: no such directory (tool manifests)",
     )
     assert not (tmp_path / "out").exists()
 

@@ -207,7 +207,7 @@ def test_failures_before_serving(tmp_path):
     assert missing["message"] == "Missing option '--registry'."
     none = serve("--registry", str(tmp_path / "none"))
     assert (none["exit_code"], none["code"]) == (10, "E3001")
-    assert none["message"] == f"{tmp_path / 'none'}: no such directory"
+    assert none["message"] == f"{tmp_path / 'none'}: no such directory (--registry)"
     assert serve("--registry", str(tmp_path), "--port", "70000")["exit_code"] == 2
     with socket.socket() as busy:
         busy.bind(("127.0.0.1", 0))

@@ -12,7 +12,7 @@ if TYPE_CHECKING:
     from atipkit.app import Context
     from atipkit.resolve import Resolved
 
-from atipkit.cli._codes import BAD_REGISTRY, NO_EXECUTABLE, NO_METADATA
+from atipkit.cli._errors import BAD_REGISTRY, NO_EXECUTABLE, NO_METADATA
 
 
 def bad_registry(exc: Exception) -> DataFormatError:

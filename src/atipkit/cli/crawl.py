@@ -17,7 +17,7 @@ from atipkit.app import (
     Option,
     Suggestion,
 )
-from atipkit.cli import _codes as codes
+from atipkit.cli import _errors as errors
 from atipkit.cli import app
 from atipkit.cli._effects import crawls
 
@@ -203,12 +203,9 @@ def _manifests(folder: Path, tool: str | None) -> list[Manifest]:
         manifest_path,
     )
 
-    if not folder.exists():
-        raise NotFoundError(
-            f"{folder}: no such directory of tool manifests",
-            suggestion="Give the directory of TOOL.yaml manifests with --manifests.",
-            details={"path": str(folder)},
-        )
+    errors.require_directory(
+        folder, "tool manifests", "Give the directory of TOOL.yaml manifests with --manifests."
+    )
     try:
         files = find_manifests(folder) if tool is None else [manifest_path(folder, tool)]
     except ManifestError as exc:
@@ -224,11 +221,7 @@ def _manifests(folder: Path, tool: str | None) -> list[Manifest]:
     try:
         return [load_manifest(f) for f in files]
     except MissingExtra as exc:
-        raise DependencyError(
-            str(exc),
-            code=codes.MISSING_EXTRA,
-            suggestion=Suggestion("Install it: pip install 'atipkit[crawl]'", action="ask_human"),
-        ) from None
+        raise errors.missing_extra(str(exc), "pip install 'atipkit[crawl]'") from None
     except ManifestError as exc:
         raise DataFormatError(
             str(exc),

@@ -13,11 +13,10 @@ from atipkit.app import (
     DataFormatError,
     DependencyError,
     InputError,
-    NotFoundError,
     Option,
     Suggestion,
 )
-from atipkit.cli import _codes as codes
+from atipkit.cli import _errors as errors
 from atipkit.cli._effects import builds_files, uploads
 from atipkit.cli.registry import registry_group
 
@@ -33,17 +32,6 @@ def _size(n: int) -> str:
     if n < 1024:
         return f"{n} bytes"
     return f"{n / 1024:.1f} KiB" if n < 1024 * 1024 else f"{n / 1024 / 1024:.1f} MiB"
-
-
-def _directory(path: Path, role: str, suggestion: str) -> None:
-    """A directory the command reads must be there: a missing one is 'not found' (10),
-    which Click's own check would have made a usage error."""
-    if not path.exists():
-        raise NotFoundError(
-            f"{path}: no such directory ({role})",
-            suggestion=suggestion,
-            details={"path": str(path)},
-        )
 
 
 # -- build ---------------------------------------------------------------------------------
@@ -130,7 +118,9 @@ def build(
     )
     from atipkit.registry.layout import Signer
 
-    _directory(src, "SRC", "Give the directory of shims, such as what atip crawl --out wrote.")
+    errors.require_directory(
+        src, "SRC", "Give the directory of shims, such as what atip crawl --out wrote."
+    )
     pairs = [value.partition("=") for value in signer]
     options = BuildOptions(
         name=name or DEFAULT_NAME,
@@ -234,7 +224,7 @@ def publish(
     )
     from atipkit.registry.publish import publish as upload
 
-    _directory(dest, "DEST", "Give the directory atip registry build wrote.")
+    errors.require_directory(dest, "DEST", "Give the directory atip registry build wrote.")
     pairs = (value.partition("=") for value in storage_option)
     options = {key: _option_value(value) for key, _, value in pairs}
     try:
@@ -247,11 +237,7 @@ def publish(
         )
     except BadTarget as exc:
         if isinstance(exc, MissingPackage):
-            raise DependencyError(
-                str(exc),
-                code=codes.MISSING_EXTRA,
-                suggestion=Suggestion(f"Install it: {INSTALL_HINT}", action="ask_human"),
-            ) from None
+            raise errors.missing_extra(str(exc), INSTALL_HINT) from None
         raise InputError(str(exc)) from None
     except PublishFailed as exc:
         sent = [u.path for u in exc.uploaded]

@@ -21,7 +21,7 @@ from atipkit.app import (
     Suggestion,
     ToolError,
 )
-from atipkit.cli import _codes as codes
+from atipkit.cli import _errors as errors
 from atipkit.cli import app
 from atipkit.cli._effects import fetches
 
@@ -150,7 +150,7 @@ def _not_found(lookup: Lookup, report: dict[str, Any], *, offline: bool) -> Tool
         if "other-binary" in refusals:
             return AuthError(
                 f"refused a shim that describes another binary ({where})",
-                code=codes.COMPROMISED,
+                code=errors.COMPROMISED,
                 suggestion=Suggestion(
                     "A registry serves a shim for a different binary under this hash; "
                     "report it to the registry's maintainers.",
@@ -161,7 +161,7 @@ def _not_found(lookup: Lookup, report: dict[str, Any], *, offline: bool) -> Tool
         if "unsigned" in refusals:
             return AuthError(
                 f"refused a shim whose signature is not verified ({where})",
-                code=codes.NOT_VERIFIED,
+                code=errors.NOT_VERIFIED,
                 suggestion="Configure the registry's signers (signers, minisignKeys or "
                 "sshAllowedSigners in registries.json), or ask its maintainers to sign it.",
                 result=report,

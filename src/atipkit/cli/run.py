@@ -21,7 +21,7 @@ from atipkit.app import (
     TimeoutExpired,
     ToolError,
 )
-from atipkit.cli import _codes as codes
+from atipkit.cli import _errors as errors
 from atipkit.cli import app
 from atipkit.cli._effects import runs_anything
 from atipkit.cli._resolve import bad_registry, resolve
@@ -167,7 +167,7 @@ def _raise_for(
         raise AuthError(
             ("not confirmed: " if declined else "denied by policy: ")
             + "; ".join(r.removeprefix("not confirmed: ") for r in decision.reasons),
-            code="E2003" if declined else codes.DENIED,
+            code="E2003" if declined else errors.DENIED,
             details={"decision": decision.action, "reasons": decision.reasons},
             result=report,
         )

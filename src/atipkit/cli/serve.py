@@ -10,13 +10,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from atipkit.app import (
-    DependencyError,
-    NotFoundError,
     Option,
-    Suggestion,
 )
 from atipkit.app.served import listen
-from atipkit.cli import _codes as codes
+from atipkit.cli import _errors as errors
 from atipkit.cli import app
 from atipkit.cli._effects import serves
 
@@ -54,20 +51,13 @@ def serve(
     """
     from atipkit import serve as servers
 
-    if not registry.exists():
-        raise NotFoundError(
-            f"{registry}: no such directory",
-            suggestion="Give the directory atip registry build wrote.",
-            details={"path": str(registry)},
-        )
+    errors.require_directory(
+        registry, "--registry", "Give the directory atip registry build wrote."
+    )
     try:
         servers.require_extra()
     except servers.ServeError as exc:
-        raise DependencyError(
-            str(exc),
-            code=codes.MISSING_EXTRA,
-            suggestion=Suggestion(f"Install it: {servers.INSTALL_HINT}", action="ask_human"),
-        ) from None
+        raise errors.missing_extra(str(exc), servers.INSTALL_HINT) from None
     from atipkit.serve.registry import registry_app
 
     root = os.path.abspath(registry)

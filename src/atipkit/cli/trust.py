@@ -18,7 +18,7 @@ from atipkit.app import (
     Option,
     Suggestion,
 )
-from atipkit.cli import _codes as codes
+from atipkit.cli import _errors as errors
 from atipkit.cli import app
 from atipkit.cli._effects import read_only, resolving, signs_files
 from atipkit.cli._resolve import resolve
@@ -82,7 +82,7 @@ def verify(
         failed = [c.name for c in report.checks if c.ok is False]
         raise AuthError(
             f"{document.name} is COMPROMISED: {', '.join(failed) or 'a check'} failed",
-            code=codes.COMPROMISED,
+            code=errors.COMPROMISED,
             suggestion="Do not run this binary; reinstall it from a trusted source.",
             details={"level": report.level.name},
             result=result,
@@ -90,7 +90,7 @@ def verify(
     if report.level is not TrustLevel.VERIFIED:
         raise AuthError(
             f"{document.name} is {report.level.name}, not VERIFIED",
-            code=codes.NOT_VERIFIED,
+            code=errors.NOT_VERIFIED,
             suggestion="See the checks in the result for what is missing (a signature, "
             "provenance, a key in the trust policy).",
             details={"level": report.level.name},
@@ -297,7 +297,7 @@ def shim_verify(
         )
     raise AuthError(
         f"{file}: NOT verified ({result.method}): {result.reason}",
-        code=codes.NOT_VERIFIED,
+        code=errors.NOT_VERIFIED,
         details={"method": result.method},
         result=report,
     )

@@ -1,0 +1,45 @@
+"""atip's own error codes, beside the framework's (E1001 usage, E1002 a bad value, E1009 a
+configuration file that cannot be used, E2003 declined at the prompt, ...), and the errors
+several commands raise alike. The codes are stable: agents branch on them, and the README
+lists them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from atipkit.app import DependencyError, NotFoundError, Suggestion
+
+NO_EXECUTABLE = "E3001"
+"""No executable of that name on PATH, and no shim for it."""
+NO_METADATA = "E3011"
+"""The executable exists, but nothing describes it (no `--agent`, no shim)."""
+BAD_REGISTRY = "E1010"
+"""registry.json, an override or a pattern file cannot be read as what it should be."""
+COMPROMISED = "E2010"
+"""A binary whose hash is not the one its metadata (or the shim's lookup key) names."""
+NOT_VERIFIED = "E2011"
+"""A signature or provenance that was required, or asked for, does not verify."""
+DENIED = "E2012"
+"""A policy denies the call."""
+MISSING_EXTRA = "E4010"
+"""An optional package the command needs is not installed (`pip install atipkit[...]`)."""
+
+
+def missing_extra(message: str, install: str) -> DependencyError:
+    """An optional package the command needs is not installed: exit 40, and how to get it."""
+    return DependencyError(
+        message,
+        code=MISSING_EXTRA,
+        suggestion=Suggestion(f"Install it: {install}", action="ask_human"),
+    )
+
+
+def require_directory(path: Path, role: str, suggestion: str) -> None:
+    """A directory the command reads must be there: a missing one is 'not found' (10),
+    which Click's own check (`exists=True`) would have made a usage error."""
+    if not path.exists():
+        raise NotFoundError(
+            f"{path}: no such directory ({role})",
+            suggestion=suggestion,
+            details={"path": str(path)},
+        )
