@@ -18,7 +18,7 @@ import click
 from atipkit.app.context import terminal_available
 from atipkit.app.errors import InputError, ToolError, from_exception
 from atipkit.app.flags import PREFIX, Settings
-from atipkit.app.inputs import decode, read_source, spool, stdin_binary
+from atipkit.app.inputs import decode, read_source, sink, spool, stdin_binary
 from atipkit.app.invoke import Outcome, deadline, run
 from atipkit.app.output import color_allowed, render_error, render_result, resolve
 
@@ -168,19 +168,9 @@ def _from_cli(spec: CommandSpec, param: Param, raw: Any, ctx: Any) -> Any:
         raw, stdin=stdin, limit=spec.app.max_input_bytes, stdin_is_tty=stdin_is_tty
     )
     if want == "path":
-        temporary = spool(data)
-        ctx.cleanups.append(temporary.unlink)
-        return temporary
+        return spool(data, ctx)
     value = decode(data, param.stdin, source, null=ctx.settings.null)
     return param.shape.from_json(value) if want == "json" else value
-
-
-def sink(ctx: Any) -> Any:
-    """The temporary file a `StdoutOr` parameter given `-` writes to."""
-    temporary = spool(b"")
-    ctx.cleanups.append(temporary.unlink)
-    ctx.sink = temporary
-    return temporary
 
 
 def usage_error(exc: click.ClickException) -> ToolError:
@@ -227,9 +217,3 @@ def _expected(spec: CommandSpec | None, name: str) -> Any:
         if param.name == name:
             return param.json_schema()
     return None
-
-
-def echo_json(value: Any) -> None:
-    from atipkit.app.output import encode
-
-    sys.stdout.write(encode(value).decode() + "\n")

@@ -20,9 +20,12 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any, BinaryIO, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, NamedTuple, TypeVar
 
 from atipkit.app.errors import DataFormatError, DependencyError, InputError, NotFoundError
+
+if TYPE_CHECKING:
+    from atipkit.app.context import Context
 
 __all__ = ["StdinOr", "StdinSpec", "StdoutOr"]
 
@@ -165,15 +168,17 @@ def decode(data: bytes, spec: StdinSpec, source: str, *, null: bool) -> Any:
         raise DataFormatError(f"{source}: not valid JSON: {exc}", code="E1003") from None
 
 
-def spool(data: bytes) -> Path:
-    """`data` in a private temporary file, for a `StdinOr[Path]` fed from stdin or a
-    URL; the caller removes it."""
+def spool(data: bytes, ctx: Context) -> Path:
+    """`data` in a private temporary file (a `StdinOr[Path]` fed from stdin, a URL or
+    JSON), removed when the call ends."""
     import tempfile
 
     fd, name = tempfile.mkstemp(prefix="atipkit-input-")
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
-    return Path(name)
+    path = Path(name)
+    ctx.cleanups.append(path.unlink)
+    return path
 
 
 def stdin_binary() -> BinaryIO | None:
@@ -181,3 +186,10 @@ def stdin_binary() -> BinaryIO | None:
     if stream is None or stream.closed:
         return None
     return getattr(stream, "buffer", None)
+
+
+def sink(ctx: Context) -> Path:
+    """The temporary file a `StdoutOr` parameter given `-` writes to: its content is the
+    call's result."""
+    ctx.sink = spool(b"", ctx)
+    return ctx.sink

@@ -12,6 +12,7 @@ import functools
 from typing import TYPE_CHECKING, Any
 
 from atipkit.app.errors import DataFormatError, InputError
+from atipkit.app.inputs import sink, spool
 from atipkit.app.params import MISSING
 
 if TYPE_CHECKING:
@@ -86,8 +87,6 @@ def prepare_json(spec: CommandSpec, arguments: Any) -> Any:
                 continue
             raw = arguments[param.name]
             if param.sink and raw == "-":
-                from atipkit.app.cli import sink
-
                 values[param.name] = sink(ctx)
                 continue
             if param.stdin is not None:
@@ -110,9 +109,5 @@ def _inline_input(param: Any, raw: Any, ctx: Context) -> Any:
     if want == "lines":
         return list(raw)
     if want == "path":
-        from atipkit.app.inputs import spool
-
-        temporary = spool(raw.encode("utf-8"))
-        ctx.cleanups.append(temporary.unlink)
-        return temporary
+        return spool(raw.encode("utf-8"), ctx)
     return param.shape.from_json(raw)
