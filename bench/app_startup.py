@@ -2,9 +2,10 @@
 
     python bench/app_startup.py [--reps N] [--json] [--skip-tooli]
 
-The three apps (`bench/app_startup/`) are generated from the one command table below, each
-in its framework's own idiom, and are checked to accept the same command lines and answer
-the same results before anything is timed:
+The three apps are generated into `bench/app_startup/` (not kept in git: `--generate` writes
+them without measuring) from the one command table below, each in its framework's own
+idiom, and are checked to accept the same command lines and answer the same results before
+anything is timed:
 - `atipkit_app.py`: atipkit.app (type hints, docstring parameter docs, `Annotated` ranges);
 - `click_app.py`: plain Click (decorators, `click.Choice`, `IntRange`, `--json` per command),
   and `click_agent_app.py`: the same app given `--agent` by `atipkit.introspect.click`'s
@@ -441,6 +442,25 @@ def _result_expr(c: C) -> str:
     return f'_plain(command="{c.name}", {values})'
 
 
+# The behaviour the two frameworks that take annotations give each verb (same names in both).
+ANNOTATIONS = {
+    "list": "ReadOnly | Idempotent",
+    "get": "ReadOnly | Idempotent",
+    "update": "Idempotent",
+    "delete": "Destructive",
+}
+
+
+def _decorator(c: C) -> str:
+    mark = ANNOTATIONS.get(c.verb)
+    return f"@app.command(annotations={mark})" if mark else "@app.command()"
+
+
+def _range(p: P) -> str:
+    lo, hi = (int(p.lo), int(p.hi)) if p.kind == "int" else (p.lo, p.hi)
+    return f"min={lo}, max={hi}"
+
+
 def atipkit_source(commands: list[C]) -> str:
     out = [HEADER.format(title=f"{APP_NAME} written with atipkit.app: 50 commands, idiomatic.")]
     out.append(
@@ -452,21 +472,13 @@ def atipkit_source(commands: list[C]) -> str:
     )
     out.append(_enums())
     out.append(PLAIN)
-    marks = {
-        "list": "ReadOnly | Idempotent",
-        "get": "ReadOnly | Idempotent",
-        "update": "Idempotent",
-        "delete": "Destructive",
-    }
     for c in commands:
-        mark = marks.get(c.verb)
-        decorator = f"@app.command(annotations={mark})" if mark else "@app.command()"
+        decorator = _decorator(c)
         lines = []
         for p in c.params:
             hint = _pytype(p)
             if p.kind in ("int", "float"):
-                lo, hi = (int(p.lo), int(p.hi)) if p.kind == "int" else (p.lo, p.hi)
-                hint = f"Annotated[{hint}, Option(min={lo}, max={hi})]"
+                hint = f"Annotated[{hint}, Option({_range(p)})]"
             default = _pydefault(p)
             lines.append(f"    {p.name}: {hint}" + (f" = {default}," if default else ","))
         if c.verb == "delete":
@@ -497,22 +509,14 @@ def tooli_source(commands: list[C]) -> str:
     )
     out.append(_enums())
     out.append(PLAIN)
-    marks = {
-        "list": "ReadOnly | Idempotent",
-        "get": "ReadOnly | Idempotent",
-        "update": "Idempotent",
-        "delete": "Destructive",
-    }
     for c in commands:
-        mark = marks.get(c.verb)
-        decorator = f"@app.command(annotations={mark})" if mark else "@app.command()"
+        decorator = _decorator(c)
         lines = []
         for p in c.params:
             marker = "Argument" if p.positional else "Option"
             extra = ""
             if p.kind in ("int", "float"):
-                lo, hi = (int(p.lo), int(p.hi)) if p.kind == "int" else (p.lo, p.hi)
-                extra = f", min={lo}, max={hi}"
+                extra = f", {_range(p)}"
             hint = f'Annotated[{_pytype(p)}, {marker}(help="{p.help}"{extra})]'
             default = _pydefault(p)
             lines.append(f"    {p.name}: {hint}" + (f" = {default}," if default else ","))
