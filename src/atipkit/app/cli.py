@@ -17,7 +17,7 @@ import click
 
 from atipkit.app.context import terminal_available
 from atipkit.app.errors import InputError, ToolError, from_exception
-from atipkit.app.flags import PREFIX, Settings
+from atipkit.app.flags import PREFIX, Settings, answer_flag
 from atipkit.app.inputs import decode, read_source, sink, spool, stdin_binary
 from atipkit.app.invoke import Outcome, deadline, run
 from atipkit.app.output import color_allowed, render_error, render_result, resolve
@@ -60,36 +60,24 @@ _ACTIONS = ("_a_schema", "_a_help_agent")
 def action_options(spec: CommandSpec) -> list[click.Option]:
     """`--schema` and `--help-agent`: print what the command is, and exit."""
 
-    def schema(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
-        if value and not ctx.resilient_parsing:
-            from atipkit.app.schema import command_schema, dumps
+    def schema() -> str:
+        from atipkit.app.schema import command_schema, dumps
 
-            click.echo(dumps(command_schema(spec, pretty=True), indent=True))
-            ctx.exit(0)
+        return dumps(command_schema(spec, pretty=True), indent=True)
 
-    def help_agent(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
-        if value and not ctx.resilient_parsing:
-            from atipkit.app.schema import compact_help, dumps
+    def help_agent() -> str:
+        from atipkit.app.schema import compact_help, dumps
 
-            click.echo(dumps(compact_help(spec)))
-            ctx.exit(0)
+        return dumps(compact_help(spec))
 
     return [
-        click.Option(
-            ["--schema", "_a_schema"],
-            is_flag=True,
-            is_eager=True,
-            expose_value=False,
-            callback=schema,
-            help="Print this command's JSON Schema and exit.",
+        answer_flag(
+            ["--schema", "_a_schema"], schema, "Print this command's JSON Schema and exit."
         ),
-        click.Option(
+        answer_flag(
             ["--help-agent", "_a_help_agent"],
-            is_flag=True,
-            is_eager=True,
-            expose_value=False,
-            callback=help_agent,
-            help="Print a compact, minified description for agents and exit.",
+            help_agent,
+            "Print a compact, minified description for agents and exit.",
         ),
     ]
 

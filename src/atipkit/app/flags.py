@@ -9,11 +9,12 @@ amount to once parsed, whatever surface (CLI, MCP, HTTP) the call came through.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any, Literal, NamedTuple
 
 import click
 
-__all__ = ["OUTPUT_MODES", "Settings", "global_flags", "reserved_flags"]
+__all__ = ["OUTPUT_MODES", "Settings", "answer_flag", "global_flags", "reserved_flags"]
 
 OutputMode = Literal["auto", "json", "jsonl", "text", "plain"]
 OUTPUT_MODES: tuple[str, ...] = ("auto", "json", "jsonl", "text", "plain")
@@ -167,6 +168,22 @@ def global_flags(
 
 ACTION_FLAGS = ("--help-agent", "--schema", "-h", "--help")
 """Flags every command takes that print something and exit (added by the command)."""
+
+
+def answer_flag(decls: list[str], answer: Callable[[], str], help: str) -> click.Option:
+    """A flag that prints `answer()` and exits 0 before anything else is parsed or
+    checked (`--schema`, `--help-agent`, `--version`): asking what a command is must work
+    even when the rest of the line would not. `answer` imports what it needs, so the
+    flags cost nothing until asked for."""
+
+    def callback(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+        if value and not ctx.resilient_parsing:
+            click.echo(answer())
+            ctx.exit(0)
+
+    return click.Option(
+        decls, is_flag=True, is_eager=True, expose_value=False, callback=callback, help=help
+    )
 
 
 @functools.cache

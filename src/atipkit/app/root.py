@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from atipkit.app.flags import answer_flag
+
 if TYPE_CHECKING:
     from atipkit.app.app import App
 
@@ -29,24 +31,15 @@ def _split(_ctx: click.Context, _param: click.Parameter, value: str | None) -> l
 
 
 def root_options(app: App) -> list[click.Parameter]:
-    def schema(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
-        if value and not ctx.resilient_parsing:
-            from atipkit.app.schema import app_schema, dumps
+    def schema() -> str:
+        from atipkit.app.schema import app_schema, dumps
 
-            click.echo(dumps(app_schema(app), indent=True))
-            ctx.exit(0)
+        return dumps(app_schema(app), indent=True)
 
-    def help_agent(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
-        if value and not ctx.resilient_parsing:
-            from atipkit.app.schema import app_compact_help, dumps
+    def help_agent() -> str:
+        from atipkit.app.schema import app_compact_help, dumps
 
-            click.echo(dumps(app_compact_help(app)))
-            ctx.exit(0)
-
-    def version(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
-        if value and not ctx.resilient_parsing:
-            click.echo(f"{app.name} {app.version}")
-            ctx.exit(0)
+        return dumps(app_compact_help(app))
 
     return [
         click.Option(
@@ -63,29 +56,14 @@ def root_options(app: App) -> list[click.Parameter]:
             type=click.IntRange(min=1),
             help="With --agent: only this many levels of commands.",
         ),
-        click.Option(
-            ["--schema"],
-            is_flag=True,
-            is_eager=True,
-            expose_value=False,
-            callback=schema,
-            help="Print the JSON Schema of every command and exit.",
+        answer_flag(["--schema"], schema, "Print the JSON Schema of every command and exit."),
+        answer_flag(
+            ["--help-agent"], help_agent, "Print a compact, minified overview for agents and exit."
         ),
-        click.Option(
-            ["--help-agent"],
-            is_flag=True,
-            is_eager=True,
-            expose_value=False,
-            callback=help_agent,
-            help="Print a compact, minified overview for agents and exit.",
-        ),
-        click.Option(
+        answer_flag(
             ["-V", "--version"],
-            is_flag=True,
-            is_eager=True,
-            expose_value=False,
-            callback=version,
-            help="Print the version and exit.",
+            lambda: f"{app.name} {app.version}",
+            "Print the version and exit.",
         ),
     ]
 
