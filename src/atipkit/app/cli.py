@@ -125,9 +125,9 @@ def dispatch(spec: CommandSpec, **values: Any) -> None:
                     print0=settings.print0,
                     text=spec.text,
                 )
-    except BaseException as exc:  # a stream that failed, or the deadline while writing
-        if isinstance(exc, KeyboardInterrupt | SystemExit | click.exceptions.Exit):
-            raise
+    except click.exceptions.Exit:
+        raise
+    except Exception as exc:  # a stream that failed, or the deadline while writing
         outcome.error = from_exception(exc)
     if outcome.error is not None:
         render_error(mode, outcome.error, outcome.meta, out, err)

@@ -122,9 +122,7 @@ def run(
             outcome = _once(spec, ctx, values, key)
         else:
             outcome = _execute(spec, ctx, values, stream=stream)
-    except BaseException as exc:
-        if isinstance(exc, KeyboardInterrupt | SystemExit):
-            raise
+    except Exception as exc:  # not SystemExit or KeyboardInterrupt: those go on up
         outcome = Outcome(error=from_exception(exc))
     finally:
         for cleanup in ctx.cleanups:
@@ -225,9 +223,7 @@ def _once(spec: CommandSpec, ctx: Context, values: dict[str, Any], key: str) -> 
             return Outcome(error=_Replayed(kept.get("error") or {}, result), meta=meta)
         try:
             outcome = _execute(spec, ctx, values, stream=False)
-        except BaseException as exc:
-            if isinstance(exc, KeyboardInterrupt | SystemExit):
-                raise
+        except Exception as exc:  # a failure is kept as well as a success
             outcome = Outcome(error=from_exception(exc))
         if outcome.error is None or not outcome.error.is_retryable:
             store.keep(path, fingerprint, json.loads(encode(outcome.envelope())))
