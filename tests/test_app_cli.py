@@ -209,25 +209,44 @@ def test_response_format_reaches_the_command():
     assert envelope("status", "--response-format", "verbose")[0] == 2
 
 
-@pytest.mark.parametrize(
-    ("flags", "env", "colored"),
-    [([], {}, True), (["--no-color"], {}, False), ([], {"NO_COLOR": "1"}, False)],
-)
-def test_colors_only_on_a_terminal_and_never_when_asked_not_to(flags, env, colored):
+def _spawn(*args: str, env: dict[str, str] | None = None) -> Any:
+    """The core app run on a real pseudo-terminal."""
     from ptyprocess import PtyProcessUnicode
 
-    proc = PtyProcessUnicode.spawn(
-        [sys.executable, str(CORE), "notes", "tag", "n1", "a", *flags],
-        env={**os.environ, "PYTHONPATH": str(REPO), "TERM": "xterm-256color", **env},
+    return PtyProcessUnicode.spawn(
+        [sys.executable, str(CORE), *args],
+        env={**os.environ, "PYTHONPATH": str(REPO), **(env or {})},
+        dimensions=(24, 200),
     )
+
+
+def _read_until(proc: Any, needle: str) -> str:
+    seen = ""
+    while needle not in seen:
+        seen += proc.read(1024)
+    return seen
+
+
+def _read_to_end(proc: Any) -> str:
+    """Everything the process writes to its terminal until it exits; then closed."""
     seen = ""
     try:
         while True:
             seen += proc.read(4096)
     except EOFError:
-        pass
+        return seen
     finally:
         proc.close(force=True)
+
+
+@pytest.mark.parametrize(
+    ("flags", "env", "colored"),
+    [([], {}, True), (["--no-color"], {}, False), ([], {"NO_COLOR": "1"}, False)],
+)
+def test_colors_only_on_a_terminal_and_never_when_asked_not_to(flags, env, colored):
+    seen = _read_to_end(
+        _spawn("notes", "tag", "n1", "a", *flags, env={"TERM": "xterm-256color", **env})
+    )
     assert "n1" in seen  # auto on a terminal is text, not JSON
     assert '"ok"' not in seen
     assert ("\x1b[" in seen) is colored
@@ -293,20 +312,7 @@ def test_a_document_a_command_renders_for_people():
 
 def test_progress_only_on_a_terminal():
     assert "\x1b[K" not in cli("check", "a", "b", "--text").stderr  # not a terminal here
-    from ptyprocess import PtyProcessUnicode
-
-    proc = PtyProcessUnicode.spawn(
-        [sys.executable, str(CORE), "check", "a", "b", "--text"],
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-    )
-    seen = ""
-    try:
-        while True:
-            seen += proc.read(4096)
-    except EOFError:
-        pass
-    finally:
-        proc.close(force=True)
+    seen = _read_to_end(_spawn("check", "a", "b", "--text"))
     assert "\r\x1b[Kchecking 2/2" in seen
 
 
@@ -539,23 +545,6 @@ def test_human_in_the_loop_without_a_human_is_exit_101_even_with_yes():
     error = json.loads(result.stdout)["error"]
     assert (error["code"], error["category"]) == ("E2002", "auth")
     assert error["suggestion"]["action"] == "ask_human"
-
-
-def _spawn(*args: str) -> Any:
-    from ptyprocess import PtyProcessUnicode
-
-    return PtyProcessUnicode.spawn(
-        [sys.executable, str(CORE), *args],
-        env={**os.environ, "PYTHONPATH": str(REPO)},
-        dimensions=(24, 200),
-    )
-
-
-def _read_until(proc: Any, needle: str) -> str:
-    seen = ""
-    while needle not in seen:
-        seen += proc.read(1024)
-    return seen
 
 
 def test_prompts_read_the_terminal_not_stdin():
