@@ -56,6 +56,11 @@ def _register() -> None:
         "registry",
         "publish",
         "serve",
+        "gateway",
+        "interop",
+        "mcp",
+        "atdf",
+        "tdp",
         "crawl",
         "schema",
     ):
