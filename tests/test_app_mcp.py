@@ -25,9 +25,10 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
-from atipkit.app.mcp import FLAGS_META_KEY, Catalog, tool_definitions, words
+from atipkit.app.mcp import FLAGS_META_KEY, Catalog, tool_definitions
 from atipkit.app.output import encode
 from atipkit.app.schema import hints
+from atipkit.search import words
 from tests.apps import mcp_app
 from tests.servers import free_port, stop, wait_for_port
 

@@ -49,8 +49,6 @@ from __future__ import annotations
 import copy
 import difflib
 import functools
-import math
-import re
 import sys
 import time
 from collections.abc import Iterable
@@ -73,6 +71,7 @@ if TYPE_CHECKING:
     from atipkit.app.command import CommandSpec
     from atipkit.app.flags import Settings
     from atipkit.app.invoke import Outcome
+    from atipkit.search import KeywordIndex
 
 __all__ = [
     "FLAGS_META_KEY",
@@ -309,20 +308,7 @@ def settings_from(
 # The catalog ----------------------------------------------------------------------------
 
 
-_WORD = re.compile(r"[a-z0-9]+")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 _FIELD_WEIGHTS = {"name": 3.0, "text": 2.0, "params": 1.0}
-
-
-def words(text: str) -> list[str]:
-    """Lower-case words of `text` (`camelCase`, `snake_case` and `kebab-case` split),
-    with a plain plural `s` dropped so `notes` meets `note`."""
-    out = []
-    for word in _WORD.findall(_CAMEL.sub(" ", text).lower()):
-        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]
-        out.append(word)
-    return out
 
 
 class Catalog:
@@ -436,44 +422,28 @@ class Catalog:
     # Search -----------------------------------------------------------------------------
 
     @functools.cached_property
-    def _index(self) -> tuple[list[dict[str, float]], dict[str, float]]:
-        """Per visible command, its words and the weight of the field each is found in
-        (the best one); and each word's inverse document frequency."""
-        docs = []
-        for spec in self.visible:
-            fields = {
+    def _index(self) -> KeywordIndex:
+        """The visible commands' words: their path, their help, their parameters."""
+        from atipkit.search import KeywordIndex
+
+        documents = [
+            {
                 "name": " ".join(spec.path),
                 "text": f"{spec.summary} {spec.description}",
                 "params": " ".join(f"{p.name} {p.help or ''}" for p in spec.signature.params),
             }
-            weights: dict[str, float] = {}
-            for field, text in fields.items():
-                for word in words(text):
-                    weights[word] = max(weights.get(word, 0.0), _FIELD_WEIGHTS[field])
-            docs.append(weights)
-        total = len(docs)
-        frequency: dict[str, int] = {}
-        for doc in docs:
-            for word in doc:
-                frequency[word] = frequency.get(word, 0) + 1
-        idf = {word: math.log(1 + total / n) for word, n in frequency.items()}
-        return docs, idf
+            for spec in self.visible
+        ]
+        keys = [self.name_of[spec.path] for spec in self.visible]
+        return KeywordIndex(documents, _FIELD_WEIGHTS, keys)
 
     def search(self, query: str, limit: int = SEARCH_LIMIT) -> list[dict[str, Any]]:
-        """The visible commands that share words with `query`, best first: each word of the
-        query found in a command scores its rarity across commands, times the weight of
-        where it was found (name 3, description 2, parameters 1). Ties go by name."""
-        docs, idf = self._index
-        wanted = set(words(query))
-        scored = []
-        for spec, doc in zip(self.visible, docs, strict=True):
-            score = sum(doc[w] * idf[w] for w in wanted if w in doc)
-            if score > 0:
-                scored.append((-score, self.name_of[spec.path], spec))
-        scored.sort(key=lambda item: (item[0], item[1]))
+        """The visible commands that share words with `query`, best first
+        (`atipkit.search.KeywordIndex`: name 3, description 2, parameters 1). Ties go by
+        name."""
         out = []
-        for _score, _name, spec in scored[:limit]:
-            definition = self.definition(spec)
+        for index in self._index.search(query, limit):
+            definition = self.definition(self.visible[index])
             out.append({key: definition[key] for key in ("name", "title", "description")})
             out[-1]["annotations"] = definition["annotations"]
         return out
