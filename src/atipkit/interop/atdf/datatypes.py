@@ -1,0 +1,144 @@
+"""ATIP parameter types and ATDF input types, both ways.
+
+ATDF's `type` is a free string ("string, number, object"); atipkit writes JSON Schema type
+names, so any ATDF reader understands them, and says the rest in the enhanced `schema` as
+RFC 0.6 §3.7 spells it: `format: file-path | directory-path | uri`, `enum`, `items`,
+`default`. Reading, the common spellings of other ATDF writers are understood too
+(`int`, `float`, `bool`, `list`); a type ATIP has no word for (`object`) is read as a
+string, and the ATDF type is kept in the parameter's `x-atdf` extension.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from atipkit.model import UNSET, Argument, AtipType, Option
+
+#: ATIP type → (ATDF type, JSON Schema `format` of RFC 0.6 §3.7).
+_OUT: dict[str, tuple[str, str | None]] = {
+    "string": ("string", None),
+    "integer": ("integer", None),
+    "number": ("number", None),
+    "boolean": ("boolean", None),
+    "file": ("string", "file-path"),
+    "directory": ("string", "directory-path"),
+    "url": ("string", "uri"),
+    "enum": ("string", None),
+    "array": ("array", None),
+}
+_FORMATS = {"file-path": "file", "directory-path": "directory", "uri": "url", "url": "url"}
+_IN: dict[str, AtipType] = {
+    "string": "string",
+    "str": "string",
+    "text": "string",
+    "integer": "integer",
+    "int": "integer",
+    "number": "number",
+    "float": "number",
+    "double": "number",
+    "boolean": "boolean",
+    "bool": "boolean",
+    "array": "array",
+    "list": "array",
+    "file": "file",
+    "directory": "directory",
+    "url": "url",
+    "uri": "url",
+    "enum": "enum",
+}
+_PYTHON: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "file": (str,),
+    "directory": (str,),
+    "url": (str,),
+    "enum": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "array": (list,),
+}
+
+
+def atdf_type(param: Argument | Option) -> str:
+    """The ATDF type of a parameter: its JSON type; a variadic one is an array."""
+    if param.variadic:
+        return "array"
+    return _OUT[param.type][0]
+
+
+def input_schema(param: Argument | Option) -> dict[str, Any]:
+    """The JSON Schema of a parameter as RFC 0.6 §3.7 gives it, for the enhanced
+    `schema` of an input (its description is the input's own)."""
+    if param.schema and param.type in ("string", "array"):
+        base: dict[str, Any] = dict(param.schema)
+    else:
+        kind, form = _OUT[param.type]
+        base = {"type": kind}
+        if form:
+            base["format"] = form
+        if param.type == "array":
+            base["items"] = {"type": "string"}
+        if param.enum:
+            base["enum"] = list(param.enum)
+        pattern = getattr(param, "pattern", UNSET)
+        if pattern:
+            base["pattern"] = pattern
+    schema = {"type": "array", "items": base} if param.variadic else base
+    if param.default is not UNSET:
+        schema["default"] = param.default
+    return schema
+
+
+def fits(value: Any, atip_type: str) -> bool:
+    """Whether a JSON value is of an ATIP type (as the semantic checks count it)."""
+    if atip_type != "boolean" and isinstance(value, bool):
+        return False
+    return isinstance(value, _PYTHON[atip_type])
+
+
+class Parameter:
+    """What an ATDF input says, in ATIP's terms, and what ATIP cannot say (`foreign`,
+    for the `x-atdf` extension)."""
+
+    __slots__ = ("default", "enum", "foreign", "schema", "type")
+
+    def __init__(self, declared: str, schema: dict[str, Any] | None) -> None:
+        schema = schema or {}
+        self.foreign: dict[str, Any] = {}
+        self.enum: list[Any] | None = None
+        self.default: Any = UNSET
+        self.schema: dict[str, Any] | None = None
+        known = _IN.get(declared.strip().lower())
+        self.type: AtipType = known or "string"
+        if known != declared:
+            self.foreign["type"] = declared  # another spelling, or no ATIP word for it
+        taken = {"type", "description"}
+        form = schema.get("format")
+        if self.type == "string" and isinstance(form, str) and form in _FORMATS:
+            self.type = _FORMATS[form]
+            taken.add("format")
+        enum = schema.get("enum")
+        if isinstance(enum, list) and enum:
+            if self.type == "string" and all(isinstance(v, str) for v in enum):
+                self.type = "enum"
+            if all(fits(v, self.type) for v in enum):
+                self.enum = list(enum)
+                taken.add("enum")
+        if self.type == "enum" and self.enum is None:
+            self.type = "string"  # an enum type without usable values: plain text
+        default = schema.get("default", UNSET)
+        if (
+            default is not UNSET
+            and fits(default, self.type)
+            and (self.enum is None or default in self.enum)
+        ):
+            self.default = default
+            taken.add("default")
+        rest = {k: v for k, v in schema.items() if k not in taken}
+        if not rest:
+            return
+        if known is not None and self.type in ("string", "array"):
+            # constraints ATIP states in a string or array parameter's own schema
+            self.schema = {"type": "array" if self.type == "array" else "string", **schema}
+        else:
+            self.foreign["schema"] = dict(schema)
