@@ -1,1 +1,211 @@
-"""Placeholder: filled in by issue 10."""
+"""`atip export atdf` and `atip import atdf`: ATIP tools as Agent Tool Description Format
+descriptors, and ATDF documents as an ATIP tool. Thin: the work is
+`atipkit.interop.atdf`'s."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import msgspec
+
+from atipkit.app import (
+    Argument,
+    AuthError,
+    Context,
+    DataFormatError,
+    Document,
+    InputError,
+    NotFoundError,
+    Option,
+    Suggestion,
+)
+from atipkit.cli._effects import builds_files, resolving
+from atipkit.cli.interop import export_group, import_group
+from atipkit.model import Interactive
+
+if TYPE_CHECKING:
+    from atipkit.errors import DocumentError
+
+
+def _text(result: Any) -> str:
+    """The document itself, or where it was written."""
+    if isinstance(result, dict) and "written" in result:
+        return f"wrote {result['written']}\n"
+    return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+
+
+def _write(path: Path, data: bytes) -> None:
+    """`--out`, atomically: the old file stays whole until the new one is complete."""
+    from atipkit._atomic import write_atomic
+
+    advice = "Name a file in a directory you may write to with --out."
+    try:
+        write_atomic(path, data)
+    except PermissionError as exc:
+        raise AuthError(
+            f"cannot write {path}: {exc.strerror}", details={"path": str(path)}, suggestion=advice
+        ) from None
+    except OSError as exc:
+        raise InputError(
+            f"cannot write {path}: {exc.strerror or exc}",
+            details={"path": str(path)},
+            suggestion=advice,
+        ) from None
+
+
+def _invalid(exc: DocumentError, name: str, advice: str) -> DataFormatError:
+    problems = [p.to_dict() for p in exc.problems]
+    return DataFormatError(
+        str(exc),
+        details={"file": exc.source or name, "problems": problems},
+        suggestion=advice,
+    )
+
+
+@export_group.command("atdf", effects=resolving(stdin="optional"), text=_text)
+def export_atdf(
+    ctx: Context,
+    tools: Annotated[
+        list[str],
+        Argument(
+            help="ATIP documents, - for stdin, or tool names to resolve (registry, probe, shim)."
+        ),
+    ],
+    enhanced: Annotated[
+        bool,
+        Option(
+            help="Enhanced descriptors (schema 2.0.0): metadata, prerequisites, examples, "
+            "input schemas, and x-atip, from which `atip import atdf` restores the tool."
+        ),
+    ] = False,
+    out: Annotated[
+        Path | None,
+        Option(help="Write the descriptors to this file (atomically) instead.", dir_okay=False),
+    ] = None,
+) -> Any:
+    """Describe ATIP tools in the Agent Tool Description Format.
+
+    One descriptor per invocable command, named as `atip compile` names it; all tools'
+    descriptors in one JSON array, each valid under the ATDF schema of its flavour. Basic
+    descriptors carry the safety flags in their description and when_to_use; enhanced
+    ones (--enhanced) also carry the exact ATIP metadata under x-atip. The result is the
+    array (`--plain > tools.atdf.json` saves it); with --out FILE it is written there
+    atomically and the result says where. Exit status: 0; 2 usage (an unreadable file,
+    two tools of one name, a file that cannot be written); 10 a name that is neither a
+    file nor a known tool; 30 --out not writable; 65 an invalid ATIP document.
+    """
+    from atipkit.cli.compile import _load
+    from atipkit.errors import DocumentError
+    from atipkit.interop.atdf import export_atdf as export
+
+    documents = [_load(name, ctx) for name in tools]
+    try:
+        descriptors = export(documents, enhanced=enhanced)
+    except ValueError as exc:
+        if isinstance(exc, DocumentError):  # an x-atdf extension ATDF does not accept
+            raise _invalid(exc, tools[0], "Fix or remove the x-atdf extension it names.") from None
+        raise InputError(str(exc), details={"tools": tools}) from None
+    text = json.dumps(descriptors, indent=2, ensure_ascii=False) + "\n"
+    if out is None:
+        return Document(text)
+    _write(out, text.encode())
+    ctx.info(f"wrote {out} ({len(descriptors)} descriptors)")
+    return {
+        "written": str(out),
+        "descriptors": len(descriptors),
+        "flavour": "enhanced" if enhanced else "basic",
+    }
+
+
+_IMPORT_EFFECTS = msgspec.structs.replace(
+    builds_files(), interactive=Interactive(stdin="optional", prompts=False, tty=False)
+)
+
+
+@import_group.command("atdf", effects=_IMPORT_EFFECTS, text=_text)
+def import_atdf(
+    ctx: Context,
+    file: Annotated[
+        str,
+        Argument(
+            help="An ATDF document: one descriptor, an array of them, or an object with a "
+            "'tools' array; - for stdin."
+        ),
+    ],
+    name: Annotated[
+        str | None,
+        Option(help="The tool's name (default: as x-atip says, else the file's name)."),
+    ] = None,
+    out: Annotated[
+        Path | None,
+        Option(help="Write the ATIP document to this file (atomically) instead.", dir_okay=False),
+    ] = None,
+) -> Any:
+    """Describe the tools of an ATDF document as one ATIP tool.
+
+    Each descriptor (basic or enhanced, `tool_id` or `id`) is checked against its ATDF
+    schema first; the first invalid one fails the import with its JSON path. Each becomes
+    a command: restored exactly from x-atip where atip exported it, else a command named
+    by its id whose inputs are `--<name>` options, its effects unknown (never guessed),
+    and what ATIP cannot say kept under x-atdf. The result is the ATIP document, valid
+    under the ATIP schema; with --out FILE it is written there atomically and the result
+    says where. Exit status: 0; 2 usage (no name for the tool from stdin, a name that
+    cannot name a tool, an unreadable file, --out not writable); 10 no such file; 30
+    --out not writable for lack of permission; 65 not JSON, not ATDF, too large or too
+    deeply nested (the message names the JSON path and what was expected).
+    """
+    from atipkit.errors import DocumentError
+    from atipkit.interop.atdf import ToolNameError, read_atdf
+    from atipkit.model import count_commands, dumps
+
+    try:
+        tool = read_atdf(file, name=name)
+    except FileNotFoundError:
+        raise NotFoundError(
+            f"{file}: no such file",
+            details={"file": file},
+            suggestion="Name an ATDF file, or - for stdin.",
+        ) from None
+    except OSError as exc:
+        raise InputError(
+            f"cannot read {file}: {exc.strerror or exc}", details={"file": file}
+        ) from None
+    except ToolNameError as exc:
+        raise InputError(
+            str(exc),
+            code="E1002",
+            details={"param": "name"},
+            suggestion=Suggestion(
+                "Name the tool with --name.", example=f"atip import atdf {file} --name mytool"
+            ),
+        ) from None
+    except DocumentError as exc:
+        raise _invalid(
+            exc, file, "Fix the document as the message says; the ATDF schemas are in atipkit."
+        ) from None
+    text = dumps(tool) + b"\n"
+    _warn(ctx, text)
+    if out is None:
+        return Document(text)
+    _write(out, text)
+    ctx.info(f"wrote {out} ({count_commands(tool)} commands)")
+    return {"written": str(out), "tool": tool.name, "commands": count_commands(tool)}
+
+
+def _warn(ctx: Context, document: bytes) -> None:
+    """The imported document's warnings, commands without effects counted in one line
+    (every command of a plain ATDF document has none)."""
+    from atipkit.validation import validate
+
+    warnings = validate(document).warnings
+    unstated = sum(1 for w in warnings if w.code == "effects.missing")
+    if unstated:
+        ctx.warn(
+            f"{unstated} command(s) state no effects (ATDF has no field for them): agents "
+            "must assume the worst"
+        )
+    for problem in warnings:
+        if problem.code != "effects.missing":
+            ctx.warn(f"{problem.location}: {problem.message}")
