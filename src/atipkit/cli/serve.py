@@ -1,6 +1,6 @@
-"""`atip serve`: serve a built registry over HTTP (`--registry`). The Tool Discovery
-Protocol (`--tdp`) will be a second thing this command serves: each is an app of
-`atipkit.serve`, chosen here by option."""
+"""`atip serve`: serve a built registry over HTTP (`--registry`), the Tool Discovery
+Protocol (`--tdp`), or both from one server. Each is an app of `atipkit.serve`, chosen
+here by option."""
 
 from __future__ import annotations
 
@@ -9,60 +9,189 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
+import msgspec
+
 from atipkit.app import (
+    DataFormatError,
+    InputError,
+    NotFoundError,
     Option,
+    Suggestion,
 )
 from atipkit.app.served import listen
 from atipkit.cli import _errors as errors
 from atipkit.cli import app
 from atipkit.cli._effects import serves
+from atipkit.model import FilesystemEffects
 
 if TYPE_CHECKING:
     import socket
 
+    from atipkit.model import Tool
+
+# With --tdp the registry's tools are resolved as `atip run` resolves them: a probe in
+# the sandbox (a child process) that may record what it found in the registry.
+_EFFECTS = msgspec.structs.replace(
+    serves(), subprocess=True, filesystem=FilesystemEffects(read=True, write=True, delete=False)
+)
+_NEITHER = Suggestion(
+    "Give --registry DIR to serve a built registry, --tdp to serve the Tool Discovery "
+    "Protocol (GET /api/v1/tools), or both.",
+    example="atip serve --tdp",
+)
+
 
 def _text(started: dict[str, str]) -> str:
-    return f"serving the registry {started['registry']} at {started['url']} (Ctrl-C to stop)\n"
+    lines = []
+    if "registry" in started:
+        lines.append(f"serving the registry {started['registry']} at {started['url']}")
+    if "tdp" in started:
+        lines.append(f"serving the Tool Discovery Protocol at {started['tdp']}")
+    return "\n".join(lines) + " (Ctrl-C to stop)\n"
 
 
-@app.command(effects=serves(), text=_text)
+@app.command(effects=_EFFECTS, text=_text)
 def serve(
     registry: Annotated[
-        Path,
+        Path | None,
         Option(
             help="The registry directory to serve (what atip registry build wrote).",
             file_okay=False,
         ),
-    ],
+    ] = None,
+    tdp: Annotated[
+        bool,
+        Option(
+            help="Serve the Tool Discovery Protocol: GET /api/v1/tools and "
+            "/api/v1/tools/{name} (the registry's tools, or those of --tool)."
+        ),
+    ] = False,
+    tool: Annotated[
+        list[Path],
+        Option(
+            help="With --tdp: serve this ATIP document's tools instead of the registry's "
+            "(repeatable).",
+            dir_okay=False,
+        ),
+    ] = [],  # noqa: B006 - the framework copies defaults, never mutates them
+    scenario: Annotated[
+        str | None,
+        Option(
+            help="With --tdp: the scenario's name in the manifest (default: atip).", min_length=1
+        ),
+    ] = None,
+    x_atip: Annotated[
+        bool,
+        Option(
+            help="With --tdp: give each tool its exact ATIP facts under x-atip (--no-x-atip "
+            "for consumers that refuse unknown fields)."
+        ),
+    ] = True,
     host: Annotated[str, Option(help="Address to listen on.")] = "127.0.0.1",
     port: Annotated[
         int, Option(help="Port to listen on; 0 picks a free one.", min=0, max=65535)
     ] = (8000),
 ) -> Iterator[dict[str, str]]:
-    """Serve a static registry over HTTP for development, until interrupted.
+    """Serve a static registry, the Tool Discovery Protocol, or both, until interrupted.
 
-    ETag and Last-Modified with 304 answers, HEAD, the registry's content types and
-    Cache-Control, JSON 404s, no directory listings. The result is one record, where it
-    listens ({registry, url}), given as soon as it listens with --jsonl, --plain or text
-    output (JSON output, the envelope, comes when the server stops). Requests are logged
-    on stderr. Exit status: 0 stopped (Ctrl-C or SIGTERM), 2 no --registry, 10 the
-    directory does not exist, 20 cannot listen on the address, 40 the serve extra is
-    missing.
+    --registry: the registry's files with ETag and Last-Modified (304 answers), HEAD, its
+    content types and Cache-Control, JSON 404s, no directory listings. --tdp: the
+    manifest of the registry's tools (each resolved as atip run does; rebuilt when the
+    registry or a tool changes) or of the --tool documents, at GET /api/v1/tools and
+    /api/v1/tools/{name}, with Cache-Control public, max-age=60, CORS, OPTIONS, a JSON
+    404 for an unknown tool and 503 while the tools cannot be read. Both together: the
+    manifest under /api/v1/tools, the registry everywhere else. The result is one record,
+    where it listens ({registry, tdp, url}), given as soon as it listens with --jsonl,
+    --plain or text output (JSON output, the envelope, comes when the server stops).
+    Requests are logged on stderr. Exit status: 0 stopped (Ctrl-C or SIGTERM), 2 neither
+    --registry nor --tdp (or --tool, --scenario without --tdp), 10 the directory or a
+    --tool file does not exist, 20 cannot listen on the address, 40 the serve extra is
+    missing, 65 a --tool file is not a valid ATIP document.
     """
     from atipkit import serve as servers
 
-    errors.require_directory(
-        registry, "--registry", "Give the directory atip registry build wrote."
-    )
+    if registry is None and not tdp:
+        raise InputError("Missing option '--registry'.", suggestion=_NEITHER)
+    if not tdp and (tool or scenario or not x_atip):
+        raise InputError(
+            "--tool, --scenario and --no-x-atip go with --tdp",
+            code="E1002",
+            suggestion=Suggestion("Add --tdp.", example="atip serve --tdp --tool gh.json"),
+        )
+    if registry is not None:
+        errors.require_directory(
+            registry, "--registry", "Give the directory atip registry build wrote."
+        )
+    documents = [_load(path) for path in tool]
     try:
         servers.require_extra()
     except servers.ServeError as exc:
         raise errors.missing_extra(str(exc), servers.INSTALL_HINT) from None
-    from atipkit.serve.registry import registry_app
+    asgi: Any = None
+    started: dict[str, str] = {}
+    if registry is not None:
+        from atipkit.serve.registry import registry_app
 
-    root = os.path.abspath(registry)
+        started["registry"] = os.path.abspath(registry)
+        asgi = registry_app(started["registry"])
+    if tdp:
+        asgi = _tdp_app(documents, tool, scenario, x_atip, asgi)
     sock = listen(host, port)
-    return _serving(registry_app(root), sock, {"registry": root, "url": servers.url(sock)})
+    url = servers.url(sock)
+    if tdp:
+        started["tdp"] = url.rstrip("/") + "/api/v1/tools"
+    started["url"] = url
+    return _serving(asgi, sock, started)
+
+
+def _load(path: Path) -> Tool:
+    """A --tool document, checked before the server starts (the server reads the file
+    again when it changes)."""
+    from atipkit.errors import DocumentError
+    from atipkit.model import load
+
+    try:
+        return load(path)
+    except FileNotFoundError:
+        raise NotFoundError(
+            f"--tool {path}: no such file",
+            details={"path": str(path)},
+            suggestion="Name an ATIP document (a JSON file).",
+        ) from None
+    except OSError as exc:
+        raise InputError(
+            f"--tool {path}: {exc.strerror or exc}", details={"path": str(path)}
+        ) from None
+    except DocumentError as exc:
+        raise DataFormatError(
+            f"--tool {exc}",
+            details={"path": str(path), "problems": [p.to_dict() for p in exc.problems]},
+            suggestion="Fix the document (atip validate names every problem).",
+        ) from None
+
+
+def _tdp_app(
+    documents: list[Tool], files: list[Path], scenario: str | None, x_atip: bool, fallback: Any
+) -> Any:
+    from atipkit._version import __version__
+    from atipkit.serve.tdp import ToolSource, tdp_app
+
+    names = [d.name for d in documents]
+    duplicates = sorted({n for n in names if names.count(n) > 1})
+    if duplicates:
+        raise InputError(
+            f"--tool: two documents describe {duplicates[0]!r}; a manifest needs unique names",
+            code="E1002",
+            details={"param": "tool", "name": duplicates[0]},
+        )
+    described = ", ".join(names) if names else "the tools of this machine's ATIP registry"
+    info = {
+        "name": scenario or "atip",
+        "version": __version__,
+        "description": f"Command-line tools described by ATIP ({described})",
+    }
+    source = ToolSource(files, scenario=info, extensions=x_atip)
+    return tdp_app(source, fallback=fallback)
 
 
 def _serving(asgi: Any, sock: socket.socket, started: dict[str, str]) -> Iterator[dict[str, str]]:
