@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from atipkit.app import DataFormatError, InputError, NotFoundError, Suggestion
+from atipkit.app import DataFormatError, InputError, NotFoundError, Suggestion, ToolError
 
 if TYPE_CHECKING:
     from atipkit.app import Context
@@ -30,38 +30,56 @@ def resolve(
     no_metadata: Suggestion | None = None,
     **kwargs: Any,
 ) -> Resolved:
-    """`resolve_tool`, its failures as the `atipkit.app` errors that mean them. A
-    registries.json that cannot be used does not stop local discovery (the library's
-    choice); it is a warning. `no_metadata` is the command's own advice for a tool that
-    nothing describes (by default: infer it, as `atip show --infer` does)."""
+    """`resolve_tool`, its failures as the `atipkit.app` errors that mean them
+    (`resolution_error`). A registries.json that cannot be used does not stop local
+    discovery (the library's choice); it is a warning."""
+    from atipkit.resolve import resolve_tool
+
+    try:
+        resolved = resolve_tool(tool, **kwargs)
+    except Exception as exc:
+        error = resolution_error(exc, tool, no_metadata=no_metadata)
+        if error is None:
+            raise
+        raise error from None
+    problem = resolved.origins.get("registries")
+    if problem and ctx is not None:
+        ctx.warn(f"remote registries were not asked: {problem}")
+    return resolved
+
+
+def resolution_error(
+    exc: Exception, tool: str, *, no_metadata: Suggestion | None = None
+) -> ToolError | None:
+    """The error that resolving `tool` failing with `exc` means, or None for an exception
+    that is not a resolution failure. `no_metadata` is the command's own advice for a tool
+    that nothing describes (by default: infer it, as `atip show --infer` does)."""
     import json
 
     from atipkit.errors import DocumentError
     from atipkit.registry.local import RegistryError
-    from atipkit.resolve import NoMetadata, ToolNotFound, resolve_tool
+    from atipkit.resolve import NoMetadata, ToolNotFound
 
-    try:
-        resolved = resolve_tool(tool, **kwargs)
-    except KeyError as exc:  # a command named in --commands that the tool does not have
-        raise InputError(
+    if isinstance(exc, KeyError):  # a command named in --commands that the tool does not have
+        return InputError(
             f"--commands: {exc.args[0]}",
             code="E1002",
             details={"param": "commands"},
             suggestion=f"Run `atip show {tool} --depth 1` to see its commands.",
-        ) from None
-    except ToolNotFound as exc:
-        raise NotFoundError(
+        )
+    if isinstance(exc, ToolNotFound):
+        return NotFoundError(
             str(exc),
             code=NO_EXECUTABLE,
             details={"tool": tool},
             suggestion="Check the name, give the path to the executable, or run "
             "`atip scan --path DIR` to record tools in a directory that is not on PATH.",
-        ) from None
-    except NoMetadata as exc:
+        )
+    if isinstance(exc, NoMetadata):
         details: dict[str, Any] = {"tool": tool}
         if exc.failure is not None:
             details["probe"] = exc.failure.kind
-        raise NotFoundError(
+        return NotFoundError(
             str(exc),
             code=NO_METADATA,
             details=details,
@@ -70,22 +88,19 @@ def resolve(
                 "Infer metadata from the tool's help text (low trust).",
                 example=f"atip show {tool} --infer",
             ),
-        ) from None
-    except RegistryError as exc:
-        raise bad_registry(exc) from None
-    except (DocumentError, json.JSONDecodeError) as exc:
+        )
+    if isinstance(exc, RegistryError):
+        return bad_registry(exc)
+    if isinstance(exc, (DocumentError, json.JSONDecodeError)):
         # the tool's own metadata was checked when read: what breaks it is a user layer
         from atipkit.registry.local import LocalRegistry
 
         overrides = LocalRegistry().override_path("sha256:" + "0" * 64).parent
-        raise DataFormatError(
+        return DataFormatError(
             f"{tool}: an override or pattern file makes its metadata invalid: {exc}",
             code=BAD_REGISTRY,
             details={"tool": tool, "overrides": str(overrides)},
             suggestion=f"Fix the tool's override in {overrides} (a JSON merge patch) or "
             "its pattern files.",
-        ) from None
-    problem = resolved.origins.get("registries")
-    if problem and ctx is not None:
-        ctx.warn(f"remote registries were not asked: {problem}")
-    return resolved
+        )
+    return None

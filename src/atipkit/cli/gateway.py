@@ -1,1 +1,173 @@
-"""Placeholder: filled in by issue 10."""
+"""`atip mcp serve`: the MCP gateway (`atipkit.serve.gateway`) on the command line."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, Literal
+
+from atipkit.app import Context, DataFormatError, InputError, NotFoundError, Option, Suggestion
+from atipkit.cli import _errors as errors
+from atipkit.cli import app
+from atipkit.cli._effects import runs_anything
+from atipkit.cli._resolve import resolution_error
+from atipkit.cli.discover import split
+
+if TYPE_CHECKING:
+    from atipkit.serve.gateway import Gateway, Unavailable
+
+mcp_group = app.group("mcp", help="ATIP tools as MCP tools, for agents that only speak MCP.")
+
+
+def _text(started: dict[str, Any]) -> str:
+    return (
+        f"serving {started['tools']} MCP tools ({started['mode']}) at {started['url']} "
+        "(Ctrl-C to stop)\n"
+    )
+
+
+@mcp_group.command("serve", effects=runs_anything(), text=_text)
+def serve(
+    ctx: Context,
+    only: Annotated[
+        str | None,
+        Option(help="Offer these tools (comma-separated names on PATH or in the registry)."),
+    ] = None,
+    all_tools: Annotated[
+        bool, Option("--all", help="Offer every tool in the registry (atip scan records them).")
+    ] = False,
+    tool: Annotated[
+        list[Path],
+        Option(help="Offer the tools of this ATIP document (repeatable).", dir_okay=False),
+    ] = [],  # noqa: B006 - the framework copies defaults, never mutates them
+    policy: Annotated[
+        Path | None, Option(help="The policy calls run under (JSON).", dir_okay=False)
+    ] = None,
+    deferred: Annotated[
+        bool,
+        Option(help="List search_tools, get_tool_schema and call_tool instead of every command."),
+    ] = False,
+    transport: Annotated[
+        Literal["stdio", "http"], Option(help="stdio, or streamable HTTP at /mcp.")
+    ] = "stdio",
+    host: Annotated[str, Option(help="Address to listen on (http).")] = "127.0.0.1",
+    port: Annotated[
+        int, Option(help="Port to listen on (http); 0 picks a free one.", min=0, max=65535)
+    ] = 8000,
+    interval: Annotated[
+        float,
+        Option(
+            help="Seconds between looks at the registry for changed tools (0: never).",
+            min=0,
+            max=3600,
+        ),
+    ] = 2.0,
+    max_output: Annotated[
+        int,
+        Option(
+            help="Characters of a command's output a client gets at most (head and tail kept).",
+            min=100,
+        ),
+    ] = 50_000,
+) -> Iterator[dict[str, Any]]:
+    """Serve ATIP tools over MCP until the client goes (stdio) or until interrupted (http).
+
+    Each command of the tools named (--only, --all, --tool) is an MCP tool, compiled as
+    `atip compile --provider mcp` compiles it; a call runs the command under --policy,
+    through the result filter (secrets redacted, output cut to --max-output). What the
+    policy wants confirmed is asked through MCP elicitation when the client offers it;
+    --yes confirms it without asking. The tool list follows the registry: clients are
+    told when it changes. With --deferred the client sees three tools (search_tools,
+    get_tool_schema, call_tool) instead of thousands. Over stdio, stdout carries the
+    protocol only and nothing else is printed on it; over http the result is one record,
+    where it listens ({url, tools, mode}), given as soon as it listens. Exit status: 0
+    stopped, 2 no tools named or a bad option, 10 a named tool or file does not exist or
+    has no metadata, 20 cannot listen on the address, 40 the mcp or serve extra is
+    missing, 65 a --tool file or --policy is not what it should be, or the registry
+    cannot be read.
+    """
+    from atipkit.serve.gateway import Gateway, GatewayError, Selection, Unavailable
+
+    _require_extras(transport)
+    names = split(only) or []
+    if not (names or all_tools or tool):
+        raise InputError(
+            "name the tools to offer: --only NAMES, --all, or --tool FILE",
+            code="E1001",
+            suggestion=Suggestion(
+                "Offer every tool the registry knows, or a few by name.",
+                example="atip mcp serve --only gh,kubectl",
+            ),
+        )
+    from atipkit.bridge.result_filter import ResultFilter
+    from atipkit.cli.run import load_policy
+
+    selection = Selection(tuple(dict.fromkeys(names)), all_tools, tuple(dict.fromkeys(tool)))
+    try:
+        gateway = Gateway(
+            selection,
+            policy=load_policy(policy),
+            result_filter=ResultFilter(max_chars=max_output),
+            deferred=deferred,
+            yes=ctx.settings.yes,
+            log=ctx.warn,
+        )
+    except Unavailable as exc:
+        raise _unavailable(exc, set(selection.files)) from None
+    except GatewayError as exc:
+        raise InputError(str(exc), code="E1002", details={"param": "tool"}) from None
+    if transport == "stdio":
+        gateway.serve_stdio(interval)
+        # The session was the output: an envelope after it would be noise on a pipe
+        # that carried protocol, so the command ends here, with status 0.
+        raise SystemExit(0)
+    return _serving(gateway, host, port, interval)
+
+
+def _serving(gateway: Gateway, host: str, port: int, interval: float) -> Iterator[dict[str, Any]]:
+    """Say where it listens, then serve until stopped (a stream, so the URL comes out
+    before the server blocks)."""
+    from atipkit import serve as servers
+    from atipkit.app.served import listen
+
+    sock = listen(host, port)
+    web = gateway.http_app(host, interval)
+    yield {
+        "url": servers.url(sock) + "mcp",
+        "tools": len(gateway.catalog.names),
+        "mode": "deferred" if gateway.deferred else "one tool a command",
+    }
+    servers.run(web, sock)
+
+
+def _require_extras(transport: str) -> None:
+    from importlib.util import find_spec
+
+    if find_spec("mcp") is None:
+        raise errors.missing_extra(
+            "atip mcp serve needs the mcp extra (the mcp package is missing)",
+            "pip install 'atipkit[mcp]'",
+        )
+    if transport == "http":
+        from atipkit import serve as servers
+
+        try:
+            servers.require_extra()
+        except servers.ServeError as exc:
+            raise errors.missing_extra(str(exc), servers.INSTALL_HINT) from None
+
+
+def _unavailable(exc: Unavailable, files: set[Path]) -> Exception:
+    """The error a tool, file or registry that cannot be had at start means."""
+    from atipkit.errors import DocumentError
+
+    cause = exc.cause
+    if Path(exc.name) in files:
+        where = {"path": exc.name}
+        if isinstance(cause, FileNotFoundError):
+            return NotFoundError(f"--tool {exc.name}: no such file", details=where)
+        if isinstance(cause, OSError):
+            return DataFormatError(f"--tool {exc.name}: {cause.strerror}", details=where)
+        if isinstance(cause, DocumentError):
+            return DataFormatError(f"--tool {exc.name}: {cause}", details=where)
+    return resolution_error(cause, exc.name) or cause

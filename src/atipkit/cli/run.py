@@ -82,7 +82,7 @@ def run(
 
     provider, response = _as_response(sys.stdin.read() if call == "-" else call)
     documents, executables = _documents(tool, ctx)
-    rules = _policy(policy)
+    rules = load_policy(policy)
     compiled = compile_tools(documents, provider)
     [parsed] = parse_tool_calls(provider, response, compiled)[:1] or [None]
     if parsed is None:
@@ -266,7 +266,8 @@ def _documents(tools: list[str], ctx: Context) -> tuple[list[Tool], dict[str, st
     return documents, executables
 
 
-def _policy(path: Path | None) -> Policy:
+def load_policy(path: Path | None) -> Policy:
+    """The policy in file `path` (the default policy for None), or the error it means."""
     import msgspec
 
     from atipkit.policy import Policy

@@ -1,0 +1,525 @@
+"""`atip mcp serve`: the MCP gateway, driven by the official `mcp` client (v2) against real
+`atip` processes over stdio and streamable HTTP, and by the MCP Inspector's CLI where
+node has it.
+
+The tools are real: `tests/apps/notes` is a native ATIP tool that keeps notes as files,
+recorded by a real `atip scan`, so every call's effect (or its absence) is seen on disk.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp.types as types
+import pytest
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.shared.exceptions import MCPError
+from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+from atipkit.bridge import compile_tools
+from atipkit.model import load
+from atipkit.serve.gateway import PAGE_SIZE
+from tests.helpers import EXAMPLES
+from tests.servers import free_port, stop, wait_for_port
+
+NOTES = Path(__file__).parent / "apps" / "notes"
+ATIP = [sys.executable, "-m", "atipkit.cli"]
+NOTES_TOOLS = ["notes_list", "notes_add", "notes_delete", "notes_token", "notes_wait"]
+
+
+@pytest.fixture
+def env(tmp_path: Path) -> dict[str, str]:
+    """A machine of the test's own: an empty registry, a bin directory with the notes tool
+    on PATH, the notes in a folder of the test."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    shutil.copy(NOTES, bin_dir / "notes")
+    (tmp_path / "notes").mkdir()
+    found = {
+        **os.environ,
+        "HOME": str(tmp_path / "home"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "ATIP_CACHE_DIR": str(tmp_path / "cache"),
+        "NOTES_DIR": str(tmp_path / "notes"),
+        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+        "PYTHONPATH": os.pathsep.join(sys.path),
+    }
+    for name in ("ATIP_REGISTRIES", "ATIP_OFFLINE", "ATIP_REFRESH"):
+        found.pop(name, None)
+    scan(found, bin_dir)
+    return found
+
+
+def scan(env: dict[str, str], directory: Path) -> None:
+    done = subprocess.run(
+        [*ATIP, "scan", "--path", str(directory), "--json"],
+        env=env,
+        capture_output=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+@asynccontextmanager
+async def gateway(
+    tmp_path: Path, env: dict[str, str], *args: str, mode: str = "legacy", **client: Any
+) -> AsyncIterator[Client]:
+    """A real client on a real `atip mcp serve` process; its stderr kept in tmp_path."""
+    params = StdioServerParameters(
+        command=ATIP[0], args=[*ATIP[1:], "mcp", "serve", *args], env=env, cwd=tmp_path
+    )
+    with open(tmp_path / "gateway.err", "w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog), mode=mode, **client) as session:
+            yield session
+
+
+def run(scenario: Callable[[], Awaitable[None]]) -> None:
+    anyio.run(scenario)
+
+
+def text_of(result: types.CallToolResult) -> str:
+    [block] = result.content
+    assert block.type == "text"
+    return block.text
+
+
+# Listing --------------------------------------------------------------------------------
+
+
+def test_lists_each_command_as_the_bridge_compiles_it(tmp_path, env):
+    notes = load_notes(tmp_path, env)
+    compiled = {t["name"]: t for t in compile_tools(notes, "mcp").tools}
+
+    async def scenario() -> None:
+        async with gateway(tmp_path, env, "--only", "notes") as client:
+            assert client.server_capabilities.tools is not None
+            assert client.server_capabilities.tools.list_changed is True
+            listed = (await client.list_tools()).tools
+            assert [t.name for t in listed] == NOTES_TOOLS
+            for tool in listed:
+                sent = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
+                assert sent == compiled[tool.name]
+            by_name = {t.name: t for t in listed}
+            assert by_name["notes_delete"].annotations.destructive_hint is True
+            assert "⚠️ DESTRUCTIVE" in by_name["notes_delete"].description
+            assert by_name["notes_list"].annotations.read_only_hint is True
+
+    run(scenario)
+
+
+def load_notes(tmp_path: Path, env: dict[str, str]) -> Any:
+    """The notes tool's metadata, as the tool itself gives it."""
+    out = subprocess.run(
+        [str(tmp_path / "bin" / "notes"), "--agent"], capture_output=True, env=env, check=True
+    ).stdout
+    document = tmp_path / "notes.json"
+    document.write_bytes(out)
+    return load(document)
+
+
+def test_a_long_tool_list_comes_in_pages(tmp_path, env):
+    """A gateway over a whole machine may offer thousands of commands: tools/list pages
+    through them, and a cursor that is not one of the gateway's is refused."""
+    count = PAGE_SIZE * 2 + 17
+    document = {
+        "atip": {"version": "0.6"},
+        "name": "big",
+        "version": "1",
+        "description": "Many commands",
+        "commands": {f"c{i:04d}": {"description": f"Command {i}"} for i in range(count)},
+    }
+    path = tmp_path / "big.json"
+    path.write_text(json.dumps(document))
+
+    async def scenario() -> None:
+        async with gateway(tmp_path, env, "--tool", str(path)) as client:
+            names: list[str] = []
+            cursor = None
+            pages = 0
+            while True:
+                page = await client.list_tools(cursor=cursor)
+                pages += 1
+                names += [t.name for t in page.tools]
+                cursor = page.next_cursor
+                if cursor is None:
+                    break
+            assert pages == 3
+            assert names == [f"big_c{i:04d}" for i in range(count)]
+            with pytest.raises(MCPError) as refused:
+                await client.list_tools(cursor="not-a-cursor")
+            assert refused.value.error.code == types.INVALID_PARAMS
+            assert "list again from the start" in refused.value.error.message
+
+    run(scenario)
+
+
+# Calls ----------------------------------------------------------------------------------
+
+
+def test_calls_run_the_command_and_answer_its_filtered_output(tmp_path, env):
+    async def scenario() -> None:
+        async with gateway(tmp_path, env, "--only", "notes") as client:
+            added = await client.call_tool("notes_add", {"title": "milk", "body": "2 litres"})
+            assert added.is_error is False, text_of(added)
+            assert (tmp_path / "notes" / "milk").read_text() == "2 litres"
+            report = added.structured_content
+            assert report["decision"] == "allow"
+            assert report["argv"][1:] == ["add", "--body", "2 litres", "milk"]
+            assert report["exitCode"] == 0
+
+            listed = await client.call_tool("notes_list", {})
+            assert text_of(listed).split() == ["milk"]
+
+            token = await client.call_tool("notes_token", {})
+            assert text_of(token).strip() == "token: [REDACTED:github-token]"
+
+            waited = await client.call_tool("notes_wait", {})  # declares a 1 s timeout
+            assert waited.is_error is True
+            assert text_of(waited).startswith("[timed out]")
+
+            wrong = await client.call_tool("notes_add", {"title": "x", "colour": "red"})
+            assert wrong.is_error is True
+            assert "colour" in text_of(wrong)
+            assert not (tmp_path / "notes" / "x").exists()
+
+            with pytest.raises(MCPError) as unknown:
+                await client.call_tool("notes_ad", {})
+            assert unknown.value.error.code == types.INVALID_PARAMS
+            assert unknown.value.error.data["did_you_mean"][0] == "notes_add"
+
+    run(scenario)
+
+
+def test_output_is_cut_to_max_output(tmp_path, env):
+    for n in range(100):
+        (tmp_path / "notes" / f"note-{n:03d}").write_text("")
+
+    async def scenario() -> None:
+        async with gateway(tmp_path, env, "--only", "notes", "--max-output", "200") as client:
+            listed = text_of(await client.call_tool("notes_list", {}))
+            assert len(listed) < 300
+            assert "cut" in listed or "truncated" in listed
+
+    run(scenario)
+
+
+def test_what_the_policy_wants_confirmed_is_not_run_when_nobody_can_confirm(tmp_path, env):
+    (tmp_path / "notes" / "milk").write_text("2 litres")
+
+    async def scenario() -> None:
+        async with gateway(tmp_path, env, "--only", "notes") as client:
+            denied = await client.call_tool("notes_delete", {"title": "milk"})
+            assert denied.is_error is True
+            assert denied.structured_content["decision"] == "deny"
+            assert denied.structured_content["stopped"] == "unconfirmed"
+            assert "--yes" in text_of(denied)
+        assert (tmp_path / "notes" / "milk").exists()
+
+        async with gateway(tmp_path, env, "--only", "notes", "--yes") as client:
+            done = await client.call_tool("notes_delete", {"title": "milk"})
+            assert done.is_error is False, text_of(done)
+        assert not (tmp_path / "notes" / "milk").exists()
+
+    run(scenario)
+
+
+@pytest.mark.parametrize(("answer", "deleted"), [("accept", True), ("decline", False)])
+def test_confirmation_is_asked_through_elicitation(tmp_path, env, answer, deleted):
+    (tmp_path / "notes" / "milk").write_text("2 litres")
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        content = {"confirm": True} if answer == "accept" else None
+        return types.ElicitResult(action=answer, content=content)
+
+    async def scenario() -> None:
+        async with gateway(tmp_path, env, "--only", "notes", elicitation_callback=elicit) as c:
+            result = await c.call_tool("notes_delete", {"title": "milk"})
+            assert result.is_error is (not deleted), text_of(result)
+
+    run(scenario)
+    assert asked == ["Run notes delete? The policy asks: destructive: confirm first."]
+    assert (tmp_path / "notes" / "milk").exists() is not deleted
+
+
+def test_the_policy_file_decides(tmp_path, env):
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({"allowFilesystemWrite": False}))
+
+    async def scenario() -> None:
+        async with gateway(tmp_path, env, "--only", "notes", "--policy", str(policy)) as c:
+            denied = await c.call_tool("notes_add", {"title": "milk", "body": "2 litres"})
+            assert denied.is_error is True
+            assert text_of(denied).startswith("denied by policy:")
+            assert (await c.call_tool("notes_list", {})).is_error is False
+
+    run(scenario)
+    assert not (tmp_path / "notes" / "milk").exists()
+
+
+# Deferred mode --------------------------------------------------------------------------
+
+
+def test_deferred_mode_searches_describes_and_calls(tmp_path, env):
+    examples = [str(EXAMPLES / "tools" / f"{name}.json") for name in ("gh", "kubectl")]
+    tool_args = [arg for path in examples for arg in ("--tool", path)]
+
+    async def scenario() -> None:
+        async with gateway(tmp_path, env, "--only", "notes", *tool_args, "--deferred") as c:
+            listed = (await c.list_tools()).tools
+            assert [t.name for t in listed] == ["search_tools", "get_tool_schema", "call_tool"]
+            call_tool = listed[2]
+            assert call_tool.annotations.destructive_hint is True  # some command destroys
+
+            found = await c.call_tool("search_tools", {"query": "delete a note", "limit": 3})
+            hits = found.structured_content["tools"]
+            assert hits[0]["name"] == "notes_delete"
+            assert set(hits[0]) == {"name", "title", "description", "annotations"}
+            assert json.loads(text_of(found)) == found.structured_content
+
+            pods = await c.call_tool("search_tools", {"query": "pods"})
+            assert pods.structured_content["tools"][0]["name"].startswith("kubectl_")
+
+            schema = await c.call_tool("get_tool_schema", {"name": "notes_add"})
+            direct = {t["name"]: t for t in compile_tools(load_notes(tmp_path, env), "mcp").tools}
+            assert schema.structured_content == direct["notes_add"]
+
+            ran = await c.call_tool(
+                "call_tool", {"name": "notes_add", "arguments": {"title": "tea", "body": "green"}}
+            )
+            assert ran.is_error is False, text_of(ran)
+            assert ran.structured_content["argv"][1:] == ["add", "--body", "green", "tea"]
+
+            missing = await c.call_tool("get_tool_schema", {"name": "notes_ad"})
+            assert missing.is_error is True
+            assert missing.structured_content["did_you_mean"][0] == "notes_add"
+
+            bad = await c.call_tool("search_tools", {"limit": 0})
+            assert bad.is_error is True
+            assert text_of(bad).startswith("arguments")
+
+            with pytest.raises(MCPError):
+                await c.call_tool("notes_add", {})  # not a tool in this mode
+
+    run(scenario)
+    assert (tmp_path / "notes" / "tea").read_text() == "green"
+
+
+# The list follows the registry ----------------------------------------------------------
+
+
+def add_second_tool(tmp_path: Path, env: dict[str, str]) -> None:
+    """A new native tool appears in a new directory, and `atip scan` records it."""
+    more = tmp_path / "more"
+    more.mkdir()
+    text = NOTES.read_text().replace('"name": "notes"', '"name": "memo"')
+    (more / "memo").write_text(text)
+    (more / "memo").chmod(0o755)
+    scan(env, more)
+
+
+def test_clients_are_told_when_the_tool_list_changes(tmp_path, env):
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    async def scenario() -> None:
+        async with gateway(
+            tmp_path, env, "--all", "--interval", "0.2", message_handler=on_message
+        ) as client:
+            assert [t.name for t in (await client.list_tools()).tools] == NOTES_TOOLS
+            await anyio.to_thread.run_sync(add_second_tool, tmp_path, env)
+            with anyio.fail_after(20):
+                await changed.wait()
+            names = [t.name for t in (await client.list_tools()).tools]
+            assert names == [n.replace("notes", "memo") for n in NOTES_TOOLS] + NOTES_TOOLS
+            memo = await client.call_tool("memo_list", {})
+            assert memo.is_error is False, text_of(memo)
+
+    run(scenario)
+
+
+def test_modern_clients_hear_of_changes_on_subscriptions_listen(tmp_path, env):
+    async def scenario() -> None:
+        async with gateway(tmp_path, env, "--all", "--interval", "0.2", mode="auto") as client:
+            assert client.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS
+            assert len((await client.list_tools()).tools) == len(NOTES_TOOLS)
+            async with client.listen(tools_list_changed=True) as subscription:
+                await anyio.to_thread.run_sync(add_second_tool, tmp_path, env)
+                with anyio.fail_after(20):
+                    async for event in subscription:
+                        assert type(event).__name__ == "ToolsListChanged"
+                        break
+            assert len((await client.list_tools()).tools) == 2 * len(NOTES_TOOLS)
+
+    run(scenario)
+
+
+# Streamable HTTP, stdout, errors ---------------------------------------------------------
+
+
+def test_streamable_http(tmp_path, env):
+    port = free_port()
+    log = tmp_path / "http.log"
+    command = [*ATIP, "mcp", "serve", "--only", "notes", "--transport", "http", "--jsonl"]
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [*command, "--port", str(port)], stdout=out, stderr=subprocess.STDOUT, env=env
+        )
+    try:
+        wait_for_port(port, process, log)
+        url = f"http://127.0.0.1:{port}/mcp"
+
+        async def scenario() -> None:
+            async with Client(url, mode="legacy") as client:
+                assert [t.name for t in (await client.list_tools()).tools] == NOTES_TOOLS
+                added = await client.call_tool("notes_add", {"title": "tea", "body": "green"})
+                assert added.is_error is False
+
+        run(scenario)
+        taken = subprocess.run([*command, "--port", str(port)], env=env, capture_output=True)
+        assert taken.returncode == 20
+        assert json.loads(taken.stdout.splitlines()[-1])["ok"] is False
+    finally:
+        stop(process)
+    started = json.loads(log.read_text().splitlines()[0])
+    assert started == {"url": url, "tools": len(NOTES_TOOLS), "mode": "one tool a command"}
+    assert (tmp_path / "notes" / "tea").read_text() == "green"
+
+
+def test_stdout_carries_only_the_protocol_and_the_exit_is_clean(tmp_path, env):
+    messages = [
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": HANDSHAKE_PROTOCOL_VERSIONS[-1],
+                "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"},
+            },
+        },
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "notes_add", "arguments": {"title": "a", "body": "b"}},
+        },
+    ]
+    process = subprocess.Popen(
+        [*ATIP, "mcp", "serve", "--only", "notes", "--interval", "0"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    try:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        process.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+        process.stdin.flush()
+        answers = [json.loads(process.stdout.readline()) for _ in range(3)]
+        process.stdin.close()  # the client goes: the server ends, and says nothing more
+        rest = process.stdout.read()
+        process.wait(30)
+    finally:
+        stop(process)
+    assert process.returncode == 0
+    assert rest == ""
+    assert [a.get("id") for a in answers] == [1, 2, 3]
+    assert all(a["jsonrpc"] == "2.0" for a in answers)
+    assert answers[2]["result"]["isError"] is False
+
+
+@pytest.mark.parametrize(
+    ("args", "exit_code", "says"),
+    [
+        ([], 2, "name the tools to offer"),
+        (["--only", "no-such-tool"], 10, "no executable 'no-such-tool'"),
+        (["--tool", "missing.json"], 10, "--tool missing.json: no such file"),
+        (["--tool", "broken.json"], 65, "--tool broken.json:"),
+        (["--only", "notes", "--policy", "broken.json"], 65, "not a policy"),
+        (["--only", "notes", "--tool", "notes.json"], 2, "two tools named 'notes'"),
+    ],
+)
+def test_what_cannot_be_served_is_an_error_with_its_exit_code(tmp_path, env, args, exit_code, says):
+    (tmp_path / "broken.json").write_text('{"atip": {"version": "0.6"}, "name": ')
+    load_notes(tmp_path, env)  # writes notes.json
+    done = subprocess.run(
+        [*ATIP, "mcp", "serve", *args, "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert done.returncode == exit_code, done.stdout + done.stderr
+    error = json.loads(done.stdout)["error"]
+    assert error["exit_code"] == exit_code
+    assert says in error["message"]
+
+
+# The MCP Inspector ----------------------------------------------------------------------
+
+
+def inspector() -> str | None:
+    """The MCP Inspector (`npx @modelcontextprotocol/inspector`): installed by .ci/run
+    under /opt/mcp-inspector, named by MCP_INSPECTOR, or on PATH."""
+    for candidate in (
+        os.environ.get("MCP_INSPECTOR"),
+        "/opt/mcp-inspector/node_modules/.bin/mcp-inspector",
+        shutil.which("mcp-inspector"),
+    ):
+        if candidate and os.access(candidate, os.X_OK):
+            return candidate
+    return None
+
+
+def test_the_mcp_inspector_lists_and_calls_the_tools(tmp_path, env):
+    found = inspector()
+    if found is None or shutil.which("node") is None:
+        if os.environ.get("CI"):
+            pytest.fail("the MCP Inspector is not installed (.ci/run installs it)")
+        pytest.skip("the MCP Inspector CLI is not installed")
+    # the Inspector gives the server only PATH, HOME and the like: the rest is passed on
+    passed = ("PATH", "PYTHONPATH", "NOTES_DIR", "XDG_DATA_HOME", "XDG_CONFIG_HOME", "HOME")
+    server = [found, "--cli", *(f"-e{name}={env[name]}" for name in passed)]
+    server += [*ATIP, "mcp", "serve", "--only", "notes", "--interval", "0"]
+    listed = subprocess.run(
+        [*server, "--method", "tools/list"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert listed.returncode == 0, listed.stderr
+    names = [t["name"] for t in json.loads(listed.stdout)["tools"]]
+    assert names == NOTES_TOOLS
+    arguments = ["--tool-arg", "title=tea", "--tool-arg", "body=green"]
+    called = subprocess.run(
+        [*server, "--method", "tools/call", "--tool-name", "notes_add", *arguments],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert called.returncode == 0, called.stderr
+    assert json.loads(called.stdout)["isError"] is False
+    assert (tmp_path / "notes" / "tea").read_text() == "green"
