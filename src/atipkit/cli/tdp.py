@@ -1,1 +1,223 @@
-"""Placeholder: filled in by issue 10."""
+"""`atip import tdp`: a Tool Discovery Protocol manifest (a scenario's URL, a file or
+stdin) as an ATIP document. Thin: the work is `atipkit.interop.tdp`'s."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import msgspec
+
+from atipkit.app import (
+    Argument,
+    AuthError,
+    Context,
+    DataFormatError,
+    DependencyError,
+    Document,
+    InputError,
+    InternalError,
+    NotFoundError,
+    Option,
+    Suggestion,
+)
+from atipkit.cli._effects import fetches
+from atipkit.cli.interop import import_group
+from atipkit.model import Interactive
+
+if TYPE_CHECKING:
+    from atipkit.errors import DocumentError
+    from atipkit.interop.tdp import Manifest
+    from atipkit.model import Tool
+
+FETCH_TIMEOUT = 10.0
+"""Seconds a URL may take, all in all, unless the global --timeout says otherwise."""
+_EFFECTS = msgspec.structs.replace(
+    fetches(), interactive=Interactive(stdin="optional", prompts=False, tty=False)
+)
+
+
+def _text(result: Any) -> str:
+    """The document itself, or where it was written."""
+    if isinstance(result, dict) and "written" in result:
+        return f"wrote {result['written']} ({result['commands']} commands)\n"
+    return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
+
+
+@import_group.command("tdp", effects=_EFFECTS, text=_text)
+def import_tdp(
+    ctx: Context,
+    source: Annotated[
+        str,
+        Argument(
+            help="The manifest: a scenario's URL (a base URL gets /api/v1/tools), a JSON "
+            "file, or - for stdin; snake_case or proto3 camelCase JSON."
+        ),
+    ],
+    out: Annotated[
+        Path | None,
+        Option(
+            help="Write the ATIP document atomically: into a directory as <scenario>.json, "
+            "or to a path ending in .json."
+        ),
+    ] = None,
+) -> Any:
+    """Describe the tools of a Tool Discovery Protocol manifest as one ATIP tool.
+
+    The scenario becomes the tool, each TDP tool a command of that name whose parameters
+    are `--<name>` options (types, required, enum, defaults). Its metadata becomes
+    effects where the meaning is the same (idempotent; timeout_seconds → duration;
+    cost_estimate → cost) or, where atip served the manifest, the exact effects under
+    x-atip; approval, enabled, rate limits, tags, examples and categories are kept under
+    x-tdp. requires_approval is not taken to mean destructive. The result is the ATIP
+    document, valid under the ATIP schema; with --out it is written atomically and the
+    result says where. A URL is fetched within --timeout seconds (default 10).
+
+    Exit status: 0; 2 usage (not an http(s) URL, an unreadable file, a scenario name
+    that cannot name a file in --out, --out not writable); 10 no such file, or the
+    server has no manifest there (HTTP 404); 30 --out not writable for lack of
+    permission; 40 the server cannot be reached, answers too slowly, or with another
+    error status (5xx may be retried); 65 not JSON, not a manifest, too large or too
+    deeply nested, or of a major protocol version other than 1 (the message names the
+    JSON path and what was expected).
+    """
+    from atipkit.errors import DocumentError
+    from atipkit.interop import tdp
+    from atipkit.model import count_commands, dumps
+    from atipkit.validation import validate
+
+    timeout = ctx.settings.timeout or FETCH_TIMEOUT
+    manifest = _fetch(source, timeout) if _is_url(source) else _read(source)
+    if manifest.protocol_version.split(".")[1:2] not in ([], ["0"]):
+        ctx.warn(
+            f"protocol version {manifest.protocol_version} is newer than 1.0: read as 1.0, "
+            "fields this reader does not know are kept under x-tdp"
+        )
+    try:
+        tool = tdp.to_atip(manifest)
+    except DocumentError as exc:
+        raise _invalid(exc, source) from None
+    text = dumps(tool) + b"\n"
+    report = validate(text)
+    if not report.ok:  # a bug if it happens: say it plainly rather than write it
+        raise InternalError(
+            f"the ATIP document made of the manifest is invalid: {report.errors[0].format()}",
+            details={"problems": [p.to_dict() for p in report.errors]},
+            suggestion=Suggestion("This is a bug in atip import tdp; report it.", action="abort"),
+        )
+    if out is None:
+        return Document(text)
+    path = _target(out, tool)
+    _write(path, text)
+    ctx.info(f"wrote {path} ({count_commands(tool)} commands)")
+    return {"written": str(path), "tool": tool.name, "commands": count_commands(tool)}
+
+
+def _is_url(source: str) -> bool:
+    return "://" in source and not os.path.exists(source)
+
+
+def _fetch(url: str, timeout: float) -> Manifest:
+    from atipkit._http import HttpError, ResponseTooLarge
+    from atipkit.errors import DocumentError
+    from atipkit.interop import tdp
+
+    try:
+        return tdp.fetch(url, timeout=timeout, refresh=True)
+    except DocumentError as exc:
+        raise _invalid(exc, url) from None
+    except tdp.ManifestStatusError as exc:
+        if exc.status == 404:
+            raise NotFoundError(
+                str(exc),
+                details={"url": exc.url, "status": 404},
+                suggestion="Give the scenario's base URL or the manifest's own URL "
+                "(…/api/v1/tools).",
+            ) from None
+        raise DependencyError(
+            str(exc), is_retryable=exc.status >= 500, details={"url": exc.url, "status": exc.status}
+        ) from None
+    except ResponseTooLarge as exc:
+        raise DataFormatError(str(exc), details={"url": exc.url}) from None
+    except HttpError as exc:
+        raise DependencyError(
+            str(exc),
+            is_retryable=isinstance(exc, tdp.NetworkError),
+            details={"url": exc.url},
+            suggestion="Check that the scenario runs and the URL is right; --timeout N waits "
+            "longer.",
+        ) from None
+    except ValueError as exc:
+        raise InputError(str(exc), code="E1002", details={"param": "source"}) from None
+
+
+def _read(source: str) -> Manifest:
+    from atipkit import _jsontext
+    from atipkit.errors import DocumentError
+    from atipkit.interop import tdp
+
+    name = "<stdin>" if source == "-" else source
+    try:
+        data = _jsontext.read_bytes(source)
+        return tdp.parse(data, source=name)
+    except FileNotFoundError:
+        raise NotFoundError(
+            f"{source}: no such file",
+            details={"file": source},
+            suggestion="Name a manifest file, a URL, or - for stdin.",
+        ) from None
+    except PermissionError as exc:
+        raise AuthError(f"cannot read {source}: {exc.strerror}", details={"file": source}) from None
+    except OSError as exc:
+        raise InputError(
+            f"cannot read {source}: {exc.strerror or exc}", details={"file": source}
+        ) from None
+    except DocumentError as exc:
+        raise _invalid(exc, name) from None
+
+
+def _invalid(exc: DocumentError, name: str) -> DataFormatError:
+    return DataFormatError(
+        str(exc),
+        details={"source": exc.source or name, "problems": [p.to_dict() for p in exc.problems]},
+        suggestion="Give a Tool Discovery Protocol 1.x manifest (GET /api/v1/tools).",
+    )
+
+
+def _target(out: Path, tool: Tool) -> Path:
+    """`--out` as a file (a path ending in .json that is not a directory) or a directory
+    that gets `<scenario>.json`, whose name may not lead out of it or hide the file."""
+    if out.suffix == ".json" and not out.is_dir():
+        return out
+    name = f"{tool.name}.json"
+    path = out / name
+    inside = os.path.dirname(os.path.abspath(path)) == os.path.abspath(out)
+    if tool.name.startswith(".") or not inside:
+        raise InputError(
+            f"scenario name {tool.name!r} cannot name a file in {out}",
+            code="E1002",
+            details={"param": "out", "name": tool.name},
+            suggestion="Give --out a file name ending in .json.",
+        )
+    return path
+
+
+def _write(path: Path, data: bytes) -> None:
+    """`--out`, atomically: the old file stays whole until the new one is complete."""
+    from atipkit._atomic import write_atomic
+
+    advice = "Name a directory or file you may write to with --out."
+    try:
+        write_atomic(path, data)
+    except PermissionError as exc:
+        raise AuthError(
+            f"cannot write {path}: {exc.strerror}", details={"path": str(path)}, suggestion=advice
+        ) from None
+    except OSError as exc:
+        raise InputError(
+            f"cannot write {path}: {exc.strerror or exc}",
+            details={"path": str(path)},
+            suggestion=advice,
+        ) from None
