@@ -1,0 +1,156 @@
+"""One version of the gateway's tool list: the tools compiled for MCP, the name table
+back to their commands, search over them, and the executor that runs their calls."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from atipkit.serve.gateway.deferred import SEARCH_LIMIT, deferred_definitions
+
+if TYPE_CHECKING:
+    from atipkit.bridge.calls import ToolCall
+    from atipkit.bridge.result_filter import ResultFilter
+    from atipkit.execute.executor import Outcome
+    from atipkit.execute.policy import Decision
+    from atipkit.policy import Policy
+    from atipkit.search import KeywordIndex
+    from atipkit.serve.gateway.selection import Loaded
+
+Ask = Callable[["ToolCall", "Decision"], bool]
+
+
+class Catalog:
+    """The tools of one `Loaded`: their MCP definitions, the name table back to commands,
+    search, and the executor that runs calls. Immutable once built: a change of the
+    registry builds a new one, and calls in progress finish with the one they began in."""
+
+    def __init__(
+        self,
+        loaded: Loaded,
+        *,
+        policy: Policy | None = None,
+        result_filter: ResultFilter | None = None,
+        version: int = 0,
+    ) -> None:
+        from atipkit.bridge import compile_tools
+        from atipkit.execute import Executor
+
+        self.version = version
+        self.loaded = loaded
+        self.compiled = compile_tools(loaded.tools, "mcp")
+        self.definitions = {d["name"]: d for d in self.compiled.tools}
+        self.names = list(self.definitions)
+        self._asker = threading.local()
+        self._sdk: dict[bool, dict[str, Any]] = {False: {}, True: {}}
+        self.executor = Executor(
+            loaded.tools,
+            policy=policy,
+            result_filter=result_filter,
+            executables=loaded.executables,
+            confirm=self._confirm,
+        )
+
+    @functools.cached_property
+    def deferred(self) -> list[dict[str, Any]]:
+        """The three tools of deferred mode over this catalog."""
+        return deferred_definitions(self)
+
+    @property
+    def warnings(self) -> list[str]:
+        return [f"{w.path}: {w.message}" if w.path else w.message for w in self.compiled.warnings]
+
+    def sdk_tools(self, definitions: list[dict[str, Any]], *, deferred: bool) -> list[Any]:
+        """The SDK's `Tool` objects of `definitions` (this catalog's tools, or its deferred
+        three), each validated once: lists are asked for often, definitions never change."""
+        import mcp.types as types
+
+        cache = self._sdk[deferred]
+        out = []
+        for definition in definitions:
+            found = cache.get(definition["name"])
+            if found is None:
+                found = cache[definition["name"]] = types.Tool.model_validate(definition)
+            out.append(found)
+        return out
+
+    def same_tools(self, other: Catalog) -> bool:
+        """Whether a client would see the same list from both."""
+        return self.definitions == other.definitions
+
+    # Search ---------------------------------------------------------------------------
+
+    @functools.cached_property
+    def index(self) -> KeywordIndex:
+        """The words of each tool: its command, its description, its parameters."""
+        from atipkit.search import KeywordIndex
+
+        documents = []
+        for flat in self.compiled.flat:
+            target = next(iter(flat.binding.targets.values()))
+            properties = flat.input_schema.get("properties", {})
+            documents.append(
+                {
+                    "name": " ".join([target.tool, *target.path]),
+                    "text": flat.summary,
+                    "params": " ".join(
+                        f"{key} {schema.get('description', '')}"
+                        for key, schema in properties.items()
+                    ),
+                }
+            )
+        return KeywordIndex(documents, {"name": 3.0, "text": 2.0, "params": 1.0}, self.names)
+
+    def search(self, query: str, limit: int = SEARCH_LIMIT) -> list[dict[str, Any]]:
+        """The tools sharing words with `query`, best first: name, title, description
+        and hints of each, not the schema (`get_tool_schema` gives that)."""
+        out = []
+        for index in self.index.search(query, limit):
+            definition = self.definitions[self.names[index]]
+            out.append(
+                {key: definition[key] for key in ("name", "title", "description", "annotations")}
+            )
+        return out
+
+    def near(self, name: str) -> list[str]:
+        return difflib.get_close_matches(name, self.names, n=3)
+
+    # Calls ----------------------------------------------------------------------------
+
+    def call(
+        self, name: str, arguments: dict[str, Any], ask: Ask | None = None
+    ) -> tuple[Outcome, dict[str, Any]]:
+        """Run tool `name` with `arguments` (blocking: call it from a worker thread).
+        `ask` is asked about what the policy wants confirmed; without it, such calls are
+        denied. Answers the executor's outcome and the report for `structuredContent`."""
+        from atipkit.bridge import parse_tool_calls
+
+        [call] = parse_tool_calls("mcp", {"name": name, "arguments": arguments}, self.compiled)
+        self._asker.value = ask
+        try:
+            outcome = self.executor.execute(call)
+        finally:
+            self._asker.value = None
+        return outcome, report(outcome)
+
+    def _confirm(self, call: ToolCall, decision: Decision) -> bool:
+        ask: Ask | None = getattr(self._asker, "value", None)
+        return ask is not None and ask(call, decision)
+
+
+def report(outcome: Outcome) -> dict[str, Any]:
+    """What happened to a call, for machines: the same fields as `atip run`'s result."""
+    call = outcome.call
+    return {
+        "call": {"name": call.name, "tool": call.tool, "command": list(call.path or ())},
+        "decision": outcome.decision.action,
+        "reasons": outcome.decision.reasons,
+        "argv": outcome.invocation.argv if outcome.invocation else None,
+        "exitCode": outcome.result.exit_code if outcome.result else None,
+        "isError": outcome.is_error,
+        "stopped": outcome.stopped,
+        "text": outcome.text,
+    }

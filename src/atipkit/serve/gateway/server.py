@@ -1,0 +1,381 @@
+"""The live gateway: the MCP server over the current catalog, kept up with the registry,
+telling clients when the tool list changes, asking humans through elicitation."""
+
+from __future__ import annotations
+
+import difflib
+import json
+import sys
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from atipkit.errors import AtipError
+from atipkit.serve.gateway.catalog import Ask, Catalog
+from atipkit.serve.gateway.deferred import (
+    CALL_TOOL,
+    DEFERRED_INPUTS,
+    DEFERRED_TOOLS,
+    SCHEMA_TOOL,
+    SEARCH_LIMIT,
+    SEARCH_TOOL,
+    problem,
+)
+from atipkit.serve.gateway.selection import Loaded, Selection, fingerprint, load
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server
+    from mcp.types import CallToolResult
+
+    from atipkit.bridge.calls import ToolCall
+    from atipkit.bridge.result_filter import ResultFilter
+    from atipkit.execute.policy import Decision
+    from atipkit.policy import Policy
+    from atipkit.registry.local import LocalRegistry
+
+PAGE_SIZE = 500
+"""Tools a `tools/list` page: a gateway over a whole machine may offer thousands."""
+INTERVAL = 2.0
+"""Seconds between two looks at the registry and the `--tool` files."""
+
+
+@dataclass
+class Gateway:
+    """A live gateway: the current catalog, how to rebuild it, and who to tell when its
+    tool list changes."""
+
+    selection: Selection
+    policy: Policy | None = None
+    result_filter: ResultFilter | None = None
+    deferred: bool = False
+    yes: bool = False
+    """Confirm what the policy wants confirmed without asking (never what it denies)."""
+    registry: LocalRegistry | None = None
+    log: Callable[[str], None] = field(default=lambda line: print(line, file=sys.stderr))
+    catalog: Catalog = field(init=False)
+    _seen: tuple[Any, ...] = field(init=False, default=())
+    _sessions: dict[int, Any] = field(init=False, default_factory=dict)
+    _bus: Any = field(init=False, default=None)
+
+    def __post_init__(self) -> None:
+        from atipkit.registry.local import LocalRegistry
+
+        self.registry = self.registry or LocalRegistry()
+        loaded = load(self.selection, self.registry)
+        self._seen = fingerprint(self.selection, self.registry)
+        self.catalog = self._build(loaded, 0)
+
+    def _build(self, loaded: Loaded, version: int) -> Catalog:
+        for line in loaded.skipped:
+            self.log(f"skipped {line}")
+        catalog = Catalog(
+            loaded, policy=self.policy, result_filter=self.result_filter, version=version
+        )
+        for line in catalog.warnings:
+            self.log(f"warning: {line}")
+        return catalog
+
+    # Keeping up with the registry -----------------------------------------------------
+
+    def reload(self) -> bool:
+        """Look at the registry and files again (blocking); True when the tool list a
+        client sees changed. A look that fails keeps the catalog there was, and says why."""
+        assert self.registry is not None
+        seen = fingerprint(self.selection, self.registry)
+        if seen == self._seen:
+            return False
+        try:
+            loaded = load(self.selection, self.registry)
+        except (AtipError, OSError, ValueError) as exc:
+            self.log(f"warning: the tools could not be read again, still offering the last: {exc}")
+            self._seen = seen
+            return False
+        self._seen = fingerprint(self.selection, self.registry)  # resolving may record
+        catalog = self._build(loaded, self.catalog.version + 1)
+        if catalog.same_tools(self.catalog):
+            return False
+        self.catalog = catalog
+        self.log(f"the tool list changed: {len(catalog.names)} tools")
+        return True
+
+    async def watch(self, interval: float = INTERVAL) -> None:
+        """Reload every `interval` seconds and tell clients about each change, until
+        cancelled."""
+        import anyio
+
+        while True:
+            await anyio.sleep(interval)
+            if await anyio.to_thread.run_sync(self.reload):
+                await self.notify()
+
+    async def notify(self) -> None:
+        """Tell every client that may care that the tool list changed."""
+        from mcp.server.subscriptions import ToolsListChanged
+
+        if self._bus is not None:
+            await self._bus.publish(ToolsListChanged())
+        for key, session in list(self._sessions.items()):
+            try:
+                await session.send_tool_list_changed()
+            except Exception:  # the client is gone: nothing to tell
+                self._sessions.pop(key, None)
+
+    def _remember(self, session: Any) -> None:
+        """A handshake-era session that listed tools is told when they change (modern
+        sessions listen on `subscriptions/listen` instead)."""
+        from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+        if session.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS:
+            connection = getattr(session, "_connection", session)  # one entry a connection
+            self._sessions[id(connection)] = session
+
+    # Answers --------------------------------------------------------------------------
+
+    def listing(
+        self, catalog: Catalog, cursor: str | None
+    ) -> tuple[list[dict[str, Any]], str | None]:
+        """One page of `catalog`'s tool list, and the cursor of the next (None at the end)."""
+        if self.deferred:
+            return catalog.deferred, None
+        start = 0
+        if cursor is not None:
+            version, _, offset = cursor.partition(":")
+            if version != str(catalog.version) or not offset.isdigit():
+                raise ValueError(
+                    f"cursor {cursor!r} is not one this gateway gave, or the tool list "
+                    "changed since: list again from the start"
+                )
+            start = int(offset)
+        names = catalog.names[start : start + PAGE_SIZE]
+        end = start + len(names)
+        following = f"{catalog.version}:{end}" if end < len(catalog.names) else None
+        return [catalog.definitions[n] for n in names], following
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        if self.deferred:
+            return DEFERRED_INPUTS.get(name)
+        found = self.catalog.definitions.get(name)
+        return None if found is None else found["inputSchema"]
+
+    async def call(self, ctx: Any, name: str, arguments: dict[str, Any]) -> CallToolResult:
+        """Answer a tools/call: a tool of the catalog, or one of the deferred three."""
+        catalog = self.catalog
+        if self.deferred:
+            if name not in DEFERRED_TOOLS:
+                raise _unknown(name, DEFERRED_TOOLS)
+            return await self._deferred(ctx, catalog, name, arguments)
+        if name not in catalog.definitions:
+            raise _unknown(name, catalog.names)
+        return await self._run(ctx, catalog, name, arguments)
+
+    async def _deferred(
+        self, ctx: Any, catalog: Catalog, tool: str, arguments: dict[str, Any]
+    ) -> CallToolResult:
+        wrong = problem(DEFERRED_INPUTS[tool], arguments)
+        if wrong is not None:
+            return _error(wrong)
+        if tool == SEARCH_TOOL:
+            found = catalog.search(arguments["query"], arguments.get("limit", SEARCH_LIMIT))
+            return _answer({"tools": found})
+        name = arguments["name"]
+        if name not in catalog.definitions:
+            close = catalog.near(name)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            return _error(
+                f"no tool is called {name!r}{hint} Find names with {SEARCH_TOOL}.",
+                {"name": name, "did_you_mean": close},
+            )
+        if tool == SCHEMA_TOOL:
+            return _answer(catalog.definitions[name])
+        return await self._run(ctx, catalog, name, arguments.get("arguments", {}))
+
+    async def _run(
+        self, ctx: Any, catalog: Catalog, name: str, arguments: dict[str, Any]
+    ) -> CallToolResult:
+        import anyio
+        import mcp.types as types
+
+        ask = self._asker(ctx)
+        outcome, structured = await anyio.to_thread.run_sync(catalog.call, name, arguments, ask)
+        text = outcome.text
+        if outcome.stopped == "unconfirmed" and not self.yes and not _can_elicit(ctx):
+            text += (
+                " (this MCP client cannot be asked to confirm: the gateway asks through "
+                "elicitation. Start it with --yes, or with a policy that allows the call.)"
+            )
+            structured["text"] = text
+        return types.CallToolResult(
+            content=[types.TextContent(text=text)],
+            structured_content=structured,
+            is_error=outcome.is_error,
+        )
+
+    def _asker(self, ctx: Any) -> Ask | None:
+        """How this call's confirmations are answered: yes with `--yes`; else the human
+        at the client, through elicitation, if the client offers it; else nobody."""
+        if self.yes:
+            return lambda _call, _decision: True
+        if not _can_elicit(ctx):
+            return None
+        import anyio.from_thread
+
+        def ask(call: ToolCall, decision: Decision) -> bool:
+            what = " ".join([call.tool or call.name, *(call.path or ())])
+            message = f"Run {what}? The policy asks: {'; '.join(decision.reasons)}."
+            schema = {
+                "type": "object",
+                "properties": {
+                    "confirm": {"type": "boolean", "title": f"Run {what}", "default": False}
+                },
+                "required": ["confirm"],
+            }
+            answer = anyio.from_thread.run(ctx.session.elicit_form, message, schema, ctx.request_id)
+            return answer.action == "accept" and (answer.content or {}).get("confirm") is True
+
+        return ask
+
+    # The MCP server -------------------------------------------------------------------
+
+    def server(self) -> Server:
+        """The low-level MCP server of this gateway."""
+        import mcp.types as types
+        from mcp.server.lowlevel import NotificationOptions, Server
+        from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+        from mcp.shared.exceptions import MCPError
+
+        from atipkit._version import __version__
+
+        gateway = self
+        self._bus = InMemorySubscriptionBus()
+
+        async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
+            gateway._remember(ctx.session)
+            catalog = gateway.catalog
+            cursor = getattr(params, "cursor", None) if params is not None else None
+            try:
+                tools, following = gateway.listing(catalog, cursor)
+            except ValueError as exc:
+                raise MCPError(types.INVALID_PARAMS, str(exc)) from None
+            return types.ListToolsResult(
+                tools=catalog.sdk_tools(tools, deferred=gateway.deferred),
+                next_cursor=following,
+            )
+
+        async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> CallToolResult:
+            arguments = {} if params.arguments is None else dict(params.arguments)
+            return await gateway.call(ctx, params.name, arguments)
+
+        class _Server(Server):  # type: ignore[type-arg]
+            def create_initialization_options(self, notification_options=None, *a, **k):  # type: ignore[no-untyped-def]
+                # the handshake era's listChanged is claimed here, since the tool list
+                # follows the registry (streamable HTTP asks without options)
+                options = notification_options or NotificationOptions(tools_changed=True)
+                return super().create_initialization_options(options, *a, **k)
+
+        catalog = self.catalog
+        tools = sorted({t.name for t in catalog.loaded.tools})
+        how = (
+            f"find a command with {SEARCH_TOOL}, read its schema with {SCHEMA_TOOL}, run it "
+            f"with {CALL_TOOL}"
+            if self.deferred
+            else "each tool is one command"
+        )
+        instructions = (
+            f"Command-line tools described by ATIP ({', '.join(tools[:12])}"
+            f"{' and more' if len(tools) > 12 else ''}): {how}. A call runs the command under "
+            "the gateway's policy and answers with its (filtered) output; the description's "
+            "[...] suffix states what a command may destroy or cost. structuredContent says "
+            "what happened: decision, reasons, argv, exitCode."
+        )
+        return _Server(
+            "atip-gateway",
+            version=__version__,
+            title="ATIP gateway",
+            description="Command-line tools described by ATIP, as MCP tools.",
+            instructions=instructions,
+            website_url="https://atip.dev",
+            get_tool_input_schema=self.input_schema,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_subscriptions_listen=ListenHandler(self._bus),
+        )
+
+    def serve_stdio(self, interval: float = INTERVAL) -> None:
+        """Serve one client over stdin/stdout until it goes, watching the registry every
+        `interval` seconds (0: never). stdout carries protocol only: the SDK points the
+        process's stdout at stderr while it serves."""
+        import anyio
+
+        anyio.run(self._stdio, self.server(), interval, backend="asyncio")
+
+    async def _stdio(self, server: Server, interval: float) -> None:
+        import anyio
+        from mcp.server.stdio import stdio_server
+
+        async with anyio.create_task_group() as tasks:
+            if interval > 0:
+                tasks.start_soon(self.watch, interval)
+            async with stdio_server() as (read, write):
+                await server.run(read, write, server.create_initialization_options())
+            tasks.cancel_scope.cancel()
+
+    def http_app(self, host: str = "127.0.0.1", interval: float = INTERVAL) -> Any:
+        """The ASGI app of streamable HTTP at `/mcp` (serve it with `atipkit.serve.run`),
+        watching the registry every `interval` seconds (0: never) while it runs. The SDK
+        guards loopback `host`s against DNS rebinding."""
+        import contextlib
+
+        import anyio
+
+        web = self.server().streamable_http_app(host=host)
+        inner = web.router.lifespan_context
+        gateway = self
+
+        @contextlib.asynccontextmanager
+        async def lifespan(app: Any) -> Any:
+            async with inner(app) as state, anyio.create_task_group() as tasks:
+                if interval > 0:
+                    tasks.start_soon(gateway.watch, interval)
+                yield state
+                tasks.cancel_scope.cancel()
+
+        web.router.lifespan_context = lifespan
+        return web
+
+
+def _can_elicit(ctx: Any) -> bool:
+    session = getattr(ctx, "session", None)
+    capabilities = getattr(session, "client_capabilities", None)
+    return (
+        capabilities is not None
+        and capabilities.elicitation is not None
+        and bool(getattr(session, "can_send_request", False))
+    )
+
+
+def _unknown(name: str, known: Iterable[str]) -> Exception:
+    import mcp.types as types
+    from mcp.shared.exceptions import MCPError
+
+    close = difflib.get_close_matches(name, list(known), n=3)
+    return MCPError(types.INVALID_PARAMS, f"Unknown tool: {name}", {"did_you_mean": close})
+
+
+def _answer(value: dict[str, Any]) -> CallToolResult:
+    import mcp.types as types
+
+    return types.CallToolResult(
+        content=[types.TextContent(text=json.dumps(value, ensure_ascii=False))],
+        structured_content=value,
+        is_error=False,
+    )
+
+
+def _error(message: str, details: dict[str, Any] | None = None) -> CallToolResult:
+    import mcp.types as types
+
+    return types.CallToolResult(
+        content=[types.TextContent(text=message)],
+        structured_content={"error": message, **(details or {})},
+        is_error=True,
+    )
