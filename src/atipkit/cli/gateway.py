@@ -116,6 +116,11 @@ def serve(
         raise _unavailable(exc, set(selection.files)) from None
     except GatewayError as exc:
         raise InputError(str(exc), code="E1002", details={"param": "tool"}) from None
+    if transport == "http" and host not in ("127.0.0.1", "localhost", "::1"):
+        ctx.warn(
+            f"{host} is not a loopback address: anyone who reaches it can run the tools' "
+            "commands, under the policy (there is no authentication)"
+        )
     if transport == "stdio":
         gateway.serve_stdio(interval)
         # The session was the output: an envelope after it would be noise on a pipe
