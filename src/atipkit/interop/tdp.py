@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import math
 import re
 import shlex
@@ -304,7 +305,7 @@ def _tool_entry(
         "name": name,
         "description": flat.description,
         "category": category,
-        "parameters": flat.input_schema,
+        "parameters": _parameters(flat.input_schema),
         "metadata": _metadata(flat, tool, command, target),
     }
     if extensions:
@@ -317,6 +318,23 @@ def _tool_entry(
             "effects": _effects_json(flat.effects),
         }
     return entry
+
+
+def _parameters(schema: dict[str, Any]) -> dict[str, Any]:
+    """The bridge's neutral schema, with TDP's one restriction: `enum` lists strings
+    (`ParameterSchema.enum` is `string[]`, and a proto consumer cannot read numbers
+    there). Other allowed values are said in the description, as for Gemini."""
+    out = dict(schema)
+    enum = out.get("enum")
+    if isinstance(enum, list) and not all(isinstance(v, str) for v in enum):
+        del out["enum"]
+        allowed = ", ".join(json.dumps(v, ensure_ascii=False) for v in enum)
+        out["description"] = f"{out.get('description', '')} (one of {allowed})".strip()
+    if isinstance(out.get("properties"), dict):
+        out["properties"] = {k: _parameters(v) for k, v in out["properties"].items()}
+    if isinstance(out.get("items"), dict):
+        out["items"] = _parameters(out["items"])
+    return out
 
 
 def _metadata(flat: FlatTool, tool: Tool, command: Command, target: Target) -> dict[str, Any]:
@@ -558,6 +576,8 @@ _SCHEMA_NAMES = {
     "max_items": "maxItems",
 }
 """JSON Schema keywords as a proto message's snake_case field names would spell them."""
+_EMPTY_IS_ABSENT = frozenset({"description", "enum", "properties", "required", "pattern", "format"})
+"""Schema keywords whose empty value means the same as leaving them out."""
 _VALUE_KINDS = {
     "stringValue": "string_value",
     "numberValue": "number_value",
@@ -907,6 +927,8 @@ class _Reader:
                 value = self.strings(obj, key, where)
             elif name == "type" and not isinstance(value, str | list):
                 raise self.fail(path, f"expected a type name, got {_jsontext.json_type(value)}")
+            if name in _EMPTY_IS_ABSENT and value in ("", [], {}):
+                continue  # proto3 leaves these out: an empty one says nothing either way
             out[name] = value
         return out
 
@@ -1139,10 +1161,11 @@ def _options(parameters: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str
 def _option(key: str, schema: dict[str, Any], required: bool) -> dict[str, Any]:
     """One property as an ATIP option. The JSON type gives the ATIP type (a `format` of
     uri, file-path or directory-path gives url, file, directory as RFC 0.6 §3.7 maps
-    them; a string enum gives enum; an object is a string whose `schema` says more);
-    constraints ATIP has no field for stay in `schema` (string and array options, which
-    the bridge renders from it) or in the option's `x-tdp`; a default or enum that does
-    not fit the type moves to `x-tdp` rather than make the document invalid."""
+    them; a string enum gives enum; an object or a union is a string whose `schema` says
+    what it is). A schema that says more than ATIP's fields (a pattern, bounds, nested
+    properties) is kept whole as the option's `schema`; a default or enum that does not
+    fit the ATIP type moves to the option's `x-tdp` rather than make the document
+    invalid."""
     kind = schema.get("type")
     if isinstance(kind, list):  # a nullable type: an absent option is the null
         kinds = [k for k in kind if k != "null"]
@@ -1188,14 +1211,8 @@ def _option(key: str, schema: dict[str, Any], required: bool) -> dict[str, Any]:
             option["default"] = default
         else:
             x_tdp["default"] = default
-    rest = {k: v for k, v in schema.items() if k not in expressed}
-    if rest:
-        if atip_type in ("string", "array"):
-            option["schema"] = {
-                k: v for k, v in schema.items() if k not in ("description", "default")
-            }
-        else:
-            x_tdp["schema"] = rest
+    if any(k not in expressed for k in schema):  # said more than ATIP's fields can
+        option["schema"] = {k: v for k, v in schema.items() if k not in ("description", "default")}
     if x_tdp:
         option["x-tdp"] = x_tdp
     return option
