@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from atipkit import _jsontext
-from atipkit.errors import AtipError
+from atipkit.errors import AtipError, DocumentTooLarge
 from atipkit.interop.atdf import extension
 from atipkit.interop.atdf.datatypes import Parameter
 from atipkit.interop.atdf.export import FOREIGN
@@ -36,6 +36,7 @@ _MAX_DESCRIPTION = 200
 #: Descriptor fields with a place in ATIP; every other one is kept under `x-atdf`.
 _MAPPED = frozenset({"tool_id", "id", "description", "how_to_use", extension.KEY})
 
+_TOO_DEEP = error("json.too-deep", "JSON is nested too deeply to be an ATDF document")
 Where = tuple[PathPart, ...]
 
 
@@ -52,8 +53,8 @@ def read_atdf(
 ) -> Tool:
     """Import an ATDF file (`-` for stdin), at most `max_bytes` long. The tool is named
     `name`, else as its `x-atip` says, else after the file (`weather.atdf.json` →
-    `weather`). `OSError` when the file cannot be read; `DocumentError` (`AtdfError`,
-    `MalformedJSON`, `DocumentTooLarge`) when it is not valid ATDF."""
+    `weather`). `OSError` when the file cannot be read; a `DocumentError` (`AtdfError`,
+    `MalformedJSON`, `DocumentTooLarge`) when it is not ATDF or too large or deep."""
     source = "<stdin>" if str(path) == "-" else os.fspath(path)
     data = _jsontext.read_bytes(path, max_bytes=max_bytes)
     stem = None if str(path) == "-" else _name_from_file(Path(path).name)
@@ -68,7 +69,12 @@ def loads_atdf(
     source: str | None = None,
 ) -> Tool:
     """Import ATDF from JSON text; see `import_atdf`."""
-    document = _jsontext.decode(data, source)
+    try:
+        document = _jsontext.decode(data, source)
+    except DocumentTooLarge as exc:  # the decoder words it for ATIP documents
+        if exc.problems[0].code != "json.too-deep":
+            raise
+        raise DocumentTooLarge([_TOO_DEEP], source) from None
     return import_atdf(document, name=name, default_name=default_name, source=source)
 
 
@@ -87,8 +93,7 @@ def import_atdf(
     try:
         return _import(document, name, default_name, source)
     except RecursionError:
-        problem = error("json.too-deep", "JSON is nested too deeply to be converted")
-        raise AtdfError([problem], source) from None
+        raise DocumentTooLarge([_TOO_DEEP], source) from None
 
 
 def _import(document: Any, name: str | None, default: str | None, source: str | None) -> Tool:

@@ -15,11 +15,9 @@ import msgspec
 
 from atipkit.bridge.params import describe
 from atipkit.bridge.safety import is_read_only
+from atipkit.execute.runner import DEFAULT_TIMEOUT, MAX_OUTPUT
 from atipkit.interop.atdf import codes
 from atipkit.model import UNSET, Argument, Authentication, Command, Effects, Option, Tool
-
-DEFAULT_TIMEOUT = "60s"
-"""The runner's timeout when a command states none (`atipkit.execute.runner`)."""
 
 
 def summary(command: Command) -> str:
@@ -150,8 +148,15 @@ def failures(tool: Tool, effects: Effects, has_inputs: bool) -> list[dict[str, s
         )
     )
     timeout = effects.duration.timeout if effects.duration and effects.duration.timeout else None
-    limit = timeout or f"{DEFAULT_TIMEOUT} (atipkit's default)"
+    limit = timeout or f"{DEFAULT_TIMEOUT:g}s (atipkit's default)"
     out.append((codes.TIMED_OUT, f"It did not finish within {limit} and was stopped."))
+    out.append(
+        (
+            codes.OUTPUT_TOO_LARGE,
+            f"It wrote more than {MAX_OUTPUT // (1024 * 1024)} MiB of output, atipkit's "
+            "cap, and was stopped.",
+        )
+    )
     out.append((codes.NON_ZERO_EXIT, "It exited with a non-zero status; its stderr says why."))
     return [{"code": code, "description": text} for code, text in out]
 
