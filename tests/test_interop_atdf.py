@@ -211,13 +211,13 @@ def test_the_round_trip_keeps_root_commands_groups_and_extensions():
     """What the example tools do not have: a root command, a group with parameters of
     its own and effects its commands inherit, three levels, positional patterns,
     environment variables, extensions. Only the hidden command is left out, as
-    `atip compile` leaves it out."""
+    `atip compile` leaves it out, and a cache's internal stamp (SPEC-NOTES 8)."""
     doc = minimal(
         globalOptions=[
             {"name": "config", "flags": ["-c", "--config"], "type": "file", "description": "c"}
         ],
         effects={"network": True},
-        **{"x-vendor": {"keep": [1, 2]}},
+        **{"x-vendor": {"keep": [1, 2]}, "_cached_at": "2025-01-01T00:00:00Z"},
     )
     doc["commands"][""] = {
         "description": "Run the default",
@@ -255,6 +255,7 @@ def test_the_round_trip_keeps_root_commands_groups_and_extensions():
     again = import_atdf(export_atdf(tool, enhanced=True))
     expected = copy.deepcopy(to_dict(tool))
     del expected["commands"]["db"]["commands"]["table"]["commands"]["peek"]
+    del expected["_cached_at"]
     assert to_dict(again) == expected
     assert effective_effects(again, "db table drop") == effective_effects(tool, "db table drop")
 
@@ -482,6 +483,10 @@ def test_tampered_x_atip_is_refused_with_its_path(tmp_path):
     twice = export_atdf(gh, enhanced=True)
     twice.append(twice[0])
     assert "described twice" in _fails(tmp_path, twice, 65)
+    edited = export_atdf(gh, enhanced=True)
+    edited[2]["x-atip"]["command"]["options"][0]["flags"] = ["merge"]
+    message = _fails(tmp_path, edited, 65)
+    assert "invalid at $.commands.pr.commands.merge.options[0].flags: expected" in message
 
 
 def test_a_failed_import_leaves_out_alone(tmp_path):

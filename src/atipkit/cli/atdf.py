@@ -107,6 +107,8 @@ def export_atdf(
         if isinstance(exc, DocumentError):  # an x-atdf extension ATDF does not accept
             raise _invalid(exc, tools[0], "Fix or remove the x-atdf extension it names.") from None
         raise InputError(str(exc), details={"tools": tools}) from None
+    if not descriptors:
+        ctx.warn("no invocable command (hidden ones are left out): the list is empty")
     text = json.dumps(descriptors, indent=2, ensure_ascii=False) + "\n"
     if out is None:
         return Document(text)

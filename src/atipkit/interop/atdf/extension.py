@@ -6,7 +6,7 @@ allows extra keys, so every exported descriptor keeps the exact ATIP objects it 
 from, self-contained (a descriptor copied out of the list still restores its command):
 
     "x-atip": {
-      "tool":    {...the ATIP document without its commands...},
+      "tool":    {...the ATIP document without its commands and `_*` keys...},
       "path":    ["pr", "create"],
       "parents": [{...the "pr" group without its subcommands...}],
       "command": {...the command without its subcommands...},
@@ -68,15 +68,17 @@ def _without_commands(obj: Mapping[str, Any]) -> dict[str, Any]:
 
 def encode(document: dict[str, Any], path: CommandPath, params: dict[str, ParamRef]) -> dict:
     """The extension of the descriptor for command `path` of `document` (the tool as
-    `atipkit.model.to_dict` gives it)."""
+    `atipkit.model.to_dict` gives it). The document's own `_*` keys (a cache's stamps)
+    are internal and stay behind (SPEC-NOTES 8)."""
     parents = []
     node = document.get("commands", {})
     for word in path[:-1]:
         parents.append(_without_commands(node[word]))
         node = node[word].get("commands", {})
     command = node[path[-1] if path else ""]
+    header = {k: v for k, v in document.items() if k != "commands" and not k.startswith("_")}
     return {
-        "tool": _without_commands(document),
+        "tool": header,
         "path": list(path),
         "parents": parents,
         "command": _without_commands(command),
@@ -91,7 +93,8 @@ class Restored:
         self.source = source
         self.header: dict[str, Any] | None = None
         self.commands: dict[str, Any] = {}
-        self._first: tuple[PathPart, ...] = ()
+        self.first: tuple[PathPart, ...] = ()
+        """Where the descriptor the tool's header came from is."""
         self._seen: dict[CommandPath, tuple[PathPart, ...]] = {}
 
     def add(self, extension: Any, where: tuple[PathPart, ...]) -> CommandPath:
@@ -115,10 +118,10 @@ class Restored:
                 self._fail("unexpected 'commands': each command is its own descriptor", at)
         name = extension["tool"]["name"]
         if self.header is None:
-            self.header, self._first = dict(extension["tool"]), where
+            self.header, self.first = dict(extension["tool"]), where
         elif name != self.header["name"]:
             self._fail(
-                f"a command of tool {name!r}, but {json_path(self._first)} is of "
+                f"a command of tool {name!r}, but {json_path(self.first)} is of "
                 f"{self.header['name']!r}; import one tool at a time",
                 (*here, "tool", "name"),
             )

@@ -133,15 +133,16 @@ def _import(document: Any, name: str | None, default: str | None, source: str | 
             "description": _description(entries),
         }
     doc = {**header, "name": tool_name, "commands": commands}
-    report = validate(doc, source=source)
-    if not report.ok or report.tool is None:
+    report = validate(doc)
+    if not report.ok or report.tool is None:  # a hand-edited x-atip, or a bug
         first = report.errors[0]
+        at = (*restored.first, extension.KEY) if restored.header else entries[0][0]
         raise AtdfError(
             [
                 error(
                     "atdf.invalid-atip",
                     f"the ATIP document it gives is invalid at {first.location}: {first.message}",
-                    json_path(entries[0][0]),
+                    json_path(at),
                 )
             ],
             source,
