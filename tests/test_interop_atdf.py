@@ -293,6 +293,33 @@ def test_atdf_to_atip_to_atdf_keeps_what_atip_cannot_say():
 # -- import of hand-written documents --------------------------------------------------------
 
 
+def _all_descriptors() -> list[Any]:
+    out: list[Any] = []
+    for path in sorted(HANDWRITTEN.glob("*.json")):
+        data = read_json(path)
+        out += data if isinstance(data, list) else data.get("tools", [data])
+    return out
+
+
+def _mutations(descriptor: dict[str, Any]) -> list[Any]:
+    both = {**descriptor, "id": "x", "tool_id": "x"}
+    bare = {k: v for k, v in descriptor.items() if k not in ("id", "tool_id")}
+    typed = copy.deepcopy(descriptor)
+    typed["how_to_use"]["outputs"]["failure"] = [{"code": ""}]
+    extra = {**descriptor, "x-vendor": 1}
+    return [descriptor, both, bare, typed, extra, {**descriptor, "when_to_use": None}]
+
+
+@pytest.mark.parametrize(
+    "descriptor",
+    [m for d in _all_descriptors() for m in _mutations(d)],
+    ids=lambda d: f"{d.get('tool_id', d.get('id', '?'))}",
+)
+def test_our_check_agrees_with_the_reference_validator(descriptor):
+    expected = reference(flavour(descriptor)).is_valid(descriptor)
+    assert (check_descriptor(descriptor) == []) == expected
+
+
 def test_import_a_basic_descriptor():
     tool = read_atdf(HANDWRITTEN / "weather.atdf.json")
     assert_atip_valid(tool)

@@ -93,8 +93,8 @@ def export_atdf(
     ones (--enhanced) also carry the exact ATIP metadata under x-atip. The result is the
     array (`--plain > tools.atdf.json` saves it); with --out FILE it is written there
     atomically and the result says where. Exit status: 0; 2 usage (an unreadable file,
-    two tools of one name, a file that cannot be written); 10 a name that is neither a
-    file nor a known tool; 30 --out not writable; 65 an invalid ATIP document.
+    two tools of one name, --out cannot be written); 10 a name that is neither a file
+    nor a known tool; 30 no permission to write --out; 65 an invalid ATIP document.
     """
     from atipkit.cli.compile import _load
     from atipkit.errors import DocumentError
@@ -154,9 +154,9 @@ def import_atdf(
     and what ATIP cannot say kept under x-atdf. The result is the ATIP document, valid
     under the ATIP schema; with --out FILE it is written there atomically and the result
     says where. Exit status: 0; 2 usage (no name for the tool from stdin, a name that
-    cannot name a tool, an unreadable file, --out not writable); 10 no such file; 30
-    --out not writable for lack of permission; 65 not JSON, not ATDF, too large or too
-    deeply nested (the message names the JSON path and what was expected).
+    cannot name a tool, an unreadable file, --out cannot be written); 10 no such file;
+    30 no permission to write --out; 65 not JSON, not ATDF, too large or too deeply
+    nested (the message names the JSON path and what was expected).
     """
     from atipkit.errors import DocumentError
     from atipkit.interop.atdf import ToolNameError, read_atdf
@@ -185,7 +185,7 @@ def import_atdf(
         ) from None
     except DocumentError as exc:
         raise _invalid(
-            exc, file, "Fix the document as the message says; the ATDF schemas are in atipkit."
+            exc, file, "Fix the document where the message says; the ATDF schemas are in atipkit."
         ) from None
     text = dumps(tool) + b"\n"
     _warn(ctx, text)
