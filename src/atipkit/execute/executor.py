@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 import threading
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -21,7 +22,7 @@ from atipkit.bridge.result_filter import ResultFilter
 from atipkit.execute.argv import InvalidArguments, Invocation, build_argv
 from atipkit.execute.audit import AuditLog
 from atipkit.execute.policy import Decision, decide
-from atipkit.execute.runner import RunRefused, RunResult, run
+from atipkit.execute.runner import DEFAULT_TIMEOUT, RunRefused, RunResult, parse_duration, run
 from atipkit.model import Effects, Tool, effective_effects
 from atipkit.policy import Policy
 
@@ -42,6 +43,13 @@ class Outcome(msgspec.Struct, kw_only=True):
     """Why the command did not run, when it did not: the policy denied it, nobody confirmed
     it, its arguments do not fit, its input requirements cannot be met (`effects.
     interactive.stdin`), or it could not be started."""
+    request: dict[str, Any] | None = None
+    """For a tool imported from an MCP server (`x-mcp`): the `tools/call` request sent (or,
+    in a dry run, that would be sent). `invocation.argv` is then how the server is reached
+    (its command line, or its URL), and `result` the call's: exit status 0, or 1 when the
+    tool reported an error."""
+    structured_content: Any = None
+    """An MCP tool's structured result, when it gave one."""
 
 
 class Executor:
@@ -106,6 +114,10 @@ class Executor:
         if decision.action == "deny":
             text = "denied by policy: " + "; ".join(decision.reasons)
             return self._finish(call, decision, None, None, text, True, stop)
+        from atipkit.interop.mcp.call import is_mcp
+
+        if is_mcp(tool):
+            return self._call_mcp(call, tool, decision, stdin=stdin, dry_run=dry_run)
         try:
             invocation = build_argv(
                 tool, call.path, call.values, executable=self.executables.get(tool.name)
@@ -131,6 +143,83 @@ class Executor:
             return self._finish(call, decision, invocation, None, text, True, "not-started")
         return self._finish(call, decision, invocation, result, self._text(result), not result.ok)
 
+    def _call_mcp(
+        self,
+        call: ToolCall,
+        tool: Tool,
+        decision: Decision,
+        *,
+        stdin: bytes | str | None,
+        dry_run: bool,
+    ) -> Outcome:
+        """A call of a tool imported from an MCP server: the same decision, confirmation,
+        audit and result filter as a command line's, sent as `tools/call` instead of run
+        as argv (`atipkit.interop.mcp.call`)."""
+        from atipkit.interop.mcp import McpError, ServerTimeout, endpoint_of, request
+        from atipkit.interop.mcp import call as call_mcp
+
+        assert call.path is not None
+        try:
+            sent = request(tool, call.path, call.values)
+            reach = endpoint_of(tool)
+        except InvalidArguments as exc:
+            text = json.dumps(exc.to_atdf(f"urn:atip:call:{call.id or call.index}"))
+            return self._finish(call, decision, None, None, text, True, "invalid-arguments")
+        except McpError as exc:
+            return self._finish(call, decision, None, None, f"not run: {exc}", True, "not-started")
+        argv = list(reach.command) if reach.transport == "stdio" else [reach.url]
+        invocation = Invocation(tool=tool.name, path=call.path, argv=argv)
+        if dry_run:
+            text = "dry run: " + json.dumps(sent)
+            return self._finish(call, decision, invocation, None, text, False, request=sent)
+        if stdin is not None:
+            text = "not run: an MCP tool reads no stdin; give the data as an argument"
+            return self._finish(
+                call, decision, invocation, None, text, True, "input-refused", request=sent
+            )
+        effects = _effects(tool, call)
+        if effects.cost and effects.cost.billable is True:
+            with self._lock:
+                self._billable += 1
+        stated = effects.duration.timeout if effects.duration else None
+        timeout = parse_duration(stated) if stated else DEFAULT_TIMEOUT
+        started = time.monotonic()
+        try:
+            answer = call_mcp(tool, call.path, call.values, timeout=timeout)
+        except ServerTimeout as exc:
+            result = RunResult(
+                argv=argv,
+                exit_code=None,
+                stdout="",
+                stderr=exc.stderr,
+                seconds=time.monotonic() - started,
+                timed_out=True,
+            )
+            text = self.filter(f"[timed out after {timeout:g} s]")
+            return self._finish(call, decision, invocation, result, text, True, request=sent)
+        except McpError as exc:
+            text = f"cannot call {sent['params']['name']} on {reach.where}: {exc}"
+            return self._finish(
+                call, decision, invocation, None, text, True, "not-started", request=sent
+            )
+        result = RunResult(
+            argv=argv,
+            exit_code=1 if answer.is_error else 0,
+            stdout=answer.text,
+            stderr="",
+            seconds=answer.seconds,
+        )
+        return self._finish(
+            call,
+            decision,
+            invocation,
+            result,
+            self.filter(answer.text),
+            answer.is_error,
+            request=sent,
+            structured_content=answer.structured_content,
+        )
+
     def _text(self, result: RunResult) -> str:
         if result.ok:
             return self.filter(result.stdout)
@@ -151,6 +240,9 @@ class Executor:
         text: str,
         is_error: bool,
         stopped: Stop | None = None,
+        *,
+        request: dict[str, Any] | None = None,
+        structured_content: Any = None,
     ) -> Outcome:
         if self.audit is not None:
             self.audit.record(
@@ -162,6 +254,7 @@ class Executor:
                 reasons=decision.reasons,
                 exit_code=result.exit_code if result else None,
                 seconds=round(result.seconds, 4) if result else None,
+                **({} if request is None else {"request": request}),
             )
         return Outcome(
             call=call,
@@ -171,6 +264,8 @@ class Executor:
             text=text,
             is_error=is_error,
             stopped=stopped,
+            request=request,
+            structured_content=structured_content,
         )
 
     # -- the calls of one turn --------------------------------------------------------
