@@ -36,7 +36,7 @@ import msgspec
 from atipkit import _jsontext
 from atipkit._duration import parse_duration
 from atipkit._http import HttpError, NetworkError, StatusError
-from atipkit.errors import DocumentError, MalformedJSON, UnsupportedVersion
+from atipkit.errors import DocumentError, DocumentTooLarge, MalformedJSON, UnsupportedVersion
 from atipkit.model import UNSET, Effects, Tool, from_dict, get_command, to_dict
 from atipkit.problems import PathPart, error, json_path
 
@@ -602,7 +602,20 @@ def parse(data: bytes | str | Mapping[str, Any], *, source: str | None = None) -
     `UnsupportedProtocol` for a major protocol_version other than 1, and `ManifestError`
     naming the JSON path of anything else that is wrong."""
     if isinstance(data, bytes | str):
+        if len(data) > _jsontext.MAX_DOCUMENT_BYTES:
+            raise DocumentTooLarge(
+                [
+                    error(
+                        "json.too-large",
+                        f"document is {len(data):,} bytes or characters; the limit is "
+                        f"{_jsontext.MAX_DOCUMENT_BYTES:,}",
+                    )
+                ],
+                source,
+            )
         data = _jsontext.decode(data, source)
+    if isinstance(data, Mapping) and not isinstance(data, dict):
+        data = dict(data)
     reader = _Reader(source)
     root = reader.object(data, [])
     reader.check_depth(root)
