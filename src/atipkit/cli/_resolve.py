@@ -10,6 +10,7 @@ from atipkit.app import DataFormatError, InputError, NotFoundError, Suggestion, 
 
 if TYPE_CHECKING:
     from atipkit.app import Context
+    from atipkit.model import Tool
     from atipkit.resolve import Resolved
 
 from atipkit.cli._errors import BAD_REGISTRY, NO_EXECUTABLE, NO_METADATA
@@ -104,3 +105,33 @@ def resolution_error(
             "its pattern files.",
         )
     return None
+
+
+def document(name: str, ctx: Context) -> Tool:
+    """The ATIP document a command names: a file, `-` for stdin, or else a tool name to
+    resolve; an unreadable or invalid file is the error that means it (2, 65)."""
+    import os
+
+    from atipkit._jsontext import MAX_DOCUMENT_BYTES
+    from atipkit.errors import DocumentError
+    from atipkit.model import load
+
+    if name != "-" and not os.path.exists(name):
+        return resolve(name, ctx).tool
+    try:
+        return load(name, max_bytes=MAX_DOCUMENT_BYTES)
+    except OSError as exc:
+        raise InputError(
+            f"cannot read {name}: {exc.strerror or exc}", details={"file": name}
+        ) from None
+    except DocumentError as exc:
+        problems = [p.to_dict() for p in exc.problems]
+        more = len(problems) - 1
+        raise DataFormatError(
+            str(exc) + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""),
+            details={"file": exc.source or name, "problems": problems},
+            suggestion=Suggestion(
+                "Fix the document; `atip validate` lists every problem.",
+                example=f"atip validate {name} --text",
+            ),
+        ) from None

@@ -96,11 +96,11 @@ def export_atdf(
     two tools of one name, --out cannot be written); 10 a name that is neither a file
     nor a known tool; 30 no permission to write --out; 65 an invalid ATIP document.
     """
-    from atipkit.cli.compile import _load
+    from atipkit.cli._resolve import document
     from atipkit.errors import DocumentError
     from atipkit.interop.atdf import export_atdf as export
 
-    documents = [_load(name, ctx) for name in tools]
+    documents = [document(name, ctx) for name in tools]
     try:
         descriptors = export(documents, enhanced=enhanced)
     except ValueError as exc:

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from atipkit._jsontext import MAX_DOCUMENT_BYTES
 from atipkit.app import (
     Argument,
     Context,
-    DataFormatError,
     Document,
     InputError,
     Option,
-    Suggestion,
 )
 from atipkit.cli import app
 from atipkit.cli._effects import resolving
-from atipkit.cli._resolve import resolve
+from atipkit.cli._resolve import document
 from atipkit.cli.discover import split
 
 if TYPE_CHECKING:
@@ -63,7 +59,7 @@ def compile_tools(
     from atipkit.bridge import compile_tools as compile_documents
 
     wanted = split(commands)
-    tools = [_select(_load(name, ctx), name, wanted, depth) for name in files]
+    tools = [_select(document(name, ctx), name, wanted, depth) for name in files]
     compiled = compile_documents(tools, provider, strict=strict, strategy=strategy)
     for problem in compiled.warnings:
         ctx.warn(f"{problem.location + ': ' if problem.location else ''}{problem.message}")
@@ -72,32 +68,6 @@ def compile_tools(
         names = {name: _jsonable(path) for name, path in compiled.table.items()}
         payload = {"tools": payload, "table": names}
     return Document(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
-
-
-def _load(name: str, ctx: Context) -> Tool:
-    """A document from a file or stdin; anything else is a tool name to resolve."""
-    from atipkit.errors import DocumentError
-    from atipkit.model import load
-
-    if name != "-" and not os.path.exists(name):
-        return resolve(name, ctx).tool
-    try:
-        return load(name, max_bytes=MAX_DOCUMENT_BYTES)
-    except OSError as exc:
-        raise InputError(
-            f"cannot read {name}: {exc.strerror or exc}", details={"file": name}
-        ) from None
-    except DocumentError as exc:
-        problems = [p.to_dict() for p in exc.problems]
-        more = len(problems) - 1
-        raise DataFormatError(
-            str(exc) + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""),
-            details={"file": exc.source or name, "problems": problems},
-            suggestion=Suggestion(
-                "Fix the document; `atip validate` lists every problem.",
-                example=f"atip validate {name} --text",
-            ),
-        ) from None
 
 
 def _select(tool: Tool, name: str, wanted: list[str] | None, depth: int | None) -> Tool:
