@@ -110,14 +110,14 @@ def serve(
     """
     from atipkit import serve as servers
 
-    if registry is None and not tdp:
-        raise InputError("Missing option '--registry'.", suggestion=_NEITHER)
     if not tdp and (tool or scenario or not x_atip):
         raise InputError(
             "--tool, --scenario and --no-x-atip go with --tdp",
             code="E1002",
             suggestion=Suggestion("Add --tdp.", example="atip serve --tdp --tool gh.json"),
         )
+    if registry is None and not tdp:
+        raise InputError("Missing option '--registry'.", suggestion=_NEITHER)
     if registry is not None:
         errors.require_directory(
             registry, "--registry", "Give the directory atip registry build wrote."

@@ -1,8 +1,9 @@
 """HTTP servers: `atip serve`.
 
 Each thing served is an ASGI app built by its own module (`serve.registry` for a static
-registry; the Tool Discovery Protocol will be another), and `listen` + `run` serve any of
-them with uvicorn. Starlette and uvicorn come with the `serve` extra and are imported only
+registry, `serve.tdp` for the Tool Discovery Protocol, which can pass what is not its own
+to another app, so one server gives both), and `listen` + `run` serve any of them with
+uvicorn. Starlette and uvicorn come with the `serve` extra and are imported only
 here, when a server starts, so `import atipkit` stays cheap.
 """
 

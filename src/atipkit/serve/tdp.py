@@ -145,8 +145,10 @@ class ToolSource:
 
         try:
             return load(path)
-        except (OSError, DocumentError) as exc:
-            raise Unavailable(f"{path}: {getattr(exc, 'strerror', None) or exc}") from None
+        except DocumentError as exc:  # names the file
+            raise Unavailable(str(exc)) from None
+        except OSError as exc:
+            raise Unavailable(f"{path}: {exc.strerror or exc}") from None
 
     def _resolve(self, name: str) -> Tool | None:
         """A registry entry's metadata as `atip run` would see it; an entry that no longer
