@@ -59,6 +59,7 @@ __all__ = [
     "Scenario",
     "ToolDefinition",
     "UnsupportedProtocol",
+    "atip_effects",
     "clear_cache",
     "fetch",
     "manifest",
