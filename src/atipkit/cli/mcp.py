@@ -90,17 +90,18 @@ def import_mcp(
     the tool and why).
     """
     from atipkit._atomic import write_atomic
-    from atipkit.interop.mcp import McpError, describe, fetch
+    from atipkit.interop.mcp import McpError, check_tool_name, describe, fetch
     from atipkit.model import count_commands, dumps
 
     endpoint = _endpoint(command, url, header, env)
+    if name is not None:
+        try:
+            check_tool_name(name)
+        except ValueError as exc:
+            raise InputError(f"--name: {exc}", details={"param": "name"}) from None
     try:
         listing = fetch(endpoint, timeout=ctx.settings.timeout or DEFAULT_TIMEOUT)
         tool = describe(listing, name=name)
-    except ValueError as exc:
-        if isinstance(exc, McpError):
-            raise _failure(exc, endpoint) from None
-        raise InputError(f"--name: {exc}", details={"param": "name"}) from None
     except McpError as exc:
         raise _failure(exc, endpoint) from None
     text = dumps(tool) + b"\n"

@@ -28,7 +28,14 @@ from atipkit.interop.mcp.call import (
     request,
     result_of,
 )
-from atipkit.interop.mcp.describe import EXTENSION, MCP_DEFAULTS, Listing, describe, effects
+from atipkit.interop.mcp.describe import (
+    EXTENSION,
+    MCP_DEFAULTS,
+    Listing,
+    check_tool_name,
+    describe,
+    effects,
+)
 from atipkit.interop.mcp.endpoint import Endpoint
 from atipkit.interop.mcp.errors import (
     BadExtension,
@@ -59,6 +66,7 @@ __all__ = [
     "ServerNotFound",
     "ServerTimeout",
     "call",
+    "check_tool_name",
     "describe",
     "effects",
     "endpoint_of",

@@ -137,16 +137,23 @@ def command_keys(names: list[Any]) -> dict[int, str]:
     return keys
 
 
+def check_tool_name(name: str) -> str:
+    """`name` if it can name an ATIP tool (no spaces, slashes or control characters),
+    else `ValueError`."""
+    if not name or _TOOL_NAME_UNSAFE.search(name):
+        raise ValueError(f"not a tool name: {name!r} (no spaces, slashes or control characters)")
+    return name
+
+
 def _tool_name(given: str | None, info: dict[str, Any], endpoint: Endpoint) -> str:
     if given is not None:
-        if not given or _TOOL_NAME_UNSAFE.search(given):
-            raise ValueError(
-                f"not a tool name: {given!r} (no spaces, slashes or control characters)"
-            )
-        return given
+        return check_tool_name(given)
+    # the server's own name; else the last word of its command that is not an option
+    # (`server.py` of `python server.py`), or its URL's host
+    word = next((w for w in reversed(endpoint.command) if not w.startswith("-")), "")
     for candidate in (
         _text(info.get("name")),
-        endpoint.command[-1].rsplit("/", 1)[-1] if endpoint.command else "",
+        word.rstrip("/").rsplit("/", 1)[-1],
         endpoint.url.split("//", 1)[-1].split("/", 1)[0] if endpoint.url else "",
     ):
         cleaned = _TOOL_NAME_UNSAFE.sub("-", candidate).strip("-")

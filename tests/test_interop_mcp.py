@@ -1,0 +1,658 @@
+"""`atip import mcp` and the calls of imported tools, against real MCP servers written with
+the official SDK (tests/apps/mcp_import_server.py) started as real processes: over stdio,
+and over streamable HTTP on a loopback port. What a server can send but the SDK's server
+would not (hostile names, recursive or exploding schemas, thousands of tools) is fed to
+the pure `describe` directly.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import mcp.types
+import pytest
+
+from atipkit.bridge import compile_tools, parse_tool_calls
+from atipkit.bridge.flatten import ParamRef
+from atipkit.execute import AuditLog, Executor, InvalidArguments
+from atipkit.interop.mcp import (
+    Endpoint,
+    Listing,
+    NotDescribable,
+    ServerFailed,
+    ServerTimeout,
+    call,
+    describe,
+    fetch,
+    import_server,
+    request,
+)
+from atipkit.model import to_dict
+from atipkit.policy import Policy
+from atipkit.validation import validate
+from tests.apps import mcp_import_server as server
+from tests.helpers import atip, envelope_of
+from tests.servers import free_port, stop, wait_for_port
+
+SERVER = Path(server.__file__)
+NAMES = [t["name"] for t in server.TOOLS]
+MCP_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
+LABEL = {  # label_notes' Label, its $refs inlined
+    "type": "object",
+    "title": "Label",
+    "properties": {
+        "name": {"type": "string", "title": "Name"},
+        "color": {"type": "string", "enum": ["red", "green"], "title": "Color"},
+    },
+    "required": ["name"],
+}
+
+
+def command(*args: str) -> list[str]:
+    return [sys.executable, str(SERVER), *args]
+
+
+def originals() -> dict[str, dict[str, Any]]:
+    """The server's tools, with label_notes' $refs inlined (ATIP options stand alone)."""
+    tools = {t["name"]: copy.deepcopy(t) for t in server.TOOLS}
+    properties = tools["label_notes"]["inputSchema"]["properties"]
+    properties["labels"]["items"] = LABEL
+    properties["main"] = {**LABEL, "description": "The label shown first"}
+    return tools
+
+
+def mcp_meaning(annotations: dict[str, Any] | None) -> dict[str, bool]:
+    """The four hints as MCP defines them: an absent one takes MCP's default, and a
+    read-only tool destroys nothing and is safe to repeat (its destructive and idempotent
+    hints mean nothing)."""
+    hints = {
+        "readOnlyHint": False,
+        "destructiveHint": True,
+        "idempotentHint": False,
+        "openWorldHint": True,
+    }
+    hints.update({k: v for k, v in (annotations or {}).items() if k in hints})
+    if hints["readOnlyHint"]:
+        hints.update(destructiveHint=False, idempotentHint=True)
+    return hints
+
+
+def listing(tools: list[dict[str, Any]], **info: Any) -> Listing:
+    """What a server could answer, for the pure `describe`."""
+    return Listing(
+        endpoint=Endpoint.stdio(["some-server", "--stdio"]),
+        protocol_version="2025-06-18",
+        server_info=info or {"name": "demo", "version": "1.0"},
+        tools=tools,
+    )
+
+
+def one_tool(input_schema: Any, name: str = "t", **more: Any) -> Listing:
+    return listing([{"name": name, "inputSchema": input_schema, **more}])
+
+
+@pytest.fixture(autouse=True)
+def secret(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The token that documents name as ${NOTES_SECRET} and never hold."""
+    monkeypatch.setenv("NOTES_SECRET", "s3cret")
+
+
+@pytest.fixture(scope="module")
+def imported() -> Any:
+    """The server imported by the library, two tools a page (five pages)."""
+    return import_server(Endpoint.stdio(command("--page-size", "2")), timeout=30)
+
+
+@pytest.fixture(scope="module")
+def imported_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Any, Path]:
+    """The same server imported by `atip import mcp --out`, with a token in its
+    environment named, not written."""
+    out = tmp_path_factory.mktemp("cli") / "new" / "notes.json"
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("NOTES_SECRET", "s3cret")  # the import connects with it too
+        result = atip(
+            "import",
+            "mcp",
+            "--plain",
+            "--out",
+            str(out),
+            "--env",
+            "NOTES_TOKEN=${NOTES_SECRET}",
+            "--",
+            *command("--page-size", "4"),
+        )
+    return result, out
+
+
+# -- describing --------------------------------------------------------------------------
+
+
+def test_import_round_trips_names_schemas_and_annotations(imported):
+    """ATIP → MCP through our own compiler gives back the server's tools: every name,
+    each input schema (the documented additions only: `additionalProperties: false`, a
+    description for a property without one, ATIP's default note after a description,
+    $refs inlined) and the annotations as MCP means them."""
+    assert validate(to_dict(imported)).ok
+    assert list(imported.commands) == NAMES  # all five pages, in the server's order
+    compiled = compile_tools(imported, "mcp")
+    by_name = originals()
+    assert len(compiled.tools) == len(NAMES)
+    for definition in compiled.tools:
+        mcp.types.Tool.model_validate(definition)  # what the SDK accepts
+        [key] = compiled.bindings[definition["name"]].targets[""].path
+        original = by_name[imported.commands[key].extensions["x-mcp"]["name"]]
+        assert key == original["name"]
+        schema, given = definition["inputSchema"], original["inputSchema"]
+        assert schema["type"] == "object"
+        assert schema["additionalProperties"] is False
+        assert sorted(schema.get("required", [])) == sorted(given.get("required", []))
+        assert list(schema["properties"]) == list(given.get("properties", {}))
+        for prop, want in given.get("properties", {}).items():
+            got = schema["properties"][prop]
+            where = f"{key}.{prop}"
+            assert set(got) - set(want) <= {"description"}, where
+            for keyword, value in want.items():
+                if keyword == "description":
+                    assert got["description"].startswith(value), where
+                else:
+                    assert got[keyword] == value, where
+        hints = {k: v for k, v in definition["annotations"].items() if k != "title"}
+        assert hints == mcp_meaning(original.get("annotations")), key
+
+
+def test_the_server_and_how_to_reach_it_are_recorded(imported):
+    reach = imported.extensions["x-mcp"]
+    assert (imported.name, imported.version, imported.title) == (
+        "notes-desk",
+        "2.4.1",
+        "Notes desk",
+    )
+    assert imported.description == "Team notes over MCP"
+    assert imported.trust.source == "native"
+    assert imported.trust.verified is False
+    assert reach["transport"] == "stdio"
+    assert reach["command"] == command("--page-size", "2")
+    assert reach["instructions"] == server.INSTRUCTIONS
+    assert reach["serverInfo"]["description"] == "Team notes over MCP"
+    from mcp.types.version import KNOWN_PROTOCOL_VERSIONS
+
+    assert reach["protocolVersion"] in KNOWN_PROTOCOL_VERSIONS
+    by_name = {t["name"]: t for t in server.TOOLS}
+    for key, cmd in imported.commands.items():
+        kept = cmd.extensions["x-mcp"]
+        assert kept.get("annotations") == by_name[key].get("annotations")
+        assert kept.get("outputSchema") == by_name[key].get("outputSchema")
+        assert kept.get("title") == by_name[key].get("title")
+    # what no option holds is kept: label_notes' $defs
+    assert imported.commands["label_notes"].extensions["x-mcp"]["inputSchema"] == {
+        "$defs": by_name["label_notes"]["inputSchema"]["$defs"]
+    }
+
+
+def test_options_use_atip_types_where_they_are_exact_and_keep_the_schema_elsewhere(imported):
+    options = {o.name: o for o in imported.commands["search_notes"].options}
+    assert options["query"].required
+    assert options["query"].flags == ["--query"]
+    assert (options["limit"].type, options["limit"].default) == ("integer", 10)
+    assert (options["sort"].type, options["sort"].enum) == ("enum", ["newest", "oldest"])
+    assert [options[n].type for n in ("tags", "exact", "min_score")] == [
+        "array",
+        "boolean",
+        "number",
+    ]
+    assert all(not o.schema for o in options.values())  # ATIP says each exactly
+    note = {o.name: o for o in imported.commands["create_note"].options}
+    assert (note["priority"].type, note["priority"].enum) == ("integer", [1, 2, 3])
+    assert note["due"].type == "string"
+    assert note["due"].schema["type"] == "object"
+    assert note["due"].required
+    assert note["due"].description == "When it is due"
+    assert "description" not in note["due"].schema  # said once, by the option
+    assert note["attachments"].schema["items"]["required"] == ["name"]
+    assert note["color"].schema == {"type": ["string", "null"]}
+
+
+def test_effects_never_claim_more_safety_than_the_annotations():
+    from atipkit.interop.mcp import effects
+
+    none = effects({})  # MCP's defaults: may destroy, not idempotent, open world
+    assert (none.destructive, none.idempotent, none.network) == (True, False, True)
+    assert not none.filesystem  # MCP says nothing of files
+    read_only = effects({"readOnlyHint": True, "openWorldHint": False})
+    assert read_only.filesystem.write is False
+    assert read_only.filesystem.delete is False
+    assert (read_only.destructive, read_only.idempotent, read_only.network) == (
+        False,
+        True,
+        False,
+    )
+    contradictory = effects({"readOnlyHint": True, "destructiveHint": True})
+    assert contradictory.destructive is True  # the cautious hint wins
+    additive = effects({"destructiveHint": False, "idempotentHint": True})
+    assert (additive.destructive, additive.idempotent, additive.network) == (False, True, True)
+
+
+def test_names_that_are_not_command_keys_are_rewritten_and_called_by_their_own():
+    names = ["notes_search", "notes/search", "-rf", "two words", "x" * 300]
+    tool = describe(listing([{"name": n, "inputSchema": {"type": "object"}} for n in names]))
+    assert validate(to_dict(tool)).ok
+    keys = list(tool.commands)
+    assert keys[0] == "notes_search"  # a valid name is its own key
+    assert len(set(keys)) == len(keys)
+    assert all(MCP_NAME.match(k) for k in keys)
+    assert not any(k.startswith("-") for k in keys)
+    assert [c.extensions["x-mcp"]["name"] for c in tool.commands.values()] == names
+    compiled = compile_tools(tool, "mcp")
+    for definition, name in zip(compiled.tools, names, strict=True):
+        [parsed] = parse_tool_calls("mcp", {"name": definition["name"]}, compiled)
+        assert request(tool, parsed.path, parsed.values)["params"]["name"] == name
+
+
+@pytest.mark.parametrize(
+    ("tools", "tool", "reason"),
+    [
+        (
+            [{"name": "twice", "inputSchema": {}}, {"name": "twice", "inputSchema": {}}],
+            "twice",
+            "two tools have this name",
+        ),
+        ([{"name": "", "inputSchema": {}}], None, "has no name"),
+        ([{"name": "t", "inputSchema": []}], "t", "inputSchema must be an object"),
+        ([{"name": "t", "inputSchema": {"type": "string"}}], "t", "of type 'object'"),
+        (
+            [{"name": "t", "inputSchema": {"properties": {"p": False}}}],
+            "t",
+            "inputSchema.properties.p: the schema `false` accepts no value",
+        ),
+        (
+            [{"name": "t", "inputSchema": {"properties": {"p": {"$ref": "https://x/s.json"}}}}],
+            "t",
+            "points outside the input schema",
+        ),
+        (
+            [{"name": "t", "inputSchema": {"properties": {"p": {"$ref": "#/$defs/Nope"}}}}],
+            "t",
+            "points at nothing",
+        ),
+        ([{"name": "t", "inputSchema": {}, "annotations": ["readOnlyHint"]}], "t", "annotations"),
+    ],
+)
+def test_what_atip_cannot_hold_is_refused_naming_the_tool(tools, tool, reason):
+    with pytest.raises(NotDescribable) as caught:
+        describe(listing(tools))
+    assert caught.value.tool == tool
+    assert reason in str(caught.value)
+
+
+def test_recursive_exploding_and_deep_schemas_are_refused_not_followed():
+    node = {"type": "object", "properties": {"kids": {"items": {"$ref": "#/$defs/Node"}}}}
+    tree = {"$defs": {"Node": node}, "properties": {"root": {"$ref": "#/$defs/Node"}}}
+    with pytest.raises(NotDescribable, match=r"root.*recursive"):
+        describe(one_tool(tree, name="tree"))
+    # 30 levels, each referring twice to the next: 2**30 objects if written out
+    defs = {
+        f"d{i}": {
+            "properties": {"a": {"$ref": f"#/$defs/d{i + 1}"}, "b": {"$ref": f"#/$defs/d{i + 1}"}}
+        }
+        for i in range(30)
+    }
+    defs["d30"] = {"type": "string"}
+    started = time.monotonic()
+    with pytest.raises(NotDescribable, match="grows past"):
+        describe(one_tool({"$defs": defs, "properties": {"p": {"$ref": "#/$defs/d0"}}}))
+    assert time.monotonic() - started < 5
+    deep: dict[str, Any] = {"type": "string"}
+    for _ in range(200):
+        deep = {"type": "object", "properties": {"a": deep}}
+    with pytest.raises(NotDescribable, match="deeper than"):
+        describe(one_tool({"properties": {"p": deep}}))
+
+
+def test_a_huge_listing_is_refused():
+    tools = [{"name": f"t{i}", "inputSchema": {}} for i in range(10_001)]
+    with pytest.raises(NotDescribable, match="10001 tools"):
+        describe(listing(tools))
+
+
+def test_odd_but_valid_schemas_still_give_a_valid_document_that_compiles_exactly():
+    properties = {
+        "nullable_default": {"type": "string", "default": None},
+        "mixed_enum": {"enum": ["a", 1, None]},
+        "union": {"anyOf": [{"type": "integer"}, {"type": "string"}]},
+        "wrong_default": {"type": "string", "default": 10},
+        "ints": {"type": "array", "items": {"type": "integer"}, "default": [1, 2]},
+        "bad description": {"type": "string", "description": 42},
+        "with $ref sibling": {"$ref": "#/$defs/S", "minLength": 2},
+    }
+    schema = {"$defs": {"S": {"type": "string", "maxLength": 5}}, "properties": properties}
+    tool = describe(one_tool(schema, required=["gone"]))
+    assert validate(to_dict(tool)).ok
+    result = compile_tools(tool, "mcp")
+    [compiled] = result.tools
+    keys = result.bindings[compiled["name"]].targets[""].params  # key → the option
+    got = {keys[k].name: v for k, v in compiled["inputSchema"]["properties"].items()}
+    assert keys["bad_description"].name == "bad description"  # keys providers accept
+    for prop, want in properties.items():
+        if "$ref" in want:
+            want = {"type": "string", "maxLength": 5, "minLength": 2}
+        extra = {k: v for k, v in got[prop].items() if k != "description"}
+        assert extra == {k: v for k, v in want.items() if k != "description"}, prop
+    flags = [f for o in tool.commands["t"].options for f in o.flags]
+    assert len(set(flags)) == len(flags)
+    assert all(" " not in f for f in flags)
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="atipkit.bridge.params.parameter_schema reads Option.schema only when it is "
+    "non-empty and the option a string or an array: an integer's bounds (a number's, a "
+    "boolean's title) and the any-value schema {} are lost in a compile, though the "
+    "importer keeps them in the option's schema",
+)
+def test_integer_bounds_and_any_value_survive_a_compile():
+    properties = {
+        "n": {"type": "integer", "minimum": 1},
+        "any": {},
+        "wrong_default": {"type": "integer", "default": "ten"},
+    }
+    tool = describe(one_tool({"properties": properties}))
+    assert [o.schema for o in tool.commands["t"].options] == list(properties.values())
+    [compiled] = compile_tools(tool, "mcp").tools
+    got = compiled["inputSchema"]["properties"]
+    assert {k: {x: v for x, v in got[k].items() if x != "description"} for k in got} == properties
+
+
+def test_server_names_a_tool_its_name_or_the_command():
+    weird = describe(listing([], name="@acme/notes server", version=""))
+    assert weird.name == "@acme-notes-server"
+    assert weird.version == "unknown"
+    nameless = describe(listing([], version="1"))
+    assert nameless.name == "some-server"  # the server named none: its command's last word
+    named = describe(listing([]), name="notes")
+    assert named.name == "notes"
+    with pytest.raises(ValueError, match="not a tool name"):
+        describe(listing([]), name="two words")
+
+
+# -- calling -------------------------------------------------------------------------------
+
+
+def test_request_maps_values_back_and_checks_them_first(imported):
+    values = {
+        ParamRef("option", "title"): "Buy milk",
+        ParamRef("option", "due"): {"date": "2030-01-01", "remind": True},
+    }
+    sent = request(imported, ("create_note",), values)
+    assert sent == {
+        "method": "tools/call",
+        "params": {
+            "name": "create_note",
+            "arguments": {"title": "Buy milk", "due": {"date": "2030-01-01", "remind": True}},
+        },
+    }
+    bad = {ParamRef("option", "title"): "", ParamRef("option", "due"): {"remind": "yes"}}
+    with pytest.raises(InvalidArguments) as caught:
+        request(imported, ("create_note",), bad)
+    problems = {p.parameter: p.message for p in caught.value.problems}
+    assert set(problems) == {"title", "due"}
+    assert "shorter than 1" in problems["title"]
+    errors = caught.value.to_atdf()["errors"]
+    assert {e["parameter_name"] for e in errors} == {"title", "due"}
+    with pytest.raises(InvalidArguments, match="is required"):
+        request(imported, ("create_note",), {ParamRef("option", "title"): "x"})
+
+
+def test_call_answers_text_structured_content_and_errors(imported):
+    values = {ParamRef("option", "title"): "t", ParamRef("option", "due"): {"date": "2030-01-01"}}
+    created = call(imported, ("create_note",), values, timeout=30)
+    assert (created.text, created.is_error) == ("created t", False)
+    assert created.structured_content == {"id": "n3", "title": "t"}
+    failed = call(imported, ("fail",), {ParamRef("option", "why"): "disk full"}, timeout=30)
+    assert (failed.text, failed.is_error) == ("it failed: disk full", True)
+
+
+def test_a_slow_call_times_out_and_the_server_is_stopped(imported):
+    started = time.monotonic()
+    with pytest.raises(ServerTimeout):
+        call(imported, ("slow",), {ParamRef("option", "seconds"): 30}, timeout=1)
+    assert time.monotonic() - started < 8
+
+
+def run_call(document: Path, name: str, arguments: dict[str, Any], *more: str) -> Any:
+    payload = json.dumps({"name": f"notes-desk_{name}", "arguments": arguments})
+    return atip("run", "--tool", str(document), "--call", payload, *more)
+
+
+def test_cli_import_writes_the_document_it_prints(imported, imported_file):
+    result, out = imported_file
+    assert result.exit_code == 0, result.output
+    assert result.stdout.encode() == out.read_bytes()  # --plain: the document itself
+    document = json.loads(out.read_text())
+    assert validate(document).ok
+    assert document["commands"] == to_dict(imported)["commands"]
+    reach = document["x-mcp"]
+    assert reach["env"] == {"NOTES_TOKEN": "${NOTES_SECRET}"}  # named, not written
+    assert reach["cwd"] == os.getcwd()
+    assert reach["command"] == command("--page-size", "4")
+
+
+def test_atip_run_calls_an_imported_tool_under_the_policy(imported_file, tmp_path):
+    """A closed-world tool runs where the policy forbids the network, and gets the
+    token its environment names; an open-world one is denied without starting anything."""
+    _, document = imported_file
+    policy = tmp_path / "policy.json"
+    policy.write_text(json.dumps({"allowNetwork": False}))
+    audit = tmp_path / "audit.jsonl"
+    args = {"text": "hi", "count": 2, "ratio": 0.5, "loud": True, "words": ["a"], "nested": {}}
+    ran = run_call(document, "echo", args, "--policy", str(policy), "--audit", str(audit))
+    assert ran.exit_code == 0, ran.output
+    report = envelope_of(ran)["result"]
+    assert json.loads(report["text"]) == {"tool": "echo", "arguments": args, "token": "s3cret"}
+    assert (report["decision"], report["isError"], report["exitCode"]) == ("allow", False, 0)
+    page = {"url": "https://example.com"}
+    denied = run_call(document, "fetch_page", page, "--policy", str(policy), "--audit", str(audit))
+    assert denied.exit_code == 30, denied.output
+    assert envelope_of(denied)["result"]["argv"] is None  # nothing started
+    [first, second] = AuditLog(audit).read()
+    assert first["request"]["params"] == {"name": "echo", "arguments": args}
+    assert first["decision"] == "allow"
+    assert first["exit_code"] == 0
+    assert second["decision"] == "deny"
+    assert "request" not in second
+
+
+def test_atip_run_asks_before_a_destructive_imported_tool(imported_file):
+    _, document = imported_file
+    unasked = run_call(document, "delete_note", {"id": "n1"})
+    assert unasked.exit_code == 2, unasked.output  # no terminal to ask, no --yes
+    assert "destructive" in envelope_of(unasked)["error"]["message"]
+    confirmed = run_call(document, "delete_note", {"id": "n1"}, "--yes")
+    assert confirmed.exit_code == 0, confirmed.output
+    said = json.loads(envelope_of(confirmed)["result"]["text"])
+    assert said["arguments"] == {"id": "n1"}
+    assert said["tool"] == "delete_note"
+
+
+def test_atip_run_dry_run_reports_the_request_and_starts_nothing(imported_file):
+    _, document = imported_file
+    args = {"title": "t", "due": {"date": "2030-01-01"}}
+    planned = run_call(document, "create_note", args, "--dry-run")
+    assert planned.exit_code == 0, planned.output
+    text = envelope_of(planned)["result"]["result"]["text"]
+    assert json.loads(text.removeprefix("dry run: ")) == {
+        "method": "tools/call",
+        "params": {"name": "create_note", "arguments": args},
+    }
+    refused = run_call(document, "echo", {}, "--stdin", "data")
+    assert refused.exit_code == 2, refused.output
+    invalid = run_call(document, "create_note", {"title": "", "due": {}})
+    assert invalid.exit_code == 65, invalid.output
+    assert "title" in envelope_of(invalid)["result"]["text"]
+
+
+def test_a_variable_the_document_names_must_be_set_when_calling(imported_file, monkeypatch):
+    _, document = imported_file
+    monkeypatch.delenv("NOTES_SECRET")
+    result = run_call(document, "echo", {})
+    assert result.exit_code == 40, result.output
+    assert "${NOTES_SECRET}, which is not set" in envelope_of(result)["error"]["message"]
+
+
+def test_atip_run_reports_a_tool_error_as_a_failed_dependency(imported_file):
+    _, document = imported_file
+    failed = run_call(document, "fail", {"why": "disk full"})
+    assert failed.exit_code == 40, failed.output
+    report = envelope_of(failed)["result"]
+    assert (report["isError"], report["text"]) == (True, "it failed: disk full")
+
+
+# -- over streamable HTTP ------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def http_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = free_port()
+    log = tmp_path_factory.mktemp("http") / "server.log"
+    with open(log, "wb") as sink:
+        process = subprocess.Popen(
+            command("--http", str(port)), stdout=sink, stderr=subprocess.STDOUT
+        )
+    try:
+        wait_for_port(port, process, log)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        stop(process)
+
+
+def test_http_import_and_calls_send_the_named_header(http_url, imported, tmp_path):
+    out = tmp_path / "notes.json"
+    result = atip(
+        "import", "mcp", "--url", http_url, "--header", "X-Notes-Token: ${NOTES_SECRET}",
+        "--out", str(out),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    document = json.loads(out.read_text())
+    assert validate(document).ok
+    assert document["commands"] == to_dict(imported)["commands"]
+    assert {k: document["x-mcp"][k] for k in ("transport", "url", "headers")} == {
+        "transport": "http",
+        "url": http_url,
+        "headers": {"X-Notes-Token": "${NOTES_SECRET}"},
+    }
+    from atipkit.model import load
+
+    tool = load(out)
+    compiled = compile_tools(tool, "openai")
+    executor = Executor(tool, policy=Policy(allow_destructive=True))
+    response = {
+        "tool_calls": [
+            {"id": "1", "function": {"name": "notes-desk_echo", "arguments": '{"text": "x"}'}},
+            {
+                "id": "2",
+                "function": {
+                    "name": "notes-desk_create_note",
+                    "arguments": '{"title": "h", "due": {"date": "2030-01-01"}}',
+                },
+            },
+        ]
+    }
+    echo, created = executor.execute_all(parse_tool_calls("openai", response, compiled))
+    said = json.loads(echo.text)
+    assert said["token"] == "s3cret"
+    assert said["arguments"] == {"text": "x"}
+    assert echo.invocation.argv == [http_url]
+    assert created.structured_content == {"id": "n3", "title": "h"}
+    assert created.request["params"]["name"] == "create_note"
+
+
+# -- failures ------------------------------------------------------------------------------
+
+
+def test_import_needs_exactly_one_server():
+    neither = atip("import", "mcp")
+    assert neither.exit_code == 2
+    assert "neither" in envelope_of(neither)["error"]["message"]
+    both = atip("import", "mcp", "--url", "http://127.0.0.1:9/mcp", "--", "srv")
+    assert both.exit_code == 2
+    assert "both" in envelope_of(both)["error"]["message"]
+    for args in (
+        ["--url", "ftp://x/mcp"],
+        ["--url", "http://127.0.0.1:9/mcp", "--header", "no colon"],
+        ["--url", "http://127.0.0.1:9/mcp", "--env", "A=1"],
+        ["--name", "two words", "--", "srv"],
+        ["--env", "novalue", "--", "srv"],
+    ):
+        result = atip("import", "mcp", *args)
+        assert result.exit_code == 2, (args, result.output)
+
+
+def test_import_of_a_command_that_does_not_exist_is_not_found(tmp_path):
+    result = atip("import", "mcp", "--out", str(tmp_path / "x.json"), "--", "no-such-server-x")
+    assert result.exit_code == 10, result.output
+    assert not (tmp_path / "x.json").exists()
+
+
+def test_import_of_a_server_that_dies_says_what_it_said():
+    result = atip("import", "mcp", "--", *command("--mode", "dies"))
+    assert result.exit_code == 40, result.output
+    error = envelope_of(result)["error"]
+    assert "cannot open the notes database" in error["message"]
+    assert "cannot open the notes database" in error["details"]["stderr"]
+
+
+def test_import_of_a_server_that_never_answers_times_out():
+    started = time.monotonic()
+    result = atip("import", "mcp", "--timeout", "1", "--", *command("--mode", "silent"))
+    assert result.exit_code == 50, result.output
+    with pytest.raises(ServerTimeout):
+        fetch(Endpoint.stdio(command("--mode", "silent")), timeout=1)
+    assert time.monotonic() - started < 15
+
+
+def test_import_of_a_recursive_schema_names_the_tool(tmp_path):
+    out = tmp_path / "tree.json"
+    out.write_text("kept")
+    result = atip("import", "mcp", "--out", str(out), "--", *command("--mode", "recursive"))
+    assert result.exit_code == 65, result.output
+    error = envelope_of(result)["error"]
+    assert error["details"]["tool"] == "tree"
+    assert "recursive" in error["message"]
+    assert out.read_text() == "kept"  # nothing half-written
+
+
+def test_a_listing_that_never_ends_is_stopped():
+    with pytest.raises(NotDescribable, match="cursor the server gave before"):
+        fetch(Endpoint.stdio(command("--mode", "stuck-cursor")), timeout=30)
+    with pytest.raises(NotDescribable, match="past 5 pages"):
+        fetch(Endpoint.stdio(command("--mode", "endless")), timeout=30, max_pages=5)
+
+
+def test_an_unreachable_url_fails_as_a_dependency():
+    with pytest.raises(ServerFailed):
+        fetch(Endpoint.http(f"http://127.0.0.1:{free_port()}/mcp"), timeout=10)
+
+
+def test_without_the_mcp_sdk_the_import_asks_for_the_extra(monkeypatch):
+    """The SDK cannot be uninstalled here: the package metadata says it is missing."""
+    import importlib.metadata
+
+    real = importlib.metadata.version
+
+    def version(name: str) -> str:
+        if name == "mcp":
+            raise importlib.metadata.PackageNotFoundError(name)
+        return real(name)
+
+    monkeypatch.setattr(importlib.metadata, "version", version)
+    result = atip("import", "mcp", "--", sys.executable)
+    assert result.exit_code == 40, result.output
+    assert envelope_of(result)["error"]["code"] == "E4010"
