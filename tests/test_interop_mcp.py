@@ -20,6 +20,8 @@ from typing import Any
 
 import mcp.types
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from atipkit.bridge import compile_tools, parse_tool_calls
 from atipkit.bridge.flatten import ParamRef
@@ -656,3 +658,49 @@ def test_without_the_mcp_sdk_the_import_asks_for_the_extra(monkeypatch):
     result = atip("import", "mcp", "--", sys.executable)
     assert result.exit_code == 40, result.output
     assert envelope_of(result)["error"]["code"] == "E4010"
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+KEYWORDS = st.sampled_from(
+    ["type", "properties", "required", "items", "enum", "default", "description", "$ref",
+     "$defs", "anyOf", "additionalProperties", "title", "minimum", "format"]
+)  # fmt: skip
+SCHEMA = st.recursive(
+    JSON,
+    lambda inner: st.dictionaries(KEYWORDS | st.text(max_size=6), inner, max_size=5),
+    max_leaves=25,
+)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    tools=st.lists(
+        st.fixed_dictionaries(
+            {"name": st.text(max_size=20) | JSON, "inputSchema": SCHEMA},
+            optional={"annotations": JSON, "description": JSON, "outputSchema": JSON},
+        ),
+        max_size=4,
+    ),
+    info=JSON,
+)
+def test_any_listing_gives_a_valid_document_or_says_why(tools, info):
+    """Whatever a server lists, `describe` answers a valid document or `NotDescribable`:
+    never another exception, never an invalid document."""
+    hostile = Listing(
+        endpoint=Endpoint.stdio(["srv"]), protocol_version="x", server_info=info, tools=tools
+    )
+    try:
+        outcome: Any = describe(hostile)
+    except NotDescribable as exc:
+        outcome = exc
+    if isinstance(outcome, NotDescribable):
+        assert str(outcome)
+        return
+    assert validate(to_dict(outcome)).ok
+    compile_tools(outcome, "mcp")

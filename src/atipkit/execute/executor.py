@@ -114,10 +114,11 @@ class Executor:
         if decision.action == "deny":
             text = "denied by policy: " + "; ".join(decision.reasons)
             return self._finish(call, decision, None, None, text, True, stop)
-        from atipkit.interop.mcp.call import is_mcp
+        if "x-mcp" in tool.extensions:  # perhaps imported from an MCP server
+            from atipkit.interop.mcp import is_mcp
 
-        if is_mcp(tool):
-            return self._call_mcp(call, tool, decision, stdin=stdin, dry_run=dry_run)
+            if is_mcp(tool):
+                return self._call_mcp(call, tool, decision, stdin=stdin, dry_run=dry_run)
         try:
             invocation = build_argv(
                 tool, call.path, call.values, executable=self.executables.get(tool.name)

@@ -75,7 +75,10 @@ def describe(listing: Listing, *, name: str | None = None) -> Tool:
         raise NotDescribable(
             None, f"the server lists {len(listing.tools)} tools; at most {MAX_TOOLS} are read"
         )
-    info = listing.server_info or {}
+    for index, raw in enumerate(listing.tools):
+        if not isinstance(raw, dict):
+            raise NotDescribable(None, f"tool {index + 1} of the listing is not an object")
+    info = listing.server_info if isinstance(listing.server_info, dict) else {}
     tool_name = _tool_name(name, info, listing.endpoint)
     keys = command_keys([t.get("name") for t in listing.tools])
     commands = {keys[index]: _command(raw) for index, raw in enumerate(listing.tools)}

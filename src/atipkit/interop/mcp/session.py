@@ -15,6 +15,7 @@ import logging
 import os
 import shutil
 import tempfile
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import IO, TYPE_CHECKING, Any, TypeVar
@@ -66,10 +67,11 @@ class _State(logging.Handler):
         self.phase = "initialize"
         self.errlog = errlog
         self.complaints: list[str] = []
+        self.thread = threading.get_ident()  # the exchange's loop runs in this thread
 
     def emit(self, record: logging.LogRecord) -> None:
-        if len(self.complaints) >= 3:
-            return
+        if record.thread != self.thread or len(self.complaints) >= 3:
+            return  # another exchange's, in another thread
         text = record.getMessage()
         error = record.exc_info[1] if record.exc_info else None
         inputs = [e.get("input") for e in getattr(error, "errors", list)()[:1]]
@@ -106,11 +108,22 @@ def run(
     an event loop of its own (call it from any thread that is not running one). An
     answer the SDK cannot read is `NotDescribable` when `invalid_is_data` (a listing),
     else `ServerFailed`."""
+    import asyncio
+
     import anyio
 
     require_sdk()
     if timeout <= 0:
         raise ValueError("timeout must be positive")
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        pass  # no loop in this thread: one of our own can run
+    else:
+        raise RuntimeError(
+            "atipkit.interop.mcp runs an event loop of its own: from async code, call it in "
+            "a worker thread (anyio.to_thread.run_sync)"
+        )
     _check_start(endpoint)
     with tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace") as errlog:
         state = _State(errlog)
