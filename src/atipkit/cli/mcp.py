@@ -21,7 +21,6 @@ from atipkit.app import (
     ToolError,
 )
 from atipkit.cli import _errors as errors
-from atipkit.cli._effects import runs_anything
 from atipkit.cli.interop import import_group
 
 if TYPE_CHECKING:
@@ -34,14 +33,18 @@ DEFAULT_TIMEOUT = 30.0
 
 
 def _effects() -> Effects:
-    """It starts the command it is given (not sandboxed: it is the user's server) or talks
-    to a URL, and may write --out; it reads no stdin and asks nothing."""
-    import msgspec
+    """It starts the server it is given (the user's own command, not sandboxed) or talks
+    to a URL, to list its tools, and may write --out; it calls none of the tools, so it
+    destroys nothing, and importing again gives the same document. No stdin, no prompts."""
+    from atipkit.model import Effects, FilesystemEffects, Interactive
 
-    from atipkit.model import Interactive
-
-    return msgspec.structs.replace(
-        runs_anything(), interactive=Interactive(stdin="none", prompts=False, tty=False)
+    return Effects(
+        filesystem=FilesystemEffects(read=True, write=True, delete=False),
+        network=True,
+        subprocess=True,
+        idempotent=True,
+        destructive=False,
+        interactive=Interactive(stdin="none", prompts=False, tty=False),
     )
 
 
