@@ -89,8 +89,8 @@ def import_mcp(
     (--plain > FILE saves it as it is; --out writes it atomically). Exit codes: 2 neither
     or both of --url and a command, or a bad --header/--env/--name; 10 the command does
     not exist; 40 the server fails to start, answer or initialize, or the mcp extra is
-    missing; 50 timeout; 65 the server's tools cannot be described (the message names
-    the tool and why).
+    missing; 50 --timeout (default 30 s: starting, handshake and listing) ran out; 65 the
+    server's tools cannot be described (the message names the tool and why).
     """
     from atipkit._atomic import write_atomic
     from atipkit.interop.mcp import McpError, check_tool_name, describe, fetch

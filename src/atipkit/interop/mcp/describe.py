@@ -115,7 +115,7 @@ def command_keys(names: list[Any]) -> dict[int, str]:
     seen: set[str] = set()
     for name in names:
         if not isinstance(name, str) or not name:
-            raise NotDescribable(None, f"a tool has no name (found {name!r})")
+            raise NotDescribable(None, f"a tool has no name (found {repr(name)[:60]})")
         if name in seen:
             raise NotDescribable(name, "two tools have this name; a call could not choose")
         seen.add(name)
