@@ -353,13 +353,6 @@ def test_odd_but_valid_schemas_still_give_a_valid_document_that_compiles_exactly
     assert all(" " not in f for f in flags)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="atipkit.bridge.params.parameter_schema reads Option.schema only when it is "
-    "non-empty and the option a string or an array: an integer's bounds (a number's, a "
-    "boolean's title) and the any-value schema {} are lost in a compile, though the "
-    "importer keeps them in the option's schema",
-)
 def test_integer_bounds_and_any_value_survive_a_compile():
     properties = {
         "n": {"type": "integer", "minimum": 1},
@@ -371,6 +364,21 @@ def test_integer_bounds_and_any_value_survive_a_compile():
     [compiled] = compile_tools(tool, "mcp").tools
     got = compiled["inputSchema"]["properties"]
     assert {k: {x: v for x, v in got[k].items() if x != "description"} for k in got} == properties
+
+
+def test_schemas_openai_strict_mode_cannot_take_fall_back_to_non_strict():
+    """A server's schema may leave a property untyped or a nested one optional; OpenAI's
+    strict mode refuses both, so those tools are compiled non-strict, with a warning."""
+    nested = {"type": "object", "properties": {"a": {"type": "string"}}}
+    tool = describe(one_tool({"properties": {"any": {}, "obj": nested}}))
+    compiled = compile_tools(tool, "openai", strict=True)
+    assert compiled.tools[0]["function"]["strict"] is False
+    [warning] = compiled.warnings
+    assert warning.code == "openai.strict-limit"
+    assert "no stated type (any)" in warning.message
+    assert "not required (a)" in warning.message
+    plain = describe(one_tool({"properties": {"n": {"type": "integer", "minimum": 1}}}))
+    assert compile_tools(plain, "openai", strict=True).tools[0]["function"]["strict"] is True
 
 
 def test_server_names_a_tool_its_name_or_the_command():

@@ -43,15 +43,24 @@ def responses_tool(tool: FlatTool, description: str, *, strict: bool) -> dict[st
 
 
 def strict_limits(schema: dict[str, Any]) -> list[str]:
-    """What in a strict schema exceeds OpenAI's documented limits (empty when none)."""
+    """What in a strict schema exceeds OpenAI's documented limits, or its rules for
+    schemas a parameter states itself (an MCP tool's, a JSON option's): every property of
+    a stated type, every object's properties all required (empty when none)."""
     properties = enum_values = 0
     deepest = 0
+    untyped: list[str] = []
+    optional: list[str] = []
     stack: list[tuple[dict[str, Any], int]] = [(schema, 1)]
     while stack:
         node, depth = stack.pop()
         deepest = max(deepest, depth)
-        for child in node.get("properties", {}).values():
+        children = node.get("properties", {})
+        if set(children) - set(node.get("required", [])):
+            optional.append(", ".join(sorted(set(children) - set(node.get("required", [])))))
+        for key, child in children.items():
             properties += 1
+            if not any(k in child for k in ("type", "anyOf", "enum", "const", "$ref")):
+                untyped.append(key)
             stack.append((child, depth + 1))
         if isinstance(node.get("items"), dict):
             stack.append((node["items"], depth + 1))
@@ -63,4 +72,8 @@ def strict_limits(schema: dict[str, Any]) -> list[str]:
         out.append(f"{deepest} levels of nesting (limit {MAX_STRICT_DEPTH})")
     if enum_values > MAX_STRICT_ENUM_VALUES:
         out.append(f"{enum_values} enum values (limit {MAX_STRICT_ENUM_VALUES})")
+    if untyped:
+        out.append(f"properties of no stated type ({', '.join(sorted(untyped))})")
+    if optional:
+        out.append(f"nested properties that are not required ({'; '.join(optional)})")
     return out

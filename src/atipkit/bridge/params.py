@@ -49,8 +49,10 @@ def describe(param: Argument | Option) -> str:
 
 
 def parameter_schema(param: Argument | Option) -> dict[str, Any]:
-    """The neutral JSON Schema of one parameter."""
-    if param.schema and param.type in ("array", "string"):
+    """The neutral JSON Schema of one parameter: its own `schema` when it states one (the
+    exact schema of a JSON-valued option, an MCP tool's property, an integer's bounds),
+    else the one its ATIP type means."""
+    if param.schema is not UNSET:
         base: dict[str, Any] = dict(param.schema)
     else:
         base = dict(_BASE[param.type])

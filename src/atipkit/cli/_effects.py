@@ -102,6 +102,32 @@ def serves() -> Effects:
     )
 
 
+def serves_tools() -> Effects:
+    """`serves()`, for a server that also resolves the registry's tools while it runs (a
+    probe in the sandbox, which may record what it found)."""
+    return _effects(
+        write=True,
+        network=True,
+        subprocess=True,
+        idempotent=True,
+        reversible=True,
+        duration=Duration(typical="until stopped"),
+    )
+
+
+def imports(*, network: bool, subprocess: bool, stdin: StdinMode = "optional") -> Effects:
+    """A command that reads another format (a file, stdin, a URL, a server it starts) and
+    may write the ATIP document it makes to --out; it calls nothing it describes."""
+    return _effects(
+        write=True,
+        network=network,
+        subprocess=subprocess,
+        idempotent=True,
+        reversible=True,
+        stdin=stdin,
+    )
+
+
 def crawls() -> Effects:
     """A command that downloads packages, runs their binaries' help in the sandbox and
     writes shims."""

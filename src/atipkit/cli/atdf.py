@@ -8,8 +8,6 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import msgspec
-
 from atipkit.app import (
     Argument,
     AuthError,
@@ -21,9 +19,8 @@ from atipkit.app import (
     Option,
     Suggestion,
 )
-from atipkit.cli._effects import builds_files, resolving
+from atipkit.cli._effects import imports, resolving
 from atipkit.cli.interop import export_group, import_group
-from atipkit.model import Interactive
 
 if TYPE_CHECKING:
     from atipkit.errors import DocumentError
@@ -121,12 +118,7 @@ def export_atdf(
     }
 
 
-_IMPORT_EFFECTS = msgspec.structs.replace(
-    builds_files(), interactive=Interactive(stdin="optional", prompts=False, tty=False)
-)
-
-
-@import_group.command("atdf", effects=_IMPORT_EFFECTS, text=_text)
+@import_group.command("atdf", effects=imports(network=False, subprocess=False), text=_text)
 def import_atdf(
     ctx: Context,
     file: Annotated[

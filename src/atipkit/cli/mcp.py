@@ -21,34 +21,18 @@ from atipkit.app import (
     ToolError,
 )
 from atipkit.cli import _errors as errors
+from atipkit.cli._effects import imports
 from atipkit.cli.interop import import_group
 
 if TYPE_CHECKING:
     from atipkit.interop.mcp import Endpoint, McpError
-    from atipkit.model import Effects
 
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds for starting the server, the handshake and the listing, unless --timeout says."""
 
 
-def _effects() -> Effects:
-    """It starts the server it is given (the user's own command, not sandboxed) or talks
-    to a URL, to list its tools, and may write --out; it calls none of the tools, so it
-    destroys nothing, and importing again gives the same document. No stdin, no prompts."""
-    from atipkit.model import Effects, FilesystemEffects, Interactive
-
-    return Effects(
-        filesystem=FilesystemEffects(read=True, write=True, delete=False),
-        network=True,
-        subprocess=True,
-        idempotent=True,
-        destructive=False,
-        interactive=Interactive(stdin="none", prompts=False, tty=False),
-    )
-
-
-@import_group.command("mcp", effects=_effects())
+@import_group.command("mcp", effects=imports(network=True, subprocess=True, stdin="none"))
 def import_mcp(
     ctx: Context,
     command: Annotated[

@@ -105,30 +105,22 @@ def run(
         executables=executables,
     )
     outcome = executor.execute(parsed, stdin=stdin, dry_run=ctx.dry_run)
-    report = _report(outcome)
+    report = outcome.report()
     reasons = outcome.decision.reasons
     ctx.info(
         f"decision: {outcome.decision.action}" + (f" ({'; '.join(reasons)})" if reasons else "")
     )
-    if outcome.invocation:
+    if outcome.request is not None:  # a tool of an MCP server: a tools/call, not argv
+        where = " ".join(outcome.invocation.argv) if outcome.invocation else ""
+        ctx.info(f"request: {json.dumps(outcome.request)} to {where}")
+        if ctx.dry_run:
+            ctx.plan("call", where, request=outcome.request)
+    elif outcome.invocation:
         ctx.info(f"argv: {json.dumps(outcome.invocation.argv)}")
         if ctx.dry_run:
             ctx.plan("run", shlex.join(outcome.invocation.argv), argv=outcome.invocation.argv)
     _raise_for(outcome, report, compiled.bindings, unanswered)
     return report
-
-
-def _report(outcome: Outcome) -> dict[str, Any]:
-    call = outcome.call
-    return {
-        "call": {"name": call.name, "tool": call.tool, "command": list(call.path or ())},
-        "decision": outcome.decision.action,
-        "reasons": outcome.decision.reasons,
-        "argv": outcome.invocation.argv if outcome.invocation else None,
-        "exitCode": outcome.result.exit_code if outcome.result else None,
-        "isError": outcome.is_error,
-        "text": outcome.text,
-    }
 
 
 def _raise_for(
@@ -190,6 +182,13 @@ def _raise_for(
     if result.timed_out:
         raise TimeoutExpired(
             f"{result.argv[0]} timed out after {result.seconds:.1f} s", result=report
+        )
+    if outcome.request is not None:
+        tool = outcome.request["params"]["name"]
+        raise DependencyError(
+            f"the MCP tool {tool} on {result.argv[0]} reported an error",
+            details={"isError": True},
+            result=report,
         )
     raise DependencyError(
         f"{result.argv[0]} exited with status {result.exit_code}",

@@ -9,8 +9,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import msgspec
-
 from atipkit.app import (
     DataFormatError,
     InputError,
@@ -21,19 +19,13 @@ from atipkit.app import (
 from atipkit.app.served import listen
 from atipkit.cli import _errors as errors
 from atipkit.cli import app
-from atipkit.cli._effects import serves
-from atipkit.model import FilesystemEffects
+from atipkit.cli._effects import serves_tools
 
 if TYPE_CHECKING:
     import socket
 
     from atipkit.model import Tool
 
-# With --tdp the registry's tools are resolved as `atip run` resolves them: a probe in
-# the sandbox (a child process) that may record what it found in the registry.
-_EFFECTS = msgspec.structs.replace(
-    serves(), subprocess=True, filesystem=FilesystemEffects(read=True, write=True, delete=False)
-)
 _NEITHER = Suggestion(
     "Give --registry DIR to serve a built registry, --tdp to serve the Tool Discovery "
     "Protocol (GET /api/v1/tools), or both.",
@@ -50,7 +42,7 @@ def _text(started: dict[str, str]) -> str:
     return "\n".join(lines) + " (Ctrl-C to stop)\n"
 
 
-@app.command(effects=_EFFECTS, text=_text)
+@app.command(effects=serves_tools(), text=_text)
 def serve(
     registry: Annotated[
         Path | None,

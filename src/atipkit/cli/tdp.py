@@ -8,8 +8,6 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
-import msgspec
-
 from atipkit.app import (
     Argument,
     AuthError,
@@ -23,9 +21,8 @@ from atipkit.app import (
     Option,
     Suggestion,
 )
-from atipkit.cli._effects import fetches
+from atipkit.cli._effects import imports
 from atipkit.cli.interop import import_group
-from atipkit.model import Interactive
 
 if TYPE_CHECKING:
     from atipkit.errors import DocumentError
@@ -34,9 +31,6 @@ if TYPE_CHECKING:
 
 FETCH_TIMEOUT = 10.0
 """Seconds a URL may take, all in all, unless the global --timeout says otherwise."""
-_EFFECTS = msgspec.structs.replace(
-    fetches(), interactive=Interactive(stdin="optional", prompts=False, tty=False)
-)
 
 
 def _text(result: Any) -> str:
@@ -46,7 +40,7 @@ def _text(result: Any) -> str:
     return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
 
 
-@import_group.command("tdp", effects=_EFFECTS, text=_text)
+@import_group.command("tdp", effects=imports(network=True, subprocess=False), text=_text)
 def import_tdp(
     ctx: Context,
     source: Annotated[

@@ -51,6 +51,27 @@ class Outcome(msgspec.Struct, kw_only=True):
     structured_content: Any = None
     """An MCP tool's structured result, when it gave one."""
 
+    def report(self) -> dict[str, Any]:
+        """What happened, as JSON for machines: `atip run`'s result, and the gateway's
+        `structuredContent`. `stopped`, `request` and `structuredContent` appear when set."""
+        call = self.call
+        out: dict[str, Any] = {
+            "call": {"name": call.name, "tool": call.tool, "command": list(call.path or ())},
+            "decision": self.decision.action,
+            "reasons": self.decision.reasons,
+            "argv": self.invocation.argv if self.invocation else None,
+            "exitCode": self.result.exit_code if self.result else None,
+            "isError": self.is_error,
+            "text": self.text,
+        }
+        if self.stopped is not None:
+            out["stopped"] = self.stopped
+        if self.request is not None:
+            out["request"] = self.request
+        if self.structured_content is not None:
+            out["structuredContent"] = self.structured_content
+        return out
+
 
 class Executor:
     """Runs calls of `tools` under `policy`. `confirm` is asked about calls the policy

@@ -36,7 +36,7 @@ commands, each with its name, title, description and hints: `atipkit.search`),
 `call_tool` (a name and its arguments → the same answer as calling the tool directly).
 """
 
-from atipkit.serve.gateway.catalog import Catalog, report
+from atipkit.serve.gateway.catalog import Catalog
 from atipkit.serve.gateway.deferred import CALL_TOOL, SCHEMA_TOOL, SEARCH_TOOL
 from atipkit.serve.gateway.selection import (
     GatewayError,
@@ -62,5 +62,4 @@ __all__ = [
     "Unavailable",
     "fingerprint",
     "load",
-    "report",
 ]

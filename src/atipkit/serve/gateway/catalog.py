@@ -134,23 +134,8 @@ class Catalog:
             outcome = self.executor.execute(call)
         finally:
             self._asker.value = None
-        return outcome, report(outcome)
+        return outcome, outcome.report()
 
     def _confirm(self, call: ToolCall, decision: Decision) -> bool:
         ask: Ask | None = getattr(self._asker, "value", None)
         return ask is not None and ask(call, decision)
-
-
-def report(outcome: Outcome) -> dict[str, Any]:
-    """What happened to a call, for machines: the same fields as `atip run`'s result."""
-    call = outcome.call
-    return {
-        "call": {"name": call.name, "tool": call.tool, "command": list(call.path or ())},
-        "decision": outcome.decision.action,
-        "reasons": outcome.decision.reasons,
-        "argv": outcome.invocation.argv if outcome.invocation else None,
-        "exitCode": outcome.result.exit_code if outcome.result else None,
-        "isError": outcome.is_error,
-        "stopped": outcome.stopped,
-        "text": outcome.text,
-    }
