@@ -448,7 +448,7 @@ def test_duplicate_input_names_are_refused(tmp_path):
     [
         (b"{nope", "line 1, column 2: invalid JSON"),
         (b"", "empty document"),
-        (b"[" * 100_000 + b"]" * 100_000, "nested too deeply to be an ATDF document"),
+        (b"[" * 100_000 + b"]" * 100_000, "JSON is nested too deeply to read"),
         (b'{"tool_id": "\xff"}', "not UTF-8"),
     ],
     ids=["syntax", "empty", "deep", "utf-8"],

@@ -81,7 +81,7 @@ def decode(data: bytes | str, source: str | None = None) -> Any:
             raise _malformed(raw, exc.start, msg, source) from None
         raise  # pragma: no cover - msgspec and Python disagree about UTF-8
     except RecursionError:
-        problem = error("json.too-deep", "JSON is nested too deeply to be an ATIP document")
+        problem = error("json.too-deep", "JSON is nested too deeply to read")
         raise DocumentTooLarge([problem], source) from None
     except msgspec.DecodeError as exc:
         text = str(exc)

@@ -19,7 +19,7 @@ import msgspec
 
 from atipkit.bridge.calls import ToolCall
 from atipkit.bridge.result_filter import ResultFilter
-from atipkit.execute.argv import InvalidArguments, Invocation, build_argv
+from atipkit.execute.argv import ArgumentProblem, InvalidArguments, Invocation, build_argv
 from atipkit.execute.audit import AuditLog
 from atipkit.execute.policy import Decision, decide
 from atipkit.execute.runner import DEFAULT_TIMEOUT, RunRefused, RunResult, parse_duration, run
@@ -43,6 +43,9 @@ class Outcome(msgspec.Struct, kw_only=True):
     """Why the command did not run, when it did not: the policy denied it, nobody confirmed
     it, its arguments do not fit, its input requirements cannot be met (`effects.
     interactive.stdin`), or it could not be started."""
+    problems: list[ArgumentProblem] = []
+    """What is wrong with each value, when the arguments do not fit (`invalid-arguments`);
+    `text` is the same as the ATDF error the model reads."""
     request: dict[str, Any] | None = None
     """For a tool imported from an MCP server (`x-mcp`): the `tools/call` request sent (or,
     in a dry run, that would be sent). `invocation.argv` is then how the server is reached
@@ -146,7 +149,9 @@ class Executor:
             )
         except InvalidArguments as exc:
             text = json.dumps(exc.to_atdf(f"urn:atip:call:{call.id or call.index}"))
-            return self._finish(call, decision, None, None, text, True, "invalid-arguments")
+            return self._finish(
+                call, decision, None, None, text, True, "invalid-arguments", problems=exc.problems
+            )
         if dry_run:
             return self._finish(
                 call, decision, invocation, None, "dry run: " + json.dumps(invocation.argv), False
@@ -186,7 +191,9 @@ class Executor:
             reach = endpoint_of(tool)
         except InvalidArguments as exc:
             text = json.dumps(exc.to_atdf(f"urn:atip:call:{call.id or call.index}"))
-            return self._finish(call, decision, None, None, text, True, "invalid-arguments")
+            return self._finish(
+                call, decision, None, None, text, True, "invalid-arguments", problems=exc.problems
+            )
         except McpError as exc:
             return self._finish(call, decision, None, None, f"not run: {exc}", True, "not-started")
         argv = list(reach.command) if reach.transport == "stdio" else [reach.url]
@@ -265,6 +272,7 @@ class Executor:
         *,
         request: dict[str, Any] | None = None,
         structured_content: Any = None,
+        problems: list[ArgumentProblem] | None = None,
     ) -> Outcome:
         if self.audit is not None:
             self.audit.record(
@@ -288,6 +296,7 @@ class Executor:
             stopped=stopped,
             request=request,
             structured_content=structured_content,
+            problems=problems or [],
         )
 
     # -- the calls of one turn --------------------------------------------------------

@@ -35,8 +35,8 @@ _FLAG_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _MAX_DESCRIPTION = 200
 #: Descriptor fields with a place in ATIP; every other one is kept under `x-atdf`.
 _MAPPED = frozenset({"tool_id", "id", "description", "how_to_use", extension.KEY})
+_TOO_DEEP = error("json.too-deep", "JSON is nested too deeply to read")
 
-_TOO_DEEP = error("json.too-deep", "JSON is nested too deeply to be an ATDF document")
 Where = tuple[PathPart, ...]
 
 
@@ -69,12 +69,7 @@ def loads_atdf(
     source: str | None = None,
 ) -> Tool:
     """Import ATDF from JSON text; see `import_atdf`."""
-    try:
-        document = _jsontext.decode(data, source)
-    except DocumentTooLarge as exc:  # the decoder words it for ATIP documents
-        if exc.problems[0].code != "json.too-deep":
-            raise
-        raise DocumentTooLarge([_TOO_DEEP], source) from None
+    document = _jsontext.decode(data, source)
     return import_atdf(document, name=name, default_name=default_name, source=source)
 
 

@@ -210,24 +210,12 @@ def _denied(outcome: Outcome, *, confirm: bool) -> tuple[str, str, Details]:
 
 
 def _invalid_arguments(outcome: Outcome) -> tuple[str, str, Details]:
-    """The executor states invalid values as the ATDF error of `InvalidArguments`
-    (`error_atdf.json`), which is the text it hands the model: the details come from
-    there."""
+    """The executor's `problems`, one for each value that does not fit (the same as the
+    ATDF error in `text` that the model reads)."""
     call = outcome.call
-    try:
-        errors = json.loads(outcome.text)["errors"]
-        problems = [
-            (
-                e["parameter_name"],
-                e["detail"],
-                e["context"]["received"],
-                e["context"]["expected"],
-                e["context"]["example"],
-            )
-            for e in errors
-        ]
-    except (ValueError, KeyError, TypeError):
-        problems = []
+    problems = [
+        (p.parameter, p.message, p.received, p.expected, p.example) for p in outcome.problems
+    ]
     if not problems:
         return (
             codes.INVALID_ARGUMENTS,
