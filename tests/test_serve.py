@@ -204,7 +204,7 @@ def serve(*args: str) -> dict:
 def test_failures_before_serving(tmp_path):
     missing = serve()
     assert (missing["exit_code"], missing["code"]) == (2, "E1001")
-    assert missing["message"] == "Missing option '--registry'."
+    assert missing["message"] == "Missing option '--registry' or '--tdp'."
     none = serve("--registry", str(tmp_path / "none"))
     assert (none["exit_code"], none["code"]) == (10, "E3001")
     assert none["message"] == f"{tmp_path / 'none'}: no such directory (--registry)"

@@ -438,7 +438,7 @@ def refused(*args: str) -> dict[str, Any]:
 def test_usage_errors_before_serving(tmp_path):
     neither = refused()
     assert (neither["exit_code"], neither["code"]) == (2, "E1001")
-    assert neither["message"] == "Missing option '--registry'."
+    assert neither["message"] == "Missing option '--registry' or '--tdp'."
     assert "--tdp" in neither["suggestion"]["fix"]
     alone = refused("--tool", str(EXAMPLES / "tools" / "gh.json"))
     assert (alone["exit_code"], alone["code"]) == (2, "E1002")

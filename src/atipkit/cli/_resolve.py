@@ -4,6 +4,7 @@ them: one place, so a tool that cannot be found or described fails with the same
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from atipkit.app import DataFormatError, InputError, NotFoundError, Suggestion, ToolError
@@ -109,29 +110,45 @@ def resolution_error(
 
 def document(name: str, ctx: Context) -> Tool:
     """The ATIP document a command names: a file, `-` for stdin, or else a tool name to
-    resolve; an unreadable or invalid file is the error that means it (2, 65)."""
+    resolve (`read_document`, `resolve`)."""
     import os
 
+    if name != "-" and not os.path.exists(name):
+        return resolve(name, ctx).tool
+    return read_document(name)
+
+
+def read_document(path: str | os.PathLike[str], option: str | None = None) -> Tool:
+    """The ATIP document in file `path` (`-`: stdin), or the error that means it: no such
+    file 10, unreadable 2, not a valid document 65 (every problem in the details).
+    `option` is the flag that named the file, for the messages."""
     from atipkit._jsontext import MAX_DOCUMENT_BYTES
     from atipkit.errors import DocumentError
     from atipkit.model import load
 
-    if name != "-" and not os.path.exists(name):
-        return resolve(name, ctx).tool
+    shown = "<stdin>" if str(path) == "-" else str(path)
+    named = f"{option} {shown}" if option else shown
+    where = {"path": str(path)}
     try:
-        return load(name, max_bytes=MAX_DOCUMENT_BYTES)
-    except OSError as exc:
-        raise InputError(
-            f"cannot read {name}: {exc.strerror or exc}", details={"file": name}
+        return load(path, max_bytes=MAX_DOCUMENT_BYTES)
+    except FileNotFoundError:
+        raise NotFoundError(
+            f"{named}: no such file",
+            details=where,
+            suggestion="Name an ATIP document (a JSON file).",
         ) from None
+    except OSError as exc:
+        raise InputError(f"{named}: cannot read: {exc.strerror or exc}", details=where) from None
     except DocumentError as exc:
         problems = [p.to_dict() for p in exc.problems]
         more = len(problems) - 1
+        message = str(exc).removeprefix(f"{exc.source}: ")
         raise DataFormatError(
-            str(exc) + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""),
-            details={"file": exc.source or name, "problems": problems},
+            f"{named}: {message}"
+            + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""),
+            details={**where, "problems": problems},
             suggestion=Suggestion(
                 "Fix the document; `atip validate` lists every problem.",
-                example=f"atip validate {name} --text",
+                example=f"atip validate {path} --text",
             ),
         ) from None

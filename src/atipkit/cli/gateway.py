@@ -6,15 +6,15 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from atipkit.app import Context, DataFormatError, InputError, NotFoundError, Option, Suggestion
+from atipkit.app import Context, InputError, Option, Suggestion
 from atipkit.cli import _errors as errors
 from atipkit.cli import app
 from atipkit.cli._effects import runs_anything
-from atipkit.cli._resolve import resolution_error
+from atipkit.cli._resolve import read_document, resolution_error
 from atipkit.cli.discover import split
 
 if TYPE_CHECKING:
-    from atipkit.serve.gateway import Gateway, Unavailable
+    from atipkit.serve.gateway import Gateway
 
 mcp_group = app.group("mcp", help="ATIP tools as MCP tools, for agents that only speak MCP.")
 
@@ -102,6 +102,8 @@ def serve(
     from atipkit.bridge.result_filter import ResultFilter
     from atipkit.cli.run import load_policy
 
+    for path in tool:  # each file's own error, before the gateway reads them all
+        read_document(path, "--tool")
     selection = Selection(tuple(dict.fromkeys(names)), all_tools, tuple(dict.fromkeys(tool)))
     try:
         gateway = Gateway(
@@ -113,7 +115,7 @@ def serve(
             log=ctx.warn,
         )
     except Unavailable as exc:
-        raise _unavailable(exc, set(selection.files)) from None
+        raise resolution_error(exc.cause, exc.name) or exc.cause from None
     except GatewayError as exc:
         raise InputError(str(exc), code="E1002", details={"param": "tool"}) from None
     if transport == "http" and host not in ("127.0.0.1", "localhost", "::1"):
@@ -160,19 +162,3 @@ def _require_extras(transport: str) -> None:
             servers.require_extra()
         except servers.ServeError as exc:
             raise errors.missing_extra(str(exc), servers.INSTALL_HINT) from None
-
-
-def _unavailable(exc: Unavailable, files: set[Path]) -> Exception:
-    """The error a tool, file or registry that cannot be had at start means."""
-    from atipkit.errors import DocumentError
-
-    cause = exc.cause
-    if Path(exc.name) in files:
-        where = {"path": exc.name}
-        if isinstance(cause, FileNotFoundError):
-            return NotFoundError(f"--tool {exc.name}: no such file", details=where)
-        if isinstance(cause, OSError):
-            return DataFormatError(f"--tool {exc.name}: {cause.strerror}", details=where)
-        if isinstance(cause, DocumentError):
-            return DataFormatError(f"--tool {exc.name}: {cause}", details=where)
-    return resolution_error(cause, exc.name) or cause

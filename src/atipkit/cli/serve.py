@@ -10,9 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 from atipkit.app import (
-    DataFormatError,
     InputError,
-    NotFoundError,
     Option,
     Suggestion,
 )
@@ -20,6 +18,7 @@ from atipkit.app.served import listen
 from atipkit.cli import _errors as errors
 from atipkit.cli import app
 from atipkit.cli._effects import serves_tools
+from atipkit.cli._resolve import read_document
 
 if TYPE_CHECKING:
     import socket
@@ -109,12 +108,12 @@ def serve(
             suggestion=Suggestion("Add --tdp.", example="atip serve --tdp --tool gh.json"),
         )
     if registry is None and not tdp:
-        raise InputError("Missing option '--registry'.", suggestion=_NEITHER)
+        raise InputError("Missing option '--registry' or '--tdp'.", suggestion=_NEITHER)
     if registry is not None:
         errors.require_directory(
             registry, "--registry", "Give the directory atip registry build wrote."
         )
-    documents = [_load(path) for path in tool]
+    documents = [read_document(path, "--tool") for path in tool]
     try:
         servers.require_extra()
     except servers.ServeError as exc:
@@ -134,32 +133,6 @@ def serve(
         started["tdp"] = url.rstrip("/") + "/api/v1/tools"
     started["url"] = url
     return _serving(asgi, sock, started)
-
-
-def _load(path: Path) -> Tool:
-    """A --tool document, checked before the server starts (the server reads the file
-    again when it changes)."""
-    from atipkit.errors import DocumentError
-    from atipkit.model import load
-
-    try:
-        return load(path)
-    except FileNotFoundError:
-        raise NotFoundError(
-            f"--tool {path}: no such file",
-            details={"path": str(path)},
-            suggestion="Name an ATIP document (a JSON file).",
-        ) from None
-    except OSError as exc:
-        raise InputError(
-            f"--tool {path}: {exc.strerror or exc}", details={"path": str(path)}
-        ) from None
-    except DocumentError as exc:
-        raise DataFormatError(
-            f"--tool {exc}",
-            details={"path": str(path), "problems": [p.to_dict() for p in exc.problems]},
-            suggestion="Fix the document (atip validate names every problem).",
-        ) from None
 
 
 def _tdp_app(
