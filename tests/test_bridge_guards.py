@@ -205,7 +205,7 @@ def test_compile_cli_errors_and_warnings(tmp_path):
     assert (code, out["error"]["code"]) == (10, "E3001")
     code, out = compile_cli(str(tmp_path))  # a directory is no document
     assert (code, out["error"]["code"]) == (2, "E1001")
-    assert out["error"]["message"].startswith(f"cannot read {tmp_path}")
+    assert out["error"]["message"] == f"{tmp_path}: cannot read: Is a directory"
     code, out = compile_cli(str(EXAMPLES / "tools" / "gh.json"), "--commands", "nope")
     assert (code, out["error"]["details"]["param"]) == (2, "commands")
     many = tmp_path / "many.json"
