@@ -7,6 +7,7 @@ server on loopback (status codes, non-JSON, network failures, caching)."""
 from __future__ import annotations
 
 import datetime as dt
+import contextlib
 import http.server
 import json
 import re
@@ -650,7 +651,8 @@ class Site:
                     self.send_header(key, value)
                 self.send_header("Content-Length", str(len(body)))
                 self.end_headers()
-                self.wfile.write(body)
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(body)  # a client that gave up on a slow answer
 
             def log_message(self, *args: Any) -> None:
                 pass
