@@ -6,8 +6,8 @@ server on loopback (status codes, non-JSON, network failures, caching)."""
 
 from __future__ import annotations
 
-import datetime as dt
 import contextlib
+import datetime as dt
 import http.server
 import json
 import re
