@@ -346,7 +346,9 @@ _PYTHON_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-def _fits(value: Any, atip_type: str) -> bool:
+def fits(value: Any, atip_type: str) -> bool:
+    """Whether a decoded JSON value is of an ATIP type, as the semantic checks count it
+    (a boolean is no number; `enum` and the path types are strings)."""
     if atip_type != "boolean" and isinstance(value, bool):
         return False
     return isinstance(value, _PYTHON_TYPES[atip_type])
@@ -364,7 +366,7 @@ def _check_parameter(param: Argument | Option, where: list[PathPart]) -> list[Pr
             )
         )
     if param.enum:
-        wrong = [v for v in param.enum if not _fits(v, param.type)]
+        wrong = [v for v in param.enum if not fits(v, param.type)]
         if wrong and param.type != "array":
             problems.append(
                 error(
@@ -379,7 +381,7 @@ def _check_parameter(param: Argument | Option, where: list[PathPart]) -> list[Pr
         param.default if param.variadic and isinstance(param.default, list) else [param.default]
     )
     for value in values:
-        if not _fits(value, param.type):
+        if not fits(value, param.type):
             problems.append(
                 error(
                     "default.type",

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import threading
 import typing
 from collections.abc import Callable, Iterator, Mapping
@@ -67,11 +68,13 @@ __all__ = [
     "effective_effects",
     "from_dict",
     "get_command",
+    "is_tool_name",
     "iter_commands",
     "load",
     "loads",
     "merge_effects",
     "to_dict",
+    "to_tool_name",
     "walk_commands",
 ]
 
@@ -90,6 +93,7 @@ SignatureType = Literal["cosign", "gpg", "minisign", "ssh"]
 # (the schema's) does not. The schema file spells the same rules with $.
 Flag = Annotated[str, Meta(pattern=r"^-")]
 ToolName = Annotated[str, Meta(pattern=r"^[^\x00-\x20/\\\x7f]+\Z")]
+_NOT_IN_TOOL_NAMES = re.compile(r"[\x00-\x20/\\\x7f]+")
 NonEmpty = Annotated[str, Meta(min_length=1)]
 Sha256 = Annotated[str, Meta(pattern=r"^sha256:[0-9a-f]{64}\Z")]
 Checksum = Annotated[str, Meta(pattern=r"^(sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})\Z")]
@@ -362,6 +366,18 @@ class Tool(_Node):
 
 
 # -- walking the command tree -------------------------------------------------------------
+
+
+def is_tool_name(text: str) -> bool:
+    """Whether `text` may name a tool: it becomes a file and a process name, so no
+    whitespace, control characters, `/` or `\\`."""
+    return bool(text) and _NOT_IN_TOOL_NAMES.search(text) is None
+
+
+def to_tool_name(text: str) -> str:
+    """`text` made a tool name: each run of characters no tool name may hold becomes `-`,
+    none at either end ("" when nothing is left)."""
+    return _NOT_IN_TOOL_NAMES.sub("-", text).strip("-")
 
 
 def walk_commands(

@@ -178,6 +178,14 @@ SEARCH_RESULT_SCHEMA: dict[str, Any] = {
     "required": ["tools"],
 }
 
+LOOKUP_HINTS = {
+    "readOnlyHint": True,
+    "destructiveHint": False,
+    "idempotentHint": True,
+    "openWorldHint": False,
+}
+"""The hints of a tool that only looks things up (search, schema)."""
+
 _CHECKED: dict[str, dict[str, Any]] = {
     "search": SEARCH_SCHEMA,
     "name": NAME_SCHEMA,
@@ -369,12 +377,7 @@ class Catalog:
 
         combined = combine([spec.atip_effects() for spec in self.visible])
         app = self.app.name
-        lookup = {
-            "readOnlyHint": True,
-            "destructiveHint": False,
-            "idempotentHint": True,
-            "openWorldHint": False,
-        }
+        lookup = LOOKUP_HINTS
         count = len(self.visible)
         run_text = (
             f"Run one of the {count} commands of {app} by name: find it with {SEARCH_TOOL}, "

@@ -36,8 +36,17 @@ import msgspec
 from atipkit import _jsontext
 from atipkit._duration import parse_duration
 from atipkit._http import HttpError, NetworkError, StatusError
+from atipkit.checks import fits
 from atipkit.errors import DocumentError, DocumentTooLarge, MalformedJSON, UnsupportedVersion
-from atipkit.model import UNSET, Effects, Tool, from_dict, get_command, to_dict
+from atipkit.model import (
+    UNSET,
+    Effects,
+    Tool,
+    from_dict,
+    get_command,
+    is_tool_name,
+    to_dict,
+)
 from atipkit.problems import PathPart, error, json_path
 
 if TYPE_CHECKING:
@@ -1020,19 +1029,7 @@ def atip_effects(value: Any, where: list[PathPart], source: str | None = None) -
 
 # -- a manifest → ATIP documents -----------------------------------------------------------
 
-_ATIP_NAME = re.compile(r"[^\x00-\x20/\\\x7f]+\Z")
 _FORMATS = {"uri": "url", "url": "url", "file-path": "file", "directory-path": "directory"}
-_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "file": (str,),
-    "directory": (str,),
-    "url": (str,),
-    "enum": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list,),
-}
 
 
 def to_atip(manifest: Manifest) -> Tool:
@@ -1044,7 +1041,7 @@ def to_atip(manifest: Manifest) -> Tool:
 
     Raises `ManifestError` when the scenario's name cannot name an ATIP tool."""
     scenario = manifest.scenario
-    if not _ATIP_NAME.match(scenario.name):
+    if not is_tool_name(scenario.name):
         raise ManifestError(
             [
                 error(
@@ -1209,7 +1206,7 @@ def _option(key: str, schema: dict[str, Any], required: bool) -> dict[str, Any]:
     if required:
         option["required"] = True
     if "enum" in expressed and enum is not None:
-        if isinstance(enum, list) and enum and all(_fits(v, atip_type) for v in enum):
+        if isinstance(enum, list) and enum and all(fits(v, atip_type) for v in enum):
             option["enum"] = enum
         else:
             expressed.discard("enum")
@@ -1219,7 +1216,7 @@ def _option(key: str, schema: dict[str, Any], required: bool) -> dict[str, Any]:
             default = int(default)
         if (
             default is not None
-            and _fits(default, atip_type)
+            and fits(default, atip_type)
             and default in (option.get("enum") or [default])
         ):
             option["default"] = default
@@ -1230,12 +1227,6 @@ def _option(key: str, schema: dict[str, Any], required: bool) -> dict[str, Any]:
     if x_tdp:
         option["x-tdp"] = x_tdp
     return option
-
-
-def _fits(value: Any, atip_type: str) -> bool:
-    if atip_type != "boolean" and isinstance(value, bool):
-        return False
-    return isinstance(value, _PYTHON_TYPES[atip_type])
 
 
 # -- fetching ---------------------------------------------------------------------------------

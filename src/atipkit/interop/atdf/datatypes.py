@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from atipkit.checks import fits
 from atipkit.model import UNSET, Argument, AtipType, Option
 
 #: ATIP type → (ATDF type, JSON Schema `format` of RFC 0.6 §3.7).
@@ -46,17 +47,6 @@ _IN: dict[str, AtipType] = {
     "uri": "url",
     "enum": "enum",
 }
-_PYTHON: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "file": (str,),
-    "directory": (str,),
-    "url": (str,),
-    "enum": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list,),
-}
 
 
 def atdf_type(param: Argument | Option) -> str:
@@ -87,13 +77,6 @@ def input_schema(param: Argument | Option) -> dict[str, Any]:
     if param.default is not UNSET:
         schema["default"] = param.default
     return schema
-
-
-def fits(value: Any, atip_type: str) -> bool:
-    """Whether a JSON value is of an ATIP type (as the semantic checks count it)."""
-    if atip_type != "boolean" and isinstance(value, bool):
-        return False
-    return isinstance(value, _PYTHON[atip_type])
 
 
 class Parameter:

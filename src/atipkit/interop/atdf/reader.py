@@ -26,11 +26,10 @@ from atipkit.interop.atdf import extension
 from atipkit.interop.atdf.datatypes import Parameter
 from atipkit.interop.atdf.export import FOREIGN
 from atipkit.interop.atdf.schemas import AtdfError, check_descriptor
-from atipkit.model import UNSET, Tool
+from atipkit.model import UNSET, Tool, is_tool_name, to_tool_name
 from atipkit.problems import PathPart, error, json_path
 from atipkit.protocol import PROTOCOL_VERSION
 
-_TOOL_NAME = re.compile(r"[^\x00-\x20/\\\x7f]+\Z")
 _FLAG_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _MAX_DESCRIPTION = 200
 #: Descriptor fields with a place in ATIP; every other one is kept under `x-atdf`.
@@ -83,7 +82,7 @@ def import_atdf(
     """One ATIP tool from decoded ATDF. Its name: `name`, else the `x-atip` one, else
     `default_name`; `ToolNameError` when there is none or it is unusable. `AtdfError`
     (exit 65 in the CLI) names the first descriptor that is not valid ATDF."""
-    if name is not None and not _TOOL_NAME.match(name):
+    if name is not None and not is_tool_name(name):
         raise ToolNameError(f"{name!r} cannot name a tool: no whitespace, '/' or '\\'")
     try:
         return _import(document, name, default_name, source)
@@ -110,7 +109,7 @@ def _import(document: Any, name: str | None, default: str | None, source: str | 
     tool_name = name or header.get("name") or default
     if not tool_name:
         raise ToolNameError("the ATDF document does not say what the tool is called; name it")
-    if not _TOOL_NAME.match(tool_name):
+    if not is_tool_name(tool_name):
         raise ToolNameError(f"{tool_name!r} cannot name a tool: no whitespace, '/' or '\\'")
     commands = restored.commands
     for where, descriptor in plain:
@@ -248,5 +247,4 @@ def _description(entries: list[tuple[Where, Any]]) -> str:
 def _name_from_file(filename: str) -> str | None:
     """`weather.atdf.json` → `weather`; characters no tool name may hold become `-`."""
     stem = filename.split(".", 1)[0]
-    name = re.sub(r"[\x00-\x20/\\\x7f]+", "-", stem).strip("-")
-    return name or None
+    return to_tool_name(stem) or None

@@ -33,6 +33,8 @@ from atipkit.model import (
     FilesystemEffects,
     Tool,
     Trust,
+    is_tool_name,
+    to_tool_name,
 )
 from atipkit.protocol import PROTOCOL_VERSION
 
@@ -54,7 +56,6 @@ MCP_DEFAULTS: dict[str, bool] = {
 
 _KEY = re.compile(r"^[A-Za-z0-9_.][A-Za-z0-9_.-]{0,127}\Z")
 _KEY_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]")
-_TOOL_NAME_UNSAFE = re.compile(r"[\x00-\x20/\\\x7f]+")
 
 
 class Listing(msgspec.Struct, kw_only=True):
@@ -143,7 +144,7 @@ def command_keys(names: list[Any]) -> dict[int, str]:
 def check_tool_name(name: str) -> str:
     """`name` if it can name an ATIP tool (no spaces, slashes or control characters),
     else `ValueError`."""
-    if not name or _TOOL_NAME_UNSAFE.search(name):
+    if not is_tool_name(name):
         raise ValueError(f"not a tool name: {name!r} (no spaces, slashes or control characters)")
     return name
 
@@ -159,7 +160,7 @@ def _tool_name(given: str | None, info: dict[str, Any], endpoint: Endpoint) -> s
         word.rstrip("/").rsplit("/", 1)[-1],
         endpoint.url.split("//", 1)[-1].split("/", 1)[0] if endpoint.url else "",
     ):
-        cleaned = _TOOL_NAME_UNSAFE.sub("-", candidate).strip("-")
+        cleaned = to_tool_name(candidate)
         if cleaned:
             return cleaned[:MAX_KEY]
     return "mcp-server"

@@ -19,6 +19,7 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
+from atipkit.checks import fits
 from atipkit.interop.mcp.errors import NotDescribable
 from atipkit.model import UNSET, Option
 
@@ -54,7 +55,6 @@ _ANNOTATIONS = frozenset(
     {"description", "title", "default", "examples", "deprecated", "readOnly", "writeOnly"}
 )
 _PLAIN_TYPES = {"string", "integer", "number", "boolean"}
-_PYTHON = {"string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,)}
 _FLAG_SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -269,12 +269,7 @@ def _fits(value: Any, atip_type: str, enum: list[Any] | None) -> bool:
         return False
     if atip_type == "array":
         return isinstance(value, list) and all(isinstance(v, str) for v in value)
-    kind = "string" if atip_type == "enum" else atip_type
-    if kind != "boolean" and isinstance(value, bool):
-        return False
-    if not isinstance(value, _PYTHON[kind]):
-        return False
-    return enum is None or value in enum
+    return fits(value, atip_type) and (enum is None or value in enum)
 
 
 def _flag(name: str, taken: set[str]) -> str:

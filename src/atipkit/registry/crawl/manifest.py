@@ -31,6 +31,7 @@ from typing import Any
 
 import msgspec
 
+from atipkit.model import is_tool_name
 from atipkit.registry.crawl import platforms
 from atipkit.registry.crawl.errors import (
     CrawlError,
@@ -43,7 +44,6 @@ from atipkit.registry.crawl.sources import NAMES as SOURCES
 MAX_MANIFEST_BYTES = 1 << 20
 SUFFIXES = (".yaml", ".yml")
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+\Z")
-_TOOL_NAME = re.compile(r"[^\x00-\x20/\\\x7f]+\Z")
 _NAMES = {  # what each source's registry allows; nothing that could read as an option
     ("apt", "package"): re.compile(r"[a-z0-9][a-z0-9+.-]*\Z"),
     ("pypi", "package"): re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?\Z"),
@@ -171,7 +171,7 @@ def find_manifests(directory: str | Path) -> list[Path]:
 
 def manifest_path(directory: str | Path, tool: str) -> Path:
     """The manifest of `tool` in `directory`: `<tool>.yaml` or `<tool>.yml`."""
-    if not _TOOL_NAME.match(tool):
+    if not is_tool_name(tool):
         raise NotAToolName(str(directory), "", f"{tool[:80]!r} is not a tool name")
     for path in find_manifests(directory):
         if path.stem == tool:
@@ -250,7 +250,7 @@ def _checked(file: str, stem: str, raw: _Raw) -> Manifest:
     def failing(field: str) -> Fail:
         return lambda reason: ManifestError(file, field, reason)
 
-    if not _TOOL_NAME.match(raw.name):
+    if not is_tool_name(raw.name):
         raise failing("name")("a tool name has no spaces, slashes or control characters")
     if raw.name != stem:
         raise failing("name")(f"{raw.name!r} differs from the file's name {stem!r}")

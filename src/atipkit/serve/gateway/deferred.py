@@ -6,45 +6,24 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from atipkit.app.mcp import (  # the same lookups as atipkit.app's deferred mode
+    LOOKUP_HINTS,
+    NAME_SCHEMA,
+    SCHEMA_TOOL,
+    SEARCH_SCHEMA,
+    SEARCH_TOOL,
+)
+
 if TYPE_CHECKING:
     from atipkit.serve.gateway.catalog import Catalog
 
-SEARCH_TOOL = "search_tools"
-SCHEMA_TOOL = "get_tool_schema"
 CALL_TOOL = "call_tool"
 DEFERRED_TOOLS = (SEARCH_TOOL, SCHEMA_TOOL, CALL_TOOL)
-SEARCH_LIMIT = 10
 
-_NAME = {"type": "string", "minLength": 1, "description": "A name from search_tools."}
-SEARCH_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "query": {
-            "type": "string",
-            "minLength": 1,
-            "description": "Words from what the command does, its name or its parameters.",
-        },
-        "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 50,
-            "default": SEARCH_LIMIT,
-            "description": "At most this many tools.",
-        },
-    },
-    "required": ["query"],
-    "additionalProperties": False,
-}
-NAME_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {"name": _NAME},
-    "required": ["name"],
-    "additionalProperties": False,
-}
 CALL_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
-        "name": _NAME,
+        "name": NAME_SCHEMA["properties"]["name"],
         "arguments": {
             "type": "object",
             "default": {},
@@ -55,12 +34,6 @@ CALL_SCHEMA: dict[str, Any] = {
     "additionalProperties": False,
 }
 DEFERRED_INPUTS = {SEARCH_TOOL: SEARCH_SCHEMA, SCHEMA_TOOL: NAME_SCHEMA, CALL_TOOL: CALL_SCHEMA}
-_LOOKUP_HINTS = {
-    "readOnlyHint": True,
-    "destructiveHint": False,
-    "idempotentHint": True,
-    "openWorldHint": False,
-}
 
 
 def deferred_definitions(catalog: Catalog) -> list[dict[str, Any]]:
@@ -85,7 +58,7 @@ def deferred_definitions(catalog: Catalog) -> list[dict[str, Any]]:
             "from what they do, their names or their parameters. Answers the best matches "
             "first, each with its name, description and hints.",
             "inputSchema": SEARCH_SCHEMA,
-            "annotations": {"title": "Search the command-line tools", **_LOOKUP_HINTS},
+            "annotations": {"title": "Search the command-line tools", **LOOKUP_HINTS},
         },
         {
             "name": SCHEMA_TOOL,
@@ -93,7 +66,7 @@ def deferred_definitions(catalog: Catalog) -> list[dict[str, Any]]:
             "description": "The full tool definition of one command (input schema, hints), "
             "by the name search_tools gave.",
             "inputSchema": NAME_SCHEMA,
-            "annotations": {"title": "Get a command's schema", **_LOOKUP_HINTS},
+            "annotations": {"title": "Get a command's schema", **LOOKUP_HINTS},
         },
         {
             "name": CALL_TOOL,
