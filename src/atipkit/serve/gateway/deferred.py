@@ -10,12 +10,25 @@ from atipkit.app.mcp import (  # the same lookups as atipkit.app's deferred mode
     LOOKUP_HINTS,
     NAME_SCHEMA,
     SCHEMA_TOOL,
+    SEARCH_LIMIT,
     SEARCH_SCHEMA,
     SEARCH_TOOL,
 )
 
 if TYPE_CHECKING:
     from atipkit.serve.gateway.catalog import Catalog
+
+__all__ = [
+    "CALL_SCHEMA",
+    "CALL_TOOL",
+    "DEFERRED_INPUTS",
+    "DEFERRED_TOOLS",
+    "SCHEMA_TOOL",
+    "SEARCH_LIMIT",
+    "SEARCH_TOOL",
+    "deferred_definitions",
+    "problem",
+]
 
 CALL_TOOL = "call_tool"
 DEFERRED_TOOLS = (SEARCH_TOOL, SCHEMA_TOOL, CALL_TOOL)
