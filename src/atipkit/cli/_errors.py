@@ -1,13 +1,13 @@
 """atip's own error codes, beside the framework's (E1001 usage, E1002 a bad value, E1009 a
-configuration file that cannot be used, E2003 declined at the prompt, ...), and the errors
-several commands raise alike. The codes are stable: agents branch on them, and the README
-lists them."""
+configuration file that cannot be used, E2003 declined at the prompt, ...), the errors
+several commands raise alike, and the one writer of `--out` files. The codes are stable:
+agents branch on them, and the README lists them."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from atipkit.app import DependencyError, NotFoundError, Suggestion
+from atipkit.app import AuthError, DependencyError, InputError, NotFoundError, Suggestion
 
 NO_EXECUTABLE = "E3001"
 """No executable of that name on PATH, and no shim for it."""
@@ -43,3 +43,24 @@ def require_directory(path: Path, role: str, suggestion: str) -> None:
             suggestion=suggestion,
             details={"path": str(path)},
         )
+
+
+def write_out(
+    path: Path, data: bytes, *, advice: str = "Name a file you may write with --out."
+) -> None:
+    """Write what a command was asked to write (`--out`) atomically: the old file stays
+    whole until the new one is complete. No permission is 30; any other reason 2."""
+    from atipkit._atomic import write_atomic
+
+    try:
+        write_atomic(path, data)
+    except PermissionError as exc:
+        raise AuthError(
+            f"cannot write {path}: {exc.strerror}", details={"path": str(path)}, suggestion=advice
+        ) from None
+    except OSError as exc:
+        raise InputError(
+            f"cannot write {path}: {exc.strerror or exc}",
+            details={"path": str(path)},
+            suggestion=advice,
+        ) from None

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from atipkit.app import (
     Argument,
-    AuthError,
     Context,
     DataFormatError,
     Document,
@@ -19,6 +18,7 @@ from atipkit.app import (
     Option,
     Suggestion,
 )
+from atipkit.cli import _errors as errors
 from atipkit.cli._effects import imports, resolving
 from atipkit.cli.interop import export_group, import_group
 
@@ -31,25 +31,6 @@ def _text(result: Any) -> str:
     if isinstance(result, dict) and "written" in result:
         return f"wrote {result['written']}\n"
     return json.dumps(result, indent=2, ensure_ascii=False) + "\n"
-
-
-def _write(path: Path, data: bytes) -> None:
-    """`--out`, atomically: the old file stays whole until the new one is complete."""
-    from atipkit._atomic import write_atomic
-
-    advice = "Name a file in a directory you may write to with --out."
-    try:
-        write_atomic(path, data)
-    except PermissionError as exc:
-        raise AuthError(
-            f"cannot write {path}: {exc.strerror}", details={"path": str(path)}, suggestion=advice
-        ) from None
-    except OSError as exc:
-        raise InputError(
-            f"cannot write {path}: {exc.strerror or exc}",
-            details={"path": str(path)},
-            suggestion=advice,
-        ) from None
 
 
 def _invalid(exc: DocumentError, name: str, advice: str) -> DataFormatError:
@@ -109,7 +90,9 @@ def export_atdf(
     text = json.dumps(descriptors, indent=2, ensure_ascii=False) + "\n"
     if out is None:
         return Document(text)
-    _write(out, text.encode())
+    errors.write_out(
+        out, text.encode(), advice="Name a file in a directory you may write to with --out."
+    )
     ctx.info(f"wrote {out} ({len(descriptors)} descriptors)")
     return {
         "written": str(out),
@@ -183,7 +166,7 @@ def import_atdf(
     _warn(ctx, text)
     if out is None:
         return Document(text)
-    _write(out, text)
+    errors.write_out(out, text, advice="Name a file in a directory you may write to with --out.")
     ctx.info(f"wrote {out} ({count_commands(tool)} commands)")
     return {"written": str(out), "tool": tool.name, "commands": count_commands(tool)}
 

@@ -7,14 +7,13 @@ from typing import Annotated
 
 from atipkit.app import (
     Argument,
-    AuthError,
     Context,
     Document,
-    InputError,
     InternalError,
     NotFoundError,
     Option,
 )
+from atipkit.cli import _errors as errors
 from atipkit.cli import app
 from atipkit.cli._effects import discovering
 
@@ -41,7 +40,6 @@ def gen(
     marked `trust.source: inferred`, which validates under the ATIP schema; `--plain >
     FILE` saves it as it is, and `--out DIR` writes it as DIR/<sha256>.json.
     """
-    from atipkit._atomic import write_atomic
     from atipkit.infer.generate import generate_shim
     from atipkit.model import count_commands, dumps
     from atipkit.validation import validate
@@ -65,19 +63,6 @@ def gen(
     if out is not None:
         assert shim.binary
         path = out / f"{shim.binary.hex}.json"
-        try:
-            write_atomic(path, text + b"\n")
-        except PermissionError as exc:
-            raise AuthError(
-                f"cannot write {path}: {exc.strerror}",
-                details={"path": str(path)},
-                suggestion="Name a directory you may write to with --out.",
-            ) from None
-        except OSError as exc:
-            raise InputError(
-                f"cannot write {path}: {exc.strerror or exc}",
-                details={"path": str(path)},
-                suggestion="Name a directory you may write to with --out.",
-            ) from None
+        errors.write_out(path, text + b"\n", advice="Name a directory you may write to with --out.")
         ctx.info(f"wrote {path} ({count_commands(shim)} commands)")
     return Document(text + b"\n")

@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Annotated
 
 from atipkit.app import (
     Argument,
-    AuthError,
     Context,
     DataFormatError,
     DependencyError,
@@ -76,7 +75,6 @@ def import_mcp(
     missing; 50 --timeout (default 30 s: starting, handshake and listing) ran out; 65 the
     server's tools cannot be described (the message names the tool and why).
     """
-    from atipkit._atomic import write_atomic
     from atipkit.interop.mcp import McpError, check_tool_name, describe, fetch
     from atipkit.model import count_commands, dumps
 
@@ -93,20 +91,7 @@ def import_mcp(
         raise _failure(exc, endpoint) from None
     text = dumps(tool) + b"\n"
     if out is not None:
-        try:
-            write_atomic(out, text)
-        except PermissionError as exc:
-            raise AuthError(
-                f"cannot write {out}: {exc.strerror}",
-                details={"path": str(out)},
-                suggestion="Name a file you may write with --out.",
-            ) from None
-        except OSError as exc:
-            raise InputError(
-                f"cannot write {out}: {exc.strerror or exc}",
-                details={"path": str(out)},
-                suggestion="Name a file you may write with --out.",
-            ) from None
+        errors.write_out(out, text)
         ctx.info(f"wrote {out} ({count_commands(tool)} commands)")
     return Document(text)
 

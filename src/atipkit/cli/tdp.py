@@ -21,6 +21,7 @@ from atipkit.app import (
     Option,
     Suggestion,
 )
+from atipkit.cli import _errors as errors
 from atipkit.cli._effects import imports
 from atipkit.cli.interop import import_group
 
@@ -104,7 +105,7 @@ def import_tdp(
     if out is None:
         return Document(text)
     path = _target(out, tool)
-    _write(path, text)
+    errors.write_out(path, text, advice="Name a directory or file you may write to with --out.")
     ctx.info(f"wrote {path} ({count_commands(tool)} commands)")
     return {"written": str(path), "tool": tool.name, "commands": count_commands(tool)}
 
@@ -196,22 +197,3 @@ def _target(out: Path, tool: Tool) -> Path:
             suggestion="Give --out a file name ending in .json.",
         )
     return path
-
-
-def _write(path: Path, data: bytes) -> None:
-    """`--out`, atomically: the old file stays whole until the new one is complete."""
-    from atipkit._atomic import write_atomic
-
-    advice = "Name a directory or file you may write to with --out."
-    try:
-        write_atomic(path, data)
-    except PermissionError as exc:
-        raise AuthError(
-            f"cannot write {path}: {exc.strerror}", details={"path": str(path)}, suggestion=advice
-        ) from None
-    except OSError as exc:
-        raise InputError(
-            f"cannot write {path}: {exc.strerror or exc}",
-            details={"path": str(path)},
-            suggestion=advice,
-        ) from None
