@@ -40,6 +40,22 @@ def require_extra() -> None:
         ) from None
 
 
+def json_error(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Any:
+    """The JSON error answer every server here gives, `{"error": code, "message": ...}`,
+    never cached (a starlette `Response`)."""
+    import json
+
+    from starlette.responses import Response
+
+    body = json.dumps({"error": code, "message": message}).encode() + b"\n"
+    return Response(
+        body,
+        status_code=status,
+        media_type="application/json",
+        headers={"Cache-Control": "no-store", **(headers or {})},
+    )
+
+
 def listen(host: str, port: int) -> socket.socket:
     """A listening socket; port 0 picks a free one (read it from `getsockname`). Binding
     here rather than in uvicorn lets the caller say where it listens before serving."""

@@ -13,13 +13,13 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
-import json
 import os
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from atipkit.registry import layout
+from atipkit.serve import json_error
 
 if TYPE_CHECKING:
     from starlette.applications import Starlette
@@ -83,18 +83,6 @@ def _not_modified(request: Request, etag: str, mtime: float) -> bool:
     return False
 
 
-def _error(status: int, code: str, message: str, **headers: str) -> Response:
-    from starlette.responses import Response
-
-    body = json.dumps({"error": code, "message": message}).encode() + b"\n"
-    return Response(
-        body,
-        status_code=status,
-        media_type="application/json",
-        headers={"Cache-Control": "no-store", **headers},
-    )
-
-
 def registry_app(root: str | os.PathLike[str]) -> Starlette:
     """An ASGI app serving the registry built in `root`."""
     from starlette.applications import Starlette
@@ -105,10 +93,12 @@ def registry_app(root: str | os.PathLike[str]) -> Starlette:
 
     def serve(request: Request) -> Response:  # sync: Starlette runs it in a thread
         if request.method not in _METHODS:
-            return _error(405, "method-not-allowed", "only GET and HEAD", Allow=", ".join(_METHODS))
+            return json_error(
+                405, "method-not-allowed", "only GET and HEAD", {"Allow": ", ".join(_METHODS)}
+            )
         path = files.find(request.scope["path"])  # percent-decoded (ASGI)
         if path is None:
-            return _error(404, "not-found", "no such file in this registry")
+            return json_error(404, "not-found", "no such file in this registry")
         data, etag, stat = files.read(path)
         rel = path.relative_to(files.root).as_posix()
         headers = {

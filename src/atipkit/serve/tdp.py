@@ -177,16 +177,11 @@ def _fingerprint(path: Path) -> tuple[int, int, int] | None:
 # -- HTTP -------------------------------------------------------------------------------------
 
 
-def _json(status: int, code: str, message: str, **headers: str) -> Response:
-    from starlette.responses import Response
+def _json(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Any:
+    """`atipkit.serve.json_error`, with the CORS headers every answer here carries."""
+    from atipkit.serve import json_error
 
-    body = json.dumps({"error": code, "message": message}).encode() + b"\n"
-    return Response(
-        body,
-        status_code=status,
-        media_type="application/json",
-        headers={"Cache-Control": "no-store", **_CORS, **headers},
-    )
+    return json_error(status, code, message, {**_CORS, **(headers or {})})
 
 
 def _answer(request: Request, body: bytes, etag: str) -> Response:
@@ -240,12 +235,12 @@ def tdp_app(source: ToolSource, *, fallback: ASGIApp | None = None) -> ASGIApp:
                 405,
                 "method-not-allowed",
                 "only GET, HEAD and OPTIONS",
-                Allow=", ".join(ALLOWED),
+                {"Allow": ", ".join(ALLOWED)},
             )
         try:
             served = source.current()
         except Unavailable as exc:
-            return _json(503, "unavailable", str(exc), **{"Retry-After": "60"})
+            return _json(503, "unavailable", str(exc), {"Retry-After": "60"})
         if name is None:
             return _answer(request, served.body, served.etag)
         tool = served.tools.get(name)
