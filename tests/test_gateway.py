@@ -317,6 +317,42 @@ def test_deferred_mode_searches_describes_and_calls(tmp_path, env):
     assert (tmp_path / "notes" / "tea").read_text() == "green"
 
 
+# MCP servers through the gateway --------------------------------------------------------
+
+
+def test_an_imported_mcp_server_is_served_and_called_through_the_gateway(tmp_path, env):
+    """`atip import mcp` writes a document whose x-mcp says how to reach the server; the
+    gateway offers its tools as its own and sends their calls to the server, under the
+    same policy and filter as a command line's."""
+    server = Path(__file__).parent / "apps" / "mcp_import_server.py"
+    imported = tmp_path / "desk.json"
+    done = subprocess.run(
+        [*ATIP, "import", "mcp", "--out", str(imported), "--", sys.executable, str(server)],
+        capture_output=True,
+        env=env,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+
+    async def scenario() -> None:
+        async with gateway(tmp_path, env, "--tool", str(imported)) as client:
+            names = [t.name for t in (await client.list_tools()).tools]
+            assert "notes-desk_create_note" in names
+            created = await client.call_tool(
+                "notes-desk_create_note", {"title": "Buy milk", "due": {"date": "2030-01-01"}}
+            )
+            assert created.is_error is False, text_of(created)
+            assert text_of(created) == "created Buy milk"
+            report = created.structured_content
+            assert report["request"]["params"]["name"] == "create_note"
+            assert report["structuredContent"] == {"id": "n3", "title": "Buy milk"}
+            failed = await client.call_tool("notes-desk_fail", {"why": "on purpose"})
+            assert failed.is_error is True
+            assert "it failed: on purpose" in text_of(failed)
+
+    run(scenario)
+
+
 # The list follows the registry ----------------------------------------------------------
 
 
