@@ -28,7 +28,8 @@ from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from atipkit.bridge import compile_tools
 from atipkit.model import load
-from atipkit.serve.gateway import PAGE_SIZE
+from atipkit.registry.local import LocalRegistry
+from atipkit.serve.gateway import PAGE_SIZE, Gateway, Selection
 from tests.helpers import EXAMPLES
 from tests.servers import free_port, stop, wait_for_port
 
@@ -364,6 +365,37 @@ def add_second_tool(tmp_path: Path, env: dict[str, str]) -> None:
     (more / "memo").write_text(text)
     (more / "memo").chmod(0o755)
     scan(env, more)
+
+
+def test_a_reload_serves_the_new_tools_and_says_whether_clients_see_a_change(tmp_path):
+    """What clients see decides whether they are told; what runs is always the newest:
+    a change that leaves the list alone (here the homepage) still replaces the catalog,
+    and keeps its version, so cursors stay good."""
+    document = json.loads((EXAMPLES / "tools" / "gh.json").read_text())
+    path = tmp_path / "gh.json"
+    path.write_text(json.dumps(document))
+    gateway = Gateway(Selection(files=(path,)), registry=LocalRegistry(tmp_path / "data"))
+    first = gateway.catalog
+    assert gateway.reload() is False  # nothing changed: nothing read
+    assert gateway.catalog is first
+
+    document["homepage"] = "https://example.org/gh"
+    path.write_text(json.dumps(document) + " ")
+    assert gateway.reload() is False
+    assert gateway.catalog is not first
+    assert gateway.catalog.loaded.tools[0].homepage == "https://example.org/gh"
+    assert gateway.catalog.version == first.version
+
+    document["commands"]["pr"]["commands"]["merge"]["description"] = "Merge it now"
+    path.write_text(json.dumps(document))
+    assert gateway.reload() is True
+    assert gateway.catalog.version == first.version + 1
+    assert "Merge it now" in gateway.catalog.definitions["gh_pr_merge"]["description"]
+
+    path.write_text("{")  # broken: the last good tools stay
+    served = gateway.catalog
+    assert gateway.reload() is False
+    assert gateway.catalog is served
 
 
 def test_clients_are_told_when_the_tool_list_changes(tmp_path, env):

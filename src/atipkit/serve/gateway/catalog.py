@@ -45,7 +45,6 @@ class Catalog:
         self.definitions = {d["name"]: d for d in self.compiled.tools}
         self.names = list(self.definitions)
         self._asker = threading.local()
-        self._sdk: dict[bool, dict[str, Any]] = {False: {}, True: {}}
         self.executor = Executor(
             loaded.tools,
             policy=policy,
@@ -63,23 +62,19 @@ class Catalog:
     def warnings(self) -> list[str]:
         return [f"{w.path}: {w.message}" if w.path else w.message for w in self.compiled.warnings]
 
-    def sdk_tools(self, definitions: list[dict[str, Any]], *, deferred: bool) -> list[Any]:
-        """The SDK's `Tool` objects of `definitions` (this catalog's tools, or its deferred
-        three), each validated once: lists are asked for often, definitions never change."""
+    @functools.cached_property
+    def sdk_tools(self) -> list[Any]:
+        """The SDK's `Tool` of each definition, validated once: lists are asked for often."""
         import mcp.types as types
 
-        cache = self._sdk[deferred]
-        out = []
-        for definition in definitions:
-            found = cache.get(definition["name"])
-            if found is None:
-                found = cache[definition["name"]] = types.Tool.model_validate(definition)
-            out.append(found)
-        return out
+        return [types.Tool.model_validate(d) for d in self.compiled.tools]
 
-    def same_tools(self, other: Catalog) -> bool:
-        """Whether a client would see the same list from both."""
-        return self.definitions == other.definitions
+    @functools.cached_property
+    def sdk_deferred(self) -> list[Any]:
+        """The SDK's `Tool` of each of the deferred three."""
+        import mcp.types as types
+
+        return [types.Tool.model_validate(d) for d in self.deferred]
 
     # Search ---------------------------------------------------------------------------
 
@@ -120,12 +115,10 @@ class Catalog:
 
     # Calls ----------------------------------------------------------------------------
 
-    def call(
-        self, name: str, arguments: dict[str, Any], ask: Ask | None = None
-    ) -> tuple[Outcome, dict[str, Any]]:
+    def call(self, name: str, arguments: dict[str, Any], ask: Ask | None = None) -> Outcome:
         """Run tool `name` with `arguments` (blocking: call it from a worker thread).
         `ask` is asked about what the policy wants confirmed; without it, such calls are
-        denied. Answers the executor's outcome and the report for `structuredContent`."""
+        denied."""
         from atipkit.bridge import parse_tool_calls
 
         [call] = parse_tool_calls("mcp", {"name": name, "arguments": arguments}, self.compiled)
@@ -134,7 +127,7 @@ class Catalog:
             outcome = self.executor.execute(call)
         finally:
             self._asker.value = None
-        return outcome, outcome.report()
+        return outcome
 
     def _confirm(self, call: ToolCall, decision: Decision) -> bool:
         ask: Ask | None = getattr(self._asker, "value", None)

@@ -69,8 +69,6 @@ def load(selection: Selection, registry: LocalRegistry | None = None) -> Loaded:
 
     def add(tool: Tool, where: str, path: str | None = None) -> None:
         if tool.name in origin:
-            if where.startswith("registry"):
-                return  # named explicitly as well: the explicit one stays
             raise GatewayError(f"two tools named {tool.name!r}: {origin[tool.name]} and {where}")
         origin[tool.name] = where
         tools.append(tool)
@@ -96,7 +94,7 @@ def load(selection: Selection, registry: LocalRegistry | None = None) -> Loaded:
             raise Unavailable(str(registry.index_path), exc) from exc
         for name in sorted(entries):
             if name in origin:
-                continue
+                continue  # named explicitly as well: offered once
             try:
                 resolved = resolve_tool(name, registry=registry)
             except (ToolNotFound, NoMetadata) as exc:

@@ -78,8 +78,9 @@ class Gateway:
     # Keeping up with the registry -----------------------------------------------------
 
     def reload(self) -> bool:
-        """Look at the registry and files again (blocking); True when the tool list a
-        client sees changed. A look that fails keeps the catalog there was, and says why."""
+        """Look at the registry and files again (blocking) and serve what is there now;
+        True when the tool list a client sees changed. A look that fails keeps the catalog
+        there was, and says why."""
         assert self.registry is not None
         seen = fingerprint(self.selection, self.registry)
         if seen == self._seen:
@@ -91,12 +92,16 @@ class Gateway:
             self._seen = seen
             return False
         self._seen = fingerprint(self.selection, self.registry)  # resolving may record
-        catalog = self._build(loaded, self.catalog.version + 1)
-        if catalog.same_tools(self.catalog):
-            return False
+        old = self.catalog
+        catalog = self._build(loaded, old.version)
+        changed = catalog.definitions != old.definitions
+        if changed:
+            catalog.version += 1  # cursors of the old list are refused
+            self.log(f"the tool list changed: {len(catalog.names)} tools")
+        # the new catalog serves from now on even when clients would see the same list: a
+        # tool may have moved or been upgraded (its executable) without that showing
         self.catalog = catalog
-        self.log(f"the tool list changed: {len(catalog.names)} tools")
-        return True
+        return changed
 
     async def watch(self, interval: float = INTERVAL) -> None:
         """Reload every `interval` seconds and tell clients about each change, until
@@ -131,12 +136,11 @@ class Gateway:
 
     # Answers --------------------------------------------------------------------------
 
-    def listing(
-        self, catalog: Catalog, cursor: str | None
-    ) -> tuple[list[dict[str, Any]], str | None]:
-        """One page of `catalog`'s tool list, and the cursor of the next (None at the end)."""
+    def listing(self, catalog: Catalog, cursor: str | None) -> tuple[list[Any], str | None]:
+        """One page of `catalog`'s tools (the SDK's `Tool`s), and the cursor of the next
+        (None at the end)."""
         if self.deferred:
-            return catalog.deferred, None
+            return catalog.sdk_deferred, None
         start = 0
         if cursor is not None:
             version, _, offset = cursor.partition(":")
@@ -146,10 +150,9 @@ class Gateway:
                     "changed since: list again from the start"
                 )
             start = int(offset)
-        names = catalog.names[start : start + PAGE_SIZE]
-        end = start + len(names)
-        following = f"{catalog.version}:{end}" if end < len(catalog.names) else None
-        return [catalog.definitions[n] for n in names], following
+        page = catalog.sdk_tools[start : start + PAGE_SIZE]
+        end = start + len(page)
+        return page, f"{catalog.version}:{end}" if end < len(catalog.names) else None
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
         if self.deferred:
@@ -196,17 +199,16 @@ class Gateway:
         import mcp.types as types
 
         ask = self._asker(ctx)
-        outcome, structured = await anyio.to_thread.run_sync(catalog.call, name, arguments, ask)
-        text = outcome.text
-        if outcome.stopped == "unconfirmed" and not self.yes and not _can_elicit(ctx):
-            text += (
+        outcome = await anyio.to_thread.run_sync(catalog.call, name, arguments, ask)
+        report = outcome.report()
+        if outcome.stopped == "unconfirmed" and ask is None:
+            report["text"] += (
                 " (this MCP client cannot be asked to confirm: the gateway asks through "
                 "elicitation. Start it with --yes, or with a policy that allows the call.)"
             )
-            structured["text"] = text
         return types.CallToolResult(
-            content=[types.TextContent(text=text)],
-            structured_content=structured,
+            content=[types.TextContent(text=report["text"])],
+            structured_content=report,
             is_error=outcome.is_error,
         )
 
@@ -257,7 +259,7 @@ class Gateway:
             except ValueError as exc:
                 raise MCPError(types.INVALID_PARAMS, str(exc)) from None
             return types.ListToolsResult(
-                tools=catalog.sdk_tools(tools, deferred=gateway.deferred),
+                tools=tools,
                 next_cursor=following,
             )
 
