@@ -209,8 +209,10 @@ def test_output_is_cut_to_max_output(tmp_path, env):
     async def scenario() -> None:
         async with gateway(tmp_path, env, "--only", "notes", "--max-output", "200") as client:
             listed = text_of(await client.call_tool("notes_list", {}))
-            assert len(listed) < 300
-            assert "cut" in listed or "truncated" in listed
+            full = "\n".join(f"note-{n:03d}" for n in range(100)) + "\n"  # 900 characters
+            assert f"truncated: {len(full) - 200} of {len(full)} characters omitted" in listed
+            assert listed.startswith("note-000\nnote-001")  # head and tail kept
+            assert listed.rstrip().endswith("note-099")
 
     run(scenario)
 
