@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import copy
 import datetime as dt
+import errno
 import json
 import os
 import shlex
@@ -21,6 +22,7 @@ import pytest
 import atipkit
 from atipkit.bridge import Compiler, compile_tools, parse_tool_calls
 from atipkit.bridge.safety import suffix
+from atipkit.cli._resolve import file_error
 from atipkit.execute import Executor
 from atipkit.interop.atdf import (
     AtdfError,
@@ -495,6 +497,22 @@ def test_usage_and_not_found(tmp_path):
     assert atip("export", "atdf", str(bad)).exit_code == 65
     gh = str(EXAMPLES / "tools" / "gh.json")
     assert atip("export", "atdf", gh, gh).exit_code == 2
+
+
+def test_a_file_that_cannot_be_read_fails_as_every_input_file_does(tmp_path):
+    """`atip import atdf` and `atip import tdp` read FILE alike (`cli._resolve.file_error`):
+    no such file 10, a directory 2, no permission 30 (made by hand: the tests may run as
+    root, who may read anything)."""
+    folder = atip("import", "atdf", str(tmp_path))
+    error = envelope_of(folder)["error"]
+    reason = os.strerror(errno.EISDIR)
+    assert (folder.exit_code, error["message"]) == (2, f"{tmp_path}: cannot read: {reason}")
+    assert error["details"] == {"file": str(tmp_path)}
+    assert envelope_of(atip("import", "tdp", str(tmp_path)))["error"] == error
+    denied = file_error(PermissionError(13, "Permission denied"), "t.atdf.json", "Name one.")
+    assert (denied.exit_code, denied.message) == (30, "t.atdf.json: cannot read: Permission denied")
+    missing = file_error(FileNotFoundError(2, "No such file"), "-", "Name one.")
+    assert (missing.exit_code, missing.message) == (10, "<stdin>: no such file")
 
 
 def test_tampered_x_atip_is_refused_with_its_path(tmp_path):

@@ -7,7 +7,14 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from atipkit.app import DataFormatError, InputError, NotFoundError, Suggestion, ToolError
+from atipkit.app import (
+    AuthError,
+    DataFormatError,
+    InputError,
+    NotFoundError,
+    Suggestion,
+    ToolError,
+)
 
 if TYPE_CHECKING:
     from atipkit.app import Context
@@ -152,3 +159,18 @@ def read_document(path: str | os.PathLike[str], option: str | None = None) -> To
                 example=f"atip validate {path} --text",
             ),
         ) from None
+
+
+def file_error(exc: OSError, path: str, suggestion: str) -> ToolError:
+    """The error that reading an input file named on atip's command line (`-`: stdin)
+    failing with `exc` means: no such file 10 (with `suggestion`), no permission 30, any
+    other reason (a directory, an I/O error) 2. One mapping, so `atip import atdf` and
+    `atip import tdp` fail alike, named as `read_document` names a file."""
+    shown = "<stdin>" if path == "-" else path
+    where = {"file": path}
+    if isinstance(exc, FileNotFoundError):
+        return NotFoundError(f"{shown}: no such file", details=where, suggestion=suggestion)
+    reason = f"{shown}: cannot read: {exc.strerror or exc}"
+    if isinstance(exc, PermissionError):
+        return AuthError(reason, details=where)
+    return InputError(reason, details=where)

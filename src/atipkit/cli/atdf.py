@@ -14,7 +14,6 @@ from atipkit.app import (
     DataFormatError,
     Document,
     InputError,
-    NotFoundError,
     Option,
     Suggestion,
 )
@@ -130,25 +129,18 @@ def import_atdf(
     under the ATIP schema; with --out FILE it is written there atomically and the result
     says where. Exit status: 0; 2 usage (no name for the tool from stdin, a name that
     cannot name a tool, an unreadable file, --out cannot be written); 10 no such file;
-    30 no permission to write --out; 65 not JSON, not ATDF, too large or too deeply
-    nested (the message names the JSON path and what was expected).
+    30 no permission to read FILE or write --out; 65 not JSON, not ATDF, too large or too
+    deeply nested (the message names the JSON path and what was expected).
     """
+    from atipkit.cli._resolve import file_error
     from atipkit.errors import DocumentError
     from atipkit.interop.atdf import ToolNameError, read_atdf
     from atipkit.model import count_commands, dumps
 
     try:
         tool = read_atdf(file, name=name)
-    except FileNotFoundError:
-        raise NotFoundError(
-            f"{file}: no such file",
-            details={"file": file},
-            suggestion="Name an ATDF file, or - for stdin.",
-        ) from None
     except OSError as exc:
-        raise InputError(
-            f"cannot read {file}: {exc.strerror or exc}", details={"file": file}
-        ) from None
+        raise file_error(exc, file, "Name an ATDF file, or - for stdin.") from None
     except ToolNameError as exc:
         raise InputError(
             str(exc),

@@ -10,7 +10,6 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from atipkit.app import (
     Argument,
-    AuthError,
     Context,
     DataFormatError,
     DependencyError,
@@ -72,8 +71,8 @@ def import_tdp(
 
     Exit status: 0; 2 usage (not an http(s) URL, an unreadable file, a scenario name
     that cannot name a file in --out, --out not writable); 10 no such file, or the
-    server has no manifest there (HTTP 404); 30 --out not writable for lack of
-    permission; 40 the server cannot be reached, answers too slowly, or with another
+    server has no manifest there (HTTP 404); 30 no permission to read the file or to
+    write --out; 40 the server cannot be reached, answers too slowly, or with another
     error status (5xx may be retried); 65 not JSON, not a manifest, too large or too
     deeply nested, or of a major protocol version other than 1 (the message names the
     JSON path and what was expected).
@@ -150,6 +149,7 @@ def _fetch(url: str, timeout: float) -> Manifest:
 
 def _read(source: str) -> Manifest:
     from atipkit import _jsontext
+    from atipkit.cli._resolve import file_error
     from atipkit.errors import DocumentError
     from atipkit.interop import tdp
 
@@ -157,18 +157,8 @@ def _read(source: str) -> Manifest:
     try:
         data = _jsontext.read_bytes(source)
         return tdp.parse(data, source=name)
-    except FileNotFoundError:
-        raise NotFoundError(
-            f"{source}: no such file",
-            details={"file": source},
-            suggestion="Name a manifest file, a URL, or - for stdin.",
-        ) from None
-    except PermissionError as exc:
-        raise AuthError(f"cannot read {source}: {exc.strerror}", details={"file": source}) from None
     except OSError as exc:
-        raise InputError(
-            f"cannot read {source}: {exc.strerror or exc}", details={"file": source}
-        ) from None
+        raise file_error(exc, source, "Name a manifest file, a URL, or - for stdin.") from None
     except DocumentError as exc:
         raise _invalid(exc, name) from None
 
