@@ -211,38 +211,23 @@ def _denied(outcome: Outcome, *, confirm: bool) -> tuple[str, str, Details]:
 
 def _invalid_arguments(outcome: Outcome) -> tuple[str, str, Details]:
     """The executor's `problems`, one for each value that does not fit (the same as the
-    ATDF error in `text` that the model reads)."""
-    call = outcome.call
-    problems = [
-        (p.parameter, p.message, p.received, p.expected, p.example) for p in outcome.problems
-    ]
-    if not problems:
-        return (
-            codes.INVALID_ARGUMENTS,
-            f"invalid arguments for {call.name}",
-            _details(
-                "arguments",
-                {"arguments": call.arguments},
-                [outcome.text],
-                "Fix the arguments as the condition says, then call again.",
-            ),
-        )
-    message = "; ".join(f"{name}: {detail}" for name, detail, *_ in problems)
-    examples = {name: example for name, _, _, _, example in problems if example is not None}
+    ATDF error in `text` that the model reads); an outcome stopped for invalid arguments
+    has at least one."""
+    call, problems = outcome.call, outcome.problems
     fixes = "; ".join(
-        f"{name} must be {expected}"
-        + (f", e.g. {json.dumps(example, ensure_ascii=False)}" if example is not None else "")
-        for name, _, _, expected, example in problems
+        f"{p.parameter} must be {p.expected}"
+        + (f", e.g. {json.dumps(p.example, ensure_ascii=False)}" if p.example is not None else "")
+        for p in problems
     )
     return (
         codes.INVALID_ARGUMENTS,
-        message,
+        "; ".join(f"{p.parameter}: {p.message}" for p in problems),
         _details(
-            problems[0][0],
-            {name: received for name, _, received, _, _ in problems},
-            [f"{name}: {expected_}" for name, _, _, expected_, _ in problems],
+            problems[0].parameter,
+            {p.parameter: p.received for p in problems},
+            [f"{p.parameter}: {p.expected}" for p in problems],
             f"Call {call.name} again with valid values: {fixes}.",
-            examples=examples,
-            results={name: False for name, *_ in problems},
+            examples={p.parameter: p.example for p in problems if p.example is not None},
+            results={p.parameter: False for p in problems},
         ),
     )
