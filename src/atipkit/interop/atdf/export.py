@@ -19,7 +19,7 @@ from typing import Any
 
 from atipkit.bridge.flatten import FlatTool, ParamRef, Target, flatten
 from atipkit.bridge.safety import flags
-from atipkit.execute.argv import UnknownCommandLine, parse_argv
+from atipkit.execute.argv import parse_argv
 from atipkit.interop.atdf import extension, wording
 from atipkit.interop.atdf.datatypes import atdf_type, input_schema
 from atipkit.interop.atdf.schemas import BASIC_VERSION, ENHANCED_VERSION, require_valid
@@ -141,7 +141,7 @@ def _examples(tool: Tool, command: Command, target: Target, expected: str) -> li
             if not words or os.path.basename(words[0]) != tool.name:
                 continue
             path, values = parse_argv(tool, words[1:])
-        except (ValueError, UnknownCommandLine):
+        except ValueError:  # an open quote (shlex), or not a command line (UnknownCommandLine)
             continue
         if path != target.path or not set(values) <= set(keys):
             continue
