@@ -651,21 +651,28 @@ def test_an_unreachable_url_fails_as_a_dependency():
         fetch(Endpoint.http(f"http://127.0.0.1:{free_port()}/mcp"), timeout=10)
 
 
-def test_without_the_mcp_sdk_the_import_asks_for_the_extra(monkeypatch):
-    """The SDK cannot be uninstalled here: the package metadata says it is missing."""
+@pytest.mark.parametrize("installed", [None, "1.26.0"])
+def test_without_the_mcp_sdk_the_import_asks_for_the_extra(monkeypatch, installed):
+    """The SDK cannot be uninstalled (or downgraded) here: the package metadata says it
+    is missing, or of version 1."""
     import importlib.metadata
 
     real = importlib.metadata.version
 
     def version(name: str) -> str:
-        if name == "mcp":
+        if name != "mcp":
+            return real(name)
+        if installed is None:
             raise importlib.metadata.PackageNotFoundError(name)
-        return real(name)
+        return installed
 
     monkeypatch.setattr(importlib.metadata, "version", version)
     result = atip("import", "mcp", "--", sys.executable)
     assert result.exit_code == 40, result.output
-    assert envelope_of(result)["error"]["code"] == "E4010"
+    error = envelope_of(result)["error"]
+    assert error["code"] == "E4010"
+    assert "version 2 or later" in error["message"]
+    assert ("found 1.26.0" in error["message"]) == (installed is not None)
 
 
 JSON = st.recursive(

@@ -662,19 +662,16 @@ def serve(
 
 
 def _require_sdk() -> None:
-    from importlib.metadata import PackageNotFoundError, version
+    from atipkit._mcp_sdk import SdkUnavailable, require_sdk
 
     try:
-        found = version("mcp")
-    except PackageNotFoundError:
-        found = None
-    if found is None or not found.split(".", 1)[0].isdigit() or int(found.split(".")[0]) < 2:
+        require_sdk("serving MCP")
+    except SdkUnavailable as exc:
         raise DependencyError(
-            "serving MCP needs the mcp package, version 2 or later"
-            + (f" (found {found})" if found else ""),
+            str(exc),
             suggestion="pip install 'atipkit[mcp]'",
-            details={"package": "mcp", "found": found},
-        )
+            details={"package": "mcp", "found": exc.found},
+        ) from None
 
 
 async def _serve_stdio(server: Server) -> None:

@@ -41,22 +41,6 @@ STDERR_TAIL = 2000
 """Characters of a failed stdio server's stderr kept for the message."""
 
 
-def require_sdk() -> None:
-    """The MCP SDK, version 2 or later, must be importable (`SdkMissing` if not)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        found = version("mcp")
-    except PackageNotFoundError:
-        found = None
-    major = found.split(".", 1)[0] if found else ""
-    if not major.isdigit() or int(major) < 2:
-        raise SdkMissing(
-            "talking to MCP servers needs the mcp package, version 2 or later"
-            + (f" (found {found})" if found else "")
-        )
-
-
 class _State(logging.Handler):
     """What the exchange was doing when it failed, the stdio server's stderr, and the
     SDK's complaints (a server that writes other things than MCP on its stdout, ...), which
@@ -112,7 +96,7 @@ def run(
 
     import anyio
 
-    require_sdk()
+    _require_sdk()
     if timeout <= 0:
         raise ValueError("timeout must be positive")
     try:
@@ -145,6 +129,15 @@ def run(
         finally:
             for log in sdk_logs:
                 log.removeHandler(state)
+
+
+def _require_sdk() -> None:
+    from atipkit._mcp_sdk import SdkUnavailable, require_sdk
+
+    try:
+        require_sdk("talking to MCP servers")
+    except SdkUnavailable as exc:
+        raise SdkMissing(str(exc)) from None
 
 
 def _check_start(endpoint: Endpoint) -> None:
