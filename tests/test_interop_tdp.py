@@ -582,8 +582,12 @@ def test_text_that_is_not_json_or_too_large():
     with pytest.raises(MalformedJSON) as caught:
         tdp.parse(b'{"protocol_version": "1.0",', source="m.json")
     assert str(caught.value).startswith("m.json: line 1, column 28: invalid JSON")
-    with pytest.raises(DocumentTooLarge, match="the limit is 16,777,216"):
+    with pytest.raises(DocumentTooLarge, match="the limit is 16,777,216 bytes"):
         tdp.parse(b" " * (16 * 1024 * 1024 + 1))
+    with pytest.raises(DocumentTooLarge) as caught:  # text counts in UTF-8, as a file would
+        tdp.parse("€" * (6 * 1024 * 1024), source="m.json")
+    assert "m.json" in str(caught.value)
+    assert "document is 18,874,368 bytes; the limit is 16,777,216 bytes" in str(caught.value)
     with pytest.raises(tdp.ManifestError, match=r"\$.tools: 20001 tools; the limit is 20000"):
         tdp.parse({**BASE, "tools": [{"name": f"t{i}"} for i in range(20_001)]})
 

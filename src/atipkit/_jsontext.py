@@ -52,7 +52,7 @@ def _read_capped(stream: BinaryIO, source: str, max_bytes: int) -> bytes:
     return data
 
 
-def _too_large(source: str, size: int | None, max_bytes: int) -> DocumentTooLarge:
+def _too_large(source: str | None, size: int | None, max_bytes: int) -> DocumentTooLarge:
     actual = f"{size:,} bytes" if size is not None else "more than that"
     return DocumentTooLarge(
         [error("json.too-large", f"document is {actual}; the limit is {max_bytes:,} bytes")],
@@ -60,13 +60,17 @@ def _too_large(source: str, size: int | None, max_bytes: int) -> DocumentTooLarg
     )
 
 
-def decode(data: bytes | str, source: str | None = None) -> Any:
+def decode(data: bytes | str, source: str | None = None, *, max_bytes: int | None = None) -> Any:
     """Decode one JSON text into Python objects.
 
     Raises `MalformedJSON` (with line and column) for bad syntax, bad UTF-8 or empty
-    input, and `DocumentTooLarge` for nesting deeper than the interpreter can follow.
+    input, and `DocumentTooLarge` for nesting deeper than the interpreter can follow or,
+    given `max_bytes`, for text longer than that in UTF-8 (text handed over in memory
+    rather than read with `read_bytes`: a public parser's argument, a response body).
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
+    if max_bytes is not None and len(raw) > max_bytes:
+        raise _too_large(source, len(raw), max_bytes)
     raw = raw.removeprefix(b"\xef\xbb\xbf")  # a BOM may be ignored (RFC 8259 §8.1)
     if not raw.strip():
         raise _malformed(raw, len(raw), "empty document; expected a JSON object", source)

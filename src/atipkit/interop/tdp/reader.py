@@ -15,7 +15,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from atipkit import _jsontext
-from atipkit.errors import DocumentTooLarge
 from atipkit.interop.tdp.effects import atip_effects
 from atipkit.interop.tdp.errors import ManifestError, UnsupportedProtocol
 from atipkit.interop.tdp.model import (
@@ -86,18 +85,7 @@ def parse(data: bytes | str | Mapping[str, Any], *, source: str | None = None) -
     `UnsupportedProtocol` for a major protocol_version other than 1, and `ManifestError`
     naming the JSON path of anything else that is wrong."""
     if isinstance(data, bytes | str):
-        if len(data) > _jsontext.MAX_DOCUMENT_BYTES:
-            raise DocumentTooLarge(
-                [
-                    error(
-                        "json.too-large",
-                        f"document is {len(data):,} bytes or characters; the limit is "
-                        f"{_jsontext.MAX_DOCUMENT_BYTES:,}",
-                    )
-                ],
-                source,
-            )
-        data = _jsontext.decode(data, source)
+        data = _jsontext.decode(data, source, max_bytes=_jsontext.MAX_DOCUMENT_BYTES)
     if isinstance(data, Mapping) and not isinstance(data, dict):
         data = dict(data)
     reader = _Reader(source)
