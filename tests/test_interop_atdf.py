@@ -515,6 +515,20 @@ def test_a_file_that_cannot_be_read_fails_as_every_input_file_does(tmp_path):
     assert (missing.exit_code, missing.message) == (10, "<stdin>: no such file")
 
 
+def test_an_x_atdf_that_atdf_refuses_fails_the_export_with_its_path(tmp_path):
+    """What an import kept under x-atdf goes back as it is; edited into something the
+    ATDF schema refuses, the export fails (65) rather than write an invalid descriptor."""
+    doc = minimal()
+    doc["commands"]["run"]["x-atdf"] = {"outputs": {"success": 5, "failure": []}}
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(doc))
+    result = atip("export", "atdf", str(path))
+    assert result.exit_code == 65, result.output
+    error = envelope_of(result)["error"]
+    assert error["message"].endswith("$.how_to_use.outputs.success: expected string, got integer")
+    assert "x-atdf" in error["suggestion"]["fix"]
+
+
 def test_tampered_x_atip_is_refused_with_its_path(tmp_path):
     gh = load(EXAMPLES / "tools" / "gh.json")
     descriptors = export_atdf(gh, enhanced=True)

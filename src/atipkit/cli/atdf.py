@@ -80,9 +80,9 @@ def export_atdf(
     documents = [document(name, ctx) for name in tools]
     try:
         descriptors = export(documents, enhanced=enhanced)
-    except ValueError as exc:
-        if isinstance(exc, DocumentError):  # an x-atdf extension ATDF does not accept
-            raise _invalid(exc, tools[0], "Fix or remove the x-atdf extension it names.") from None
+    except DocumentError as exc:  # an x-atdf extension ATDF does not accept
+        raise _invalid(exc, tools[0], "Fix or remove the x-atdf extension it names.") from None
+    except ValueError as exc:  # two tools of one name
         raise InputError(str(exc), details={"tools": tools}) from None
     if not descriptors:
         ctx.warn("no invocable command (hidden ones are left out): the list is empty")
@@ -159,8 +159,9 @@ def import_atdf(
     if out is None:
         return Document(text)
     errors.write_out(out, text, advice="Name a file in a directory you may write to with --out.")
-    ctx.info(f"wrote {out} ({count_commands(tool)} commands)")
-    return {"written": str(out), "tool": tool.name, "commands": count_commands(tool)}
+    commands = count_commands(tool)
+    ctx.info(f"wrote {out} ({commands} commands)")
+    return {"written": str(out), "tool": tool.name, "commands": commands}
 
 
 def _warn(ctx: Context, document: bytes) -> None:
