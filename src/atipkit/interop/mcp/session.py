@@ -194,7 +194,7 @@ async def _connect(endpoint: Endpoint, errlog: IO[str], timeout: float) -> Async
 # -- the two exchanges -----------------------------------------------------------------------
 
 
-async def _listing(client: Client, state: _State, endpoint: Endpoint, max_pages: int) -> Any:
+async def _listing(client: Client, state: _State, endpoint: Endpoint, max_pages: int) -> Listing:
     info = client.server_info
     listing = Listing(
         endpoint=endpoint,
@@ -213,33 +213,30 @@ async def _listing(client: Client, state: _State, endpoint: Endpoint, max_pages:
             t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in result.tools
         ]
         if len(listing.tools) > MAX_TOOLS:
-            return NotDescribable(
+            raise NotDescribable(
                 None, f"the server lists more than {MAX_TOOLS} tools; at most that many are read"
             )
         cursor = result.next_cursor
         if cursor is None:
             return listing
         if cursor in seen:
-            return NotDescribable(
+            raise NotDescribable(
                 None,
                 f"tools/list page {page + 1} was asked for with a cursor the server "
                 f"gave before ({cursor[:60]!r}); the listing would never end",
             )
         seen.add(cursor)
-    return NotDescribable(None, f"tools/list goes on past {max_pages} pages; stopped there")
+    raise NotDescribable(None, f"tools/list goes on past {max_pages} pages; stopped there")
 
 
 def fetch(endpoint: Endpoint, *, timeout: float = 30.0, max_pages: int = MAX_PAGES) -> Listing:
     """Connect to the server, and read what it says about itself and every tool it lists
     (all pages, following `nextCursor`), within `timeout` seconds."""
 
-    async def exchange(client: Client, state: _State) -> Any:
+    async def exchange(client: Client, state: _State) -> Listing:
         return await _listing(client, state, endpoint, max_pages)
 
-    out = run(endpoint, exchange, timeout=timeout, invalid_is_data=True)
-    if isinstance(out, NotDescribable):  # raised here: inside, the SDK would wrap it
-        raise out
-    return out
+    return run(endpoint, exchange, timeout=timeout, invalid_is_data=True)
 
 
 def call_tool(
@@ -272,12 +269,13 @@ def _failure(
     exc: Exception, endpoint: Endpoint, state: _State, timeout: float, invalid_is_data: bool
 ) -> McpError:
     """The one error that `exc` (perhaps a group of them) means."""
+    import httpx2
     from mcp.shared.exceptions import MCPError
     from pydantic import ValidationError
 
     leaves = _leaves(exc)
     for leaf in leaves:
-        if isinstance(leaf, McpError):
+        if isinstance(leaf, McpError):  # raised by the exchange itself, already ours
             return leaf
         if not type(leaf).__module__.startswith(_OURS):
             # not the exchange's: a caller's signal handler (a deadline), say; it goes on
@@ -285,13 +283,7 @@ def _failure(
     where = endpoint.where
     stderr = state.stderr()
     for leaf in leaves:
-        if isinstance(leaf, TimeoutError) or type(leaf).__name__ in (
-            "TimeoutException",
-            "ReadTimeout",
-            "ConnectTimeout",
-            "WriteTimeout",
-            "PoolTimeout",
-        ):
+        if isinstance(leaf, TimeoutError | httpx2.TimeoutException):
             return ServerTimeout(where, timeout, stderr=stderr, said=state.said())
     for leaf in leaves:
         if isinstance(leaf, ValidationError):
