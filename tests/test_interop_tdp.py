@@ -275,26 +275,35 @@ def test_examples_only_where_the_line_is_one_true_call():
                 "options": [
                     {"name": "count", "flags": ["-n", "--count"], "type": "integer"},
                     {"name": "force", "flags": ["-f"], "type": "boolean"},
+                    {"name": "ratio", "flags": ["--ratio"], "type": "number"},
                     {"name": "to", "flags": ["--to"], "type": "string", "required": True},
                 ],
                 "examples": [
-                    "t copy a.txt b.txt --to=out -n 3 -f",  # true
+                    "t -v copy a.txt b.txt --to=out -n 3 -f",  # true (globals first, as run)
                     "t copy a.txt --to out --unknown",  # a flag it does not have
                     "t copy a.txt -n many --to out",  # not an integer
                     "t copy a.txt -nf --to out",  # bundled short flags
+                    "t copy a.txt --to out --ratio nan",  # a number JSON cannot carry
                     "t copy a.txt",  # --to is required
                     "t other a.txt --to out",  # another command
                     "t copy 'unclosed --to out",  # not a command line
                 ],
                 "effects": {"network": False},
             }
-        }
+        },
+        globalOptions=[{"name": "verbose", "flags": ["-v"], "type": "boolean"}],
     )
     [entry] = tdp.manifest(made)["tools"]
     assert entry["metadata"]["examples"] == [
         {
-            "description": "t copy a.txt b.txt --to=out -n 3 -f",
-            "input": {"files": ["a.txt", "b.txt"], "to": "out", "count": 3, "force": True},
+            "description": "t -v copy a.txt b.txt --to=out -n 3 -f",
+            "input": {
+                "verbose": True,
+                "files": ["a.txt", "b.txt"],
+                "to": "out",
+                "count": 3,
+                "force": True,
+            },
         }
     ]
 
