@@ -82,8 +82,8 @@ def import_atdf(
     """One ATIP tool from decoded ATDF. Its name: `name`, else the `x-atip` one, else
     `default_name`; `ToolNameError` when there is none or it is unusable. `AtdfError`
     (exit 65 in the CLI) names the first descriptor that is not valid ATDF."""
-    if name is not None and not is_tool_name(name):
-        raise ToolNameError(f"{name!r} cannot name a tool: no whitespace, '/' or '\\'")
+    if name is not None:
+        _check_name(name)  # a usage error comes before any problem of the document
     try:
         return _import(document, name, default_name, source)
     except RecursionError:
@@ -109,8 +109,7 @@ def _import(document: Any, name: str | None, default: str | None, source: str | 
     tool_name = name or header.get("name") or default
     if not tool_name:
         raise ToolNameError("the ATDF document does not say what the tool is called; name it")
-    if not is_tool_name(tool_name):
-        raise ToolNameError(f"{tool_name!r} cannot name a tool: no whitespace, '/' or '\\'")
+    _check_name(tool_name)
     commands = restored.commands
     for where, descriptor in plain:
         key = descriptor.get("tool_id", descriptor.get("id"))
@@ -142,6 +141,11 @@ def _import(document: Any, name: str | None, default: str | None, source: str | 
             source,
         )
     return report.tool
+
+
+def _check_name(name: str) -> None:
+    if not is_tool_name(name):
+        raise ToolNameError(f"{name!r} cannot name a tool: no whitespace, '/' or '\\'")
 
 
 def _descriptors(document: Any, source: str | None) -> list[tuple[Where, Any]]:
