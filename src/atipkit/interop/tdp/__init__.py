@@ -16,7 +16,7 @@ One concept a module:
 - `errors`: `ManifestError` (with the JSON path), `UnsupportedProtocol`,
   `ManifestStatusError`;
 - `names`: TDP names from the bridge's (`tdp_names`);
-- `effects`: ATIP effects in and out of `x-atip.effects`, and TDP's relative costs;
+- `effects`: ATIP effects in and out of `x-atip.effects`;
 - `metadata`: a tool's orchestration metadata from a command's effects;
 - `examples`: a command's example lines as the tool calls they stand for;
 - `export`: ATIP tools → a manifest (`manifest`), through the bridge;
@@ -33,8 +33,6 @@ from __future__ import annotations
 
 from atipkit._http import HttpError, NetworkError
 from atipkit.interop.tdp.document import to_atip
-from atipkit.interop.tdp.effects import ATIP_COST_ESTIMATES as ATIP_COST_ESTIMATES
-from atipkit.interop.tdp.effects import COST_ESTIMATES as COST_ESTIMATES
 from atipkit.interop.tdp.effects import atip_effects
 from atipkit.interop.tdp.errors import ManifestError, ManifestStatusError, UnsupportedProtocol
 from atipkit.interop.tdp.export import manifest

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from atipkit.interop.tdp.effects import ATIP_COST_ESTIMATES, atip_effects, effects_json
+from atipkit.checks import KNOWN_COST_ESTIMATES
+from atipkit.interop.tdp.effects import atip_effects, effects_json
 from atipkit.interop.tdp.errors import ManifestError
 from atipkit.interop.tdp.model import Category, Example, Manifest, ToolDefinition
 from atipkit.interop.tdp.options import to_options
@@ -95,7 +96,7 @@ def _command(tool: ToolDefinition) -> dict[str, Any]:
         effects_out = {"idempotent": meta.idempotent}
         if meta.timeout_seconds:
             effects_out["duration"] = {"timeout": f"{meta.timeout_seconds}s"}
-        if meta.cost_estimate in ATIP_COST_ESTIMATES:
+        if meta.cost_estimate in KNOWN_COST_ESTIMATES:
             effects_out["cost"] = {"estimate": meta.cost_estimate}
     x_meta: dict[str, Any] = {
         "enabled_by_default": meta.enabled_by_default,
@@ -104,7 +105,7 @@ def _command(tool: ToolDefinition) -> dict[str, Any]:
     }
     if meta.timeout_seconds and stated:
         x_meta["timeout_seconds"] = meta.timeout_seconds
-    if meta.cost_estimate and (stated or meta.cost_estimate not in ATIP_COST_ESTIMATES):
+    if meta.cost_estimate and (stated or meta.cost_estimate not in KNOWN_COST_ESTIMATES):
         x_meta["cost_estimate"] = meta.cost_estimate
     if meta.rate_limit_per_minute:
         x_meta["rate_limit_per_minute"] = meta.rate_limit_per_minute

@@ -2,8 +2,7 @@
 
 Writing puts a command's exact effects under a tool's `x-atip.effects`, and reading
 takes them back from there; both go through the model's own serializer and checks, so
-what rides along is ATIP as the document format spells it. The relative costs TDP can
-say live here too, since both directions translate them.
+what rides along is ATIP as the document format spells it.
 """
 
 from __future__ import annotations
@@ -16,10 +15,6 @@ from atipkit.interop.tdp.errors import ManifestError
 from atipkit.model import AtipVersion, Effects, Tool, from_dict, to_dict
 from atipkit.problems import PathPart, error, json_path
 from atipkit.protocol import PROTOCOL_VERSION as ATIP_VERSION
-
-COST_ESTIMATES = ("low", "medium", "high", "variable")
-"""The relative costs TDP names; ATIP's `none` is written as `low`."""
-ATIP_COST_ESTIMATES = frozenset({"none", *COST_ESTIMATES})
 
 
 def effects_json(effects: Effects) -> dict[str, Any]:

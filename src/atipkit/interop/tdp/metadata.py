@@ -13,7 +13,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from atipkit._duration import parse_duration
-from atipkit.interop.tdp.effects import ATIP_COST_ESTIMATES
+from atipkit.checks import KNOWN_COST_ESTIMATES
 from atipkit.interop.tdp.examples import example_input
 from atipkit.model import UNSET, Effects, Tool
 
@@ -37,8 +37,8 @@ def tool_metadata(flat: FlatTool, tool: Tool, command: Command, target: Target) 
     if effects.duration and effects.duration.timeout:
         seconds = parse_duration(effects.duration.timeout)
         meta["timeout_seconds"] = max(1, math.ceil(seconds))
-    if effects.cost and effects.cost.estimate in ATIP_COST_ESTIMATES:
-        estimate = effects.cost.estimate
+    if effects.cost and effects.cost.estimate in KNOWN_COST_ESTIMATES:
+        estimate = effects.cost.estimate  # TDP's words are ATIP's but `none`: that is low
         meta["cost_estimate"] = "low" if estimate == "none" else estimate
     long_running = _long_running(effects)
     if long_running is not None:
