@@ -61,20 +61,20 @@ _SCHEMA_NAMES = {
 """JSON Schema keywords as a proto message's snake_case field names would spell them."""
 _EMPTY_IS_ABSENT = frozenset({"description", "enum", "properties", "required", "pattern", "format"})
 """Schema keywords whose empty value means the same as leaving them out."""
-_VALUE_KINDS = {
-    "stringValue": "string_value",
-    "numberValue": "number_value",
-    "boolValue": "bool_value",
-    "listValue": "list_value",
-    "structValue": "struct_value",
-    "nullValue": "null_value",
-}
 _VERSION = re.compile(r"(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*)){0,2}\Z")
 
 
 def _camel(name: str) -> str:
     head, *rest = name.split("_")
     return head + "".join(part.title() for part in rest)
+
+
+_VALUE_KINDS = {
+    spelled: kind
+    for kind in ("string", "number", "bool", "list", "struct", "null")
+    for spelled in (f"{kind}_value", f"{kind}Value")
+}
+"""`google.protobuf.Value`'s fields in either spelling → the kind of value each holds."""
 
 
 def parse(data: bytes | str | Mapping[str, Any], *, source: str | None = None) -> Manifest:
@@ -174,7 +174,10 @@ class _Reader:
     def string(
         self, obj: dict[str, Any], name: str, where: list[PathPart], *, required: bool = False
     ) -> str:
+        """The string field `name`, "" when absent; `required`: present and not blank."""
         found = self.field(obj, name, where)
+        if found is None and not required:
+            return ""
         if found is None or (required and found[1] == ""):
             spelled = _camel(name) if self.camel else name
             raise self.fail([*where, spelled], f"missing {spelled!r}: expected a non-empty string")
@@ -184,9 +187,6 @@ class _Reader:
         if required and not value.strip():
             raise self.fail(path, "expected a non-empty string")
         return value
-
-    def optional_string(self, obj: dict[str, Any], name: str, where: list[PathPart]) -> str:
-        return self.string(obj, name, where) if self.field(obj, name, where) else ""
 
     def boolean(self, obj: dict[str, Any], name: str, where: list[PathPart]) -> bool:
         found = self.field(obj, name, where)
@@ -278,7 +278,7 @@ class _Reader:
             scenario=scenario,
             tools=tools,
             categories=categories,
-            generated_at=self.optional_string(root, "generated_at", []),
+            generated_at=self.string(root, "generated_at", []),
             extensions=extensions,
             extra=extra,
         )
@@ -300,18 +300,18 @@ class _Reader:
     def scenario(self, obj: dict[str, Any], where: list[PathPart]) -> Scenario:
         return Scenario(
             name=self.string(obj, "name", where, required=True),
-            version=self.optional_string(obj, "version", where),
-            description=self.optional_string(obj, "description", where),
-            base_url=self.optional_string(obj, "base_url", where),
+            version=self.string(obj, "version", where),
+            description=self.string(obj, "description", where),
+            base_url=self.string(obj, "base_url", where),
             extra=self.extra(obj, "scenario"),
         )
 
     def category(self, obj: dict[str, Any], where: list[PathPart]) -> Category:
         return Category(
             id=self.string(obj, "id", where, required=True),
-            name=self.optional_string(obj, "name", where),
-            description=self.optional_string(obj, "description", where),
-            icon=self.optional_string(obj, "icon", where),
+            name=self.string(obj, "name", where),
+            description=self.string(obj, "description", where),
+            icon=self.string(obj, "icon", where),
             extra=self.extra(obj, "category"),
         )
 
@@ -329,8 +329,8 @@ class _Reader:
             self._check_atip(extensions["x-atip"], [*where, "x-atip"])
         return ToolDefinition(
             name=name,
-            description=self.optional_string(obj, "description", where),
-            category=self.optional_string(obj, "category", where),
+            description=self.string(obj, "description", where),
+            category=self.string(obj, "category", where),
             parameters=parameters,
             metadata=metadata,
             extensions=extensions,
@@ -353,7 +353,7 @@ class _Reader:
                 given = self.struct(found[1], found[0])
             examples.append(
                 Example(
-                    description=self.optional_string(item, "description", path),
+                    description=self.string(item, "description", path),
                     input=given,
                     extra=self.extra(item, "example"),
                 )
@@ -363,7 +363,7 @@ class _Reader:
             requires_approval=self.boolean(obj, "requires_approval", where),
             timeout_seconds=self.count(obj, "timeout_seconds", where),
             rate_limit_per_minute=self.count(obj, "rate_limit_per_minute", where),
-            cost_estimate=self.optional_string(obj, "cost_estimate", where),
+            cost_estimate=self.string(obj, "cost_estimate", where),
             long_running=self.boolean(obj, "long_running", where),
             idempotent=self.boolean(obj, "idempotent", where),
             tags=self.strings(obj, "tags", where),
@@ -427,32 +427,26 @@ class _Reader:
         if not self.camel or not isinstance(value, dict) or len(value) != 1:
             return value
         [(key, inner)] = value.items()
-        kind = (
-            key
-            if key in _VALUE_KINDS
-            else next((camel for camel, snake in _VALUE_KINDS.items() if snake == key), None)
-        )
+        kind = _VALUE_KINDS.get(key)
         if kind is None:
             return value
         path = [*where, key]
-        if kind == "nullValue":
+        if kind == "null":
             return None
-        if kind == "stringValue" and not isinstance(inner, str):
+        if kind == "string" and not isinstance(inner, str):
             raise self.expected(path, "a string", inner)
-        if kind == "boolValue" and not isinstance(inner, bool):
+        if kind == "bool" and not isinstance(inner, bool):
             raise self.expected(path, "true or false", inner)
-        if kind == "numberValue" and (
-            isinstance(inner, bool) or not isinstance(inner, int | float)
-        ):
+        if kind == "number" and (isinstance(inner, bool) or not isinstance(inner, int | float)):
             raise self.expected(path, "a number", inner)
-        if kind == "listValue":
+        if kind == "list":
             obj = self.object(inner, path)
             values = obj.get("values", [])
             return [
                 self.value(v, [*path, "values", i])
                 for i, v in enumerate(self.array(values, [*path, "values"]))
             ]
-        if kind == "structValue":
+        if kind == "struct":
             return self.struct(inner, path)
         return inner
 
