@@ -182,8 +182,7 @@ class Executor:
         """A call of a tool imported from an MCP server: the same decision, confirmation,
         audit and result filter as a command line's, sent as `tools/call` instead of run
         as argv (`atipkit.interop.mcp.call`)."""
-        from atipkit.interop.mcp import McpError, ServerTimeout, endpoint_of, request
-        from atipkit.interop.mcp import call as call_mcp
+        from atipkit.interop.mcp import McpError, ServerTimeout, endpoint_of, request, send
 
         assert call.path is not None
         try:
@@ -214,7 +213,7 @@ class Executor:
         timeout = parse_duration(stated) if stated else DEFAULT_TIMEOUT
         started = time.monotonic()
         try:
-            answer = call_mcp(tool, call.path, call.values, timeout=timeout)
+            answer = send(reach, sent, timeout=timeout)
         except ServerTimeout as exc:
             result = RunResult(
                 argv=argv,

@@ -11,8 +11,9 @@
   `fetch` reads the server's self-description and every page of its tools;
 - `describe`: that listing as an ATIP document (pure); `schemas`: input schemas as
   options;
-- `call`: a command's `tools/call` request (pure) and the call itself, which
-  `atipkit.execute.Executor` uses for every tool whose `x-mcp` names a server.
+- `call`: a command's `tools/call` request (pure), sending it (`send`, which
+  `atipkit.execute.Executor` uses for every tool whose `x-mcp` names a server), and both
+  at once (`call`).
 
 Nothing here imports the SDK until a server is contacted.
 """
@@ -27,6 +28,7 @@ from atipkit.interop.mcp.call import (
     is_mcp,
     request,
     result_of,
+    send,
 )
 from atipkit.interop.mcp.describe import (
     EXTENSION,
@@ -75,6 +77,7 @@ __all__ = [
     "is_mcp",
     "request",
     "result_of",
+    "send",
 ]
 
 

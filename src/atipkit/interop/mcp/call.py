@@ -4,8 +4,9 @@
 under the property names they came from, each checked against the parameter's schema
 first (the one a compile showed the model), so a model's mistake gets the same ATDF
 error (`InvalidArguments`) a command-line tool's would, before any server starts.
-`call` sends it to the server the tool's `x-mcp` names and answers what came back:
-the text, whether the tool reported an error, and its structured content.
+`send` sends such a request to a server, and `call` does both for the server the tool's
+`x-mcp` names; they answer what came back: the text, whether the tool reported an error,
+and its structured content.
 """
 
 from __future__ import annotations
@@ -19,13 +20,11 @@ import msgspec
 
 from atipkit.bridge.flatten import ParamRef
 from atipkit.execute.argv import ArgumentProblem, InvalidArguments
+from atipkit.execute.runner import DEFAULT_TIMEOUT
 from atipkit.interop.mcp.describe import EXTENSION
 from atipkit.interop.mcp.endpoint import Endpoint
 from atipkit.interop.mcp.errors import BadExtension
 from atipkit.model import CommandPath, Option, Tool, get_command
-
-DEFAULT_TIMEOUT = 60.0
-"""Seconds for a call (starting the server included) when the command states none."""
 
 
 class CallResult(msgspec.Struct, frozen=True, kw_only=True):
@@ -101,10 +100,18 @@ def call(
     its `x-mcp` names (started for this call when it is a command), within `timeout`
     seconds. Raises `InvalidArguments` for values that do not fit, `BadExtension`, and
     the errors of `atipkit.interop.mcp.session` for a server that cannot be reached."""
+    sent = request(tool, path, values)
+    return send(endpoint_of(tool), sent, timeout=timeout)
+
+
+def send(
+    endpoint: Endpoint, sent: Mapping[str, Any], *, timeout: float = DEFAULT_TIMEOUT
+) -> CallResult:
+    """Send `sent`, a `tools/call` request as `request` builds it (its values already
+    checked), to the server at `endpoint` within `timeout` seconds."""
     from atipkit.interop.mcp.session import call_tool
 
-    params = request(tool, path, values)["params"]
-    endpoint = endpoint_of(tool)
+    params = sent["params"]
     started = time.monotonic()
     raw = call_tool(endpoint, params["name"], params["arguments"], timeout=timeout)
     return result_of(raw, seconds=time.monotonic() - started)
