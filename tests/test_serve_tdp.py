@@ -26,6 +26,7 @@ import jsonschema
 import pytest
 from click.testing import CliRunner
 
+import atipkit
 from atipkit._duration import parse_duration
 from atipkit.bridge import Compiler
 from atipkit.cli import cli
@@ -172,6 +173,7 @@ def test_the_manifest_of_the_registry(served):
     manifest = response.json()
     conforms(manifest)
     assert manifest["scenario"]["name"] == "atip"
+    assert manifest["scenario"]["version"] == atipkit.__version__
     names = {t["name"] for t in manifest["tools"]}
     expected = {t.name.replace("-", "_") for t in Compiler(originals()).flat}
     assert names == expected

@@ -95,9 +95,10 @@ def serve(
     where it listens ({registry, tdp, url}), given as soon as it listens with --jsonl,
     --plain or text output (JSON output, the envelope, comes when the server stops).
     Requests are logged on stderr. Exit status: 0 stopped (Ctrl-C or SIGTERM), 2 neither
-    --registry nor --tdp (or --tool, --scenario without --tdp), 10 the directory or a
-    --tool file does not exist, 20 cannot listen on the address, 40 the serve extra is
-    missing, 65 a --tool file is not a valid ATIP document.
+    --registry nor --tdp (or --tool, --scenario, --no-x-atip without --tdp, or two --tool
+    documents of one tool), 10 the directory or a --tool file does not exist, 20 cannot
+    listen on the address, 40 the serve extra is missing, 65 a --tool file is not a valid
+    ATIP document.
     """
     from atipkit import serve as servers
 
@@ -130,7 +131,9 @@ def serve(
     sock = listen(host, port)
     url = servers.url(sock)
     if tdp:
-        started["tdp"] = url.rstrip("/") + "/api/v1/tools"
+        from atipkit.interop.tdp import ENDPOINT
+
+        started["tdp"] = url.rstrip("/") + ENDPOINT
     started["url"] = url
     return _serving(asgi, sock, started)
 
@@ -138,7 +141,7 @@ def serve(
 def _tdp_app(
     documents: list[Tool], files: list[Path], scenario: str | None, x_atip: bool, fallback: Any
 ) -> Any:
-    from atipkit._version import __version__
+    from atipkit.interop.tdp import atip_scenario
     from atipkit.serve.tdp import ToolSource, tdp_app
 
     names = [d.name for d in documents]
@@ -150,12 +153,7 @@ def _tdp_app(
             details={"param": "tool", "name": duplicates[0]},
         )
     described = ", ".join(names) if names else "the tools of this machine's ATIP registry"
-    info = {
-        "name": scenario or "atip",
-        "version": __version__,
-        "description": f"Command-line tools described by ATIP ({described})",
-    }
-    source = ToolSource(files, scenario=info, extensions=x_atip)
+    source = ToolSource(files, scenario=atip_scenario(described, scenario), extensions=x_atip)
     return tdp_app(source, fallback=fallback)
 
 

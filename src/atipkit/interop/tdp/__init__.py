@@ -35,7 +35,7 @@ from atipkit._http import HttpError, NetworkError
 from atipkit.interop.tdp.document import to_atip
 from atipkit.interop.tdp.effects import atip_effects
 from atipkit.interop.tdp.errors import ManifestError, ManifestStatusError, UnsupportedProtocol
-from atipkit.interop.tdp.export import manifest
+from atipkit.interop.tdp.export import atip_scenario, manifest
 from atipkit.interop.tdp.metadata import LONG_RUNNING as LONG_RUNNING
 from atipkit.interop.tdp.model import (
     PROTOCOL_VERSION,
@@ -71,6 +71,7 @@ __all__ = [
     "ToolDefinition",
     "UnsupportedProtocol",
     "atip_effects",
+    "atip_scenario",
     "clear_cache",
     "fetch",
     "manifest",

@@ -78,6 +78,19 @@ def _group(target: Target) -> tuple[str, ...]:
     return (target.tool, *target.path[:-1]) if len(target.path) > 1 else (target.tool,)
 
 
+def atip_scenario(described: str, name: str | None = None) -> dict[str, str]:
+    """The scenario of tools atipkit serves together, where no one tool names it: `name`
+    (default `atip`) at atipkit's version, its description saying which tools
+    (`described`)."""
+    from atipkit._version import __version__
+
+    return {
+        "name": name or "atip",
+        "version": __version__,
+        "description": f"Command-line tools described by ATIP ({described})",
+    }
+
+
 def _scenario(scenario: Scenario | Mapping[str, str] | None, tools: list[Tool]) -> dict[str, str]:
     if scenario is None:
         if len(tools) == 1:
@@ -87,14 +100,7 @@ def _scenario(scenario: Scenario | Mapping[str, str] | None, tools: list[Tool]) 
                 "description": tools[0].description,
             }
         else:
-            from atipkit._version import __version__
-
-            described = ", ".join(t.name for t in tools) or "none"
-            scenario = {
-                "name": "atip",
-                "version": __version__,
-                "description": f"Command-line tools described by ATIP ({described})",
-            }
+            scenario = atip_scenario(", ".join(t.name for t in tools) or "none")
     if isinstance(scenario, Scenario):
         scenario = msgspec.structs.asdict(scenario)
     if not isinstance(scenario, Mapping) or not scenario.get("name"):
