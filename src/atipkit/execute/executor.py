@@ -148,18 +148,12 @@ class Executor:
                 tool, call.path, call.values, executable=self.executables.get(tool.name)
             )
         except InvalidArguments as exc:
-            text = json.dumps(exc.to_atdf(f"urn:atip:call:{call.id or call.index}"))
-            return self._finish(
-                call, decision, None, None, text, True, "invalid-arguments", problems=exc.problems
-            )
+            return self._invalid(call, decision, exc)
         if dry_run:
             return self._finish(
                 call, decision, invocation, None, "dry run: " + json.dumps(invocation.argv), False
             )
-        effects = _effects(tool, call)
-        if effects.cost and effects.cost.billable is True:
-            with self._lock:
-                self._billable += 1
+        effects = self._charge(tool, call)
         try:
             result = run(invocation, effects, stdin=stdin, credential=self.credential)
         except RunRefused as exc:
@@ -189,10 +183,7 @@ class Executor:
             sent = request(tool, call.path, call.values)
             reach = endpoint_of(tool)
         except InvalidArguments as exc:
-            text = json.dumps(exc.to_atdf(f"urn:atip:call:{call.id or call.index}"))
-            return self._finish(
-                call, decision, None, None, text, True, "invalid-arguments", problems=exc.problems
-            )
+            return self._invalid(call, decision, exc)
         except McpError as exc:
             return self._finish(call, decision, None, None, f"not run: {exc}", True, "not-started")
         argv = list(reach.command) if reach.transport == "stdio" else [reach.url]
@@ -205,10 +196,7 @@ class Executor:
             return self._finish(
                 call, decision, invocation, None, text, True, "input-refused", request=sent
             )
-        effects = _effects(tool, call)
-        if effects.cost and effects.cost.billable is True:
-            with self._lock:
-                self._billable += 1
+        effects = self._charge(tool, call)
         stated = effects.duration.timeout if effects.duration else None
         timeout = parse_duration(stated) if stated else DEFAULT_TIMEOUT
         started = time.monotonic()
@@ -247,6 +235,22 @@ class Executor:
             request=sent,
             structured_content=answer.structured_content,
         )
+
+    def _invalid(self, call: ToolCall, decision: Decision, exc: InvalidArguments) -> Outcome:
+        """Values that do not fit: the model reads the ATDF error."""
+        text = json.dumps(exc.to_atdf(f"urn:atip:call:{call.id or call.index}"))
+        return self._finish(
+            call, decision, None, None, text, True, "invalid-arguments", problems=exc.problems
+        )
+
+    def _charge(self, tool: Tool, call: ToolCall) -> Effects:
+        """The effects of a call about to run; a billable one counts against the policy's
+        budget."""
+        effects = _effects(tool, call)
+        if effects.cost and effects.cost.billable is True:
+            with self._lock:
+                self._billable += 1
+        return effects
 
     def _text(self, result: RunResult) -> str:
         if result.ok:
