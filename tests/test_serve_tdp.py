@@ -39,7 +39,7 @@ from tests.helpers import EXAMPLES, FIXTURES
 
 ATIP = [sys.executable, "-m", "atipkit"]
 SCHEMA = jsonschema.Draft202012Validator(
-    json.loads((FIXTURES / "tdp" / "tool-manifest.schema.json").read_text())
+    json.loads((FIXTURES / "tdp" / "manifests" / "tool-manifest.schema.json").read_text())
 )
 PROGRAMS = ("deploy", "cloudctl", "legacy-tool")
 HELLO = """#!/usr/bin/env python3
