@@ -28,7 +28,7 @@ from atipkit.model import UNSET, dumps, effective_effects, from_dict, load
 from atipkit.validation import validate
 from tests.helpers import EXAMPLES, FIXTURES, atip, envelope_of
 
-TDP = FIXTURES / "tdp"
+TDP = FIXTURES / "tdp" / "manifests"
 SNAKE = TDP / "agent-manager.snake.json"
 PROTO3 = TDP / "agent-manager.proto3.json"
 SCHEMA = json.loads((TDP / "tool-manifest.schema.json").read_text())
