@@ -126,26 +126,19 @@ def document(name: str, ctx: Context) -> Tool:
 
 
 def read_document(path: str | os.PathLike[str], option: str | None = None) -> Tool:
-    """The ATIP document in file `path` (`-`: stdin), or the error that means it: no such
-    file 10, unreadable 2, not a valid document 65 (every problem in the details).
-    `option` is the flag that named the file, for the messages."""
+    """The ATIP document in file `path` (`-`: stdin), or the error that means it: those of
+    `file_error` (10, 30, 2), and 65 for a document that is not valid (every problem in
+    the details). `option` is the flag that named the file, for the messages."""
     from atipkit._jsontext import MAX_DOCUMENT_BYTES
     from atipkit.errors import DocumentError
     from atipkit.model import load
 
     shown = "<stdin>" if str(path) == "-" else str(path)
     named = f"{option} {shown}" if option else shown
-    where = {"path": str(path)}
     try:
         return load(path, max_bytes=MAX_DOCUMENT_BYTES)
-    except FileNotFoundError:
-        raise NotFoundError(
-            f"{named}: no such file",
-            details=where,
-            suggestion="Name an ATIP document (a JSON file).",
-        ) from None
     except OSError as exc:
-        raise InputError(f"{named}: cannot read: {exc.strerror or exc}", details=where) from None
+        raise file_error(exc, str(path), "Name an ATIP document (a JSON file).", option) from None
     except DocumentError as exc:
         problems = [p.to_dict() for p in exc.problems]
         more = len(problems) - 1
@@ -153,7 +146,7 @@ def read_document(path: str | os.PathLike[str], option: str | None = None) -> To
         raise DataFormatError(
             f"{named}: {message}"
             + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""),
-            details={**where, "problems": problems},
+            details={"file": str(path), "problems": problems},
             suggestion=Suggestion(
                 "Fix the document; `atip validate` lists every problem.",
                 example=f"atip validate {path} --text",
@@ -161,12 +154,13 @@ def read_document(path: str | os.PathLike[str], option: str | None = None) -> To
         ) from None
 
 
-def file_error(exc: OSError, path: str, suggestion: str) -> ToolError:
+def file_error(exc: OSError, path: str, suggestion: str, option: str | None = None) -> ToolError:
     """The error that reading an input file named on atip's command line (`-`: stdin)
     failing with `exc` means: no such file 10 (with `suggestion`), no permission 30, any
-    other reason (a directory, an I/O error) 2. One mapping, so `atip import atdf` and
-    `atip import tdp` fail alike, named as `read_document` names a file."""
+    other reason (a directory, an I/O error) 2. One mapping, so every command that reads a
+    file fails alike; `option` is the flag that named it, for the message."""
     shown = "<stdin>" if path == "-" else path
+    shown = f"{option} {shown}" if option else shown
     where = {"file": path}
     if isinstance(exc, FileNotFoundError):
         return NotFoundError(f"{shown}: no such file", details=where, suggestion=suggestion)

@@ -71,7 +71,8 @@ def export_atdf(
     array (`--plain > tools.atdf.json` saves it); with --out FILE it is written there
     atomically and the result says where. Exit status: 0; 2 usage (an unreadable file,
     two tools of one name, --out cannot be written); 10 a name that is neither a file
-    nor a known tool; 30 no permission to write --out; 65 an invalid ATIP document.
+    nor a known tool; 30 no permission to read a file or to write --out; 65 an invalid
+    ATIP document.
     """
     from atipkit.cli._resolve import document
     from atipkit.errors import DocumentError

@@ -52,7 +52,8 @@ def compile_tools(
     object with `tools` and `table`, which maps each tool name to its command), written
     verbatim by --plain and --text (`atip compile gh.json --plain > tools.json`).
     Provider limits are warnings. An invalid document is a data-format error (exit 65),
-    a file or tool that cannot be found is exit 10.
+    a file or tool that cannot be found is exit 10, a file it may not read exit 30, one
+    it cannot read otherwise (a directory) exit 2.
     """
     import json
 

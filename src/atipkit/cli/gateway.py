@@ -82,9 +82,9 @@ def serve(
     protocol only and nothing else is printed on it; over http the result is one record,
     where it listens ({url, tools, mode}), given as soon as it listens. Exit status: 0
     stopped, 2 no tools named or a bad option, 10 a named tool or file does not exist or
-    has no metadata, 20 cannot listen on the address, 40 the mcp or serve extra is
-    missing, 65 a --tool file or --policy is not what it should be, or the registry
-    cannot be read.
+    has no metadata, 20 cannot listen on the address, 30 no permission to read a --tool
+    file, 40 the mcp or serve extra is missing, 65 a --tool file or --policy is not what
+    it should be, or the registry cannot be read.
     """
     from atipkit.serve.gateway import Gateway, GatewayError, Selection, Unavailable
 
