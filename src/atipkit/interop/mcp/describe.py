@@ -213,23 +213,17 @@ def effects(annotations: dict[str, Any]) -> Effects:
     explicitly true: the cautious hint wins), and safe to repeat (unless
     `idempotentHint` is explicitly false). `openWorldHint` is `network`. What MCP does not
     say (files read, subprocesses, reversibility, cost, duration) stays unknown."""
-    hints = {
-        k: annotations[k] if isinstance(annotations.get(k), bool) else MCP_DEFAULTS[k]
-        for k in MCP_DEFAULTS
-    }
-    stated = {k for k in MCP_DEFAULTS if isinstance(annotations.get(k), bool)}
-    network = hints["openWorldHint"]
+    stated = {k: v for k, v in annotations.items() if k in MCP_DEFAULTS and isinstance(v, bool)}
+    hints = {**MCP_DEFAULTS, **stated}
     if hints["readOnlyHint"]:
-        destructive = "destructiveHint" in stated and hints["destructiveHint"]
-        idempotent = not ("idempotentHint" in stated and not hints["idempotentHint"])
         return Effects(
             filesystem=FilesystemEffects(write=False, delete=False),
-            network=network,
-            idempotent=idempotent,
-            destructive=destructive,
+            network=hints["openWorldHint"],
+            idempotent=stated.get("idempotentHint", True),
+            destructive=stated.get("destructiveHint", False),
         )
     return Effects(
-        network=network,
+        network=hints["openWorldHint"],
         idempotent=hints["idempotentHint"],
         destructive=hints["destructiveHint"],
     )
