@@ -82,7 +82,7 @@ def describe(listing: Listing, *, name: str | None = None) -> Tool:
     info = listing.server_info if isinstance(listing.server_info, dict) else {}
     tool_name = _tool_name(name, info, listing.endpoint)
     keys = command_keys([t.get("name") for t in listing.tools])
-    commands = {keys[index]: _command(raw) for index, raw in enumerate(listing.tools)}
+    commands = {key: _command(raw) for key, raw in zip(keys, listing.tools, strict=True)}
     extension: dict[str, Any] = {
         **listing.endpoint.to_extension(),
         "protocolVersion": listing.protocol_version,
@@ -109,8 +109,8 @@ def describe(listing: Listing, *, name: str | None = None) -> Tool:
 # -- names ---------------------------------------------------------------------------------
 
 
-def command_keys(names: list[Any]) -> dict[int, str]:
-    """A command key for each tool (by position): its own name where that is a valid
+def command_keys(names: list[Any]) -> list[str]:
+    """A command key for each tool, in order: its own name where that is a valid
     key, else a rewrite of it that no other tool has. Two tools of one name, or a tool
     without a name, cannot be told apart by a call: `NotDescribable`."""
     seen: set[str] = set()
@@ -120,11 +120,11 @@ def command_keys(names: list[Any]) -> dict[int, str]:
         if name in seen:
             raise NotDescribable(name, "two tools have this name; a call could not choose")
         seen.add(name)
-    keys: dict[int, str] = {}
+    keys: list[str] = []
     taken = {n for n in names if _KEY.match(n)}
-    for index, name in enumerate(names):
+    for name in names:
         if _KEY.match(name):
-            keys[index] = name
+            keys.append(name)
             continue
         base = _KEY_UNSAFE.sub("_", name)
         if base.startswith("-"):
@@ -137,7 +137,7 @@ def command_keys(names: list[Any]) -> dict[int, str]:
             suffix = f"_{n}"
             key, n = base[: MAX_KEY - len(suffix)] + suffix, n + 1
         taken.add(key)
-        keys[index] = key
+        keys.append(key)
     return keys
 
 
