@@ -673,7 +673,8 @@ class Site:
         self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+        # polled often: shutdown() waits for the next poll (half a second by default)
+        threading.Thread(target=self.server.serve_forever, args=(0.02,), daemon=True).start()
 
     def put(
         self, path: str, body: bytes, status: int = 200, delay: float = 0.0, **headers: str
