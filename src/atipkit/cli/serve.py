@@ -97,8 +97,8 @@ def serve(
     Requests are logged on stderr. Exit status: 0 stopped (Ctrl-C or SIGTERM), 2 neither
     --registry nor --tdp (or --tool, --scenario, --no-x-atip without --tdp, or two --tool
     documents of one tool), 10 the directory or a --tool file does not exist, 20 cannot
-    listen on the address, 40 the serve extra is missing, 65 a --tool file is not a valid
-    ATIP document.
+    listen on the address, 30 a --tool file may not be read, 40 the serve extra is
+    missing, 65 a --tool file is not a valid ATIP document.
     """
     from atipkit import serve as servers
 
