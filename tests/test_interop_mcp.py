@@ -517,6 +517,20 @@ def test_a_variable_the_document_names_must_be_set_when_calling(imported_file, m
     assert "${NOTES_SECRET}, which is not set" in envelope_of(result)["error"]["message"]
 
 
+def test_import_names_the_variable_that_is_not_set(monkeypatch, tmp_path):
+    monkeypatch.delenv("NOTES_SECRET")
+    out = tmp_path / "notes.json"
+    result = atip(
+        "import", "mcp", "--out", str(out), "--env", "NOTES_TOKEN=${NOTES_SECRET}",
+        "--", *command(),
+    )  # fmt: skip
+    assert result.exit_code == 40, result.output
+    error = envelope_of(result)["error"]
+    assert error["details"]["variable"] == "NOTES_SECRET"
+    assert "NOTES_SECRET" in error["suggestion"]["fix"]
+    assert not out.exists()
+
+
 def test_atip_run_reports_a_tool_error_as_a_failed_dependency(imported_file):
     _, document = imported_file
     failed = run_call(document, "fail", {"why": "disk full"})

@@ -13,7 +13,6 @@ from atipkit.app import (
     DependencyError,
     Document,
     InputError,
-    InternalError,
     NotFoundError,
     Option,
     TimeoutExpired,
@@ -131,13 +130,14 @@ def _pairs(items: list[str], separator: str, flag: str) -> list[tuple[str, str]]
 
 
 def _failure(exc: McpError, endpoint: Endpoint) -> ToolError:
-    """The `atip` error an import failure means (exit codes in the docstring above)."""
+    """The `atip` error an import failure means (exit codes in the docstring above).
+    Whatever is not one of the kinds below is `ServerFailed`: `fetch` and `describe` raise
+    no other (`BadExtension` comes from reading a document's x-mcp, which an import
+    does not)."""
     from atipkit.interop.mcp import (
-        BadExtension,
         MissingVariable,
         NotDescribable,
         SdkMissing,
-        ServerFailed,
         ServerNotFound,
         ServerTimeout,
     )
@@ -158,9 +158,9 @@ def _failure(exc: McpError, endpoint: Endpoint) -> ToolError:
             suggestion="Give it longer with --timeout, or check that the command starts an "
             "MCP server on stdio (it must not print anything else on stdout).",
         )
-    if isinstance(exc, NotDescribable | BadExtension):
+    if isinstance(exc, NotDescribable):
         details = {**where, "reason": str(exc)}
-        if isinstance(exc, NotDescribable) and exc.tool is not None:
+        if exc.tool is not None:
             details["tool"] = exc.tool
         return DataFormatError(
             f"cannot describe the server's tools: {exc}",
@@ -173,11 +173,10 @@ def _failure(exc: McpError, endpoint: Endpoint) -> ToolError:
             details={**where, "variable": exc.name},
             suggestion=f"Set {exc.name} in the environment, or give the value itself.",
         )
-    if isinstance(exc, ServerFailed):
-        return DependencyError(
-            str(exc),
-            details={**where, **({"stderr": exc.stderr} if exc.stderr else {})},
-            suggestion="Run the server's command yourself to see why it does not start, "
-            "or check the URL.",
-        )
-    return InternalError(str(exc), details=where)  # pragma: no cover - every kind is above
+    stderr = getattr(exc, "stderr", "")
+    return DependencyError(
+        str(exc),
+        details={**where, **({"stderr": stderr} if stderr else {})},
+        suggestion="Run the server's command yourself to see why it does not start, "
+        "or check the URL.",
+    )

@@ -1,8 +1,9 @@
 """What can go wrong between atipkit and an MCP server, one type per failure kind.
 
 Each names the server (`where`: its command line or URL) so a one-line message says what
-was tried. The CLI maps them to exit codes: `ServerNotFound` 10, `SdkMissing` and
-`ServerFailed` 40, `ServerTimeout` 50, `NotDescribable` and `BadExtension` 65.
+was tried. `atip import mcp` maps them to exit codes: `ServerNotFound` 10, `SdkMissing`
+and `ServerFailed` 40, `ServerTimeout` 50, `NotDescribable` 65. `BadExtension` comes
+from reading a document's `x-mcp`, so only a call meets it (the executor's `not-started`).
 """
 
 from __future__ import annotations
