@@ -9,9 +9,10 @@ optional properties, defaults, enums of strings and of integers, every annotatio
 at all, an output schema, a tool that fails, and one that takes its time. `tools/list`
 pages through them `--page-size` at a time (`nextCursor`).
 
-`--mode` makes the server hostile in one way each: tool names an ATIP command key cannot
-hold, two tools of one name, a recursive schema, a cursor that never moves on, a listing
-that never ends, a server that never answers, one that dies at once.
+`--mode` makes the server hostile in one way each: a recursive schema, a cursor that
+never moves on, a listing that never ends, a server that never answers, one that dies at
+once. (Names a command key cannot hold and two tools of one name are fed to the pure
+`describe` directly.)
 """
 
 from __future__ import annotations
@@ -186,17 +187,6 @@ TOOLS: list[dict[str, Any]] = [
 ]
 
 HOSTILE: dict[str, list[dict[str, Any]]] = {
-    "bad-names": [
-        {"name": "notes/search", "inputSchema": {"type": "object"}},
-        {"name": "-rf", "inputSchema": {"type": "object"}},
-        {"name": "two words", "inputSchema": {"type": "object"}},
-        {"name": "x" * 300, "inputSchema": {"type": "object"}},
-        {"name": "notes_search", "inputSchema": {"type": "object"}},
-    ],
-    "duplicate": [
-        {"name": "twice", "inputSchema": {"type": "object"}},
-        {"name": "twice", "inputSchema": {"type": "object"}},
-    ],
     "recursive": [
         {"name": "fine", "inputSchema": {"type": "object"}},
         {
