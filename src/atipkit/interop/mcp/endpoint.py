@@ -121,9 +121,9 @@ class Endpoint(msgspec.Struct, frozen=True, kw_only=True):
                 if not isinstance(headers, dict):
                     raise BadExtension(f"{path}.headers", "expected an object of strings")
                 return cls.http(data.get("url"), headers=headers)  # type: ignore[arg-type]
-        except ValueError as exc:
-            if isinstance(exc, BadExtension):
-                raise
+        except BadExtension:
+            raise
+        except ValueError as exc:  # what `stdio` and `http` refuse
             raise BadExtension(path, str(exc)) from None
         raise BadExtension(f"{path}.transport", "expected 'stdio' or 'http'")
 
