@@ -26,10 +26,6 @@ if TYPE_CHECKING:
     from atipkit.interop.mcp import Endpoint, McpError
 
 
-DEFAULT_TIMEOUT = 30.0
-"""Seconds for starting the server, the handshake and the listing, unless --timeout says."""
-
-
 @import_group.command("mcp", effects=imports(network=True, subprocess=True, stdin="none"))
 def import_mcp(
     ctx: Context,
@@ -74,7 +70,7 @@ def import_mcp(
     missing; 50 --timeout (default 30 s: starting, handshake and listing) ran out; 65 the
     server's tools cannot be described (the message names the tool and why).
     """
-    from atipkit.interop.mcp import McpError, check_tool_name, describe, fetch
+    from atipkit.interop.mcp import FETCH_TIMEOUT, McpError, check_tool_name, describe, fetch
     from atipkit.model import count_commands, dumps
 
     endpoint = _endpoint(command, url, header, env)
@@ -84,7 +80,7 @@ def import_mcp(
         except ValueError as exc:
             raise InputError(f"--name: {exc}", details={"param": "name"}) from None
     try:
-        listing = fetch(endpoint, timeout=ctx.settings.timeout or DEFAULT_TIMEOUT)
+        listing = fetch(endpoint, timeout=ctx.settings.timeout or FETCH_TIMEOUT)
         tool = describe(listing, name=name)
     except McpError as exc:
         raise _failure(exc, endpoint) from None

@@ -49,12 +49,13 @@ from atipkit.interop.mcp.errors import (
     ServerNotFound,
     ServerTimeout,
 )
-from atipkit.interop.mcp.session import fetch
+from atipkit.interop.mcp.session import FETCH_TIMEOUT, fetch
 from atipkit.model import Tool
 
 __all__ = [
     "DEFAULT_TIMEOUT",
     "EXTENSION",
+    "FETCH_TIMEOUT",
     "MCP_DEFAULTS",
     "BadExtension",
     "CallResult",
@@ -81,7 +82,9 @@ __all__ = [
 ]
 
 
-def import_server(endpoint: Endpoint, *, name: str | None = None, timeout: float = 30.0) -> Tool:
+def import_server(
+    endpoint: Endpoint, *, name: str | None = None, timeout: float = FETCH_TIMEOUT
+) -> Tool:
     """The ATIP document of the server at `endpoint`: `fetch` within `timeout` seconds,
     then `describe` (`name` overrides the tool's name)."""
     return describe(fetch(endpoint, timeout=timeout), name=name)

@@ -35,6 +35,8 @@ if TYPE_CHECKING:
     from mcp import Client
 
 T = TypeVar("T")
+FETCH_TIMEOUT = 30.0
+"""Seconds for starting a server, the handshake and the listing, unless the caller says."""
 MAX_PAGES = 1000
 """`tools/list` pages read before the listing is taken to never end."""
 STDERR_TAIL = 2000
@@ -229,7 +231,9 @@ async def _listing(client: Client, state: _State, endpoint: Endpoint, max_pages:
     raise NotDescribable(None, f"tools/list goes on past {max_pages} pages; stopped there")
 
 
-def fetch(endpoint: Endpoint, *, timeout: float = 30.0, max_pages: int = MAX_PAGES) -> Listing:
+def fetch(
+    endpoint: Endpoint, *, timeout: float = FETCH_TIMEOUT, max_pages: int = MAX_PAGES
+) -> Listing:
     """Connect to the server, and read what it says about itself and every tool it lists
     (all pages, following `nextCursor`), within `timeout` seconds."""
 
