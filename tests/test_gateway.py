@@ -423,6 +423,35 @@ def test_clients_are_told_when_the_tool_list_changes(tmp_path, env):
     run(scenario)
 
 
+def test_an_upgraded_binary_changes_the_list_without_a_scan(tmp_path, env):
+    """The gateway watches the binaries the registry records, not only registry.json: a
+    tool replaced in place by a version with another command is seen at the next look."""
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    def upgrade() -> None:
+        script = tmp_path / "bin" / "notes"
+        text = script.read_text().replace(
+            '"list": {', '"archive": {"description": "Archive every note"},\n        "list": {'
+        )
+        script.write_text(text.replace('"version": "1.0.0"', '"version": "1.1.0"'))
+
+    async def scenario() -> None:
+        async with gateway(
+            tmp_path, env, "--all", "--interval", "0.2", message_handler=on_message
+        ) as client:
+            assert "notes_archive" not in [t.name for t in (await client.list_tools()).tools]
+            await anyio.to_thread.run_sync(upgrade)
+            with anyio.fail_after(20):
+                await changed.wait()
+            assert "notes_archive" in [t.name for t in (await client.list_tools()).tools]
+
+    run(scenario)
+
+
 def test_modern_clients_hear_of_changes_on_subscriptions_listen(tmp_path, env):
     async def scenario() -> None:
         async with gateway(tmp_path, env, "--all", "--interval", "0.2", mode="auto") as client:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -331,6 +331,51 @@ def _part(
             return result.tool
     origins["partial"] = "local"
     return select(tool, commands=commands, depth=depth)
+
+
+FileState = tuple[int, int, int, int] | None
+"""A file's device, inode, size and modification time; None when it cannot be stat'ed."""
+
+
+def file_state(path: str | os.PathLike[str]) -> FileState:
+    """What changes when a file does (or appears, or goes)."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
+
+
+def registry_state(registry: LocalRegistry) -> tuple[FileState, tuple[tuple[str, FileState], ...]]:
+    """registry.json's state and that of each binary it records: while it is the same,
+    resolving the registry gives the same tools (override and pattern files aside).
+    Servers that follow the registry compare it. Raises `RegistryError`."""
+    entries = registry.read().tools
+    return file_state(registry.index_path), tuple(
+        (name, file_state(entries[name].path)) for name in sorted(entries)
+    )
+
+
+def resolve_registry(
+    registry: LocalRegistry, *, exclude: Collection[str] = ()
+) -> tuple[list[Resolved], list[str]]:
+    """Every tool of the registry but `exclude`, resolved as `atip run` resolves it, in
+    name order, and one line ("name: why") for each entry that no longer resolves: one
+    broken entry never hides the others. A registry.json that cannot be read raises
+    `RegistryError`."""
+    from atipkit.registry.local import RegistryError
+
+    resolved, skipped = [], []
+    for name in sorted(registry.read().tools):
+        if name in exclude:
+            continue
+        try:
+            resolved.append(resolve_tool(name, registry=registry))
+        except RegistryError:
+            raise
+        except (AtipError, OSError, ValueError) as exc:
+            skipped.append(f"{name}: {exc}")
+    return resolved, skipped
 
 
 def get_tool(

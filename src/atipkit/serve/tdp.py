@@ -87,7 +87,6 @@ class ToolSource:
         self.extensions = extensions
         self._lock = threading.Lock()
         self._built: tuple[Hashable, Served] | None = None
-        self._index: tuple[Hashable, dict[str, str]] | None = None
 
     def current(self) -> Served:
         """The manifest for the sources as they are now; `Unavailable` when they cannot
@@ -104,40 +103,32 @@ class ToolSource:
             self._built = (state, served)
             return served
 
-    # -- the state of the sources -------------------------------------------------------
+    # -- the state of the sources, and their tools ---------------------------------------
 
     def _state(self) -> Hashable:
-        if self.files:
-            return tuple(_fingerprint(f) for f in self.files)
-        index = _fingerprint(self.registry.index_path)
-        entries = self._entries(index)
-        return index, tuple((name, _fingerprint(Path(path))) for name, path in entries.items())
-
-    def _entries(self, index: Hashable) -> dict[str, str]:
-        """The registry's tools (name → binary path), read again only when registry.json
-        changed."""
         from atipkit.registry.local import RegistryError
+        from atipkit.resolve import file_state, registry_state
 
-        if self._index is None or self._index[0] != index:
-            try:
-                tools = self.registry.read().tools
-            except RegistryError as exc:
-                raise Unavailable(str(exc)) from None
-            self._index = (index, {name: tools[name].path for name in sorted(tools)})
-        return self._index[1]
-
-    # -- the tools ----------------------------------------------------------------------
+        if self.files:
+            return tuple(file_state(f) for f in self.files)
+        try:
+            return registry_state(self.registry)
+        except RegistryError as exc:
+            raise Unavailable(str(exc)) from None
 
     def _tools(self) -> list[Tool]:
+        from atipkit.registry.local import RegistryError
+        from atipkit.resolve import resolve_registry
+
         if self.files:
             return [self._load(f) for f in self.files]
-        assert self._index is not None
-        tools = []
-        for name in self._index[1]:
-            tool = self._resolve(name)
-            if tool is not None:
-                tools.append(tool)
-        return tools
+        try:
+            resolved, skipped = resolve_registry(self.registry)
+        except RegistryError as exc:
+            raise Unavailable(str(exc)) from None
+        for line in skipped:  # the others are still served
+            log.warning("left out %s", line)
+        return [r.tool for r in resolved]
 
     def _load(self, path: Path) -> Tool:
         from atipkit.errors import DocumentError
@@ -149,29 +140,6 @@ class ToolSource:
             raise Unavailable(str(exc)) from None
         except OSError as exc:
             raise Unavailable(f"{path}: {exc.strerror or exc}") from None
-
-    def _resolve(self, name: str) -> Tool | None:
-        """A registry entry's metadata as `atip run` would see it; an entry that no longer
-        resolves is left out with a warning (the others are still served)."""
-        from atipkit.errors import AtipError
-        from atipkit.registry.local import RegistryError
-        from atipkit.resolve import resolve_tool
-
-        try:
-            return resolve_tool(name, registry=self.registry).tool
-        except RegistryError as exc:
-            raise Unavailable(str(exc)) from None
-        except (AtipError, OSError, ValueError) as exc:
-            log.warning("left out %s: %s", name, exc)
-            return None
-
-
-def _fingerprint(path: Path) -> tuple[int, int, int] | None:
-    try:
-        stat = os.stat(path)
-    except OSError:
-        return None
-    return stat.st_ino, stat.st_size, stat.st_mtime_ns
 
 
 # -- HTTP -------------------------------------------------------------------------------------

@@ -4,7 +4,6 @@ again."""
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
@@ -59,7 +58,7 @@ def load(selection: Selection, registry: LocalRegistry | None = None) -> Loaded:
     that no longer resolves is skipped and reported."""
     from atipkit.model import load as load_document
     from atipkit.registry.local import LocalRegistry
-    from atipkit.resolve import NoMetadata, ToolNotFound, resolve_tool
+    from atipkit.resolve import resolve_registry, resolve_tool
 
     registry = registry or LocalRegistry()
     tools: list[Tool] = []
@@ -89,31 +88,24 @@ def load(selection: Selection, registry: LocalRegistry | None = None) -> Loaded:
         add(resolved.tool, name, resolved.path)
     if selection.every:
         try:
-            entries = registry.read().tools
+            everything, skipped = resolve_registry(registry, exclude=set(origin))
         except AtipError as exc:
             raise Unavailable(str(registry.index_path), exc) from exc
-        for name in sorted(entries):
-            if name in origin:
-                continue  # named explicitly as well: offered once
-            try:
-                resolved = resolve_tool(name, registry=registry)
-            except (ToolNotFound, NoMetadata) as exc:
-                skipped.append(f"{name}: {exc}")
-                continue
-            add(resolved.tool, f"registry entry {name}", resolved.path)
+        for resolved in everything:
+            add(resolved.tool, f"registry entry {resolved.name}", resolved.path)
     return Loaded(tools, executables, skipped)
 
 
 def fingerprint(selection: Selection, registry: LocalRegistry) -> tuple[Any, ...]:
-    """What changes when the tools may have: the registry index and the `--tool` files
-    (identity, size and modification time; a file that is gone is `None`)."""
+    """What changes when the tools may have: the registry and the binaries it records
+    (when tools come from it), and the `--tool` files; a registry that cannot be read is
+    a state of its own (the next look says why)."""
+    from atipkit.resolve import file_state, registry_state
 
-    def stat(path: Path) -> tuple[int, int, int, int] | None:
+    state: Any = ()
+    if selection.names or selection.every:
         try:
-            found = os.stat(path)
-        except OSError:
-            return None
-        return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
-
-    watched = [registry.index_path] if (selection.names or selection.every) else []
-    return tuple(stat(Path(p)) for p in [*watched, *selection.files])
+            state = registry_state(registry)
+        except AtipError as exc:
+            state = str(exc)
+    return (state, *(file_state(path) for path in selection.files))
