@@ -304,3 +304,29 @@ def test_parse_argv_reads_back_what_build_argv_writes(call):
     tool, path, values = call
     argv = build_argv(tool, path, values).argv
     assert parse_argv(tool, argv[1:]) == (path, values)
+
+
+def test_an_array_option_given_twice_reads_back_as_its_list():
+    """A non-variadic `array` option is written once per item (`--tag a --tag b`); it
+    reads back as the list, not as its last item."""
+    from atipkit.execute.argv import parse_argv
+    from atipkit.model import from_dict
+
+    tool = from_dict(
+        {
+            "atip": {"version": "0.6"},
+            "name": "t",
+            "version": "1",
+            "description": "d",
+            "commands": {
+                "tag": {
+                    "description": "Tag",
+                    "options": [{"name": "tag", "flags": ["--tag"], "type": "array"}],
+                }
+            },
+        }
+    )
+    values = {ParamRef("option", "tag"): ["a", "b"]}
+    argv = build_argv(tool, ("tag",), values).argv
+    assert argv[1:] == ["tag", "--tag", "a", "--tag", "b"]
+    assert parse_argv(tool, argv[1:]) == (("tag",), values)

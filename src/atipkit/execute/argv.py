@@ -22,7 +22,7 @@ from typing import Any
 
 import msgspec
 
-from atipkit.bridge.flatten import ParamRef
+from atipkit.bridge.flatten import ParamRef, Target
 from atipkit.errors import AtipError
 from atipkit.model import UNSET, Argument, CommandPath, Option, Tool, get_command
 
@@ -320,6 +320,28 @@ def parse_argv(
     return path, values
 
 
+def example_call(tool: Tool, target: Target, line: str) -> dict[str, Any] | None:
+    """The arguments of a tool call (keyed as `target`'s schema keys them) that an ATIP
+    example command line stands for, or None when the line is not a call of exactly that
+    command as `parse_argv` reads command lines: another tool or command, an unknown flag,
+    a value of the wrong type, not shell words. Exporters give an example only where it is
+    true (ATDF, the Tool Discovery Protocol)."""
+    import os
+    import shlex
+
+    try:
+        words = shlex.split(line)
+        if not words or os.path.basename(words[0]) != tool.name:
+            return None
+        path, values = parse_argv(tool, words[1:])
+    except ValueError:  # an open quote (shlex), or not a command line (UnknownCommandLine)
+        return None
+    keys = {ref: key for key, ref in target.params.items()}
+    if path != target.path or not set(values) <= set(keys):
+        return None
+    return {keys[ref]: value for ref, value in values.items()}
+
+
 def value_of(spec: Argument | Option, text: str) -> Any:
     """A word of a command line as the parameter's type (`UnknownCommandLine` if not)."""
     return _value(spec, text)
@@ -351,7 +373,7 @@ def _take(
                 continue
             ref = ParamRef(kind, opt.name)  # type: ignore[arg-type]
             value = _value(opt, text, convert)
-            if opt.variadic:
+            if opt.variadic or opt.type == "array":  # `--tag a --tag b`, as build_argv writes
                 values.setdefault(ref, []).append(value)
             else:
                 values[ref] = value

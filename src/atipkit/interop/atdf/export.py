@@ -12,14 +12,12 @@ before it is returned.
 
 from __future__ import annotations
 
-import os
-import shlex
 from collections.abc import Iterable
 from typing import Any
 
 from atipkit.bridge.flatten import FlatTool, ParamRef, Target, flatten
 from atipkit.bridge.safety import flags
-from atipkit.execute.argv import parse_argv
+from atipkit.execute.argv import example_call
 from atipkit.interop.atdf import extension, wording
 from atipkit.interop.atdf.datatypes import atdf_type, input_schema
 from atipkit.interop.atdf.schemas import BASIC_VERSION, ENHANCED_VERSION, require_valid
@@ -133,23 +131,15 @@ def _input(key: str, spec: Argument | Option, required: bool, enhanced: bool) ->
 def _examples(tool: Tool, command: Command, target: Target, expected: str) -> list[dict[str, Any]]:
     """The command's examples that read back as a call of this command with these
     inputs (the executor's own command-line reader); any other is left out."""
-    keys = {ref: key for key, ref in target.params.items()}
     out = []
     for line in command.examples:
-        try:
-            words = shlex.split(line)
-            if not words or os.path.basename(words[0]) != tool.name:
-                continue
-            path, values = parse_argv(tool, words[1:])
-        except ValueError:  # an open quote (shlex), or not a command line (UnknownCommandLine)
-            continue
-        if path != target.path or not set(values) <= set(keys):
-            continue
-        out.append(
-            {
-                "goal": wording.example_goal(command, line),
-                "input_values": {keys[ref]: value for ref, value in values.items()},
-                "expected_result": expected,
-            }
-        )
+        call = example_call(tool, target, line)
+        if call is not None:
+            out.append(
+                {
+                    "goal": wording.example_goal(command, line),
+                    "input_values": call,
+                    "expected_result": expected,
+                }
+            )
     return out

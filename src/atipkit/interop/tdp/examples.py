@@ -9,8 +9,6 @@ input satisfies the parameter schema: every example a manifest shows is true.
 
 from __future__ import annotations
 
-import os
-import shlex
 from typing import TYPE_CHECKING, Any
 
 from atipkit.model import Tool
@@ -27,19 +25,11 @@ def example_input(
     unknown flag, a value of the wrong type, not shell words) or the call does not satisfy
     the parameter schema (a required parameter missing, a value outside its enum, a
     number that JSON cannot carry): an example is given only where it is true."""
-    from atipkit.execute.argv import UnknownCommandLine, parse_argv
+    from atipkit.execute.argv import example_call
 
-    try:
-        words = shlex.split(line)
-        if not words or os.path.basename(words[0]) != tool.name:
-            return None
-        path, values = parse_argv(tool, words[1:])
-    except (ValueError, UnknownCommandLine):
+    given = example_call(tool, target, line)
+    if given is None:
         return None
-    keys = {ref: key for key, ref in target.params.items()}
-    if path != target.path or not set(values) <= set(keys):
-        return None
-    given = {keys[ref]: value for ref, value in values.items()}
     try:
         import jsonschema_rs
 
