@@ -480,6 +480,22 @@ def test_atip_run_calls_an_imported_tool_under_the_policy(imported_file, tmp_pat
     assert "request" not in second
 
 
+def test_atip_run_on_a_document_whose_x_mcp_is_broken_says_so(imported_file, tmp_path):
+    """Nothing can be started when x-mcp does not say how: a data-format error (65) naming
+    x-mcp, not 'invalid arguments'."""
+    _, document = imported_file
+    broken = json.loads(document.read_text())
+    broken["x-mcp"]["transport"] = "pigeon"
+    path = tmp_path / "broken.json"
+    path.write_text(json.dumps(broken))
+    ran = run_call(path, "echo", {"text": "hi"})
+    assert ran.exit_code == 65, ran.output
+    error = envelope_of(ran)["error"]
+    assert "x-mcp" in error["message"]
+    assert "x-mcp" in error["suggestion"]["fix"]
+    assert envelope_of(ran)["result"]["stopped"] == "not-started"
+
+
 def test_atip_run_asks_before_a_destructive_imported_tool(imported_file):
     _, document = imported_file
     unasked = run_call(document, "delete_note", {"id": "n1"})

@@ -163,10 +163,18 @@ def _raise_for(
             details={"decision": decision.action, "reasons": decision.reasons},
             result=report,
         )
-    if outcome.invocation is None:  # the values do not fit the command
+    if outcome.stopped == "invalid-arguments":
         raise DataFormatError(
             f"invalid arguments for {call.name}",
             suggestion="The result's text is an ATDF error naming each parameter to fix.",
+            result=report,
+        )
+    if outcome.stopped == "not-started" and outcome.invocation is None:
+        # nothing to start: the document cannot say how (an x-mcp that is not readable)
+        raise DataFormatError(
+            outcome.text,
+            suggestion="Fix the document's x-mcp, or import the server again with "
+            "atip import mcp.",
             result=report,
         )
     result = outcome.result

@@ -22,7 +22,7 @@ from atipkit.bridge.result_filter import ResultFilter
 from atipkit.execute.argv import ArgumentProblem, InvalidArguments, Invocation, build_argv
 from atipkit.execute.audit import AuditLog
 from atipkit.execute.policy import Decision, decide
-from atipkit.execute.runner import DEFAULT_TIMEOUT, RunRefused, RunResult, parse_duration, run
+from atipkit.execute.runner import RunRefused, RunResult, run, timeout_of
 from atipkit.model import Effects, Tool, effective_effects
 from atipkit.policy import Policy
 
@@ -197,8 +197,7 @@ class Executor:
                 call, decision, invocation, None, text, True, "input-refused", request=sent
             )
         effects = self._charge(tool, call)
-        stated = effects.duration.timeout if effects.duration else None
-        timeout = parse_duration(stated) if stated else DEFAULT_TIMEOUT
+        timeout = timeout_of(effects)
         started = time.monotonic()
         try:
             answer = send(reach, sent, timeout=timeout)

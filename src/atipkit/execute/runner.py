@@ -50,6 +50,12 @@ class RunResult(msgspec.Struct, frozen=True, kw_only=True):
         return self.exit_code == 0
 
 
+def timeout_of(effects: Effects) -> float:
+    """Seconds a command may take: its `duration.timeout`, else `DEFAULT_TIMEOUT`."""
+    stated = effects.duration.timeout if effects.duration else None
+    return parse_duration(stated) if stated else DEFAULT_TIMEOUT
+
+
 def run(
     invocation: Invocation,
     effects: Effects,
@@ -77,8 +83,7 @@ def run(
     elif mode == "none" and data is not None:
         raise RunRefused("the command reads no input; stdin data was given")
     if timeout is None:
-        stated = effects.duration.timeout if effects.duration else None
-        timeout = parse_duration(stated) if stated else DEFAULT_TIMEOUT
+        timeout = timeout_of(effects)
     full_env = {**(os.environ if env is None else env), **invocation.env}
     if interactive and interactive.tty:
         return _run_pty(invocation, data, timeout, max_output, cwd, full_env)
