@@ -400,6 +400,34 @@ def test_a_reload_serves_the_new_tools_and_says_whether_clients_see_a_change(tmp
     assert gateway.catalog is served
 
 
+def test_the_billable_budget_is_the_gateways_not_spent_again_after_a_reload(tmp_path):
+    """A policy's budget of billable calls holds for the gateway's whole life: a reload
+    (a new catalog) does not give it back."""
+    from atipkit.policy import Policy
+
+    document = {
+        "atip": {"version": "0.6"},
+        "name": "true",
+        "version": "1",
+        "description": "Succeed, for a fee",
+        "commands": {"": {"description": "Succeed", "effects": {"cost": {"billable": True}}}},
+    }
+    path = tmp_path / "true.json"
+    path.write_text(json.dumps(document))
+    gateway = Gateway(
+        Selection(files=(path,)),
+        policy=Policy(billable_budget=1),
+        registry=LocalRegistry(tmp_path / "data"),
+    )
+    assert gateway.catalog.call("true", {}).decision.action == "allow"
+    document["description"] = "Succeed, for a fee, again"
+    path.write_text(json.dumps(document))
+    gateway.reload()
+    second = gateway.catalog.call("true", {})
+    assert (second.decision.action, second.stopped) == ("deny", "unconfirmed")
+    assert gateway.catalog.executor.billable_used == 1
+
+
 def test_clients_are_told_when_the_tool_list_changes(tmp_path, env):
     changed = anyio.Event()
 

@@ -94,6 +94,7 @@ class Executor:
         credential: Callable[[], bytes | None] | None = None,
         trust_levels: Mapping[str, int] | None = None,
         jobs: int = 4,
+        billable_used: int = 0,
     ) -> None:
         batch = [tools] if isinstance(tools, Tool) else list(tools)
         self.tools = {t.name: t for t in batch}
@@ -105,8 +106,14 @@ class Executor:
         self.credential = credential
         self.trust_levels = dict(trust_levels or {})
         self.jobs = jobs
-        self._billable = 0
+        self._billable = billable_used
         self._lock = threading.Lock()
+
+    @property
+    def billable_used(self) -> int:
+        """Billable calls run so far under this policy: pass it on to an executor that
+        takes over (the same session over new tools), so the budget is not spent twice."""
+        return self._billable
 
     # -- one call ---------------------------------------------------------------------
 

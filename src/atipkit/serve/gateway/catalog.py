@@ -35,6 +35,7 @@ class Catalog:
         policy: Policy | None = None,
         result_filter: ResultFilter | None = None,
         version: int = 0,
+        billable_used: int = 0,
     ) -> None:
         from atipkit.bridge import compile_tools
         from atipkit.execute import Executor
@@ -51,6 +52,7 @@ class Catalog:
             result_filter=result_filter,
             executables=loaded.executables,
             confirm=self._confirm,
+            billable_used=billable_used,
         )
 
     @functools.cached_property

@@ -65,11 +65,15 @@ class Gateway:
         self._seen = fingerprint(self.selection, self.registry)
         self.catalog = self._build(loaded, 0)
 
-    def _build(self, loaded: Loaded, version: int) -> Catalog:
+    def _build(self, loaded: Loaded, version: int, billable_used: int = 0) -> Catalog:
         for line in loaded.skipped:
             self.log(f"skipped {line}")
         catalog = Catalog(
-            loaded, policy=self.policy, result_filter=self.result_filter, version=version
+            loaded,
+            policy=self.policy,
+            result_filter=self.result_filter,
+            version=version,
+            billable_used=billable_used,  # the budget is the gateway's, not a catalog's
         )
         for line in catalog.warnings:
             self.log(f"warning: {line}")
@@ -93,7 +97,7 @@ class Gateway:
             return False
         self._seen = fingerprint(self.selection, self.registry)  # resolving may record
         old = self.catalog
-        catalog = self._build(loaded, old.version)
+        catalog = self._build(loaded, old.version, old.executor.billable_used)
         changed = catalog.definitions != old.definitions
         if changed:
             catalog.version += 1  # cursors of the old list are refused
