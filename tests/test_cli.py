@@ -224,3 +224,21 @@ def test_schema_command_prints_the_shipped_schema(kind):
     plain = atip("schema", "--kind", kind, "--plain")
     assert plain.stdout == schema_text(kind)  # verbatim: `--plain > file` saves the schema
     assert json.loads(plain.stdout) == schema
+
+
+def test_atip_loads_no_server_machinery_to_answer_a_command():
+    """Every `atip` call imports every command's module: those of the servers (`serve`,
+    `mcp serve`) must not bring asyncio, the MCP SDK, starlette or httpx with them."""
+    import subprocess
+    import sys
+
+    heavy = ("asyncio", "mcp", "starlette", "uvicorn", "httpx", "anyio")
+    code = (
+        "import sys\n"
+        f"baseline = {{m for m in {heavy!r} if m in sys.modules}}\n"
+        "import atipkit.cli\n"
+        f"print(sorted(m for m in {heavy!r} if m in sys.modules and m not in baseline))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

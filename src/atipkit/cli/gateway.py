@@ -148,13 +148,12 @@ def _serving(gateway: Gateway, host: str, port: int, interval: float) -> Iterato
 
 
 def _require_extras(transport: str) -> None:
-    from importlib.util import find_spec
+    from atipkit._mcp_sdk import SdkUnavailable, require_sdk
 
-    if find_spec("mcp") is None:
-        raise errors.missing_extra(
-            "atip mcp serve needs the mcp extra (the mcp package is missing)",
-            "pip install 'atipkit[mcp]'",
-        )
+    try:
+        require_sdk("atip mcp serve")
+    except SdkUnavailable as exc:
+        raise errors.missing_extra(str(exc), "pip install 'atipkit[mcp]'") from None
     if transport == "http":
         from atipkit import serve as servers
 

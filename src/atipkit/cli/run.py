@@ -173,8 +173,7 @@ def _raise_for(
         # nothing to start: the document cannot say how (an x-mcp that is not readable)
         raise DataFormatError(
             outcome.text,
-            suggestion="Fix the document's x-mcp, or import the server again with "
-            "atip import mcp.",
+            suggestion="Fix the document's x-mcp, or import the server again with atip import mcp.",
             result=report,
         )
     result = outcome.result

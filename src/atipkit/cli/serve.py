@@ -14,7 +14,6 @@ from atipkit.app import (
     Option,
     Suggestion,
 )
-from atipkit.app.served import listen
 from atipkit.cli import _errors as errors
 from atipkit.cli import app
 from atipkit.cli._effects import serves_tools
@@ -128,6 +127,8 @@ def serve(
         asgi = registry_app(started["registry"])
     if tdp:
         asgi = _tdp_app(documents, tool, scenario, x_atip, asgi)
+    from atipkit.app.served import listen  # asyncio: only when a server starts
+
     sock = listen(host, port)
     url = servers.url(sock)
     if tdp:
