@@ -37,11 +37,11 @@ def safe_name(words: tuple[str, ...]) -> str:
     if not (name[0].isalpha() or name[0] == "_"):
         name = "_" + name
     if len(name) > MAX_NAME:
-        name = _with_hash(name, words)
+        name = with_hash(name, words)
     return name
 
 
-def _with_hash(name: str, words: tuple[str, ...], salt: int = 0) -> str:
+def with_hash(name: str, words: tuple[str, ...], salt: int = 0) -> str:
     """`name` cut to leave room for `_` and a hash of the words (salted on a clash)."""
     prefix = name[: MAX_NAME - _HASH_CHARS - 1].rstrip("_-") or "_"
     return f"{prefix}_{_digest((*words, *([''] * salt)))}"
@@ -60,10 +60,10 @@ def assign_names(candidates: Iterable[tuple[str, ...]]) -> dict[tuple[str, ...],
         names[ranked[0]] = name
         for words in ranked[1:]:
             salt = 0
-            unique = _with_hash(name, words)
+            unique = with_hash(name, words)
             while unique in taken:  # a hash suffix that is already someone's name
                 salt += 1
-                unique = _with_hash(name, words, salt)
+                unique = with_hash(name, words, salt)
             taken.add(unique)
             names[words] = unique
     return names

@@ -46,7 +46,6 @@ from atipkit.interop.tdp.model import (
     Scenario,
     ToolDefinition,
 )
-from atipkit.interop.tdp.names import MAX_NAME as MAX_NAME
 from atipkit.interop.tdp.names import tdp_names
 from atipkit.interop.tdp.reader import MAX_DEPTH as MAX_DEPTH
 from atipkit.interop.tdp.reader import MAX_TOOLS as MAX_TOOLS

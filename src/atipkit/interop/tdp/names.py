@@ -4,11 +4,7 @@ may hold `-`, and rewriting one must never take another's name.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterable
-
-MAX_NAME = 64
-_HASH_CHARS = 6
 
 
 def tdp_names(bridge_names: Iterable[str]) -> dict[str, str]:
@@ -16,6 +12,8 @@ def tdp_names(bridge_names: Iterable[str]) -> dict[str, str]:
     underscores. Where two names meet (`a-b` and `a_b`), the one that needed no rewriting
     keeps it and the other ends in a short hash of its bridge name, so adding a command
     never renames another. Stays within 64 characters, like the bridge's names."""
+    from atipkit.bridge.names import with_hash
+
     wanted: dict[str, list[str]] = {}
     for name in bridge_names:
         wanted.setdefault(name.replace("-", "_"), []).append(name)
@@ -26,13 +24,8 @@ def tdp_names(bridge_names: Iterable[str]) -> dict[str, str]:
         out[ranked[0]] = plain
         for name in ranked[1:]:
             salt = 0
-            while (unique := _hashed(plain, name, salt)) in taken:
+            while (unique := with_hash(plain, (name,), salt)) in taken:
                 salt += 1
             taken.add(unique)
             out[name] = unique
     return out
-
-
-def _hashed(plain: str, name: str, salt: int) -> str:
-    digest = hashlib.sha256((name + "\0" * salt).encode()).hexdigest()[:_HASH_CHARS]
-    return f"{plain[: MAX_NAME - _HASH_CHARS - 1].rstrip('_') or '_'}_{digest}"
