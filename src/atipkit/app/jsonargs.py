@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
+from atipkit._schema_errors import schema_errors, where
 from atipkit.app.errors import DataFormatError, InputError
 from atipkit.app.inputs import sink, spool
 from atipkit.app.params import MISSING
@@ -29,13 +30,6 @@ def _validator(spec: CommandSpec) -> Any:
     return jsonschema_rs.validator_for(spec.signature.input_schema())
 
 
-def _where(path: Any) -> str:
-    out = "arguments"
-    for part in path:
-        out += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return out
-
-
 def check_arguments(spec: CommandSpec, arguments: Any) -> None:
     """Raise `InputError` (exit 2) for arguments the input schema refuses, naming the
     first failing place and what the schema expects there."""
@@ -46,12 +40,10 @@ def check_arguments(spec: CommandSpec, arguments: Any) -> None:
     validator = _validator(spec)
     if validator.is_valid(arguments):
         return
-    errors = sorted(validator.iter_errors(arguments), key=lambda e: list(map(str, e.instance_path)))
+    errors = schema_errors(validator, arguments)
     first = errors[0]
     path = list(first.instance_path)
-    details: dict[str, Any] = {
-        "errors": [f"{_where(e.instance_path)}: {e.message}" for e in errors]
-    }
+    details: dict[str, Any] = {"errors": [f"{where(e.instance_path)}: {e.message}" for e in errors]}
     if path and isinstance(path[0], str):
         details["param"] = path[0]
         for param in spec.signature.params:
@@ -60,9 +52,9 @@ def check_arguments(spec: CommandSpec, arguments: Any) -> None:
     param = next((p for p in spec.signature.params if path and p.name == path[0]), None)
     if param is not None and param.is_json and len(path) > 1:
         # Inside a JSON-typed parameter: the data is malformed, as on the command line.
-        raise DataFormatError(f"{_where(path)}: {first.message}", details=details)
+        raise DataFormatError(f"{where(path)}: {first.message}", details=details)
     raise InputError(
-        f"{_where(path)}: {first.message}",
+        f"{where(path)}: {first.message}",
         code="E1002" if path else "E1001",
         suggestion=f"See the input schema: {spec.display_name} --schema",
         details=details,

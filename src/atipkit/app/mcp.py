@@ -286,14 +286,16 @@ def _check(key: str, value: Any, where: str) -> None:
     validator = _validator(key)
     if validator.is_valid(value):
         return
-    errors = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.instance_path)))
+    from atipkit._schema_errors import schema_errors
+    from atipkit._schema_errors import where as place
+
+    errors = schema_errors(validator, value)
     first = errors[0]
-    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.instance_path)
     details: dict[str, Any] = {"errors": [e.message for e in errors]}
     if first.instance_path:
         details["param"] = str(first.instance_path[0])
     raise InputError(
-        f"{where}{path}: {first.message}",
+        f"{place(first.instance_path, where)}: {first.message}",
         code="E1002" if first.instance_path else "E1001",
         details=details,
     )

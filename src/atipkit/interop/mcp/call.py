@@ -164,19 +164,20 @@ def _schema(spec: Option) -> dict[str, Any]:
 def _check(spec: Option, value: Any) -> ArgumentProblem | None:
     import jsonschema_rs
 
+    from atipkit._schema_errors import schema_errors, where
+
     schema = _schema(spec)
     try:
         validator = jsonschema_rs.validator_for(schema)
     except Exception:  # a schema the validator cannot compile: the server will judge
         return None
-    errors = list(validator.iter_errors(value))
+    errors = schema_errors(validator, value)
     if not errors:
         return None
-    first = min(errors, key=lambda e: len(e.instance_path))
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.instance_path)
+    first = errors[0]
     return ArgumentProblem(
         spec.name,
-        f"{where.lstrip('.')}: {first.message}".lstrip(": "),
+        f"{where(first.instance_path, '').lstrip('.')}: {first.message}".lstrip(": "),
         value,
         _expected(schema),
         None,

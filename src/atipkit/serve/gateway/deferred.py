@@ -95,10 +95,7 @@ def problem(schema: dict[str, Any], value: Any) -> str | None:
     """The first thing `schema` refuses in `value`, with where, or None."""
     import jsonschema_rs
 
-    validator = jsonschema_rs.validator_for(schema)
-    errors = sorted(validator.iter_errors(value), key=lambda e: list(map(str, e.instance_path)))
-    if not errors:
-        return None
-    first = errors[0]
-    where = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in first.instance_path)
-    return f"arguments{where}: {first.message}"
+    from atipkit._schema_errors import schema_errors, where
+
+    errors = schema_errors(jsonschema_rs.validator_for(schema), value)
+    return f"{where(errors[0].instance_path)}: {errors[0].message}" if errors else None
