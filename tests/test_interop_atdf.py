@@ -66,10 +66,6 @@ def test_shipped_schemas_are_draft_07_and_the_specifications_own(name):
     assert schema_text(name) == (SPEC / SCHEMA_FILES[name]).read_text("utf-8")
 
 
-def test_the_error_schema_fixture_is_the_shipped_one():
-    assert read_json(FIXTURES / "atdf" / "error_atdf.json") == load_schema("error")
-
-
 # -- export ----------------------------------------------------------------------------------
 
 
