@@ -178,15 +178,13 @@ def _walk(tool: Tool) -> Iterator[tuple[list[PathPart], CommandPath, Command, bo
 
     def step(state: tuple[list[PathPart], bool], key: str, command: Command) -> Any:
         where, declared = state
-        return [*where, "commands", key], declared or _declares(command.effects)
+        return [*where, "commands", key], declared or declares(command.effects)
 
-    for path, command, (where, declared) in walk_commands(
-        tool, ([], _declares(tool.effects)), step
-    ):
+    for path, command, (where, declared) in walk_commands(tool, ([], declares(tool.effects)), step):
         yield where, path, command, declared
 
 
-def _declares(effects: Effects | UnsetType) -> bool:
+def declares(effects: Effects | UnsetType) -> bool:
     """Whether an effects object states anything at all (extensions do not count)."""
     return bool(effects) and msgspec.structs.replace(effects, extensions={}) != _NO_EFFECTS
 

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 import json
 
-import msgspec
-
 from atipkit.bridge.params import describe
 from atipkit.bridge.safety import is_read_only
+from atipkit.checks import declares
 from atipkit.execute.runner import DEFAULT_TIMEOUT, MAX_OUTPUT
 from atipkit.interop.atdf import codes
 from atipkit.model import UNSET, Argument, Authentication, Command, Effects, Option, Tool
@@ -38,13 +37,9 @@ def _sentence(text: str) -> str:
     return text if text.endswith((".", "!", "?")) else f"{text}."
 
 
-def states_nothing(effects: Effects) -> bool:
-    return msgspec.structs.replace(effects, extensions={}) == Effects()
-
-
 def cautions(effects: Effects) -> list[str]:
     """What the effects say, as sentences, in the order of the safety flags."""
-    if states_nothing(effects):
+    if not declares(effects):
         return ["Its effects are not stated: assume it may change or delete things."]
     out = []
     if effects.destructive is True:
