@@ -249,26 +249,58 @@ def _layer(
     name: str,
     origins: dict[str, str],
     project_dir: Path | None,
+    *,
+    project: bool = True,
 ) -> Tool:
+    """The override for the hash, then the patterns of the system, the user and (with
+    `project`) the project directory, default the working directory."""
     data = to_dict(base)
     if hash_:
         override = registry.override_path(hash_)
         if override.is_file():
             data = merge_patch(data, json.loads(override.read_text("utf-8")))
             origins["override"] = str(override)
-    project = (project_dir or Path.cwd()) / ".agent-tools" / "patterns"
+    project_patterns = (project_dir or Path.cwd()) / ".agent-tools" / "patterns"
     layers: list[tuple[str, list[dict[str, Any]]]] = [("tool", data.get("patterns", []))]
-    for directory in [
-        *(d / "patterns" for d in paths.system_dirs()),
-        registry.data_dir / "patterns",
-        project,
-    ]:
+    for directory in pattern_dirs(registry) + ([project_patterns] if project else []):
         layers += _pattern_files(directory, name)
     patterns, pattern_origins = layer_patterns(layers)
     if patterns:
         data["patterns"] = patterns
     origins.update({f"pattern:{k}": v for k, v in pattern_origins.items()})
     return from_dict(data)
+
+
+def pattern_dirs(registry: LocalRegistry) -> list[Path]:
+    """The directories of pattern files every tool is layered with, lowest first (the
+    project's, which depends on the working directory, comes after them)."""
+    return [*(d / "patterns" for d in paths.system_dirs()), registry.data_dir / "patterns"]
+
+
+def load_recorded(registry: LocalRegistry, name: str, entry: Entry) -> Tool | None:
+    """The document the registry recorded for `name`, with its override and the system
+    and user patterns, as `resolve_tool` gives it, but without running anything or
+    asking a remote registry: None when the recorded binary has changed since (its
+    document describes another binary) or the document is gone or invalid.
+
+    For readers of the whole registry that must stay cheap and free of side effects,
+    such as the search index; project patterns are left out, since they depend on the
+    working directory."""
+    if not entry.hash:
+        return None
+    try:
+        stat = os.stat(entry.path)
+    except OSError:
+        return None
+    if (entry.size, entry.mtime_ns, entry.inode) != (stat.st_size, stat.st_mtime_ns, stat.st_ino):
+        return None
+    if entry.source == "native":
+        base = registry.load_metadata(entry.hash)
+    else:
+        base = find_shim(registry, entry.hash, name)
+    if base is None:
+        return None
+    return _layer(base, registry, entry.hash, name, {}, None, project=False)
 
 
 def _pattern_files(directory: Path, name: str) -> list[tuple[str, list[dict[str, Any]]]]:

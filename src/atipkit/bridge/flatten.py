@@ -141,12 +141,18 @@ def _invocable(tool: Tool, include_hidden: bool) -> list[_Command]:
     schemas = _SchemaCache()
     start = (merge_effects(tool.effects, UNSET), False)
     for path, command, (effects, hidden) in walk_commands(tool, start, step):
-        if hidden and not include_hidden:
-            continue
-        if command.commands and not (command.arguments or command.options):
+        if (hidden and not include_hidden) or not invocable(command):
             continue
         out.append(_Command(tool, path, command, effects, _parameters(tool, command, schemas)))
     return out
+
+
+def invocable(command: Command) -> bool:
+    """Whether a command becomes a tool of its own: a leaf, or a group that takes
+    parameters itself (`git remote` lists; `git remote add` adds). A bare group is only
+    a heading. The search index counts commands by the same rule, so a hit is always a
+    tool a compile has."""
+    return not command.commands or bool(command.arguments or command.options)
 
 
 class _SchemaCache(dict[int, tuple[dict[str, Any], Argument | Option]]):

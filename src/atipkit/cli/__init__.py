@@ -49,6 +49,7 @@ def _register() -> None:
     for module in (
         "discover",
         "validate",
+        "search",
         "compile",
         "run",
         "gen",

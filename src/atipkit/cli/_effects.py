@@ -70,6 +70,11 @@ def runs_anything() -> Effects:
     )
 
 
+def indexes() -> Effects:
+    """A command that reads the registry and keeps an index of it in the cache."""
+    return _effects(write=True, network=False, subprocess=False, idempotent=True, reversible=True)
+
+
 def signs_files() -> Effects:
     """A command that writes a signature file next to the file it signs."""
     return _effects(write=True, network=False, subprocess=True, idempotent=False, reversible=True)

@@ -1,6 +1,26 @@
-"""Finding commands by words: what deferred MCP servers (`atipkit.app`'s and the ATIP
-gateway's `search_tools`) answer with. `keyword` ranks by shared words and their rarity."""
+"""Finding the few right commands among thousands.
+
+`CommandIndex` ranks commands by BM25 (`bm25s`) over what their metadata says: names,
+descriptions, parameters, examples and patterns. `KeywordIndex` is the lighter ranking
+`atipkit.app`'s deferred MCP mode uses, which needs no extra packages. Both are
+imported lazily: `import atipkit.search` loads neither bm25s nor numpy.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
 
 from atipkit.search.keyword import KeywordIndex, words
 
-__all__ = ["KeywordIndex", "words"]
+if TYPE_CHECKING:
+    from atipkit.search.index import CommandIndex, Hit
+
+__all__ = ["CommandIndex", "Hit", "KeywordIndex", "words"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("CommandIndex", "Hit"):
+        from atipkit.search import index
+
+        return getattr(index, name)
+    raise AttributeError(f"module 'atipkit.search' has no attribute {name!r}")

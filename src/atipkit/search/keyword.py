@@ -12,15 +12,15 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 
-_WORD = re.compile(r"[a-z0-9]+")
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+WORD = re.compile(r"[a-z0-9]+")
+CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
 def words(text: str) -> list[str]:
     """Lower-case words of `text` (`camelCase`, `snake_case` and `kebab-case` split),
     with a plain plural `s` dropped so `notes` meets `note`."""
     out = []
-    for word in _WORD.findall(_CAMEL.sub(" ", text).lower()):
+    for word in WORD.findall(CAMEL.sub(" ", text).lower()):
         if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
             word = word[:-1]
         out.append(word)

@@ -1,0 +1,197 @@
+"""BM25 over command documents (`bm25s`): the search behind `atip search`, budgeted
+compiles, deferred tools and the MCP gateway's `search_tools`.
+
+`bm25s` scores every (term, document) pair when the index is built (Lucene's BM25,
+k1 1.5, b 0.75), so a query only adds up the postings of its few terms. The index keeps
+bm25s's sparse columns as plain arrays: a query needs neither numpy nor scipy (whose
+import alone costs more than any search), which keeps `atip search` quick from a cold
+process. Building is cheap too (the expensive part is reading the metadata, which
+`atipkit.search.machine` caches per binary), so the index is rebuilt whole whenever its
+documents change.
+
+A hit's `name` is the tool name a compile of the same tools gives the command (strategy
+`discrete`): names are assigned by `bridge.names.assign_names` over the same words, so
+a hit can be handed to a model, or looked up in a compile's table, as it is.
+"""
+
+from __future__ import annotations
+
+import heapq
+from array import array
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from atipkit.bridge.names import assign_names
+from atipkit.search.documents import CommandDoc, command_documents
+from atipkit.search.terms import terms
+
+if TYPE_CHECKING:
+    from atipkit.model import Tool
+
+DEFAULT_LIMIT = 10
+_FILE = "index.msgpack"
+_FORMAT = 1
+
+
+class Hit(msgspec.Struct, frozen=True):
+    """One command that matches a query."""
+
+    tool: str
+    command: str  # the command path, space-joined; "" for the tool's root command
+    name: str  # the command's tool name in a compile (`gh_pr_list`)
+    score: float
+    description: str
+
+
+class _Entry(msgspec.Struct, frozen=True, array_like=True):
+    """What a hit needs of a document; the terms stay behind once the index is built."""
+
+    tool: str
+    command: str
+    name: str
+    description: str
+
+
+class _Postings(msgspec.Struct, frozen=True):
+    """bm25s's score matrix, column by term: the documents of term `t` are
+    `indices[indptr[t]:indptr[t + 1]]`, their scores the same slice of `scores`."""
+
+    vocabulary: dict[str, int]
+    indptr: array[int]
+    indices: array[int]
+    scores: array[float]
+
+
+class _Saved(msgspec.Struct, frozen=True):
+    format: int
+    entries: list[_Entry]
+    vocabulary: dict[str, int]
+    indptr: bytes
+    indices: bytes
+    scores: bytes
+
+
+class CommandIndex:
+    """Commands ranked by BM25 for a query. Build one with `from_tools` or
+    `from_documents`; `save` and `load` keep it in a directory."""
+
+    def __init__(self, entries: Sequence[_Entry], postings: _Postings | None) -> None:
+        self._entries = list(entries)
+        self._postings = postings
+
+    @classmethod
+    def from_tools(cls, tools: Iterable[Tool]) -> CommandIndex:
+        return cls.from_documents([doc for tool in tools for doc in command_documents(tool)])
+
+    @classmethod
+    def from_documents(cls, documents: Sequence[CommandDoc]) -> CommandIndex:
+        names = assign_names((doc.tool, *doc.path) for doc in documents)
+        entries = [
+            _Entry(doc.tool, doc.command, names[(doc.tool, *doc.path)], doc.description)
+            for doc in documents
+        ]
+        if not documents:
+            return cls(entries, None)
+        import bm25s
+
+        bm25 = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
+        bm25.index([doc.terms for doc in documents], show_progress=False)
+        matrix = bm25.scores
+        postings = _Postings(
+            vocabulary={t: c for t, c in bm25.vocab_dict.items() if t},  # "": bm25s's own
+            indptr=array("q", matrix["indptr"].astype("int64").tobytes()),
+            indices=array("i", matrix["indices"].astype("int32").tobytes()),
+            scores=array("f", matrix["data"].astype("float32").tobytes()),
+        )
+        return cls(entries, postings)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @property
+    def names(self) -> list[str]:
+        """Every command's tool name, in index order."""
+        return [entry.name for entry in self._entries]
+
+    def search(self, query: str, limit: int = DEFAULT_LIMIT) -> list[Hit]:
+        """The commands that share terms with `query`, best first, at most `limit`;
+        ties go by name, so the order is stable. A query of stop words only, or of
+        words no command has, finds nothing."""
+        postings = self._postings
+        if limit < 1 or postings is None:
+            return []
+        totals: dict[int, float] = {}
+        for term in terms(query):
+            column = postings.vocabulary.get(term)
+            if column is None:
+                continue
+            if not 0 <= column < len(postings.indptr) - 1:
+                raise ValueError(f"damaged index: term {term!r} has no column")
+            start, end = postings.indptr[column], postings.indptr[column + 1]
+            for doc, score in zip(
+                postings.indices[start:end], postings.scores[start:end], strict=True
+            ):
+                totals[doc] = totals.get(doc, 0.0) + score
+        if any(not 0 <= doc < len(self._entries) for doc in totals):
+            raise ValueError("damaged index: a posting names no command")
+        best = heapq.nsmallest(
+            limit,
+            ((-score, self._entries[doc].name, doc) for doc, score in totals.items() if score > 0),
+        )
+        return [self._hit(doc, -negative) for negative, _name, doc in best]
+
+    def _hit(self, index: int, score: float) -> Hit:
+        entry = self._entries[index]
+        return Hit(entry.tool, entry.command, entry.name, round(score, 4), entry.description)
+
+    def save(self, directory: Path) -> None:
+        """The index as one file in `directory`, written atomically."""
+        from atipkit._atomic import write_atomic
+
+        postings = self._postings or _Postings({}, array("q", [0]), array("i"), array("f"))
+        saved = _Saved(
+            format=_FORMAT,
+            entries=self._entries,
+            vocabulary=postings.vocabulary,
+            indptr=postings.indptr.tobytes(),
+            indices=postings.indices.tobytes(),
+            scores=postings.scores.tobytes(),
+        )
+        directory.mkdir(parents=True, exist_ok=True)
+        write_atomic(directory / _FILE, msgspec.msgpack.encode(saved))
+
+    @classmethod
+    def load(cls, directory: Path) -> CommandIndex:
+        """An index `save` wrote. Raises `OSError` or `ValueError` when it is missing,
+        damaged or of another format (a cache: the caller rebuilds it)."""
+        path = directory / _FILE
+        try:
+            saved = msgspec.msgpack.decode(path.read_bytes(), type=_Saved)
+        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
+            raise ValueError(f"{path}: {exc}") from None
+        if saved.format != _FORMAT:
+            raise ValueError(f"{path}: format {saved.format}, expected {_FORMAT}")
+        postings = _Postings(
+            saved.vocabulary,
+            array("q", saved.indptr),
+            array("i", saved.indices),
+            array("f", saved.scores),
+        )
+        _check(postings, len(saved.entries), path)
+        return cls(saved.entries, postings if saved.entries else None)
+
+
+def _check(postings: _Postings, documents: int, path: Path) -> None:
+    """The shape of a loaded index; the values are checked as a query reads them, so a
+    load costs no pass over every posting."""
+    indptr = postings.indptr
+    if (
+        not indptr
+        or len(postings.indices) != len(postings.scores)
+        or indptr[0] != 0
+        or indptr[-1] != len(postings.indices)
+    ):
+        raise ValueError(f"{path}: the index is inconsistent")
