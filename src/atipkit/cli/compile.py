@@ -45,26 +45,44 @@ def compile_tools(
     ] = None,
     depth: Annotated[int | None, Option(help="Only commands this deep (1 = top).", min=1)] = None,
     table: Annotated[bool, Option(help="Also give the name → command table.")] = False,
+    deferred: Annotated[
+        bool,
+        Option(
+            help="Define every command but load none until the model searches "
+            "(openai-responses: namespaces and tool_search; anthropic: defer_loading and "
+            "a search tool the agent answers)."
+        ),
+    ] = False,
 ) -> Document:
     """Compile ATIP metadata into tool definitions for a model provider.
 
     The result is the list the provider's request takes as `tools` (with --table, an
     object with `tools` and `table`, which maps each tool name to its command), written
     verbatim by --plain and --text (`atip compile gh.json --plain > tools.json`).
+    With --deferred (openai-responses, anthropic only; else exit 2) every command is
+    defined but loaded only when a search finds it (`atipkit.bridge.deferred_tools`).
     Provider limits are warnings. An invalid document is a data-format error (exit 65),
     a file or tool that cannot be found is exit 10, a file it may not read exit 30, one
     it cannot read otherwise (a directory) exit 2.
     """
     import json
 
+    from atipkit.bridge import DEFERRED_PROVIDERS, deferred_tools
     from atipkit.bridge import compile_tools as compile_documents
 
+    if deferred and provider not in DEFERRED_PROVIDERS:
+        raise InputError(
+            f"--deferred works with --provider openai-responses or anthropic, not {provider}",
+            code="E1001",
+            details={"param": "deferred", "provider": provider},
+            suggestion=f"Use --provider {' or --provider '.join(DEFERRED_PROVIDERS)}.",
+        )
     wanted = split(commands)
     tools = [_select(document(name, ctx), name, wanted, depth) for name in files]
     compiled = compile_documents(tools, provider, strict=strict, strategy=strategy)
     for problem in compiled.warnings:
         ctx.warn(f"{problem.location + ': ' if problem.location else ''}{problem.message}")
-    payload: Any = compiled.payload()
+    payload: Any = deferred_tools(compiled, tools) if deferred else compiled.payload()
     if table:
         names = {name: _jsonable(path) for name, path in compiled.table.items()}
         payload = {"tools": payload, "table": names}
