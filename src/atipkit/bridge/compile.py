@@ -7,7 +7,7 @@ over 1024 UTF-16 units is cut before its safety suffix (SPEC-NOTES 18).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from typing import Any, Literal, get_args
 
 import msgspec
@@ -73,22 +73,34 @@ class Compiler:
         self.flat = flatten(batch, strategy=strategy, include_hidden=include_hidden)
         self.bindings = {t.name: t.binding for t in self.flat}
 
-    def compile(self, provider: Provider = "openai", *, strict: bool = False) -> Compiled:
-        """`provider`'s tool definitions; `strict` applies to OpenAI and Anthropic."""
+    def compile(
+        self,
+        provider: Provider = "openai",
+        *,
+        strict: bool = False,
+        only: Collection[str] | None = None,
+    ) -> Compiled:
+        """`provider`'s tool definitions; `strict` applies to OpenAI and Anthropic.
+
+        `only` names the tools to render (the rest are left out, their names kept as the
+        whole compile gives them): a context budget picks commands this way, and the
+        request-wide limits (OpenAI's tool count, Anthropic's strict budget) are then
+        those of the tools sent."""
         if provider not in PROVIDERS:
             raise ValueError(
                 f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}"
             )
+        flat = self.flat if only is None else [t for t in self.flat if t.name in only]
         warnings: list[Problem] = []
-        rendered = _render(self.flat, provider, strict, warnings)
+        rendered = _render(flat, provider, strict, warnings)
         return Compiled(
             provider=provider,
             strict=strict,
             strategy=self.strategy,
             tools=rendered,
-            flat=self.flat,
+            flat=flat,
             warnings=warnings,
-            bindings=self.bindings,
+            bindings={t.name: t.binding for t in flat},
         )
 
 

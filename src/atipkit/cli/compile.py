@@ -53,6 +53,17 @@ def compile_tools(
             "a search tool the agent answers)."
         ),
     ] = False,
+    budget: Annotated[
+        int | None,
+        Option(
+            help="Fit in this many tokens: the commands that best fit --query, and a "
+            "depth-1 overview of the rest.",
+            min=1,
+        ),
+    ] = None,
+    query: Annotated[
+        str | None, Option(help="The task the commands are for (with --budget).")
+    ] = None,
 ) -> Document:
     """Compile ATIP metadata into tool definitions for a model provider.
 
@@ -61,7 +72,12 @@ def compile_tools(
     verbatim by --plain and --text (`atip compile gh.json --plain > tools.json`).
     With --deferred (openai-responses, anthropic only; else exit 2) every command is
     defined but loaded only when a search finds it (`atipkit.bridge.deferred_tools`).
-    Provider limits are warnings. An invalid document is a data-format error (exit 65),
+    With --budget the result is an object: `tools` (the commands that fit, the most
+    relevant to --query first chosen), `overview` (for each tool with commands left out,
+    a depth-1 ATIP document marked partial, whose `omitted.safetyAssumption` says what
+    the rest may do) and `tokens` (tools, overview, total, budget, and the full compile,
+    counted with tiktoken's cl100k encoding); a budget too small for the overview alone
+    is exit 2. Provider limits are warnings. An invalid document is a data-format error (exit 65),
     a file or tool that cannot be found is exit 10, a file it may not read exit 30, one
     it cannot read otherwise (a directory) exit 2.
     """
@@ -77,8 +93,11 @@ def compile_tools(
             details={"param": "deferred", "provider": provider},
             suggestion=f"Use --provider {' or --provider '.join(DEFERRED_PROVIDERS)}.",
         )
+    _check_budget(budget, query, deferred, strategy)
     wanted = split(commands)
     tools = [_select(document(name, ctx), name, wanted, depth) for name in files]
+    if budget is not None:
+        return _budgeted(ctx, tools, provider, strict, budget, query, table)
     compiled = compile_documents(tools, provider, strict=strict, strategy=strategy)
     for problem in compiled.warnings:
         ctx.warn(f"{problem.location + ': ' if problem.location else ''}{problem.message}")
@@ -86,6 +105,58 @@ def compile_tools(
     if table:
         names = {name: _jsonable(path) for name, path in compiled.table.items()}
         payload = {"tools": payload, "table": names}
+    return Document(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+
+
+def _check_budget(budget: int | None, query: str | None, deferred: bool, strategy: str) -> None:
+    conflict = None
+    if query is not None and budget is None:
+        conflict = "--query ranks commands for --budget; give --budget TOKENS too"
+    elif budget is not None and deferred:
+        conflict = "--budget and --deferred are two ways to save context; choose one"
+    elif budget is not None and strategy != "discrete":
+        conflict = "--budget chooses single commands; it needs --strategy discrete"
+    if conflict:
+        raise InputError(conflict, code="E1001", details={"param": "budget"})
+
+
+def _budgeted(
+    ctx: Context,
+    tools: list[Tool],
+    provider: Any,
+    strict: bool,
+    budget: int,
+    query: str | None,
+    table: bool,
+) -> Document:
+    import json
+
+    from atipkit.cli._errors import missing_extra
+
+    try:
+        from atipkit.search.budget import BudgetTooSmall, fit_budget
+
+        fitted = fit_budget(tools, provider, budget, query=query, strict=strict)
+    except ImportError as exc:
+        install = "pip install 'atipkit[search]'"
+        raise missing_extra(f"--budget needs {exc.name or 'tiktoken'}", install) from None
+    except BudgetTooSmall as exc:
+        raise InputError(
+            str(exc),
+            code="E1002",
+            details={"param": "budget", "needed": exc.needed},
+            suggestion=f"Give --budget {exc.needed} or more, or fewer tools (--commands).",
+        ) from None
+    for problem in fitted.compiled.warnings:
+        ctx.warn(f"{problem.location + ': ' if problem.location else ''}{problem.message}")
+    tokens = fitted.tokens
+    ctx.info(
+        f"{len(fitted.compiled.tools)} command(s) in {tokens.total} of {budget} tokens "
+        f"(the full compile: {tokens.full})"
+    )
+    payload = fitted.to_builtins()
+    if table:
+        payload["table"] = {n: _jsonable(p) for n, p in fitted.compiled.table.items()}
     return Document(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
 
 
