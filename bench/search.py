@@ -1,0 +1,268 @@
+"""Search quality, context savings and search speed (issue 11).
+
+    python bench/search.py [--home DIR] [--budget-share 0.1] [--runs N] [--json]
+
+1. The index of this machine: every executable on PATH recorded by `atip scan --infer`
+   (native metadata, shims, inferred metadata) into a registry of the bench's own,
+   `--home` (default `~/.cache/atipkit-bench/search`; the first run infers the whole PATH
+   and takes minutes, later runs take seconds), plus the gh and kubectl fixtures of
+   tests/fixtures/search (real-size documents inferred from the real binaries).
+2. Quality: the queries of tests/fixtures/search/queries.json (natural task descriptions,
+   written by hand, not taken from any help text), each with its acceptable answers. A
+   hit is right when its tool is an answer's and, where the answer names a command, the
+   hit is that command or one below it. Queries whose tools this machine lacks are
+   skipped and counted. Reported: recall@1, recall@5 and MRR (over the first 10 hits).
+3. Tokens: the gh and kubectl fixtures compiled whole (OpenAI format) versus compiled
+   with `--budget` at `--budget-share` of the whole (default 10 %) for each of their
+   queries, and how often the budgeted compile still holds a right command.
+4. Speed over 5 000 commands (the machine's index, padded with synthesized tools when it
+   has fewer): loading the saved index and answering a query in one process, warm
+   (median over the queries), the machine index's own up-to-date check plus load plus
+   query, and the whole `atip search` process next to `atip --version`, the floor of any
+   atip command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from _machine import cores, cpu
+from _synth import synthesize
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures" / "search"
+TARGETS = {"recall@5": 0.9, "token reduction": 0.9, "search ms": 50.0}
+SPEED_COMMANDS = 5000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--home", type=Path, default=Path.home() / ".cache/atipkit-bench/search")
+    parser.add_argument("--budget-share", type=float, default=0.1)
+    parser.add_argument("--runs", type=int, default=11)
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    env = _bench_env(args.home)
+    os.environ.update(env)
+    scan_seconds = _scan(env)
+
+    from atipkit.model import loads
+    from atipkit.registry.local import LocalRegistry
+    from atipkit.resolve import load_recorded
+    from atipkit.search import CommandIndex
+
+    registry = LocalRegistry()
+    entries = registry.read().tools
+    fixtures = {name: loads((FIXTURES / f"{name}.json").read_bytes()) for name in ("gh", "kubectl")}
+    tools = [fixtures[name] for name in sorted(fixtures)]
+    for name in sorted(entries):
+        if name in fixtures:
+            continue
+        tool = load_recorded(registry, name, entries[name])
+        if tool is not None:
+            tools.append(tool)
+    index = CommandIndex.from_tools(tools)
+    queries = json.loads((FIXTURES / "queries.json").read_text())
+    quality = _quality(index, {t.name for t in tools}, queries)
+    tokens = _tokens(fixtures, queries, args.budget_share)
+    speed = _speed(index, tools, queries, env, args.runs)
+    figures = {
+        "machine": {"cpu": cpu(), "cores": cores(), "python": sys.version.split()[0]},
+        "index": {"tools": len(tools), "commands": len(index), "scan seconds": scan_seconds},
+        "quality": quality,
+        "tokens": tokens,
+        "speed": speed,
+    }
+    if args.json:
+        print(json.dumps(figures, indent=2))
+    else:
+        _print(figures)
+
+
+def _bench_env(home: Path) -> dict[str, str]:
+    return {
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "ATIP_CACHE_DIR": str(home / "cache" / "agent-tools"),
+    }
+
+
+def _scan(env: dict[str, str]) -> float:
+    """`atip scan --infer` over PATH into the bench's registry (resumable: a re-run only
+    looks at what changed)."""
+    start = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "atipkit", "scan", "--infer", "--budget", "900", "--json"],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        sys.exit(f"atip scan --infer failed ({done.returncode}): {done.stdout[-2000:]}")
+    return round(time.monotonic() - start, 1)
+
+
+def _right(hit: Any, expected: list[dict[str, str]]) -> bool:
+    for answer in expected:
+        command = answer.get("command")
+        if hit.tool == answer["tool"] and (
+            command is None or hit.command == command or hit.command.startswith(command + " ")
+        ):
+            return True
+    return False
+
+
+def _quality(index: Any, present: set[str], queries: list[dict[str, Any]]) -> dict[str, Any]:
+    ranks: list[int | None] = []
+    skipped, misses = 0, []
+    for item in queries:
+        expected = [a for a in item["expected"] if a["tool"] in present]
+        if not expected:
+            skipped += 1
+            continue
+        hits = index.search(item["query"], 10)
+        rank = next((i + 1 for i, hit in enumerate(hits) if _right(hit, expected)), None)
+        ranks.append(rank)
+        if rank is None or rank > 5:
+            misses.append({"query": item["query"], "top": [h.name for h in hits[:3]]})
+    n = len(ranks) or 1
+    return {
+        "queries": len(ranks),
+        "skipped (tool not on this machine)": skipped,
+        "recall@1": round(sum(r == 1 for r in ranks) / n, 3),
+        "recall@5": round(sum(r is not None and r <= 5 for r in ranks) / n, 3),
+        "mrr": round(sum(1 / r for r in ranks if r) / n, 3),
+        "misses@5": misses,
+    }
+
+
+def _tokens(fixtures: dict[str, Any], queries: list[dict[str, Any]], share: float) -> dict:
+    from atipkit.bridge import compile_tools
+    from atipkit.search.budget import fit_budget
+    from atipkit.search.tokens import count_tokens
+
+    out = {}
+    for name, tool in fixtures.items():
+        full = count_tokens(compile_tools(tool, "openai").tools)
+        budget = int(full * share)
+        mine = [q for q in queries if any(a["tool"] == name for a in q["expected"])]
+        totals, kept = [], 0
+        for item in mine:
+            fitted = fit_budget([tool], "openai", budget, query=item["query"])
+            totals.append(fitted.tokens.total)
+            paths = [t.binding.targets[""].path for t in fitted.compiled.flat]
+            chosen = [_Hit(name, " ".join(p)) for p in paths]
+            kept += any(_right(hit, item["expected"]) for hit in chosen)
+        median = statistics.median(totals) if totals else 0
+        out[name] = {
+            "commands": len(compile_tools(tool, "openai").tools),
+            "full tokens": full,
+            "budget": budget,
+            "median budgeted tokens": median,
+            "reduction": round(1 - median / full, 3) if full else 0,
+            "queries": len(mine),
+            "right command kept": round(kept / (len(mine) or 1), 3),
+        }
+    return out
+
+
+class _Hit:
+    def __init__(self, tool: str, command: str) -> None:
+        self.tool, self.command = tool, command
+
+
+def _speed(
+    index: Any, tools: list[Any], queries: list[dict[str, Any]], env: dict[str, str], runs: int
+) -> dict[str, Any]:
+    from atipkit.model import from_dict
+    from atipkit.search import CommandIndex
+    from atipkit.search.machine import machine_index
+
+    texts = [q["query"] for q in queries]
+    padded, seed = list(tools), 0
+    while len(index) < SPEED_COMMANDS:
+        seed += 1
+        doc = synthesize(300, seed=seed)
+        doc["name"] = f"synth{seed}"
+        padded.append(from_dict(doc))
+        index = CommandIndex.from_tools(padded)
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp)
+        index.save(directory)
+
+        def load_and_query(text: str) -> None:
+            CommandIndex.load(directory).search(text, 10)
+
+        cold = _ms(lambda: load_and_query(texts[0]))
+        warm = statistics.median(_ms(lambda t=t: load_and_query(t)) for t in texts)
+        loaded = CommandIndex.load(directory)
+        query_only = statistics.median(_ms(lambda t=t: loaded.search(t, 10)) for t in texts)
+    machine_index()  # brings the machine index up to date once
+    machine = statistics.median(
+        _ms(lambda t=t: machine_index()[0].search(t, 10)) for t in texts[:runs]
+    )
+    cli = [sys.executable, "-m", "atipkit"]
+    process = statistics.median(
+        _ms(lambda: _run([*cli, "search", texts[0], "--json"], env)) for _ in range(runs)
+    )
+    floor = statistics.median(_ms(lambda: _run([*cli, "--version"], env)) for _ in range(runs))
+    return {
+        "commands": len(index),
+        "load + query, first (ms)": round(cold, 2),
+        "search ms": round(warm, 2),
+        "query only (ms)": round(query_only, 3),
+        "machine index check + load + query (ms)": round(machine, 2),
+        "machine index commands": machine_index()[1].commands,
+        "atip search process (ms)": round(process, 1),
+        "atip --version process (ms)": round(floor, 1),
+    }
+
+
+def _ms(fn: Any) -> float:
+    start = time.perf_counter()
+    fn()
+    return (time.perf_counter() - start) * 1000
+
+
+def _run(argv: list[str], env: dict[str, str]) -> None:
+    subprocess.run(argv, env={**os.environ, **env}, capture_output=True, check=True)
+
+
+def _print(figures: dict[str, Any]) -> None:
+    machine, index = figures["machine"], figures["index"]
+    print(f"{machine['cpu']}, {machine['cores']} cores, Python {machine['python']}")
+    print(f"index: {index['tools']} tools, {index['commands']} commands")
+    quality = figures["quality"]
+    print(
+        f"quality over {quality['queries']} queries "
+        f"({quality['skipped (tool not on this machine)']} skipped): "
+        f"recall@1 {quality['recall@1']}, recall@5 {quality['recall@5']} "
+        f"(target >= {TARGETS['recall@5']}), MRR {quality['mrr']}"
+    )
+    for miss in quality["misses@5"]:
+        print(f"  miss: {miss['query']!r} -> {', '.join(miss['top'])}")
+    for name, row in figures["tokens"].items():
+        print(
+            f"{name}: {row['commands']} commands, {row['full tokens']} tokens whole, "
+            f"budget {row['budget']}: median {row['median budgeted tokens']} tokens "
+            f"({row['reduction']:.1%} fewer), right command kept in "
+            f"{row['right command kept']:.0%} of {row['queries']} queries"
+        )
+    speed = figures["speed"]
+    for key, value in speed.items():
+        print(f"  {key}: {value}")
+
+
+if __name__ == "__main__":
+    main()
