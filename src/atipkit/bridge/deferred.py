@@ -166,14 +166,14 @@ def _namespaces(
 def _search_tool(name: str, tools: list[Tool]) -> dict[str, Any]:
     """The search tool, never deferred. Its description lists the tools that can be
     searched: with every command deferred, it is all the model knows of them up front."""
-    listed = "\n".join(f"- {t.name}: {_first_line(t.description)}" for t in tools)
+    listed = "".join(f"\n- {t.name}: {_first_line(t.description)}" for t in tools)
     return {
         "name": name,
         "description": (
             "Find the commands that fit a task among the command-line tools below; the "
             "commands found become tools you can call. Say what you want to do in a few "
             "words ('list open pull requests'); search again with other words when nothing "
-            f"fits.\nTools:\n{listed}"
+            f"fits.\nTools:{listed or ' none'}"
         ),
         "input_schema": {
             "type": "object",
