@@ -310,7 +310,9 @@ def test_limits_from_the_model_are_kept_within_bounds():
     assert count(1000) == MAX_LIMIT
     assert count(0) == count(-3) == 1
     assert count(7) == count(7.0) == 7
+    assert count(10**400) == count(1e300) == MAX_LIMIT
     assert count("lots") == count(None) == count(True) == count(2.5) == DEFAULT_LIMIT
+    assert count(float("inf")) == count(float("nan")) == count("7") == DEFAULT_LIMIT
 
 
 @pytest.mark.parametrize("query", [None, "", "   ", 42, ["merge"]])

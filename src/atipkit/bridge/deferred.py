@@ -126,9 +126,11 @@ def anthropic_search_result(
 
 
 def _limit(value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int | float) or value != int(value):
+    if isinstance(value, float) and value.is_integer():  # JSON has one kind of number
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int):
         return DEFAULT_LIMIT
-    return min(max(int(value), 1), MAX_LIMIT)
+    return min(max(value, 1), MAX_LIMIT)
 
 
 def _by_tool(compiled: Compiled, tools: Tool | Iterable[Tool]) -> dict[str, tuple[Tool, list[int]]]:
