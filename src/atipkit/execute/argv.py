@@ -330,7 +330,7 @@ def example_call(tool: Tool, target: Target, line: str) -> dict[str, Any] | None
     import shlex
 
     try:
-        words = shlex.split(line)
+        words = shlex.split(line, comments=True)  # `tool sub  # what it does`
         if not words or os.path.basename(words[0]) != tool.name:
             return None
         path, values = parse_argv(tool, words[1:])

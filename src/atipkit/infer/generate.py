@@ -232,6 +232,7 @@ def _command(name: str, parsed: ParsedHelp, path: tuple[str, ...]) -> Command:
         arguments=_unique_args([_argument(a) for a in parsed.arguments]),
         options=_unique([_option(o) for o in parsed.options]),
         effects=effects if effects != type(effects)() else UNSET,
+        examples=parsed.examples,
     )
 
 

@@ -98,6 +98,7 @@ class ParsedHelp(msgspec.Struct):
     options: list[ParsedOption] = []
     arguments: list[ParsedArgument] = []
     commands: list[ParsedCommand] = []
+    examples: list[str] = []  # command lines, each with what it does as a `# comment`
 
     @property
     def richness(self) -> int:
@@ -120,12 +121,14 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
     option_indent = 0
     argument: ParsedArgument | None = None
     in_usage = False
+    examples = _Examples(prog)
     for index, raw in enumerate(lines):
         line = re.sub(r"^(\s*)\*\s+", r"\1", raw.rstrip())  # Typer's required marker
         stripped = line.strip()
         indent = len(line) - len(line.lstrip())
         if not stripped:
             option = argument = None
+            examples.pause()
             if section == "usage" and usage_lines:
                 section = ""  # a usage block ends at a blank line
             continue
@@ -150,6 +153,9 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
             usage_lines[0] = f"{usage_lines[0]} {stripped}"  # a wrapped usage line
             continue
         in_usage = False
+        if section in _EXAMPLE_SECTIONS:
+            examples.read(stripped)
+            continue
         if stripped.startswith("-") and _FLAG.match(stripped) and indent <= 16:
             parsed = _option_line(stripped)
             if parsed is not None:
@@ -192,11 +198,54 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
             continue
         if not help_.description and indent == 0 and section in ("", "usage") and not usage:
             help_.description = stripped
+    help_.examples = examples.found
     help_.usage = usage_lines[0] if usage_lines else ""
     _from_usage(help_, prog)
     help_.options = [o for o in _dedupe(help_.options) if not set(o.flags) & _HELP_FLAGS]
     help_.commands = list({c.name: c for c in help_.commands if c.name != "help"}.values())
     return help_
+
+
+_EXAMPLE_SECTIONS = {"example", "examples", "usage examples", "common examples"}
+MAX_EXAMPLES = 10
+
+
+class _Examples:
+    """Example command lines of an EXAMPLES section, each with the words that say what
+    it does: cobra's `# comment` line above it (kubectl), or the sentence a man page
+    writes above it (tar). `$ ` prompts are dropped, `\\` continuations joined; a line
+    that does not run the program is text, not an example."""
+
+    def __init__(self, prog: str | None) -> None:
+        self.prog = prog
+        self.found: list[str] = []
+        self._text: list[str] = []
+        self._pending = ""  # a command line still continued with `\\`
+
+    def pause(self) -> None:
+        """A blank line: what was said before it describes no later example."""
+        self._text = []
+
+    def read(self, line: str) -> None:
+        if self._pending:
+            line = f"{self._pending} {line}"
+            self._pending = ""
+        command = line.removeprefix("$ ").strip()
+        words = command.split()
+        runs = bool(words) and bool(self.prog) and words[0].rsplit("/", 1)[-1] == self.prog
+        if line.startswith("$ ") and not runs:  # another program's command line
+            self._text = []
+            return
+        if runs:
+            if command.endswith("\\"):
+                self._pending = command[:-1].strip()
+                return
+            said = " ".join(self._text).strip().rstrip(":")
+            if len(self.found) < MAX_EXAMPLES and command not in self.found:
+                self.found.append(f"{command}  # {said}" if said else command)
+            self._text = []
+        else:
+            self._text.append(line.lstrip("#").strip())
 
 
 _BOX_TITLE = re.compile(r"^\s*[╭┌+][─-]+\s*(?P<title>[^─]+?)\s*[─-]+[╮┐+]\s*$")

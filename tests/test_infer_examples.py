@@ -1,0 +1,102 @@
+"""Examples read from help texts and man pages: each command line with what it does, so
+that an agent (and `atip search`) knows what a command is for in a person's words."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+from atipkit.bridge import compile_tools
+from atipkit.execute.argv import example_call
+from atipkit.infer.generate import generate_shim
+from atipkit.infer.helptext import MAX_EXAMPLES, parse_help
+from atipkit.model import get_command
+
+COBRA = """\
+Display one or many resources.
+
+Examples:
+  # List all pods in ps output format
+  kubectl get pods
+
+  # List one pod, then its
+  # status only
+  kubectl get pod web \\
+    -o wide
+
+Options:
+  -o, --output='': Output format.
+
+Usage:
+  kubectl get [TYPE] [options]
+"""
+
+MAN = """\
+NAME
+       pack - put files into an archive
+
+EXAMPLES
+       Create archive.tar from files foo and bar.
+              pack -c -f archive.tar foo bar
+
+       List all files in archive.tar verbosely.
+              pack -t -v -f archive.tar
+
+       See the manual for more (this line runs nothing).
+"""
+
+
+def test_cobra_examples_keep_their_comment_and_join_continued_lines():
+    parsed = parse_help(COBRA, "kubectl")
+    assert parsed.examples == [
+        "kubectl get pods  # List all pods in ps output format",
+        "kubectl get pod web -o wide  # List one pod, then its status only",
+    ]
+    assert [o.name for o in parsed.options] == ["output"]  # the section ends at Options
+
+
+def test_man_page_examples_take_the_sentence_above_them_and_skip_prose():
+    parsed = parse_help(MAN, "pack")
+    assert parsed.examples == [
+        "pack -c -f archive.tar foo bar  # Create archive.tar from files foo and bar.",
+        "pack -t -v -f archive.tar  # List all files in archive.tar verbosely.",
+    ]
+
+
+def test_prompts_are_dropped_other_programs_are_not_examples_and_the_count_is_capped():
+    lines = "\n".join(f"  $ tool run job{i}" for i in range(MAX_EXAMPLES + 5))
+    text = f"EXAMPLES\n  $ other-tool run\n{lines}\n"
+    parsed = parse_help(text, "tool")
+    assert parsed.examples[0] == "tool run job0"
+    assert len(parsed.examples) == MAX_EXAMPLES
+    assert not any("other-tool" in e for e in parsed.examples)
+
+
+def test_an_inferred_shim_carries_the_examples_and_they_read_back_as_calls(tmp_path: Path):
+    exe = tmp_path / "kubectl"
+    help_text = textwrap.dedent(
+        """\
+        kubectl controls things.
+
+        Available Commands:
+          get         Display one or many resources
+
+        Flags:
+          -v, --verbose  Say more
+          -q, --quiet    Say less
+        """
+    )
+    exe.write_text(
+        f"#!{sys.executable}\nimport sys\n"
+        f"if 'get' in sys.argv:\n    print({COBRA!r})\nelse:\n    print({help_text!r})\n"
+    )
+    exe.chmod(0o755)
+    shim = generate_shim(str(exe), man=False)
+    get = get_command(shim, ("get",))
+    assert get.examples[0] == "kubectl get pods  # List all pods in ps output format"
+    compiled = compile_tools(shim, "openai")
+    flat = next(t for t in compiled.flat if t.name == "kubectl_get")
+    # a shell comment is not an argument: the example is the call `kubectl get pods`
+    target = flat.binding.targets[""]
+    assert example_call(shim, target, get.examples[0]) is not None
