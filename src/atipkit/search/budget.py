@@ -102,10 +102,7 @@ def fit_budget(
     while True:  # the exact count: a subset may compile a little differently (strictness)
         compiled = compiler.compile(provider, strict=strict, only=set(chosen))
         overview = _overview(tools, compiler.flat, set(chosen))
-        used, described = (
-            count_tokens(compiled.tools),
-            count_tokens([to_dict(tool) for tool in overview]),
-        )
+        used, described = _tokens(compiled.tools), _tokens([to_dict(t) for t in overview])
         if used + described <= budget or not chosen:
             break
         chosen.pop()
@@ -116,7 +113,7 @@ def fit_budget(
         tools=used,
         overview=described,
         total=used + described,
-        full=count_tokens(full.tools),
+        full=_tokens(full.tools),
     )
     return Budgeted(compiled=compiled, overview=overview, tokens=tokens)
 
@@ -134,7 +131,13 @@ def _depth(tool: FlatTool) -> int:
 
 
 def _overview_tokens(tools: Sequence[Tool], flat: list[FlatTool], chosen: set[str]) -> int:
-    return count_tokens([to_dict(tool) for tool in _overview(tools, flat, chosen)])
+    return _tokens([to_dict(tool) for tool in _overview(tools, flat, chosen)])
+
+
+def _tokens(values: list[Any]) -> int:
+    """Tokens of a list as printed; nothing sent costs nothing (not the 1 of `[]`, which
+    made the overview alone need one token more than `BudgetTooSmall.needed` said)."""
+    return count_tokens(values) if values else 0
 
 
 def _overview(tools: Sequence[Tool], flat: list[FlatTool], chosen: set[str]) -> list[Tool]:
