@@ -102,7 +102,7 @@ def fit_budget(
     while True:  # the exact count: a subset may compile a little differently (strictness)
         compiled = compiler.compile(provider, strict=strict, only=set(chosen))
         overview = _overview(tools, compiler.flat, set(chosen))
-        used, described = _tokens(compiled.tools), _tokens([to_dict(t) for t in overview])
+        used, described = _sent(compiled), _tokens([to_dict(t) for t in overview])
         if used + described <= budget or not chosen:
             break
         chosen.pop()
@@ -113,7 +113,7 @@ def fit_budget(
         tools=used,
         overview=described,
         total=used + described,
-        full=_tokens(full.tools),
+        full=_sent(full),
     )
     return Budgeted(compiled=compiled, overview=overview, tokens=tokens)
 
@@ -132,6 +132,12 @@ def _depth(tool: FlatTool) -> int:
 
 def _overview_tokens(tools: Sequence[Tool], flat: list[FlatTool], chosen: set[str]) -> int:
     return _tokens([to_dict(tool) for tool in _overview(tools, flat, chosen)])
+
+
+def _sent(compiled: Compiled) -> int:
+    """Tokens of the definitions as the provider's request takes them (Gemini's
+    wrapped in `function_declarations`), as `atip compile` prints them."""
+    return _tokens(compiled.payload()) if compiled.tools else 0
 
 
 def _tokens(values: list[Any]) -> int:
