@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 DEFAULT_LIMIT = 10
 _FILE = "index.msgpack"
-_FORMAT = 1
+_FORMAT = 2
 
 
 class Hit(msgspec.Struct, frozen=True):
@@ -72,6 +72,13 @@ class _Saved(msgspec.Struct, frozen=True):
     indptr: bytes
     indices: bytes
     scores: bytes
+    checksum: int  # CRC-32 of indptr, indices and scores: damage that still decodes
+
+
+def _checksum(indptr: bytes, indices: bytes, scores: bytes) -> int:
+    import zlib
+
+    return zlib.crc32(scores, zlib.crc32(indices, zlib.crc32(indptr)))
 
 
 class CommandIndex:
@@ -152,13 +159,16 @@ class CommandIndex:
         from atipkit._atomic import write_atomic
 
         postings = self._postings or _Postings({}, array("q", [0]), array("i"), array("f"))
+        indptr, indices = postings.indptr.tobytes(), postings.indices.tobytes()
+        scores = postings.scores.tobytes()
         saved = _Saved(
             format=_FORMAT,
             entries=self._entries,
             vocabulary=postings.vocabulary,
-            indptr=postings.indptr.tobytes(),
-            indices=postings.indices.tobytes(),
-            scores=postings.scores.tobytes(),
+            indptr=indptr,
+            indices=indices,
+            scores=scores,
+            checksum=_checksum(indptr, indices, scores),
         )
         directory.mkdir(parents=True, exist_ok=True)
         write_atomic(directory / _FILE, msgspec.msgpack.encode(saved))
@@ -174,6 +184,8 @@ class CommandIndex:
             raise ValueError(f"{path}: {exc}") from None
         if saved.format != _FORMAT:
             raise ValueError(f"{path}: format {saved.format}, expected {_FORMAT}")
+        if _checksum(saved.indptr, saved.indices, saved.scores) != saved.checksum:
+            raise ValueError(f"{path}: the postings are damaged (checksum)")
         postings = _Postings(
             saved.vocabulary,
             array("q", saved.indptr),
@@ -185,13 +197,16 @@ class CommandIndex:
 
 
 def _check(postings: _Postings, documents: int, path: Path) -> None:
-    """The shape of a loaded index; the values are checked as a query reads them, so a
-    load costs no pass over every posting."""
+    """The shape of a loaded index and its vocabulary's columns. The postings' values
+    are covered by the checksum (damage) and checked as a query reads them (a file
+    written by something else), so a load costs no pass over every posting."""
     indptr = postings.indptr
+    columns = postings.vocabulary.values()
     if (
         not indptr
         or len(postings.indices) != len(postings.scores)
         or indptr[0] != 0
         or indptr[-1] != len(postings.indices)
+        or (columns and not (min(columns) >= 0 and max(columns) < len(indptr) - 1))
     ):
         raise ValueError(f"{path}: the index is inconsistent")
