@@ -91,6 +91,10 @@ def fit_budget(
     full = compiler.compile(provider, strict=strict)
     costs = dict(zip([t.name for t in full.flat], count_each(full.tools), strict=True))
     ranked = _ranked(tools, compiler, query)
+    whole = _sent(full)
+    if len(ranked) == len(full.tools) and whole <= budget:  # all of it: nothing to describe
+        tokens = TokenCount(budget=budget, tools=whole, overview=0, total=whole, full=whole)
+        return Budgeted(compiled=full, overview=[], tokens=tokens)
     room = budget - _overview_tokens(tools, compiler.flat, set())
     if room < 0:
         raise BudgetTooSmall(budget, budget - room)
@@ -113,7 +117,7 @@ def fit_budget(
         tools=used,
         overview=described,
         total=used + described,
-        full=_sent(full),
+        full=whole,
     )
     return Budgeted(compiled=compiled, overview=overview, tokens=tokens)
 
