@@ -195,10 +195,9 @@ def find_shim(
     and noted in `origins` (`rejected:<where>`); a remote shim's registry is
     `origins["registry"]`."""
     origins = {} if origins is None else origins
-    roots = [registry.data_dir, *reversed(paths.system_dirs())]
+    by_hash, by_name = shim_paths(registry, hash_, name)
     if hash_:
-        hex_name = registry.shim_path(hash_).name
-        found = _first_shim([r / "shims" / "sha256" / hex_name for r in roots], hash_, origins)
+        found = _first_shim(by_hash, hash_, origins)
         if found is not None:
             return found
         if remote is not None:
@@ -208,7 +207,20 @@ def find_shim(
                 origins["metadata"] = f"remote:{lookup.url or lookup.registry}"
                 origins["registry"] = lookup.registry
                 return lookup.tool
-    return _first_shim([root / "shims" / f"{name}.json" for root in roots], hash_, origins)
+    return _first_shim(by_name, hash_, origins)
+
+
+def shim_paths(
+    registry: LocalRegistry, hash_: str | None, name: str
+) -> tuple[list[Path], list[Path]]:
+    """The local files `find_shim` reads, in its order: by hash (the user's directory,
+    then the system's; none without a hash), and the unversioned 0.1 form by name."""
+    roots = [registry.data_dir, *reversed(paths.system_dirs())]
+    by_hash = []
+    if hash_:
+        hex_name = registry.shim_path(hash_).name
+        by_hash = [root / "shims" / "sha256" / hex_name for root in roots]
+    return by_hash, [root / "shims" / f"{name}.json" for root in roots]
 
 
 def _first_shim(candidates: list[Path], hash_: str | None, origins: dict[str, str]) -> Tool | None:

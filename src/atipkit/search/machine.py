@@ -2,14 +2,17 @@
 kept in the cache directory (`<cache>/search/`) and brought up to date when the
 registry changes.
 
-Whether anything changed is known from file states alone: registry.json, every binary it
-records, and the directories of overrides and patterns (atomic writes rename files, which
-changes their directory). While those are the same, a search loads the saved index and
-queries it. When they differ, the documents of each tool are reused as long as its
-binary hash, source and metadata file are the same — only new or changed tools are read
-and analysed again — and the BM25 index, which takes milliseconds to build, is rebuilt
-from them. Nothing is run and no remote registry is asked: a tool whose binary changed
-since it was recorded is left out until `atip scan` records it again, and said so.
+Whether anything changed is known from file states alone (no file is read but
+registry.json): each tool's fingerprint is its registry entry, the state of its binary,
+and that of every file its document is layered from — its stored metadata or the shim
+files `find_shim` would look at, its override — and the pattern files of the system and
+the user. While the fingerprints are the same, a search loads the saved index and
+queries it. When they differ, the documents of each tool whose fingerprint is the same
+are reused — only new or changed tools are read and analysed again (every tool, when a
+pattern file changed) — and the BM25 index, which takes milliseconds to build, is
+rebuilt from them. Nothing is run and no remote registry is asked: a tool whose binary
+changed since it was recorded is left out until `atip scan` records it again, and said
+so.
 """
 
 from __future__ import annotations
@@ -23,11 +26,11 @@ from atipkit import paths
 from atipkit._atomic import write_atomic
 from atipkit.errors import AtipError
 from atipkit.registry.local import Entry, LocalRegistry
-from atipkit.resolve import file_state, load_recorded, pattern_dirs, registry_state
+from atipkit.resolve import file_state, load_recorded, pattern_dirs, shim_paths
 from atipkit.search.documents import CommandDoc, command_documents
 from atipkit.search.index import CommandIndex
 
-_FORMAT = 1
+_FORMAT = 2
 _STATE = "state.json"
 _DOCUMENTS = "documents.msgpack"
 
@@ -71,47 +74,64 @@ def machine_index(
     start = time.monotonic()
     registry = registry or LocalRegistry()
     directory = directory or index_dir()
-    state = _jsonable([_FORMAT, registry_state(registry), _layers(registry)])
+    entries = registry.read().tools
+    fingerprints = {name: _fingerprint(registry, name, entries[name]) for name in sorted(entries)}
+    layers = _layers(registry)
+    state = _jsonable([_FORMAT, fingerprints, layers])
     saved = _load(directory, state)
-    if saved is not None:
-        index, tools = saved
-        report = IndexReport(tools=tools, commands=len(index), updated=False)
-        report.seconds = time.monotonic() - start
-        return index, report
-    directory.mkdir(parents=True, exist_ok=True)
-    with FileLock(str(directory / "update.lock")):
-        saved = _load(directory, state)  # another process may have just done it
-        if saved is not None:
-            index, tools = saved
-            report = IndexReport(tools=tools, commands=len(index), updated=False)
-        else:
-            index, report = _update(registry, directory, state)
+    if saved is None:
+        directory.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(directory / "update.lock")):
+            saved = _load(directory, state)  # another process may have just done it
+            if saved is None:
+                saved = _update(registry, directory, state, entries, fingerprints, layers)
+    index, report = saved
     report.seconds = time.monotonic() - start
     return index, report
 
 
-def _load(directory: Path, state: object) -> tuple[CommandIndex, int] | None:
+class _State(msgspec.Struct):
+    """state.json: what the saved index was built from, and what it left out."""
+
+    state: object
+    tools: int
+    skipped: list[str]
+
+
+def _load(directory: Path, state: object) -> tuple[CommandIndex, IndexReport] | None:
+    """The saved index, if it was built from `state` (the entries left out then are
+    left out still, and said so again)."""
     try:
-        saved = msgspec.json.decode((directory / _STATE).read_bytes())
-        if saved.get("state") != state:
+        saved = msgspec.json.decode((directory / _STATE).read_bytes(), type=_State)
+        if saved.state != state:
             return None
-        return CommandIndex.load(directory), int(saved["tools"])
-    except (OSError, ValueError, AttributeError, KeyError, TypeError, msgspec.DecodeError):
+        index = CommandIndex.load(directory)
+    except (OSError, ValueError, msgspec.DecodeError):
         return None
+    report = IndexReport(tools=saved.tools, commands=len(index), updated=False)
+    report.skipped = saved.skipped
+    return index, report
 
 
 def _update(
-    registry: LocalRegistry, directory: Path, state: object
+    registry: LocalRegistry,
+    directory: Path,
+    state: object,
+    entries: dict[str, Entry],
+    fingerprints: dict[str, list[object]],
+    layers: object,
 ) -> tuple[CommandIndex, IndexReport]:
-    layers = _jsonable(_layers(registry))
+    """The index of `entries`, reusing the documents of each tool whose fingerprint is
+    the one it had at the last update. The fingerprints were taken before any file is
+    read: a file that changes meanwhile shows as a change at the next search."""
+    layers = _jsonable(layers)
     cache = _read_documents(directory, layers)
-    entries = registry.read().tools
     kept: dict[str, _Cached] = {}
     report = IndexReport(tools=0, commands=0, updated=True)
     for name in sorted(entries):
         entry = entries[name]
         try:
-            fingerprint = _fingerprint(registry, entry)
+            fingerprint = fingerprints[name]
             cached = cache.tools.get(name)
             if cached is not None and cached.fingerprint == fingerprint:
                 kept[name] = cached
@@ -136,7 +156,8 @@ def _update(
         directory / _DOCUMENTS,
         msgspec.msgpack.encode(_Documents(format=_FORMAT, layers=layers, tools=kept)),
     )
-    write_atomic(directory / _STATE, msgspec.json.encode({"state": state, "tools": len(kept)}))
+    saved = _State(state=state, tools=len(kept), skipped=report.skipped)
+    write_atomic(directory / _STATE, msgspec.json.encode(saved))
     report.tools, report.commands = len(kept), len(index)
     return index, report
 
@@ -153,19 +174,37 @@ def _read_documents(directory: Path, layers: object) -> _Documents:
     return cached
 
 
-def _fingerprint(registry: LocalRegistry, entry: Entry) -> list[object]:
-    """What a tool's documents depend on, besides the layers."""
-    metadata = None
-    if entry.hash:
-        stored = entry.source == "native"
-        path = registry.metadata_path(entry.hash) if stored else registry.shim_path(entry.hash)
-        metadata = file_state(path)
-    return _jsonable([entry.hash, entry.source, entry.path, metadata])  # type: ignore[return-value]
+def _fingerprint(registry: LocalRegistry, name: str, entry: Entry) -> list[object]:
+    """What a tool's documents depend on, besides the pattern files: its entry, the
+    state of its binary (`load_recorded` leaves out a binary changed since it was
+    recorded), and that of each file its document may be read from."""
+    files: list[Path] = []
+    try:
+        if entry.hash:
+            if entry.source == "native":
+                files.append(registry.metadata_path(entry.hash))
+            else:
+                by_hash, by_name = shim_paths(registry, entry.hash, name)
+                files += by_hash + by_name
+            files.append(registry.override_path(entry.hash))
+    except ValueError:  # not a hash: reading the tool says so, and leaves it out
+        files = []
+    recorded = [entry.hash, entry.source, entry.path, entry.size, entry.mtime_ns, entry.inode]
+    states = [file_state(entry.path), *(file_state(f) for f in files)]
+    return _jsonable([*recorded, states])  # type: ignore[return-value]
 
 
 def _layers(registry: LocalRegistry) -> list[object]:
-    overrides = registry.config_dir / "overrides" / "sha256"
-    return [file_state(d) for d in [overrides, *pattern_dirs(registry)]]
+    """The pattern files of the system and the user, each directory's `*.json` by name
+    (a file edited in place, without a rename, changes its own state only)."""
+    layers: list[object] = []
+    for directory in pattern_dirs(registry):
+        try:
+            files = sorted(p for p in directory.iterdir() if p.suffix == ".json")
+        except OSError:
+            files = []
+        layers.append([str(directory), [(p.name, file_state(p)) for p in files]])
+    return layers
 
 
 def _jsonable(value: object) -> object:
