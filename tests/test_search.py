@@ -1,0 +1,629 @@
+"""`atipkit.search`: BM25 over commands (`CommandIndex`), the machine's index in the cache
+directory (`machine_index`), and `atip search`.
+
+Everything is real: the index is built by bm25s and stemmed by PyStemmer, the machine's
+tools are shell scripts the tests write and record with a real scan, and the command is
+run as an `atip` process against registries in the test's own directories.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+import pytest
+
+import atipkit
+from atipkit.bridge import compile_tools
+from atipkit.registry.local import LocalRegistry
+from atipkit.scan import scan
+from atipkit.search import CommandIndex
+from atipkit.search.machine import index_dir, machine_index
+from atipkit.trust.digest import sha256_file
+from tests.helpers import EXAMPLES, minimal
+from tests.test_discovery import plain_script, tool_script
+
+ATIP = [sys.executable, "-m", "atipkit.cli"]
+EXAMPLE_TOOLS = [atipkit.load(EXAMPLES / "tools" / f"{n}.json") for n in ("gh", "kubectl")]
+
+
+def tool(name: str = "t", commands: dict[str, Any] | None = None, **extra: Any) -> atipkit.Tool:
+    """A valid document named `name` with `commands` (each a plain leaf unless it says
+    more)."""
+    described = {
+        key: {"description": f"Command {key}", **spec} for key, spec in (commands or {}).items()
+    }
+    return atipkit.from_dict(minimal(name=name, commands=described, **extra))
+
+
+def names(hits: list[Any]) -> list[str]:
+    return [hit.name for hit in hits]
+
+
+def compiled_names(tools: list[atipkit.Tool]) -> dict[tuple[str, str], str]:
+    """(tool, command path) → the name `compile_tools` gives the command, read from the
+    compile's bindings."""
+    out = {}
+    for name, binding in compile_tools(tools, "mcp").bindings.items():
+        [target] = binding.targets.values()
+        out[(target.tool, " ".join(target.path))] = name
+    return out
+
+
+# -- what a command is found by ------------------------------------------------------------
+
+NEUTRAL = {"description": "Print the report"}
+
+#: For each field, the commands of a tool where only command `target` says "zebra",
+#: and only in that field.
+FIELDS: dict[str, dict[str, Any]] = {
+    "command name": {"zebra": NEUTRAL, "other": NEUTRAL},
+    "description": {"target": {"description": "Feed the zebra"}, "other": NEUTRAL},
+    "option name": {
+        "target": {"options": [{"name": "zebra", "flags": ["-z"], "type": "boolean"}]},
+        "other": {"options": [{"name": "quiet", "flags": ["-q"], "type": "boolean"}]},
+    },
+    "option flag": {
+        "target": {"options": [{"name": "q", "flags": ["--zebra"], "type": "boolean"}]},
+        "other": {"options": [{"name": "q", "flags": ["--quiet"], "type": "boolean"}]},
+    },
+    "option description": {
+        "target": {
+            "options": [
+                {"name": "q", "flags": ["-q"], "type": "boolean", "description": "Zebra mode"}
+            ]
+        },
+        "other": {
+            "options": [
+                {"name": "q", "flags": ["-q"], "type": "boolean", "description": "Quiet mode"}
+            ]
+        },
+    },
+    "option enum value": {
+        "target": {
+            "options": [
+                {"name": "kind", "flags": ["--kind"], "type": "enum", "enum": ["horse", "zebra"]}
+            ]
+        },
+        "other": {
+            "options": [{"name": "kind", "flags": ["--kind"], "type": "enum", "enum": ["horse"]}]
+        },
+    },
+    "argument": {
+        "target": {"arguments": [{"name": "animal", "type": "string", "description": "A zebra"}]},
+        "other": {"arguments": [{"name": "animal", "type": "string", "description": "A horse"}]},
+    },
+    "example": {
+        "target": {"examples": ["t target --name zebra"]},
+        "other": {"examples": ["t other --name horse"]},
+    },
+}
+
+
+@pytest.mark.parametrize("field", list(FIELDS))
+def test_a_command_is_found_by_each_field_of_its_own(field):
+    commands = FIELDS[field]
+    target = "t_zebra" if "zebra" in commands else "t_target"
+    index = CommandIndex.from_tools([tool(commands=commands)])
+    assert len(index) == 2
+    assert names(index.search("zebra")) == [target]
+
+
+def test_patterns_count_for_the_commands_their_steps_run():
+    patterns = [
+        {
+            "name": "zebra-crossing",
+            "description": "Cross the road",
+            "steps": [{"command": "t stripes --width 3", "description": "Paint the stripes"}],
+        },
+        {
+            "name": "tagged",
+            "description": "Nothing special",
+            "tags": ["okapi"],
+            "steps": [{"command": "t road lane 'a b'"}],
+        },
+        {  # another tool's command line counts for no command of this one
+            "name": "elsewhere",
+            "description": "gazelle",
+            "steps": [{"command": "other stripes"}],
+        },
+    ]
+    commands = {
+        "stripes": NEUTRAL,
+        "road": {"description": "Roads", "commands": {"lane": NEUTRAL}},
+        "other": NEUTRAL,
+    }
+    index = CommandIndex.from_tools([tool(commands=commands, patterns=patterns)])
+    assert names(index.search("zebra crossing")) == ["t_stripes"]  # the pattern's name
+    assert names(index.search("paint")) == ["t_stripes"]  # a step's description
+    assert names(index.search("okapi")) == ["t_road_lane"]  # tags, the deepest command
+    assert index.search("gazelle") == []
+
+
+def test_the_tool_description_counts_for_each_of_its_commands():
+    tools = [
+        tool("alpha", {"one": NEUTRAL, "two": NEUTRAL}, description="Tame a zebra"),
+        tool("beta", {"one": NEUTRAL}, description="Ride a horse"),
+    ]
+    assert names(CommandIndex.from_tools(tools).search("zebra")) == ["alpha_one", "alpha_two"]
+
+
+def test_names_and_descriptions_outweigh_parameters_and_examples():
+    commands = {
+        "low": {
+            "options": [{"name": "zebra", "flags": ["--zebra"], "type": "boolean"}],
+            "examples": ["t low --zebra"],
+        },
+        "high": {"description": "Count zebra herds"},
+    }
+    hits = CommandIndex.from_tools([tool(commands=commands)]).search("zebra")
+    assert names(hits) == ["t_high", "t_low"]
+    assert hits[0].score > hits[1].score > 0
+
+
+def test_the_examples_rank_as_expected():
+    index = CommandIndex.from_tools(EXAMPLE_TOOLS)
+    assert names(index.search("list open pull requests"))[0] == "gh_pr_list"
+    assert names(index.search("delete a pod"))[0] == "kubectl_delete"
+    assert names(index.search("clone a repository"))[0] == "gh_repo_clone"
+
+
+def test_words_meet_by_their_stems_and_their_parts():
+    commands = {
+        "pack": {"description": "Compression of files"},
+        "copy": {"description": "Copy files"},
+        "listAll": {"description": "Show entries"},
+    }
+    index = CommandIndex.from_tools([tool(commands=commands)])
+    for query in ("compressing", "compressed", "COMPRESS"):
+        assert names(index.search(query)) == ["t_pack"], query
+    assert names(index.search("list all")) == ["t_listAll"]  # camelCase is two words
+
+
+def test_stop_words_and_unknown_words_find_nothing():
+    index = CommandIndex.from_tools(EXAMPLE_TOOLS)
+    assert index.search("the of and to a an is") == []
+    assert index.search("xyzzy plugh") == []
+    assert index.search("") == []
+    assert index.search("!!! ---") == []
+    # an unknown word next to a known one takes nothing away
+    assert index.search("xyzzy pods") == index.search("pods")
+
+
+def test_ties_are_ordered_by_name_and_limit_cuts():
+    # the same words in documents of the same length: the same score
+    commands = {"zed": NEUTRAL, "ant": NEUTRAL, "emu": NEUTRAL}
+    index = CommandIndex.from_tools([tool(commands=commands)])
+    hits = index.search("report")
+    assert names(hits) == ["t_ant", "t_emu", "t_zed"]
+    assert len({hit.score for hit in hits}) == 1
+    assert names(index.search("report", limit=2)) == ["t_ant", "t_emu"]
+    assert index.search("report", limit=0) == []
+
+
+def test_a_hit_is_the_command_as_a_compile_names_it():
+    tools = [
+        tool("gh", {"pr": {"commands": {"list": {"description": "List pull requests"}}}}),
+        # "my.tool run" and "my_tool run" both want my_tool_run: the exact spelling keeps
+        # it, the other gets a hash suffix
+        tool("my.tool", {"run": {"description": "Start the engine"}}),
+        tool("my_tool", {"run": {"description": "Start the engine"}}),
+        # ("a", "b_c") and ("a_b", "c") both want a_b_c: the shallower/first keeps it
+        tool("a_b", {"c": {"description": "Start the engine"}}),
+        tool("a", {"b_c": {"description": "Start the engine"}}),
+        tool("long" * 10, {"sub" * 10: {"description": "Start the engine"}}),  # > 64
+    ]
+    index = CommandIndex.from_tools(tools)
+    table = compiled_names(tools)
+    hits = index.search("engine", limit=100)
+    assert len(hits) == 5
+    for hit in hits:
+        assert hit.name == table[(hit.tool, hit.command)], hit
+    assert index.names == [d["name"] for d in compile_tools(tools, "mcp").tools]
+    suffixed = {hit.tool: hit.name for hit in hits}
+    assert suffixed["my_tool"] == "my_tool_run"
+    assert suffixed["my.tool"].startswith("my_tool_run_")
+    assert len(suffixed["my.tool"]) == len("my_tool_run_") + 6
+    assert len(suffixed["long" * 10]) == 64
+    [pr] = index.search("pull requests")
+    assert (pr.tool, pr.command, pr.name) == ("gh", "pr list", "gh_pr_list")
+    assert pr.description == "List pull requests"
+
+
+def test_hidden_commands_and_bare_groups_are_not_indexed():
+    commands = {
+        "": {"description": "The root command", "arguments": [{"name": "x", "type": "string"}]},
+        "visible": NEUTRAL,
+        "secret": {"description": "Print the report", "hidden": True},
+        "bare": {"description": "Quokka group", "commands": {"leaf": NEUTRAL}},
+        "closet": {"hidden": True, "commands": {"inside": {"description": "Print the report"}}},
+        "remote": {
+            "description": "List remotes",
+            "options": [{"name": "verbose", "flags": ["-v"], "type": "boolean"}],
+            "commands": {"add": NEUTRAL},
+        },
+    }
+    tools = [tool(commands=commands)]
+    index = CommandIndex.from_tools(tools)
+    expected = ["t", "t_visible", "t_bare_leaf", "t_remote", "t_remote_add"]
+    assert index.names == expected
+    assert sorted(compiled_names(tools).values()) == sorted(expected)
+    assert sorted(names(index.search("report", limit=100))) == [
+        "t_bare_leaf",
+        "t_remote_add",
+        "t_visible",
+    ]
+    # a bare group's own words are not a command of their own (its leaves carry the
+    # group's name in their path, not its description)
+    assert index.search("quokka") == []
+    [root] = index.search("root")
+    assert (root.tool, root.command, root.name) == ("t", "", "t")
+
+
+def test_an_index_of_nothing_finds_nothing():
+    index = CommandIndex.from_tools([])
+    assert (len(index), index.search("anything")) == (0, [])
+    assert CommandIndex.from_tools([tool(commands={"g": {"commands": {}}})]).names == ["t_g"]
+
+
+# -- saving and loading --------------------------------------------------------------------
+
+QUERIES = ["list open pull requests", "delete a pod", "pods", "logs", "merge", "the", "xyzzy"]
+
+
+def test_a_saved_index_loads_with_the_same_hits(tmp_path):
+    index = CommandIndex.from_tools(EXAMPLE_TOOLS)
+    index.save(tmp_path)
+    loaded = CommandIndex.load(tmp_path)
+    assert loaded.names == index.names
+    for query in QUERIES:
+        for limit in (1, 3, 100):
+            assert loaded.search(query, limit) == index.search(query, limit), (query, limit)
+    empty = tmp_path / "empty"
+    CommandIndex.from_tools([]).save(empty)
+    assert CommandIndex.load(empty).search("pods") == []
+
+
+def damaged_postings(path: Path) -> bytes:
+    """The saved index, still well-formed msgpack of the right shape, with postings that
+    name commands it does not have."""
+    saved = msgspec.msgpack.decode(path.read_bytes())
+    count = len(saved["indices"]) // 4
+    saved["indices"] = (10**6).to_bytes(4, "little") * count
+    return msgspec.msgpack.encode(saved)
+
+
+def test_load_refuses_what_save_did_not_write(tmp_path):
+    CommandIndex.from_tools(EXAMPLE_TOOLS).save(tmp_path)
+    path = tmp_path / "index.msgpack"
+    good = path.read_bytes()
+    for bad in (
+        b"",
+        b"garbage",
+        good[: len(good) // 2],
+        msgspec.msgpack.encode({"format": 99}),
+        msgspec.msgpack.encode({**msgspec.msgpack.decode(good), "format": 1}),
+        damaged_postings(path),
+    ):
+        path.write_bytes(bad)
+        with pytest.raises(ValueError, match=r"index\.msgpack: "):
+            CommandIndex.load(tmp_path)
+    with pytest.raises(FileNotFoundError):
+        CommandIndex.load(tmp_path / "missing")
+
+
+# -- the machine's index -------------------------------------------------------------------
+
+
+@pytest.fixture
+def machine(tmp_path, isolated_home) -> Path:
+    """Three tools recorded by a real scan: two native, one described by a shim."""
+    bin_dir = tmp_path / "bin"
+    tool_script(
+        bin_dir,
+        "alpha",
+        minimal(name="alpha", commands={"feed": {"description": "Feed the zebra"}}),
+    )
+    tool_script(
+        bin_dir,
+        "beta",
+        minimal(name="beta", commands={"ride": {"description": "Ride the horse"}}),
+    )
+    legacy = plain_script(bin_dir, "legacy", "exit 2")
+    hash_ = sha256_file(legacy)
+    shim = minimal(
+        name="legacy",
+        commands={"pack": {"description": "Compression of old files"}},
+        binary={"hash": hash_, "name": "legacy", "version": "1.0"},
+    )
+    path = LocalRegistry().shim_path(hash_)
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(shim))
+    found = scan([str(bin_dir)])
+    assert sorted(f.name for f in found.found) == ["alpha", "beta", "legacy"]
+    assert LocalRegistry().read().tools["legacy"].source == "shim"
+    return bin_dir
+
+
+def counts(report: Any) -> tuple[int, int, int, bool]:
+    return report.tools, report.read, report.reused, report.updated
+
+
+def test_the_machine_index_reads_each_tool_once_then_loads(machine):
+    index, report = machine_index()
+    assert counts(report) == (3, 3, 0, True)
+    assert (report.commands, report.skipped) == (3, [])
+    assert names(index.search("zebra")) == ["alpha_feed"]
+    assert names(index.search("compressing")) == ["legacy_pack"]
+    assert sorted(os.listdir(index_dir())) == [
+        "documents.msgpack",
+        "index.msgpack",
+        "state.json",
+        "update.lock",
+    ]
+    again, report = machine_index()
+    assert counts(report) == (3, 0, 0, False)
+    assert again.names == index.names
+    assert again.search("zebra") == index.search("zebra")
+
+
+def test_a_new_tool_is_read_alone(machine):
+    machine_index()
+    tool_script(
+        machine, "gamma", minimal(name="gamma", commands={"graze": {"description": "Graze"}})
+    )
+    scan([str(machine)])
+    index, report = machine_index()
+    assert counts(report) == (4, 1, 3, True)
+    assert names(index.search("graze")) == ["gamma_graze"]
+    assert counts(machine_index()[1]) == (4, 0, 0, False)
+
+
+def test_an_override_for_a_tool_is_picked_up(machine):
+    machine_index()
+    override = LocalRegistry().override_path(sha256_file(machine / "beta"))
+    override.parent.mkdir(parents=True)
+    override.write_text(json.dumps({"commands": {"ride": {"description": "Ride the okapi"}}}))
+    index, report = machine_index()
+    assert report.updated
+    assert names(index.search("okapi")) == ["beta_ride"]
+    assert index.search("horse") == []
+    # edited in place (no rename: the directory stays as it was)
+    with override.open("w") as f:
+        f.write(json.dumps({"commands": {"ride": {"description": "Ride the camel"}}}))
+    index, report = machine_index()
+    assert names(index.search("camel")) == ["beta_ride"]
+    assert counts(report) == (3, 1, 2, True)
+
+
+def test_user_patterns_are_picked_up(machine):
+    machine_index()
+    patterns = LocalRegistry().data_dir / "patterns"
+    patterns.mkdir()
+    gallop = {"name": "gallop", "description": "Go fast", "steps": [{"command": "beta ride"}]}
+    (patterns / "beta.json").write_text(json.dumps([gallop]))
+    index, report = machine_index()
+    assert report.updated
+    assert names(index.search("gallop")) == ["beta_ride"]
+
+
+def test_a_binary_changed_since_it_was_recorded_is_left_out(machine):
+    machine_index()
+    with (machine / "alpha").open("a") as f:
+        f.write("# upgraded in place, not scanned again\n")
+    index, report = machine_index()
+    assert counts(report) == (2, 0, 2, True)
+    [why] = report.skipped
+    assert why.startswith("alpha: its binary changed since it was recorded")
+    assert index.search("zebra") == []
+    assert names(index.search("horse")) == ["beta_ride"]
+    again = machine_index()[1]  # loaded as saved, and still saying what it left out
+    assert (counts(again), again.skipped) == ((2, 0, 0, False), [why])
+    scan([str(machine)])
+    index, report = machine_index()
+    assert (counts(report), report.skipped) == ((3, 1, 2, True), [])
+    assert names(index.search("zebra")) == ["alpha_feed"]
+
+
+def test_a_deleted_shim_is_left_out(machine):
+    machine_index()
+    LocalRegistry().shim_path(sha256_file(machine / "legacy")).unlink()
+    index, report = machine_index()
+    assert counts(report) == (2, 0, 2, True)
+    assert [line.split(":")[0] for line in report.skipped] == ["legacy"]
+    assert index.search("compression") == []
+
+
+def test_a_deleted_binary_is_left_out(machine):
+    machine_index()
+    (machine / "beta").unlink()
+    index, report = machine_index()
+    assert counts(report) == (2, 0, 2, True)
+    assert [line.split(":")[0] for line in report.skipped] == ["beta"]
+    assert index.search("horse") == []
+
+
+CACHE_DAMAGE = {
+    "garbage": lambda good: b"\x00garbage\xff",
+    "truncated": lambda good: good[: len(good) // 2],
+    "empty": lambda good: b"",
+}
+
+
+@pytest.mark.parametrize("damage", list(CACHE_DAMAGE))
+@pytest.mark.parametrize("file", ["index.msgpack", "state.json"])
+def test_a_damaged_cache_is_rebuilt_never_an_error(machine, file, damage):
+    first, _ = machine_index()
+    path = index_dir() / file
+    path.write_bytes(CACHE_DAMAGE[damage](path.read_bytes()))
+    index, report = machine_index()
+    assert counts(report) == (3, 0, 3, True)  # from the documents kept
+    assert index.search("zebra") == first.search("zebra")
+    assert counts(machine_index()[1]) == (3, 0, 0, False)
+
+
+@pytest.mark.parametrize("damage", list(CACHE_DAMAGE))
+def test_damaged_documents_are_read_again_at_the_next_update(machine, damage):
+    machine_index()
+    path = index_dir() / "documents.msgpack"
+    path.write_bytes(CACHE_DAMAGE[damage](path.read_bytes()))
+    assert counts(machine_index()[1]) == (3, 0, 0, False)  # the index itself is whole
+    tool_script(machine, "gamma", minimal(name="gamma"))
+    scan([str(machine)])
+    index, report = machine_index()
+    assert counts(report) == (4, 4, 0, True)
+    assert names(index.search("zebra")) == ["alpha_feed"]
+
+
+def test_a_cache_of_the_right_shape_with_wrong_values_is_rebuilt(machine):
+    first, _ = machine_index()
+    path = index_dir() / "index.msgpack"
+    path.write_bytes(damaged_postings(path))
+    index, report = machine_index()
+    assert report.updated
+    assert index.search("zebra") == first.search("zebra")
+    state = index_dir() / "state.json"
+    for wrong in ([1, 2], {"state": None}, {"tools": 3}, "x"):
+        state.write_text(json.dumps(wrong))
+        index, report = machine_index()
+        assert report.updated, wrong
+        assert index.search("zebra") == first.search("zebra")
+
+
+def test_a_broken_registry_is_an_error_not_an_empty_index(isolated_home):
+    from atipkit.registry.local import RegistryError
+
+    registry = LocalRegistry()
+    registry.data_dir.mkdir(parents=True)
+    registry.index_path.write_text("{not json")
+    with pytest.raises(RegistryError):
+        machine_index()
+    assert not (index_dir() / "state.json").exists()
+
+
+# -- atip search ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def env(tmp_path) -> dict[str, str]:
+    """A machine of the test's own for `atip` processes: an empty registry, and a bin
+    directory for tools."""
+    found = {
+        **os.environ,
+        "HOME": str(tmp_path / "home"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "ATIP_CACHE_DIR": str(tmp_path / "cache"),
+        "PYTHONPATH": os.pathsep.join(sys.path),
+    }
+    for name in ("ATIP_REGISTRIES", "ATIP_OFFLINE", "ATIP_REFRESH", "XDG_CACHE_HOME"):
+        found.pop(name, None)
+    return found
+
+
+def run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*ATIP, *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+def answer(env: dict[str, str], *args: str) -> tuple[int, dict[str, Any], str]:
+    done = run(env, *args)
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1, (done.stdout, done.stderr)
+    return done.returncode, json.loads(lines[0]), done.stderr
+
+
+def test_atip_search_answers_hits_and_how_the_index_was_had(tmp_path, env):
+    bin_dir = tmp_path / "bin"
+    for name, word in (("alpha", "zebra"), ("beta", "horse"), ("delta", "zebra")):
+        tool_script(
+            bin_dir,
+            name,
+            minimal(name=name, commands={"feed": {"description": f"Feed the {word}"}}),
+        )
+    assert run(env, "scan", "--path", str(bin_dir)).returncode == 0
+    code, out, stderr = answer(env, "search", "feed a zebra", "--json")
+    assert code == 0, out
+    result = out["result"]
+    assert set(result) == {"query", "hits", "index"}
+    assert result["query"] == "feed a zebra"
+    assert [h["name"] for h in result["hits"]] == ["alpha_feed", "delta_feed", "beta_feed"]
+    assert set(result["hits"][0]) == {"tool", "command", "name", "score", "description"}
+    assert result["hits"][0] == {
+        "tool": "alpha",
+        "command": "feed",
+        "name": "alpha_feed",
+        "score": result["hits"][0]["score"],
+        "description": "Feed the zebra",
+    }
+    assert result["hits"][0]["score"] == result["hits"][1]["score"] > result["hits"][2]["score"]
+    index = result["index"]
+    assert set(index) == {"tools", "commands", "updated", "read", "reused", "skipped", "seconds"}
+    assert (index["tools"], index["commands"], index["updated"], index["read"]) == (3, 3, True, 3)
+    assert out["meta"]["tool"] == "atip.search"
+    assert stderr == ""  # notes go to people, not to JSON readers
+
+    code, out, _ = answer(env, "search", "feed a zebra", "--limit", "1")
+    assert [h["name"] for h in out["result"]["hits"]] == ["alpha_feed"]
+    assert out["result"]["index"]["updated"] is False
+
+    # a tool scanned since: only it is read
+    tool_script(bin_dir, "gamma", minimal(name="gamma", commands={"graze": {"description": "x"}}))
+    assert run(env, "scan", "--path", str(bin_dir)).returncode == 0
+    code, out, _ = answer(env, "search", "graze")
+    assert [h["name"] for h in out["result"]["hits"]] == ["gamma_graze"]
+    index = out["result"]["index"]
+    assert (index["tools"], index["read"], index["reused"]) == (4, 1, 3)
+
+    text = run(env, "search", "feed zebra", "--text")
+    assert text.returncode == 0
+    lines = text.stdout.splitlines()
+    assert [line.split()[1] for line in lines] == ["alpha_feed", "delta_feed", "beta_feed"]
+    assert lines[0].endswith("Feed the zebra")
+    assert text.stderr == ""  # the index was not updated: nothing to say
+
+
+def test_atip_search_text_says_what_it_updated_and_left_out(tmp_path, env):
+    bin_dir = tmp_path / "bin"
+    tool_script(bin_dir, "alpha", minimal(name="alpha"))
+    assert run(env, "scan", "--path", str(bin_dir)).returncode == 0
+    with (bin_dir / "alpha").open("a") as f:
+        f.write("# changed\n")
+    text = run(env, "search", "run", "--text")
+    assert text.returncode == 0
+    notes = text.stderr.splitlines()
+    assert notes[0].startswith("index updated: 0 tools, 0 commands (0 read, 0 unchanged)")
+    assert notes[1].startswith("left out: alpha: its binary changed since it was recorded")
+    assert notes[2].startswith("warning: the index is empty")
+    assert text.stdout == ""
+
+
+def test_atip_search_on_an_empty_registry_warns(env):
+    code, out, stderr = answer(env, "search", "list files")
+    assert (code, stderr) == (0, "")  # JSON readers find the warning in meta
+    assert out["result"]["hits"] == []
+    assert out["result"]["index"]["tools"] == 0
+    [warning] = out["meta"]["warnings"]
+    assert warning.startswith("the index is empty: record tools first")
+    text = run(env, "search", "list files", "--text")
+    assert (text.returncode, text.stdout) == (0, "")
+    assert "warning: the index is empty: record tools first" in text.stderr
+
+
+def test_atip_search_errors(env, tmp_path):
+    for empty in ("", "   "):
+        code, out, _ = answer(env, "search", empty)
+        assert (code, out["error"]["code"]) == (2, "E1002")
+        assert out["error"]["details"]["param"] == "query"
+    code, out, _ = answer(env, "search", "x", "--limit", "0")
+    assert code == 2
+    registry = Path(env["XDG_DATA_HOME"]) / "agent-tools" / "registry.json"
+    registry.parent.mkdir(parents=True)
+    registry.write_text("garbage")
+    code, out, _ = answer(env, "search", "x")
+    assert (code, out["error"]["code"]) == (65, "E1010")
+    assert str(registry) in out["error"]["message"]
