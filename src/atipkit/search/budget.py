@@ -21,14 +21,20 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from atipkit.bridge.compile import Compiled, Compiler, Provider
+from atipkit.bridge.flatten import invocable
 from atipkit.model import (
+    UNSET,
     Command,
+    CommandPath,
+    Effects,
     Omitted,
     PartialFilter,
     SafetyAssumption,
     Tool,
     count_commands,
+    merge_effects,
     to_dict,
+    walk_commands,
 )
 from atipkit.search.index import CommandIndex
 from atipkit.search.tokens import count_each, count_tokens
@@ -151,18 +157,28 @@ def _tokens(values: list[Any]) -> int:
 
 
 def _overview(tools: Sequence[Tool], flat: list[FlatTool], chosen: set[str]) -> list[Tool]:
-    """A depth-1 partial document for every tool with commands left out."""
-    left_out: dict[str, list[FlatTool]] = {}
+    """A depth-1 partial document for every tool with commands left out.
+
+    Hidden commands are not listed (no compile offers them), but they are left out as
+    much as any other, so the safety assumption counts them."""
+    sent: dict[str, set[CommandPath]] = {}
+    left_out: set[str] = set()
     for tool in flat:
-        if tool.name not in chosen:
-            owner = next(iter(tool.binding.targets.values())).tool
-            left_out.setdefault(owner, []).append(tool)
+        target = next(iter(tool.binding.targets.values()))
+        if tool.name in chosen:
+            sent.setdefault(target.tool, set()).add(target.path)
+        else:
+            left_out.add(target.tool)
     out = []
     for tool in tools:
-        missing = left_out.get(tool.name)
-        if not missing:
+        if tool.name not in left_out:
             continue
-        commands = {key: Command(description=c.description) for key, c in tool.commands.items()}
+        commands = {
+            key: Command(description=c.description)
+            for key, c in tool.commands.items()
+            if not c.hidden
+        }
+        assumption = _assumption(tool, sent.get(tool.name, set()))
         out.append(
             Tool(
                 atip=tool.atip,
@@ -174,14 +190,25 @@ def _overview(tools: Sequence[Tool], flat: list[FlatTool], chosen: set[str]) -> 
                 filter=PartialFilter(depth=1),
                 total_commands=count_commands(tool),
                 included_commands=len(commands),
-                omitted=Omitted(reason="size-limited", safety_assumption=_assumption(missing)),
+                omitted=Omitted(reason="size-limited", safety_assumption=assumption),
             )
         )
     return out
 
 
-def _assumption(missing: list[FlatTool]) -> SafetyAssumption:
-    stated = [t.effects.destructive for t in missing]
+def _assumption(tool: Tool, sent: set[CommandPath]) -> SafetyAssumption:
+    """What the invocable commands of `tool` not sent may do, hidden ones included, by
+    their effective effects (a group's `destructive` holds for its commands)."""
+
+    def step(effects: Effects, _key: str, command: Command) -> Effects:
+        return merge_effects(effects, command.effects)
+
+    start = merge_effects(tool.effects, UNSET)
+    stated = [
+        effects.destructive
+        for path, command, effects in walk_commands(tool, start, step)
+        if invocable(command) and path not in sent
+    ]
     if any(value is True for value in stated):
         return "known-unsafe"
     if all(value is False for value in stated):
