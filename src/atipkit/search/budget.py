@@ -179,6 +179,14 @@ def _overview(tools: Sequence[Tool], flat: list[FlatTool], chosen: set[str]) -> 
             if not c.hidden
         }
         assumption = _assumption(tool, sent.get(tool.name, set()))
+        total = count_commands(tool)
+        narrowed: list[str] | None = None
+        if tool.partial:  # already a part (atip compile --commands): what it left out counts
+            total = tool.total_commands or total
+            narrowed = (tool.filter.commands if tool.filter else None) or None
+            assumption = _together(
+                assumption, tool.omitted.safety_assumption if tool.omitted else "unknown"
+            )
         out.append(
             Tool(
                 atip=tool.atip,
@@ -187,8 +195,8 @@ def _overview(tools: Sequence[Tool], flat: list[FlatTool], chosen: set[str]) -> 
                 description=tool.description,
                 commands=commands,
                 partial=True,
-                filter=PartialFilter(depth=1),
-                total_commands=count_commands(tool),
+                filter=PartialFilter(commands=narrowed or UNSET, depth=1),
+                total_commands=total,
                 included_commands=len(commands),
                 omitted=Omitted(reason="size-limited", safety_assumption=assumption),
             )
@@ -212,5 +220,15 @@ def _assumption(tool: Tool, sent: set[CommandPath]) -> SafetyAssumption:
     if any(value is True for value in stated):
         return "known-unsafe"
     if all(value is False for value in stated):
+        return "known-safe"
+    return "unknown"
+
+
+def _together(ours: SafetyAssumption, before: SafetyAssumption) -> SafetyAssumption:
+    """The assumption for commands left out twice: by an earlier selection (`before`),
+    and by the budget."""
+    if "known-unsafe" in (ours, before):
+        return "known-unsafe"
+    if ours == before == "known-safe":
         return "known-safe"
     return "unknown"
