@@ -295,6 +295,12 @@ def test_deferred_mode_searches_describes_and_calls(tmp_path, env):
             pods = await c.call_tool("search_tools", {"query": "pods"})
             assert pods.structured_content["tools"][0]["name"].startswith("kubectl_")
 
+            # atipkit.search's BM25: stems meet, stop words alone find nothing
+            deleting = await c.call_tool("search_tools", {"query": "deleting notes", "limit": 1})
+            assert [t["name"] for t in deleting.structured_content["tools"]] == ["notes_delete"]
+            nothing = await c.call_tool("search_tools", {"query": "the of a"})
+            assert (nothing.is_error, nothing.structured_content) == (False, {"tools": []})
+
             schema = await c.call_tool("get_tool_schema", {"name": "notes_add"})
             direct = {t["name"]: t for t in compile_tools(load_notes(tmp_path, env), "mcp").tools}
             assert schema.structured_content == direct["notes_add"]

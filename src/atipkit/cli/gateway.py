@@ -88,7 +88,7 @@ def serve(
     """
     from atipkit.serve.gateway import Gateway, GatewayError, Selection, Unavailable
 
-    _require_extras(transport)
+    _require_extras(transport, deferred)
     names = split(only) or []
     if not (names or all_tools or tool):
         raise InputError(
@@ -147,13 +147,21 @@ def _serving(gateway: Gateway, host: str, port: int, interval: float) -> Iterato
     servers.run(web, sock)
 
 
-def _require_extras(transport: str) -> None:
+def _require_extras(transport: str, deferred: bool) -> None:
+    from importlib.util import find_spec
+
     from atipkit._mcp_sdk import SdkUnavailable, require_sdk
 
     try:
         require_sdk("atip mcp serve")
     except SdkUnavailable as exc:
         raise errors.missing_extra(str(exc), "pip install 'atipkit[mcp]'") from None
+    if deferred:  # search_tools ranks with atipkit.search.CommandIndex
+        for module, package in (("bm25s", "bm25s"), ("Stemmer", "PyStemmer")):
+            if find_spec(module) is None:
+                raise errors.missing_extra(
+                    f"atip mcp serve --deferred needs {package}", "pip install 'atipkit[mcp]'"
+                )
     if transport == "http":
         from atipkit import serve as servers
 

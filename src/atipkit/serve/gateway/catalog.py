@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from atipkit.execute.executor import Outcome
     from atipkit.execute.policy import Decision
     from atipkit.policy import Policy
-    from atipkit.search import KeywordIndex
+    from atipkit.search import CommandIndex
     from atipkit.serve.gateway.selection import Loaded
 
 Ask = Callable[["ToolCall", "Decision"], bool]
@@ -81,32 +81,34 @@ class Catalog:
     # Search ---------------------------------------------------------------------------
 
     @functools.cached_property
-    def index(self) -> KeywordIndex:
-        """The words of each tool: its command, its description, its parameters."""
-        from atipkit.search import KeywordIndex
+    def index(self) -> CommandIndex:
+        """BM25 over the commands of this catalog's tools, as `atip search` ranks a
+        machine's (`atipkit.search.CommandIndex`: names, descriptions, parameters,
+        examples, patterns). Built once a catalog; the gateway builds it before serving
+        in deferred mode, so no search waits for it."""
+        from atipkit.search import CommandIndex
 
-        documents = []
-        for flat in self.compiled.flat:
-            target = next(iter(flat.binding.targets.values()))
-            properties = flat.input_schema.get("properties", {})
-            documents.append(
-                {
-                    "name": " ".join([target.tool, *target.path]),
-                    "text": flat.summary,
-                    "params": " ".join(
-                        f"{key} {schema.get('description', '')}"
-                        for key, schema in properties.items()
-                    ),
-                }
-            )
-        return KeywordIndex(documents, {"name": 3.0, "text": 2.0, "params": 1.0}, self.names)
+        return CommandIndex.from_tools(self.loaded.tools)
+
+    @functools.cached_property
+    def _by_command(self) -> dict[tuple[str, str], str]:
+        """(tool, command path space-joined, as a hit gives it) → the command's name in
+        this catalog, from the compile's bindings."""
+        return {
+            (target.tool, " ".join(target.path)): flat.name
+            for flat in self.compiled.flat
+            for target in flat.binding.targets.values()
+        }
 
     def search(self, query: str, limit: int = SEARCH_LIMIT) -> list[dict[str, Any]]:
-        """The tools sharing words with `query`, best first: name, title, description
-        and hints of each, not the schema (`get_tool_schema` gives that)."""
+        """The tools sharing words with `query`, best first (ties by name): name, title,
+        description and hints of each, not the schema (`get_tool_schema` gives that)."""
         out = []
-        for index in self.index.search(query, limit):
-            definition = self.definitions[self.names[index]]
+        for hit in self.index.search(query, limit):
+            name = self._by_command.get((hit.tool, hit.command))
+            if name is None:  # not a tool of the compile; both follow flatten.invocable
+                continue
+            definition = self.definitions[name]
             out.append(
                 {key: definition[key] for key in ("name", "title", "description", "annotations")}
             )

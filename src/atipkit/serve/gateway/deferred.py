@@ -68,8 +68,8 @@ def deferred_definitions(catalog: Catalog) -> list[dict[str, Any]]:
             "name": SEARCH_TOOL,
             "title": "Search the command-line tools",
             "description": f"Find commands of {shown or 'no tools'} ({count} in all) by words "
-            "from what they do, their names or their parameters. Answers the best matches "
-            "first, each with its name, description and hints.",
+            "from what they do, their names, parameters or examples. Answers the best "
+            "matches first, each with its name, description and hints.",
             "inputSchema": SEARCH_SCHEMA,
             "annotations": {"title": "Search the command-line tools", **LOOKUP_HINTS},
         },

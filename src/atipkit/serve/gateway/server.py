@@ -77,6 +77,8 @@ class Gateway:
         )
         for line in catalog.warnings:
             self.log(f"warning: {line}")
+        if self.deferred:
+            catalog.index  # noqa: B018  (built here, off the event loop, not at the first search)
         return catalog
 
     # Keeping up with the registry -----------------------------------------------------
