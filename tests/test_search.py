@@ -627,3 +627,74 @@ def test_atip_search_errors(env, tmp_path):
     code, out, _ = answer(env, "search", "x")
     assert (code, out["error"]["code"]) == (65, "E1010")
     assert str(registry) in out["error"]["message"]
+
+
+# -- the MCP gateway's search_tools --------------------------------------------------------
+
+
+def test_the_gateway_searches_its_catalog_with_the_same_index(machine):
+    from atipkit.serve.gateway import Gateway, Selection
+
+    logged: list[str] = []
+    gateway = Gateway(
+        Selection(every=True, files=(EXAMPLES / "tools" / "gh.json",)),
+        deferred=True,
+        log=logged.append,
+    )
+    catalog = gateway.catalog
+    assert "index" in catalog.__dict__  # built before the first search, not during it
+    assert catalog.index.names == catalog.names  # the MCP compile's names, in its order
+    [hit] = catalog.search("compressing old files")
+    assert set(hit) == {"name", "title", "description", "annotations"}
+    assert hit == {key: catalog.definitions["legacy_pack"][key] for key in hit}
+    assert [h["name"] for h in catalog.search("list open pull requests", 2)] == [
+        "gh_pr_list",
+        "gh_pr_merge",
+    ]
+    assert catalog.search("the of and") == []
+    assert catalog.search("xyzzy") == []
+    # the index follows the catalog: a tool scanned since is found after a reload
+    tool_script(machine, "gamma", minimal(name="gamma", commands={"graze": {"description": "x"}}))
+    scan([str(machine)])
+    assert gateway.reload()
+    assert [h["name"] for h in gateway.catalog.search("graze")] == ["gamma_graze"]
+    assert "index" in gateway.catalog.__dict__
+
+
+def test_gateway_hits_are_named_through_the_compile_bindings():
+    """Names that collide and get a hash suffix come out as the catalog's MCP names."""
+    from atipkit.serve.gateway import Catalog, Loaded
+
+    tools = [
+        tool("my.tool", {"run": {"description": "Start the engine"}}),
+        tool("my_tool", {"run": {"description": "Start the engine"}}),
+        tool("t", {"secret": {"description": "Start the engine", "hidden": True}}),
+    ]
+    catalog = Catalog(Loaded(tools, {}, []))
+    found = [hit["name"] for hit in catalog.search("engine")]
+    assert sorted(found) == sorted(catalog.names)
+    assert "my_tool_run" in found
+    assert all(name in catalog.definitions for name in found)
+
+
+def test_without_the_search_packages_the_commands_say_what_to_install(machine, monkeypatch):
+    from importlib import util
+
+    from tests.helpers import atip, envelope_of
+
+    monkeypatch.setitem(sys.modules, "bm25s", None)  # `import bm25s` fails as if absent
+    result = atip("search", "zebra")
+    out = envelope_of(result)
+    assert (result.exit_code, out["error"]["code"]) == (40, "E4010")
+    assert out["error"]["message"] == "atip search needs bm25s"
+    assert "atipkit[search]" in out["error"]["suggestion"]["fix"]
+
+    find_spec = util.find_spec
+    monkeypatch.setattr(
+        util, "find_spec", lambda name, *a: None if name == "bm25s" else find_spec(name, *a)
+    )
+    result = atip("mcp", "serve", "--all", "--deferred")
+    out = envelope_of(result)
+    assert (result.exit_code, out["error"]["code"]) == (40, "E4010")
+    assert out["error"]["message"] == "atip mcp serve --deferred needs bm25s"
+    assert "atipkit[mcp]" in out["error"]["suggestion"]["fix"]
