@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +22,7 @@ import pytest
 import atipkit
 from atipkit.bridge import compile_tools
 from atipkit.registry.local import LocalRegistry
+from atipkit.resolve import resolve_tool
 from atipkit.scan import scan
 from atipkit.search import CommandIndex
 from atipkit.search.machine import index_dir, machine_index
@@ -446,6 +448,60 @@ def test_a_deleted_binary_is_left_out(machine):
     assert counts(report) == (2, 0, 2, True)
     assert [line.split(":")[0] for line in report.skipped] == ["beta"]
     assert index.search("horse") == []
+
+
+@pytest.fixture
+def shim_server(tmp_path) -> Iterator[tuple[str, Path]]:
+    """A static remote registry: Python's http.server on a loopback port, serving a root
+    the test fills (URL, root)."""
+    from tests.servers import free_port, stop, wait_for_port
+
+    root = tmp_path / "remote"
+    root.mkdir()
+    port = free_port()
+    log = tmp_path / "http.log"
+    with log.open("wb") as out:
+        server = subprocess.Popen(
+            [sys.executable, "-m", "http.server", "-b", "127.0.0.1", "-d", str(root), str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_for_port(port, server, log)
+        yield f"http://127.0.0.1:{port}", root
+    finally:
+        stop(server)
+
+
+def test_a_tool_described_by_a_remote_shim_is_indexed_from_the_cache(
+    machine, shim_server, monkeypatch
+):
+    url, root = shim_server
+    remote = plain_script(machine, "remote-tool", "exit 3")
+    hash_ = sha256_file(remote)
+    shim = minimal(
+        name="remote-tool",
+        commands={"sync": {"description": "Synchronise the wildebeest"}},
+        binary={"hash": hash_, "name": "remote-tool", "version": "1.0"},
+    )
+    path = root / "shims" / "sha256" / f"{hash_.removeprefix('sha256:')}.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps(shim))
+    monkeypatch.setenv("ATIP_REGISTRIES", url)
+    assert resolve_tool(str(remote)).source == "shim"  # fetched, cached and recorded
+    assert LocalRegistry().read().tools["remote-tool"].shim_registry == url
+    index, report = machine_index()
+    assert (counts(report), report.skipped) == ((4, 4, 0, True), [])
+    assert names(index.search("wildebeest")) == ["remote-tool_sync"]
+    # nothing is asked of the registry: the cached copy is what is indexed
+    path.unlink()
+    assert counts(machine_index()[1]) == (4, 0, 0, False)
+    # a registry no longer configured is no longer trusted: its shim is left out
+    monkeypatch.setenv("ATIP_REGISTRIES", "http://127.0.0.1:9")
+    index, report = machine_index()
+    assert counts(report) == (3, 0, 3, True)
+    assert [line.split(":")[0] for line in report.skipped] == ["remote-tool"]
+    assert index.search("wildebeest") == []
 
 
 CACHE_DAMAGE = {

@@ -292,8 +292,9 @@ def pattern_dirs(registry: LocalRegistry) -> list[Path]:
 def load_recorded(registry: LocalRegistry, name: str, entry: Entry) -> Tool | None:
     """The document the registry recorded for `name`, with its override and the system
     and user patterns, as `resolve_tool` gives it, but without running anything or
-    asking a remote registry: None when the recorded binary has changed since (its
-    document describes another binary) or the document is gone or invalid.
+    asking a remote registry (a shim one gave is read from the cache, while its registry
+    is still configured): None when the recorded binary has changed since (its document
+    describes another binary) or the document is gone or invalid.
 
     For readers of the whole registry that must stay cheap and free of side effects,
     such as the search index; project patterns are left out, since they depend on the
@@ -308,11 +309,23 @@ def load_recorded(registry: LocalRegistry, name: str, entry: Entry) -> Tool | No
         return None
     if entry.source == "native":
         base = registry.load_metadata(entry.hash)
+    elif entry.shim_registry:
+        with _cache_only() as remote:
+            base = find_shim(registry, entry.hash, name, remote=remote)
     else:
         base = find_shim(registry, entry.hash, name)
     if base is None:
         return None
     return _layer(base, registry, entry.hash, name, {}, None, project=False)
+
+
+def _cache_only() -> RemoteRegistries:
+    """The configured remote registries, offline: a lookup reads the cache and asks
+    nobody. Raises `RegistryConfigError` when registries.json cannot be used."""
+    from atipkit.registry.config import load_settings
+    from atipkit.registry.remote import RemoteRegistries
+
+    return RemoteRegistries(msgspec.structs.replace(load_settings(), offline=True))
 
 
 def _pattern_files(directory: Path, name: str) -> list[tuple[str, list[dict[str, Any]]]]:

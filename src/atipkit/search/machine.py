@@ -12,11 +12,13 @@ are reused — only new or changed tools are read and analysed again (every tool
 pattern file changed) — and the BM25 index, which takes milliseconds to build, is
 rebuilt from them. Nothing is run and no remote registry is asked: a tool whose binary
 changed since it was recorded is left out until `atip scan` records it again, and said
-so.
+so; a shim from a remote registry is read from the cache, while that registry is still
+configured.
 """
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 
@@ -25,6 +27,7 @@ import msgspec
 from atipkit import paths
 from atipkit._atomic import write_atomic
 from atipkit.errors import AtipError
+from atipkit.registry import layout
 from atipkit.registry.local import Entry, LocalRegistry
 from atipkit.resolve import file_state, load_recorded, pattern_dirs, shim_paths
 from atipkit.search.documents import CommandDoc, command_documents
@@ -186,12 +189,17 @@ def _fingerprint(registry: LocalRegistry, name: str, entry: Entry) -> list[objec
             else:
                 by_hash, by_name = shim_paths(registry, entry.hash, name)
                 files += by_hash + by_name
+            if entry.shim_registry:  # the cached copy, read while its registry is trusted
+                files.append(paths.cache_dir() / layout.shim_path(entry.hash))
+                files.append(paths.config_dir() / "registries.json")
             files.append(registry.override_path(entry.hash))
     except ValueError:  # not a hash: reading the tool says so, and leaves it out
         files = []
     recorded = [entry.hash, entry.source, entry.path, entry.size, entry.mtime_ns, entry.inode]
     states = [file_state(entry.path), *(file_state(f) for f in files)]
-    return _jsonable([*recorded, states])  # type: ignore[return-value]
+    if entry.shim_registry:
+        states.append(os.environ.get("ATIP_REGISTRIES", ""))
+    return _jsonable([*recorded, entry.shim_registry, states])  # type: ignore[return-value]
 
 
 def _layers(registry: LocalRegistry) -> list[object]:
