@@ -24,7 +24,7 @@ from atipkit.bridge import compile_tools
 from atipkit.registry.local import LocalRegistry
 from atipkit.resolve import resolve_tool
 from atipkit.scan import scan
-from atipkit.search import CommandIndex
+from atipkit.search import CommandIndex, terms
 from atipkit.search.machine import index_dir, machine_index
 from atipkit.trust.digest import sha256_file
 from tests.helpers import EXAMPLES, minimal
@@ -744,6 +744,15 @@ def test_without_the_search_packages_the_commands_say_what_to_install(machine, m
     assert (result.exit_code, out["error"]["code"]) == (40, "E4010")
     assert out["error"]["message"] == "atip search needs bm25s"
     assert "atipkit[search]" in out["error"]["suggestion"]["fix"]
+
+    monkeypatch.delitem(sys.modules, "bm25s")
+    machine_index()  # saved while the packages are there: the next search only loads it
+    monkeypatch.setitem(sys.modules, "Stemmer", None)
+    terms._stem.cache_clear()
+    result = atip("search", "zebra")
+    out = envelope_of(result)
+    assert (result.exit_code, out["error"]["message"]) == (40, "atip search needs PyStemmer")
+    terms._stem.cache_clear()
 
     find_spec = util.find_spec
     monkeypatch.setattr(

@@ -52,8 +52,10 @@ def search(
         from atipkit.search.machine import machine_index
 
         index, report = machine_index()
+        hits = index.search(query, limit)  # a loaded index imports PyStemmer only here
     except ImportError as exc:
-        raise missing_extra(f"atip search needs {exc.name or 'bm25s'}", INSTALL) from None
+        package = {"Stemmer": "PyStemmer"}.get(exc.name or "", exc.name or "bm25s")
+        raise missing_extra(f"atip search needs {package}", INSTALL) from None
     except RegistryError as exc:
         raise bad_registry(exc) from None
     if report.updated:
@@ -65,7 +67,6 @@ def search(
         ctx.info(f"left out: {line}")
     if not report.commands:
         ctx.warn("the index is empty: record tools first (atip scan, or atip scan --infer)")
-    hits = index.search(query, limit)
     return {
         "query": query,
         "hits": msgspec.to_builtins(hits),
