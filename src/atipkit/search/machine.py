@@ -32,6 +32,7 @@ from atipkit.registry.local import Entry, LocalRegistry
 from atipkit.resolve import file_state, load_recorded, pattern_dirs, shim_paths
 from atipkit.search.documents import CommandDoc, command_documents
 from atipkit.search.index import CommandIndex
+from atipkit.trust.digest import sha256_hex
 
 _FORMAT = 2
 _STATE = "state.json"
@@ -78,9 +79,12 @@ def machine_index(
     registry = registry or LocalRegistry()
     directory = directory or index_dir()
     entries = registry.read().tools
-    fingerprints = {name: _fingerprint(registry, name, entries[name]) for name in sorted(entries)}
-    layers = _layers(registry)
-    state = _jsonable([_FORMAT, fingerprints, layers])
+    files = _Files(registry)
+    fingerprints: dict[str, list[object]] = _jsonable(  # type: ignore[assignment]
+        {name: _fingerprint(files, name, entries[name]) for name in entries}
+    )
+    layers = _jsonable(_layers(registry))
+    state = [_FORMAT, fingerprints, layers]
     saved = _load(directory, state)
     if saved is None:
         directory.mkdir(parents=True, exist_ok=True)
@@ -127,7 +131,6 @@ def _update(
     """The index of `entries`, reusing the documents of each tool whose fingerprint is
     the one it had at the last update. The fingerprints were taken before any file is
     read: a file that changes meanwhile shows as a change at the next search."""
-    layers = _jsonable(layers)
     cache = _read_documents(directory, layers)
     kept: dict[str, _Cached] = {}
     report = IndexReport(tools=0, commands=0, updated=True)
@@ -177,29 +180,50 @@ def _read_documents(directory: Path, layers: object) -> _Documents:
     return cached
 
 
-def _fingerprint(registry: LocalRegistry, name: str, entry: Entry) -> list[object]:
+class _Files:
+    """Where the files of each tool are: the registry's own paths for a sample hash and
+    name, kept as templates, so a fingerprint costs string replacements and stats, not
+    the pathlib objects that would cost more than the rest of a search over a thousand
+    tools."""
+
+    _HEX = "0" * 64
+    _NAME = "\0"
+
+    def __init__(self, registry: LocalRegistry) -> None:
+        sample = f"sha256:{self._HEX}"
+        by_hash, by_name = shim_paths(registry, sample, self._NAME)
+        self.metadata = str(registry.metadata_path(sample))
+        self.shims = [str(path) for path in by_hash + by_name]
+        self.remote = [
+            str(paths.cache_dir() / layout.shim_path(sample)),
+            str(paths.config_dir() / "registries.json"),
+        ]
+        self.override = str(registry.override_path(sample))
+
+    def of(self, name: str, entry: Entry) -> list[str]:
+        """The files `load_recorded` may read for `entry`."""
+        if not entry.hash:
+            return []
+        try:
+            hex_digits = sha256_hex(entry.hash)
+        except ValueError:  # not a hash: reading the tool says so, and leaves it out
+            return []
+        templates = [self.metadata] if entry.source == "native" else list(self.shims)
+        if entry.shim_registry:  # the cached copy, read while its registry is trusted
+            templates += self.remote
+        templates.append(self.override)
+        return [t.replace(self._HEX, hex_digits).replace(self._NAME, name) for t in templates]
+
+
+def _fingerprint(files: _Files, name: str, entry: Entry) -> list[object]:
     """What a tool's documents depend on, besides the pattern files: its entry, the
     state of its binary (`load_recorded` leaves out a binary changed since it was
     recorded), and that of each file its document may be read from."""
-    files: list[Path] = []
-    try:
-        if entry.hash:
-            if entry.source == "native":
-                files.append(registry.metadata_path(entry.hash))
-            else:
-                by_hash, by_name = shim_paths(registry, entry.hash, name)
-                files += by_hash + by_name
-            if entry.shim_registry:  # the cached copy, read while its registry is trusted
-                files.append(paths.cache_dir() / layout.shim_path(entry.hash))
-                files.append(paths.config_dir() / "registries.json")
-            files.append(registry.override_path(entry.hash))
-    except ValueError:  # not a hash: reading the tool says so, and leaves it out
-        files = []
     recorded = [entry.hash, entry.source, entry.path, entry.size, entry.mtime_ns, entry.inode]
-    states = [file_state(entry.path), *(file_state(f) for f in files)]
+    states: list[object] = [file_state(f) for f in [entry.path, *files.of(name, entry)]]
     if entry.shim_registry:
         states.append(os.environ.get("ATIP_REGISTRIES", ""))
-    return _jsonable([*recorded, entry.shim_registry, states])  # type: ignore[return-value]
+    return [*recorded, entry.shim_registry, states]
 
 
 def _layers(registry: LocalRegistry) -> list[object]:
