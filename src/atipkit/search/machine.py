@@ -169,8 +169,9 @@ def _update(
 
 
 def _read_documents(directory: Path, layers: object) -> _Documents:
-    """The documents of the last update, unless overrides or patterns changed since
-    (then every tool is read again: any of them may be layered differently)."""
+    """The documents of the last update, unless a pattern file changed since (then
+    every tool is read again: any of them may be layered differently; an override is
+    one tool's, in its fingerprint)."""
     try:
         cached = msgspec.msgpack.decode((directory / _DOCUMENTS).read_bytes(), type=_Documents)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
