@@ -18,6 +18,8 @@ from typing import Any
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import atipkit
 from atipkit.bridge import compile_tools
@@ -235,6 +237,42 @@ def test_a_hit_is_the_command_as_a_compile_names_it():
     [pr] = index.search("pull requests")
     assert (pr.tool, pr.command, pr.name) == ("gh", "pr list", "gh_pr_list")
     assert pr.description == "List pull requests"
+
+
+WORDS = st.sampled_from(["a", "b", "a_b", "a.b", "b-c", "c", "7"])
+
+
+@st.composite
+def command_trees(draw: st.DrawFn, depth: int = 2) -> dict[str, Any]:
+    keys = draw(st.lists(WORDS | st.just(""), max_size=3, unique=True))  # "": the root
+    tree = {}
+    for key in keys:
+        spec: dict[str, Any] = {"description": "Print the report"}
+        if draw(st.booleans()):
+            spec["hidden"] = True
+        if depth and draw(st.booleans()):
+            spec["commands"] = draw(command_trees(depth - 1))
+            if draw(st.booleans()):
+                spec["options"] = [{"name": "x", "flags": ["-x"], "type": "boolean"}]
+        tree[key] = spec
+    return tree
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(WORDS, command_trees()), max_size=4, unique_by=lambda t: t[0]))
+def test_names_are_those_of_the_compile_whatever_collides(trees):
+    """Tool names and command paths made of few words collide in every way (a_b vs a b,
+    a.b vs a_b, hidden and bare groups): the index names every command as the compile."""
+    tools = [tool(name, commands) for name, commands in trees]
+    index = CommandIndex.from_tools(tools)
+    assert index.names == [d["name"] for d in compile_tools(tools, "mcp").tools]
+    compiled = [
+        (target.tool, " ".join(target.path), flat.name)
+        for flat in compile_tools(tools, "mcp").flat
+        for target in flat.binding.targets.values()
+    ]
+    hits = index.search("report", limit=1000)
+    assert sorted((hit.tool, hit.command, hit.name) for hit in hits) == sorted(compiled)
 
 
 def test_hidden_commands_and_bare_groups_are_not_indexed():
@@ -763,3 +801,27 @@ def test_without_the_search_packages_the_commands_say_what_to_install(machine, m
     assert (result.exit_code, out["error"]["code"]) == (40, "E4010")
     assert out["error"]["message"] == "atip mcp serve --deferred needs bm25s"
     assert "atipkit[mcp]" in out["error"]["suggestion"]["fix"]
+
+
+def test_searches_at_once_build_the_index_once(tmp_path, env):
+    bin_dir = tmp_path / "bin"
+    for name in ("alpha", "beta", "gamma"):
+        tool_script(bin_dir, name, minimal(name=name))
+    assert run(env, "scan", "--path", str(bin_dir)).returncode == 0
+    procs = [
+        subprocess.Popen(
+            [*ATIP, "search", "run it"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
+        for _ in range(6)
+    ]
+    answers = [json.loads(p.communicate(timeout=120)[0]) for p in procs]
+    assert all(a["ok"] for a in answers), answers
+    hits = {json.dumps(a["result"]["hits"]) for a in answers}
+    assert len(hits) == 1
+    assert [h["name"] for h in answers[0]["result"]["hits"]] == [
+        "alpha_run",
+        "beta_run",
+        "gamma_run",
+    ]
+    # under the lock, one process updated; the others loaded what it saved
+    assert sum(a["result"]["index"]["updated"] for a in answers) == 1
