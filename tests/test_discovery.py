@@ -391,7 +391,17 @@ def test_scan_text_is_the_table_with_notes_on_stderr_and_json_is_the_report(
     code, out = envelope("scan", "--path", f"{examples_on_path}:{shared}")
     assert code == 0
     report = out["result"]
-    assert set(report) == {"found", "skipped_dirs", "executables", "probed", "reused", "seconds"}
+    assert set(report) == {
+        "found",
+        "skipped_dirs",
+        "executables",
+        "probed",
+        "reused",
+        "seconds",
+        "inferred",
+        "inference",
+    }
+    assert (report["inferred"], report["inference"]) == (0, None)  # no --infer
     assert report["skipped_dirs"] == [{"path": str(shared), "reason": "world-writable"}]
     assert (report["probed"], report["reused"]) == (0, 2)
 

@@ -34,7 +34,14 @@ DEFAULT_TIMEOUT = 2.0
 STDERR_KEPT = 4096
 
 FailureKind = Literal[
-    "not-executable", "timeout", "exit-code", "too-large", "not-json", "not-atip", "invalid"
+    "not-executable",
+    "timeout",
+    "exit-code",
+    "too-large",
+    "not-json",
+    "not-atip",
+    "invalid",
+    "denied",
 ]
 
 
@@ -80,9 +87,17 @@ def probe(
     """Run `executable --agent` in the sandbox and validate what it prints.
 
     A bare name is looked up on PATH; a relative path is made absolute first, since the
-    tool runs in a directory of its own."""
+    tool runs in a directory of its own.
+
+    A command on the deny list (`atipkit.deny`: reboot, mkfs.*, ...) is never run, by
+    any caller: the result is the failure `denied`."""
+    from atipkit.deny import configured
+
     path = _locate(os.fspath(executable))
     argv = agent_argv(path, commands=commands, depth=depth)
+    if configured().denies(path):
+        message = f"{os.path.basename(path)} is on the deny list: never run (atipkit.deny)"
+        return ProbeResult(path, argv, 0.0, failure=ProbeFailure("denied", message))
     start = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="atip-probe-") as sandbox:
         try:
@@ -138,10 +153,12 @@ def run_sandboxed(
     timeout: float = DEFAULT_TIMEOUT,
     max_bytes: int = _jsontext.MAX_DOCUMENT_BYTES,
     env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
 ) -> Captured:
     """Run `executable args...` in the same sandbox as the probe (for `--help`,
     `--version` and the like); raises `OSError` if it cannot be started. `env` adds to
-    the sandbox's minimal environment (a crawled package's `LD_LIBRARY_PATH`, say)."""
+    the sandbox's minimal environment (a crawled package's `LD_LIBRARY_PATH`, say);
+    `stdin` is fed to the program (a man page to groff), else stdin is closed."""
     path = _locate(os.fspath(executable))
     with tempfile.TemporaryDirectory(prefix="atip-probe-") as sandbox:
         workdir = Path(sandbox) / "work"
@@ -152,6 +169,7 @@ def run_sandboxed(
             env=sandbox_env(Path(sandbox), env),
             timeout=timeout,
             max_bytes=max_bytes,
+            stdin=stdin,
         )
 
 

@@ -9,6 +9,10 @@ change the state of the system (power, session, services, privileges) are never 
 A rescan is cheap: a fingerprint cache (real path, size, mtime, inode) in the cache
 directory remembers every executable's verdict, so only new or changed binaries are probed
 and hashed again, each once; entries expire after 7 days.
+
+With `infer=True`, every executable that is neither native nor has a shim then gets an
+inferred one — denied commands from their man page only, never run — within a time
+budget, resumably (`atipkit.infer.coverage`).
 """
 
 from __future__ import annotations
@@ -27,83 +31,24 @@ import msgspec
 
 from atipkit import paths
 from atipkit._atomic import write_atomic
+from atipkit.deny import DEFAULT_SKIP, DenyList, configured
+from atipkit.infer.coverage import InferenceReport, Outcome, Target, cover, has_shim
 from atipkit.probe import DEFAULT_TIMEOUT, probe
 from atipkit.registry.local import MAX_AGE, Entry, LocalRegistry, timestamp, utcnow
 from atipkit.resolve import find_shim
 from atipkit.trust.digest import sha256_file
 
-#: Never run, not even with `--agent`: a tool that does not know the flag may ignore it
-#: and do its job — reboot, log out, stop a service, change a password.
-DEFAULT_SKIP: frozenset[str] = frozenset(
-    {
-        # power and session
-        "shutdown",
-        "reboot",
-        "halt",
-        "poweroff",
-        "init",
-        "telinit",
-        "runlevel",
-        "systemctl",
-        "loginctl",
-        "logout",
-        "systemd",
-        "suspend",
-        "hibernate",
-        "pm-suspend",
-        "pm-hibernate",
-        "rtcwake",
-        "kexec",
-        # services, devices, processes
-        "service",
-        "invoke-rc.d",
-        "update-rc.d",
-        "chkconfig",
-        "start-stop-daemon",
-        "udevadm",
-        "modprobe",
-        "insmod",
-        "rmmod",
-        "swapoff",
-        "swapon",
-        "mount",
-        "umount",
-        "eject",
-        "kill",
-        "killall",
-        "killall5",
-        "pkill",
-        "xkill",
-        # privileges and accounts
-        "sudo",
-        "su",
-        "doas",
-        "pkexec",
-        "passwd",
-        "chpasswd",
-        "login",
-        "newgrp",
-        "sg",
-        "useradd",
-        "userdel",
-        "usermod",
-        "groupadd",
-        "groupdel",
-        "vipw",
-        "vigr",
-        # disks and file systems
-        "mkfs",
-        "fdisk",
-        "sfdisk",
-        "parted",
-        "wipefs",
-        "dd",
-        "shred",
-        "badblocks",
-    }
-)
+__all__ = ["DEFAULT_SKIP", "ScanReport", "configured_skip", "discover", "safe_dirs", "scan"]
 
-Verdict = Literal["native", "shim", "none"]
+DEFAULT_INFER_BUDGET = 300.0
+"""Seconds for `scan(infer=True)`, probe pass included (`infer.coverage.DEFAULT_BUDGET`)."""
+
+Verdict = Literal["native", "shim", "inferred", "failed", "skipped", "none"]
+"""What the cache remembers of a binary: native metadata, a shim someone wrote, an
+inferred shim; an inference that failed, a denied command with no page (`skipped`), or
+nothing (yet)."""
+Item = tuple[str, str, os.stat_result]
+"""An executable: its name on PATH, its real path, its `stat`."""
 
 
 class SkippedDir(msgspec.Struct, frozen=True):
@@ -126,6 +71,10 @@ class ScanReport(msgspec.Struct, kw_only=True):
     probed: int
     reused: int
     seconds: float
+    inferred: int = 0
+    """Tools the registry now describes with inferred metadata (this run's and earlier)."""
+    inference: InferenceReport | None = None
+    """What `infer=True` did; None without it."""
 
 
 class _Seen(msgspec.Struct, kw_only=True, rename="camel"):
@@ -139,6 +88,7 @@ class _Seen(msgspec.Struct, kw_only=True, rename="camel"):
     hash: str | None = None
     name: str | None = None
     version: str | None = None
+    error: str | None = None  # why inference failed
 
 
 class _Cache(msgspec.Struct, kw_only=True):
@@ -180,12 +130,10 @@ def _unsafe(entry: str, uid: int) -> str | None:
     return None
 
 
-def configured_skip() -> frozenset[str]:
-    """The built-in skip list plus `config.json`'s `{"scan": {"skip": [...]}}`."""
-    scan_config = paths.user_config().get("scan")
-    extra = scan_config.get("skip") if isinstance(scan_config, dict) else None
-    names = [n for n in extra if isinstance(n, str)] if isinstance(extra, list) else []
-    return DEFAULT_SKIP | frozenset(names)
+def configured_skip() -> DenyList:
+    """The deny list: the built-in one with config.json's `scan.skip` added and
+    `scan.allow` taken off (`atipkit.deny`)."""
+    return configured()
 
 
 def scan(
@@ -199,10 +147,25 @@ def scan(
     allow_unsafe_dirs: bool = False,
     refresh: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    infer: bool = False,
+    infer_budget: float = DEFAULT_INFER_BUDGET,
+    infer_progress: Callable[[int, int], None] | None = None,
 ) -> ScanReport:
     """Find the ATIP tools in `dirs` (default: PATH) and record them in the registry.
 
-    `skip` defaults to `configured_skip()`: names that are never run."""
+    `skip` defaults to `configured_skip()`: names (and patterns such as `mkfs.*`) that
+    are never run. `jobs` probes (and inferences) run at once.
+
+    With `infer`, every executable nothing else describes then gets an inferred shim
+    (`atipkit.infer.coverage`): from its man page when that is enough, else from its help
+    in the sandbox; denied commands from their page only. Inference stops starting when
+    `infer_budget` seconds have passed since the scan began; the rest is reported as left
+    for the next run, which does not infer again what has a shim. Raises `ValueError` for
+    `jobs` below 1 or a budget that is not a positive number."""
+    if jobs < 1:
+        raise ValueError(f"jobs must be at least 1, not {jobs}")
+    if infer and not infer_budget > 0:  # also refuses NaN
+        raise ValueError(f"infer_budget must be a positive number of seconds, not {infer_budget}")
     start = time.monotonic()
     registry = registry or LocalRegistry()
     refresh = refresh or paths.refresh_requested()
@@ -210,22 +173,22 @@ def scan(
         dirs = os.environ.get("PATH", "").split(os.pathsep)
     scanned, skipped = safe_dirs(dirs, allow_unsafe=allow_unsafe_dirs)
     wanted = set(only) if only else None
-    skipped_names = configured_skip() if skip is None else frozenset(skip)
-    candidates = _executables(scanned, wanted, skipped_names)
+    deny = skip if isinstance(skip, DenyList) else configured() if skip is None else DenyList(skip)
+    candidates, denied = _executables(scanned, wanted, deny)
     cache_path = paths.cache_dir() / "scan.json"
     cache = _read_cache(cache_path)
     now = utcnow()
     verdicts: dict[str, _Seen] = {}
-    todo: list[tuple[str, str, os.stat_result]] = []
+    todo: list[Item] = []
     for name, real, st in candidates:
-        seen = cache.executables.get(real)
-        if seen and not refresh and _same(seen, st, now) and (seen.name in (None, name)):
+        seen = _cached(cache, name, real, st, now, refresh)
+        if seen is not None:
             verdicts[real] = seen
         else:
             todo.append((name, real, st))
     done = 0
 
-    def work(item: tuple[str, str, os.stat_result]) -> tuple[str, _Seen]:
+    def work(item: Item) -> tuple[str, _Seen]:
         nonlocal done
         name, real, st = item
         seen = _examine(name, real, st, registry, timeout)
@@ -234,20 +197,42 @@ def scan(
             progress(done, len(todo))
         return real, seen
 
-    with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
         for real, seen in pool.map(work, todo):
             verdicts[real] = seen
+    for real, seen in verdicts.items():  # a shim removed since: inferred again, or nothing
+        if seen.verdict == "inferred" and not (seen.hash and has_shim(registry, seen.hash)):
+            verdicts[real] = msgspec.structs.replace(seen, verdict="none")
+
+    inference = None
+    recorded = candidates
+    if infer:
+        for name, real, st in denied:
+            seen = _cached(cache, name, real, st, now, refresh)
+            verdicts[real] = seen or _fingerprint(name, st)
+        recorded = candidates + denied
+        inference = _infer(
+            candidates,
+            denied,
+            verdicts,
+            registry,
+            start + infer_budget,
+            jobs,
+            refresh,
+            infer_progress,
+        )
+        inference.budget = infer_budget
 
     found = []
     reused = len(candidates) - len(todo)
     probed_now = {real for _, real, _ in todo}
     for name, real, _ in candidates:
         seen = verdicts[real]
-        if seen.verdict != "none":
+        if seen.verdict in ("native", "shim"):
             found.append(
                 Found(name, real, seen.verdict, seen.version or "", real not in probed_now)
             )
-    _update(registry, candidates, verdicts)
+    inferred = _update(registry, recorded, verdicts)
     _write_cache(cache_path, verdicts)
     return ScanReport(
         found=found,
@@ -256,14 +241,96 @@ def scan(
         probed=len(todo),
         reused=reused,
         seconds=time.monotonic() - start,
+        inferred=inferred,
+        inference=inference,
     )
 
 
+def _cached(
+    cache: _Cache, name: str, real: str, st: os.stat_result, now: dt.datetime, refresh: bool
+) -> _Seen | None:
+    """What the cache remembers of this executable, if it is unchanged and fresh."""
+    seen = cache.executables.get(real)
+    if seen and not refresh and _same(seen, st, now) and (seen.name in (None, name)):
+        return seen
+    return None
+
+
+def _fingerprint(name: str, st: os.stat_result) -> _Seen:
+    return _Seen(
+        size=st.st_size,
+        mtime_ns=st.st_mtime_ns,
+        inode=st.st_ino,
+        checked=timestamp(),
+        verdict="none",
+        name=name,
+    )
+
+
+def _infer(
+    candidates: list[Item],
+    denied: list[Item],
+    verdicts: dict[str, _Seen],
+    registry: LocalRegistry,
+    deadline: float,
+    jobs: int,
+    refresh: bool,
+    progress: Callable[[int, int], None] | None,
+) -> InferenceReport:
+    """The inference pass over what the probe pass left undescribed (and the denied
+    commands); each outcome goes back into `verdicts`, to be recorded and cached."""
+    targets = []
+    for (name, real, _), denies in [(c, False) for c in candidates] + [(d, True) for d in denied]:
+        seen = verdicts[real]
+        if seen.verdict in ("native", "shim"):
+            continue
+        targets.append(Target(name, real, seen.hash, denies, _known(seen)))
+    outcomes, report = cover(
+        targets,
+        registry=registry,
+        deadline=deadline,
+        jobs=jobs,
+        refresh=refresh,
+        progress=progress,
+    )
+    for target in targets:
+        outcome = outcomes[target.path]
+        seen = verdicts[target.path]
+        verdicts[target.path] = msgspec.structs.replace(
+            seen,
+            verdict=_verdict(outcome),
+            hash=outcome.hash or seen.hash,
+            version=outcome.version,
+            error=outcome.error,
+        )
+    return report
+
+
+def _known(seen: _Seen) -> Outcome | None:
+    """What an earlier run found, as the inference pass takes it (None: look again)."""
+    if seen.verdict == "inferred":
+        return Outcome(kind="reused", hash=seen.hash, source="inferred", version=seen.version)
+    if seen.verdict in ("failed", "skipped"):
+        return Outcome(kind=seen.verdict, hash=seen.hash, error=seen.error)
+    return None
+
+
+def _verdict(outcome: Outcome) -> Verdict:
+    if outcome.source is not None:
+        return outcome.source
+    if outcome.kind in ("failed", "skipped"):
+        return outcome.kind
+    return "none"  # left for the next run, or an alias of a binary nothing describes
+
+
 def _executables(
-    dirs: list[str], wanted: set[str] | None, skip: frozenset[str]
-) -> list[tuple[str, str, os.stat_result]]:
-    """(name, real path, stat) of each executable, first on PATH wins, one per real path."""
-    out = []
+    dirs: list[str], wanted: set[str] | None, deny: DenyList
+) -> tuple[list[Item], list[Item]]:
+    """The executables to probe, and the denied ones — (name, real path, stat) each, the
+    first on PATH winning a name, one per real path. A link to a denied command is
+    denied too, whatever its own name."""
+    out: list[Item] = []
+    denied: list[Item] = []
     names: set[str] = set()
     reals: set[str] = set()
     for directory in dirs:
@@ -274,7 +341,7 @@ def _executables(
             continue
         for entry in entries:
             name = entry.name
-            if name in names or name in skip or (wanted is not None and name not in wanted):
+            if name in names or (wanted is not None and name not in wanted):
                 continue
             try:
                 real = os.path.realpath(entry.path)
@@ -283,14 +350,21 @@ def _executables(
                 continue
             if not statmod.S_ISREG(st.st_mode) or not os.access(real, os.X_OK):
                 continue
-            if Path(real).name in skip:  # a link to a skipped command is skipped too
-                continue
             names.add(name)
+            if name in deny or Path(real).name in deny:
+                denied.append((name, real, st))
+                continue
             if real in reals:
                 continue
             reals.add(real)
             out.append((name, real, st))
-    return out
+    seen_denied: set[str] = set()
+    kept = []
+    for item in denied:  # once each, and not when another name of it is probed
+        if item[1] not in reals and item[1] not in seen_denied:
+            seen_denied.add(item[1])
+            kept.append(item)
+    return out, kept
 
 
 def _same(seen: _Seen, st: os.stat_result, now: dt.datetime) -> bool:
@@ -318,7 +392,8 @@ def _examine(
         registry.store_metadata(hash_, result.tool)
         verdict, version = "native", result.tool.version
     elif hash_ and (shim := find_shim(registry, hash_, name)) is not None:
-        verdict, version = "shim", shim.version
+        inferred = shim.trust is not None and shim.trust.source == "inferred"
+        verdict, version = ("inferred" if inferred else "shim"), shim.version
     return _Seen(
         size=st.st_size,
         mtime_ns=st.st_mtime_ns,
@@ -331,16 +406,19 @@ def _examine(
     )
 
 
-def _update(
-    registry: LocalRegistry,
-    candidates: list[tuple[str, str, os.stat_result]],
-    verdicts: dict[str, _Seen],
-) -> None:
+def _update(registry: LocalRegistry, items: list[Item], verdicts: dict[str, _Seen]) -> int:
+    """Record what describes each executable; the number of inferred ones. An inferred
+    shim is recorded under the first name of its binary only (decision 160)."""
     changes = {}
-    for name, real, st in candidates:
+    inferred_hashes: set[str] = set()
+    for name, real, st in items:
         seen = verdicts[real]
-        if seen.verdict == "none":
+        if seen.verdict not in ("native", "shim", "inferred"):
             continue
+        if seen.verdict == "inferred":
+            if not seen.hash or seen.hash in inferred_hashes:
+                continue
+            inferred_hashes.add(seen.hash)
         changes[name] = Entry(
             path=real,
             hash=seen.hash,
@@ -352,10 +430,10 @@ def _update(
             inode=st.st_ino,
         )
     current = registry.read().tools
-    if all(current.get(name) == entry for name, entry in changes.items()):
-        return  # nothing new: no write, no new version of the registry
-    with registry.transaction() as index:
-        index.tools.update(changes)
+    if any(current.get(name) != entry for name, entry in changes.items()):
+        with registry.transaction() as index:
+            index.tools.update(changes)
+    return len(inferred_hashes)
 
 
 def _read_cache(path: Path) -> _Cache:

@@ -48,34 +48,67 @@ def scan(
     skip: Annotated[
         str | None,
         Option(
-            help="Never run these either (comma-separated names; added to the built-in "
-            "list and config.json's scan.skip)."
+            help="Never run these either (comma-separated names or patterns such as "
+            "'mkfs.*'; added to the built-in deny list and config.json's scan.skip)."
         ),
     ] = None,
     allow_unsafe_dirs: Annotated[
         bool, Option(help="Also scan relative, world-writable or foreign-owned directories.")
     ] = False,
-    refresh: Annotated[bool, Option(help="Probe again even what is cached.")] = False,
-    jobs: Annotated[int, Option(help="Probes at once.", min=1, max=64)] = 8,
+    refresh: Annotated[
+        bool, Option(help="Probe again even what is cached (and, with --infer, infer again).")
+    ] = False,
+    jobs: Annotated[int, Option(help="Probes (and inferences) at once.", min=1, max=64)] = 8,
     probe_timeout: Annotated[
         float, Option(help="Seconds each probe may take.", min=0.1, max=60)
     ] = 2.0,
+    infer: Annotated[
+        bool,
+        Option(
+            help="Also infer metadata for every executable nothing describes: from its man "
+            "page, else its --help (sandboxed); denied commands from their page only."
+        ),
+    ] = False,
+    budget: Annotated[
+        float | None,
+        Option(
+            help="With --infer: seconds for the whole scan (default 300); what is not done "
+            "by then is left for the next run.",
+            min=1,
+            max=86400,
+        ),
+    ] = None,
 ) -> dict[str, Any]:
     """Find ATIP tools on PATH and record them in the registry.
 
     Each executable is asked `--agent` in a sandbox; unchanged binaries are not asked
     again. Unsafe directories are skipped and reported (`skipped_dirs`, with the reason).
+    With `--infer`, every executable that is neither native nor has a shim gets an
+    inferred shim too (`inference` in the result: how many, from man pages or help, and
+    what was left for the next run); a binary already inferred is never inferred again.
     """
     import msgspec
 
+    from atipkit.app import InputError
     from atipkit.registry.local import RegistryError
-    from atipkit.scan import configured_skip
+    from atipkit.scan import DEFAULT_INFER_BUDGET, configured_skip
     from atipkit.scan import scan as scan_dirs
+
+    if budget is not None and not infer:
+        raise InputError(
+            "--budget applies to --infer only",
+            code="E1002",
+            details={"param": "budget"},
+            suggestion="Add --infer, or leave out --budget.",
+        )
 
     def progress(done: int, total: int) -> None:
         ctx.progress(f"probing {done}/{total}")
 
-    never = configured_skip() | frozenset(split(skip) or [])
+    def inferring(done: int, total: int) -> None:
+        ctx.progress(f"inferring {done}/{total}")
+
+    never = configured_skip() | (split(skip) or [])
     try:
         report = scan_dirs(
             path.split(":") if path else None,
@@ -86,6 +119,9 @@ def scan(
             allow_unsafe_dirs=allow_unsafe_dirs,
             refresh=refresh,
             progress=progress,
+            infer=infer,
+            infer_budget=DEFAULT_INFER_BUDGET if budget is None else budget,
+            infer_progress=inferring,
         )
     except RegistryError as exc:
         raise bad_registry(exc) from None
@@ -97,6 +133,22 @@ def scan(
         f"{len(report.found)} ATIP tool(s) among {report.executables} executables "
         f"({report.probed} probed, {report.reused} unchanged) in {report.seconds:.2f} s"
     )
+    inference = report.inference
+    if inference is not None:
+        ctx.info(
+            f"{report.inferred} tool(s) with inferred metadata: {inference.inferred} new "
+            f"({inference.from_man_page} from man pages, {inference.from_help} from --help), "
+            f"{inference.reused} inferred before; {len(inference.denied)} denied (never run), "
+            f"{len(inference.skipped)} of them without a man page; "
+            f"{len(inference.failed)} failed"
+        )
+        for failure in inference.failed:
+            ctx.info(f"  {failure.name}: {failure.error}")
+        if inference.left:
+            ctx.warn(
+                f"the budget of {inference.budget:g} s ran out: {len(inference.left)} "
+                "executable(s) left for the next run (atip scan --infer again goes on)"
+            )
     result: dict[str, Any] = msgspec.to_builtins(report)
     return result
 

@@ -5,7 +5,8 @@ and — when the text points to it — `--help all` are tried and the richest ke
 subcommands are read from `TOOL SUB --help` (or `TOOL help SUB`) down to a depth and within
 a time budget; the man page, when one is installed, adds the options a short `--help`
 leaves out. The result is a schema-valid shim marked `trust.source: "inferred"` with a
-`_generation` record of how it was made.
+`_generation` record of how it was made. `shim_from_page` makes one from a man page
+alone, running nothing (`atip scan --infer`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from atipkit.deny import configured
 from atipkit.infer.effects import guess_effects
 from atipkit.infer.helptext import (
     ParsedHelp,
@@ -33,6 +35,7 @@ from atipkit.model import (
     AtipVersion,
     Binary,
     Command,
+    Effects,
     Option,
     Tool,
     Trust,
@@ -69,37 +72,103 @@ def generate_shim(
     name: str | None = None,
     man_file: str | None = None,
     env: Mapping[str, str] | None = None,
+    page: ParsedHelp | None = None,
+    help_word: bool = True,
 ) -> Tool:
     """An inferred shim for `executable` (a path or a name on PATH).
 
     `man_file` is a man page to read instead of the one installed for `name` (the
     crawler reads the page shipped in the package it crawled, not the machine's, which
-    may describe another version). `env` is added to the environment of the tool's own
-    runs only, never to `man`'s: a crawled package's `LD_LIBRARY_PATH` must not reach
-    programs that merely read its files."""
+    may describe another version). `page` is a man page already read (`atip scan
+    --infer` renders the page files itself): it is merged as a page read here would be,
+    and `man` is not run. `env` is added to the environment of the tool's own runs only,
+    never to `man`'s: a crawled package's `LD_LIBRARY_PATH` must not reach programs that
+    merely read its files. Without `help_word`, the tool is asked with flags only
+    (`--help`, `-h`, `--version`), never with the word `help`, which many programs take
+    for an operand (`hostname help` renames the machine, `npx help` fetches a package
+    and runs it): what an unattended sweep over a whole PATH does."""
     clock = Budget(budget)
     real = os.path.realpath(executable) if os.sep in executable else _which(executable)
     name = name or os.path.basename(executable)
+    if name in (deny := configured()) or deny.denies(real):
+        return _denied_shim(name, real, clock, man, man_file, page)
     sources: list[str] = []
-    root, form = _best_help(real, [], clock, env)
+    root, form = _best_help(real, [], clock, env, help_word)
     if form:
         sources.append(form)
-    if man and clock.left > 0:
+    if page is None and man and clock.left > 0:
         page = read_man_page(name, lambda exe, args: _run(exe, args, clock), file=man_file)
-        if page is not None:
-            merge(root, page)
-            sources.append("man")
+    if page is not None:
+        merge(root, page)
+        sources.append("man")
     version = _version(real, clock, env)
     commands: dict[str, Command] = {}
     if root.commands:
         commands = _subcommands(real, (), root, depth, clock, sources, env)
-        global_options = [_option(o) for o in root.options]
-    else:
-        commands = {"": _command(name, root, ())}
-        global_options = []
+    return _shim(name, sha256_file(real), root, commands, version, sources)
+
+
+def shim_from_page(
+    name: str, hash_: str, page: ParsedHelp, *, version: str | None = None, denied: bool = False
+) -> Tool:
+    """An inferred shim from a man page alone: nothing is run. Subcommands the page
+    lists are listed, not read (reading them would mean running the tool). `denied`: the
+    command is on the deny list, so the shim claims destruction (`claim_destruction`)."""
+    commands = _subcommands("", (), page, 1, Budget(0), [], None) if page.commands else {}
+    tool = _shim(name, hash_, page, commands, version, ["man"])
+    if denied:
+        claim_destruction(tool)
+    return tool
+
+
+def _denied_shim(
+    name: str,
+    real: str,
+    clock: Budget,
+    man: bool,
+    man_file: str | None,
+    page: ParsedHelp | None,
+) -> Tool:
+    """A command on the deny list is never run, not even for `--help`: its man page
+    (which `man` renders, running nothing of the tool) is all there is."""
+    if page is None and man:
+        page = read_man_page(name, lambda exe, args: _run(exe, args, clock), file=man_file)
+    if page is not None:
+        return shim_from_page(name, sha256_file(real), page, denied=True)
+    tool = _shim(name, sha256_file(real), ParsedHelp(), {}, None, [])
+    claim_destruction(tool)
+    return tool
+
+
+def claim_destruction(tool: Tool) -> None:
+    """Mark the shim of a denied command destructive as a whole, and say why: the deny
+    list names commands whose purpose is to change the state of the system, and an
+    agent must not take one for harmless because inference, which never ran it, knew
+    nothing of its effects (decision 158). Claiming a risk is within decision 42."""
+    tool.effects = Effects(destructive=True)
+    generation = tool.extensions.get("_generation")
+    if isinstance(generation, dict):
+        generation["note"] = (
+            "on the deny list of commands that change the state of the system: never run; "
+            "destructive assumed"
+        )
+
+
+def _shim(
+    name: str,
+    hash_: str,
+    root: ParsedHelp,
+    commands: dict[str, Command],
+    version: str | None,
+    sources: list[str],
+) -> Tool:
+    global_options = [_option(o) for o in root.options] if commands else []
+    commands = commands or {"": _command(name, root, ())}
     description = _short(root.description) or f"{name} (inferred from its help text)"
-    hash_ = sha256_file(real)
     confidence = "medium" if (root.options or root.commands) and root.description else "low"
+    method = "man-page" if sources == ["man"] else "help-parsing"
+    if "man" in sources and method != "man-page":
+        method += "+man"
     return Tool(
         atip=AtipVersion(version=PROTOCOL_VERSION),
         name=name,
@@ -111,7 +180,7 @@ def generate_shim(
         commands=commands,
         extensions={
             "_generation": {
-                "method": "help-parsing" + ("+man" if "man" in sources else ""),
+                "method": method,
                 "timestamp": timestamp(),
                 "confidence": confidence,
                 "sources": sorted(set(sources)),
@@ -150,13 +219,19 @@ def _run(
 
 
 def _best_help(
-    real: str, path: Sequence[str], clock: Budget, env: Mapping[str, str] | None
+    real: str,
+    path: Sequence[str],
+    clock: Budget,
+    env: Mapping[str, str] | None,
+    help_word: bool = True,
 ) -> tuple[ParsedHelp, str]:
-    """The richest of the help forms for `path` (the tool itself when empty)."""
+    """The richest of the help forms for `path` (the tool itself when empty); the word
+    `help` (`TOOL help`) only with `help_word`."""
     prog = os.path.basename(real)
     best, best_form = ParsedHelp(), ""
     forms = [[*path, "--help"], [*path, "-h"]]
-    forms.append(["help", *path] if path else ["help"])
+    if path or help_word:
+        forms.append(["help", *path] if path else ["help"])
     for args in forms:
         text = _run(real, args, clock, env)
         parsed = parse_help(text, prog) if text.strip() else ParsedHelp()
@@ -250,9 +325,11 @@ def _option(parsed: Any) -> Option:
 
 
 def _argument(parsed: Any) -> Argument:
+    atip_type, values = argument_type(parsed)
     return Argument(
         name=parsed.name,
-        type=argument_type(parsed),  # type: ignore[arg-type]
+        type=atip_type,  # type: ignore[arg-type]
+        enum=values or UNSET,
         description=_short(parsed.description) or parsed.name,
         required=parsed.required,
         variadic=parsed.variadic,

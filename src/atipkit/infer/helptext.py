@@ -428,6 +428,8 @@ def _usage_words(usage: str, prog: str | None) -> list[str]:
         tokens.append(current)
     while tokens and (prog and (tokens[0] == prog or tokens[0].endswith("/" + prog))):
         tokens.pop(0)
+    if tokens and tokens[0].startswith("/"):  # the program by another path: /lib/systemd/systemd
+        tokens.pop(0)
     # drop leading words that are the program and its subcommands (lowercase, no brackets)
     while (
         tokens
@@ -502,5 +504,7 @@ def default_of(description: str) -> Any:
     return value.strip().strip("'\"`")
 
 
-def argument_type(argument: ParsedArgument) -> str:
-    return _type(argument.name.upper(), argument.description)[0]
+def argument_type(argument: ParsedArgument) -> tuple[str, list[str] | None]:
+    """(ATIP type, enum values) from the argument's name and description: an enum
+    always comes with its values (`[possible values: a, b]` in clap's help)."""
+    return _type(argument.name.upper(), argument.description)

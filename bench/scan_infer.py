@@ -1,0 +1,130 @@
+"""`atip scan --infer` over this machine's real PATH: the first run, then re-runs.
+
+    python bench/scan_infer.py [--reruns N] [--budget S] [--jobs N] [--json]
+
+Runs the real command (`python -m atipkit scan --infer --json`, a fresh process each time)
+with XDG_DATA_HOME, XDG_CACHE_HOME and XDG_CONFIG_HOME in a temporary directory — never the
+user's registry, cache or configuration — and no ATIP_* setting of the environment's
+(no remote registry is asked, nothing is forced to refresh). Reported:
+- the first run: seconds, and what became of every executable — native (speaks ATIP),
+  shim, inferred (from the man page alone / from `--help` in the sandbox), denied (never
+  run; of which without a man page, so not described), aliases (one binary under several
+  names: recorded once), failed, left for later (the budget ran out);
+- re-runs (nothing changed): the median of N fresh processes, and that none inferred
+  anything again.
+
+Targets (issue 11): the first run within 10 minutes for about 1 500 executables, re-runs in
+seconds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from _machine import cores, cpu
+
+TARGETS_S = {"first run": 600.0, "re-run": 10.0}
+
+
+def run_scan(env: dict[str, str], extra: list[str]) -> tuple[float, dict[str, Any]]:
+    """One `atip scan --infer` process: its wall-clock seconds and its result."""
+    argv = [sys.executable, "-m", "atipkit", "scan", "--infer", "--json", *extra]
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, capture_output=True, check=False)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"atip scan --infer failed ({done.returncode}): {done.stdout[-2000:]!r}")
+    return seconds, json.loads(done.stdout)["result"]
+
+
+def counts(result: dict[str, Any]) -> dict[str, Any]:
+    inference = result["inference"]
+    found = result["found"]
+    return {
+        "executables": result["executables"] + len(inference["denied"]),
+        "probed": result["executables"],
+        "native": sum(f["source"] == "native" for f in found),
+        "shim": sum(f["source"] == "shim" for f in found),
+        "inferred (recorded)": result["inferred"],
+        "inferred by this run": inference["inferred"],
+        "  from the man page alone": inference["from_man_page"],
+        "  from --help (sandboxed)": inference["from_help"],
+        "inferred before (reused)": inference["reused"],
+        "aliases": len(inference["aliases"]),
+        "denied (never run)": len(inference["denied"]),
+        "  without a man page": len(inference["skipped"]),
+        "failed": len(inference["failed"]),
+        "left for later": len(inference["left"]),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reruns", type=int, default=5, help="re-runs to take the median of")
+    parser.add_argument("--budget", type=float, help="--budget for the scans (default: atip's)")
+    parser.add_argument("--jobs", type=int, help="--jobs for the scans (default: atip's)")
+    parser.add_argument("--json", action="store_true", help="print figures as JSON")
+    args = parser.parse_args()
+    extra = []
+    if args.budget is not None:
+        extra += ["--budget", str(args.budget)]
+    if args.jobs is not None:
+        extra += ["--jobs", str(args.jobs)]
+
+    with tempfile.TemporaryDirectory(prefix="atip-bench-") as tmp:
+        root = Path(tmp)
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ATIP_")}
+        env.update(
+            XDG_DATA_HOME=str(root / "data"),
+            XDG_CACHE_HOME=str(root / "cache"),
+            XDG_CONFIG_HOME=str(root / "config"),
+        )
+        first_s, first = run_scan(env, extra)
+        reruns = [run_scan(env, extra) for _ in range(args.reruns)]
+        shims = len(list((root / "data" / "agent-tools" / "shims" / "sha256").glob("*.json")))
+    again = [r for _, r in reruns if r["inference"]["inferred"]]
+    figures: dict[str, Any] = {
+        "command": "atip scan --infer --json " + " ".join(extra),
+        "first run": first_s,
+        "re-run": statistics.median(s for s, _ in reruns) if reruns else None,
+        "re-runs": len(reruns),
+        "re-runs that inferred again": len(again),
+        "first": counts(first),
+        "shim files": shims,
+        "failed": first["inference"]["failed"],
+        "skipped": first["inference"]["skipped"],
+        "machine": {"cpu": cpu(), "cores": cores(), "python": platform.python_version()},
+    }
+    if args.json:
+        print(json.dumps(figures, indent=2))
+        return
+    machine = figures["machine"]
+    print(f"machine: {machine['cpu']}, {machine['cores']} cores, Python {machine['python']}")
+    print(f"command: {figures['command']}")
+    for label in ("first run", "re-run"):
+        value = figures[label]
+        if value is None:
+            continue
+        target = TARGETS_S[label]
+        verdict = "ok" if value < target else "OVER TARGET"
+        what = " (median)" if label == "re-run" else ""
+        print(f"{label + what:28} {value:9.2f} s  < {target:g} s {verdict}")
+    print(f"re-runs that inferred again: {len(again)} of {len(reruns)}")
+    for label, value in figures["first"].items():
+        print(f"  {label:30} {value:6}")
+    for failure in figures["failed"]:
+        print(f"  failed: {failure['name']}: {failure['error']}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,344 @@
+"""Inferred metadata for every executable nothing else describes (`atip scan --infer`).
+
+On a machine where no tool speaks ATIP, search is only as good as the registry's
+coverage: every executable on PATH should be described, if only roughly. After the
+probe pass of `atipkit.scan`, each executable with neither native metadata nor a shim
+gets an inferred shim, stored content-addressed at the registry's `shim_path(hash)` —
+where `resolve_tool` finds it — once per binary hash.
+
+- **Man pages first, running nothing.** A page that says what the command is (its NAME
+  line) and what it takes (at least one option or subcommand) is enough: the shim is made
+  from it alone (`_generation.method: "man-page"`). Only without such a page is the tool
+  asked (`generate_shim`, in the probe's sandbox: `--help`, `-h`, `--version`, never the
+  word `help`, which many programs take for an operand), with what the page said merged
+  in.
+- **The deny list** (`atipkit.deny`): a denied command is never run, not even for
+  `--help`. Its man page, which runs nothing of it, still describes it — whatever the
+  page says, since there is no other way — and its shim claims `destructive: true` for
+  the whole tool: the list names commands whose purpose is to change the state of the
+  system, and an agent must not take one for harmless because inference knew nothing of
+  its effects. A denied command with no page is left undescribed (`skipped`).
+- **Resumable and bounded.** A binary whose hash already has a shim is not inferred
+  again; what an earlier run could not do (`failed`, `skipped`) is remembered by the
+  scan cache until the binary changes. Work stops starting when the deadline passes: what
+  is left is reported (`left`) and done by the next run. At most `jobs` tools at once.
+- **One shim per binary hash.** A binary known by several names on PATH (hard links,
+  copies, multi-call binaries) is inferred once, under its first name; the other names
+  are reported as `aliases` and not recorded (decision 160).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Literal, NamedTuple
+
+import msgspec
+
+from atipkit import paths
+from atipkit._atomic import write_atomic
+from atipkit.infer.helptext import ParsedHelp
+from atipkit.infer.manpage import RENDER_TIMEOUT, ManPages, read_man_file
+from atipkit.model import Tool, dumps
+from atipkit.registry.local import LocalRegistry
+from atipkit.resolve import find_shim
+from atipkit.trust.digest import sha256_file
+
+DEFAULT_BUDGET = 300.0
+"""Seconds for a whole `atip scan --infer`, probe pass included (about a minute is needed
+for this machine's 1 100 executables the first time)."""
+TOOL_BUDGET = 5.0
+"""Seconds for inferring one tool from its help (its subcommands' help included)."""
+TOOL_DEPTH = 2
+"""Subcommands are read one level deep, as `atip gen` does by default."""
+MIN_START = 0.5
+"""A tool is not started with less than this left: it could not finish."""
+
+OutcomeKind = Literal["man-page", "help", "reused", "alias", "skipped", "failed", "left"]
+ShimSource = Literal["inferred", "shim"]
+
+
+class Outcome(msgspec.Struct, frozen=True, kw_only=True):
+    """What became of one executable: a shim from its page (`man-page`) or its help
+    (`help`); one there already (`reused`); the binary of an earlier name (`alias`);
+    denied without a page (`skipped`); `failed` with `error`; or `left` for the next run.
+    `source` is that of the shim that describes the binary now (`inferred`, or `shim`
+    for one someone wrote), None when none does."""
+
+    kind: OutcomeKind
+    hash: str | None = None
+    source: ShimSource | None = None
+    version: str | None = None
+    error: str | None = None
+
+
+class Target(NamedTuple):
+    """One executable to cover: its name on PATH, real path, hash (None if not yet
+    known), whether it is denied, and what an earlier run found for the same unchanged
+    binary (`inferred`, `failed` or `skipped`; None to look again)."""
+
+    name: str
+    path: str
+    hash: str | None
+    denied: bool
+    known: Outcome | None = None
+
+
+class Failure(msgspec.Struct, frozen=True):
+    name: str
+    path: str
+    error: str
+
+
+class InferenceReport(msgspec.Struct, kw_only=True):
+    """What the inference pass did, for the result of `atip scan --infer`."""
+
+    candidates: int = 0
+    """Executables nothing else describes: neither native metadata nor a shim."""
+    inferred: int = 0
+    """Shims inferred by this run ..."""
+    from_man_page: int = 0
+    """... of which from the man page alone: nothing was run ..."""
+    from_help: int = 0
+    """... and from the tool's help, run in the sandbox (no page, or too thin a one)."""
+    reused: int = 0
+    """Binaries inferred before (by an earlier run, `atip show --infer`): not again."""
+    aliases: list[str] = []
+    """Names whose binary is recorded under an earlier name on PATH."""
+    denied: list[str] = []
+    """Names on the deny list: never run (described from their man page when they have one)."""
+    skipped: list[str] = []
+    """Denied names with no man page: nothing describes them without running them."""
+    failed: list[Failure] = []
+    left: list[str] = []
+    """Not reached within the budget: the next run goes on with these."""
+    complete: bool = True
+    """Whether nothing was left for the next run."""
+    budget: float = DEFAULT_BUDGET
+    seconds: float = 0.0
+
+
+def enough(page: ParsedHelp) -> bool:
+    """Whether a man page alone describes a command well enough that the tool need not be
+    asked: it says what the command is (the NAME line) and what it takes (an option or a
+    subcommand). A page without options is often a stub ("see --help") or a page of a
+    command that takes none; then asking costs one sandboxed run and may find more."""
+    return bool(page.description) and bool(page.options or page.commands)
+
+
+def cover(
+    targets: Sequence[Target],
+    *,
+    registry: LocalRegistry,
+    deadline: float,
+    jobs: int = 8,
+    refresh: bool = False,
+    progress: Callable[[int, int], None] | None = None,
+    pages: ManPages | None = None,
+) -> tuple[dict[str, Outcome], InferenceReport]:
+    """Infer a shim for each target that needs one, until `deadline` (a `time.monotonic`
+    value); the outcome of each target by real path, and the report. With `refresh`,
+    inferred shims are inferred again (shims someone wrote are never replaced)."""
+    start = time.monotonic()
+    report = InferenceReport(candidates=len(targets))
+    outcomes: dict[str, Outcome] = {}
+    owners: dict[str, Target] = {}
+    aliases: list[tuple[Target, Target]] = []
+    work: list[Target] = []
+    for target in targets:
+        if target.denied:
+            report.denied.append(target.name)
+        known = target.known
+        hash_ = target.hash or (known.hash if known else None) or _hash(target.path)
+        if hash_ is None:
+            outcomes[target.path] = Outcome(kind="failed", error="the binary cannot be read")
+            continue
+        target = target._replace(hash=hash_)
+        if hash_ in owners:
+            aliases.append((target, owners[hash_]))
+            continue
+        owners[hash_] = target
+        if known is not None and not refresh and _still(known, registry):
+            outcomes[target.path] = known
+        else:
+            work.append(target)
+
+    if work:
+        runner = _Runner(registry, deadline, refresh, pages)
+        done = 0
+        lock = threading.Lock()
+
+        def one(target: Target) -> tuple[Target, Outcome]:
+            nonlocal done
+            outcome = runner.infer(target)
+            with lock:
+                done += 1
+                count = done
+            if progress:
+                progress(count, len(work))
+            return target, outcome
+
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            for target, outcome in pool.map(one, work):
+                outcomes[target.path] = outcome
+
+    for target, owner in aliases:
+        first = outcomes[owner.path]
+        outcomes[target.path] = Outcome(
+            kind="alias", hash=target.hash, source=first.source, version=first.version
+        )
+        report.aliases.append(target.name)
+
+    for target in targets:
+        outcome = outcomes[target.path]
+        if outcome.kind == "man-page":
+            report.from_man_page += 1
+        elif outcome.kind == "help":
+            report.from_help += 1
+        elif outcome.kind == "reused":
+            report.reused += 1
+        elif outcome.kind == "skipped":
+            report.skipped.append(target.name)
+        elif outcome.kind == "failed":
+            report.failed.append(Failure(target.name, target.path, outcome.error or "failed"))
+        elif outcome.kind == "left":
+            report.left.append(target.name)
+    report.inferred = report.from_man_page + report.from_help
+    report.complete = not report.left
+    report.seconds = time.monotonic() - start
+    return outcomes, report
+
+
+def _hash(path: str) -> str | None:
+    try:
+        return sha256_file(path)
+    except OSError:
+        return None
+
+
+def _still(known: Outcome, registry: LocalRegistry) -> bool:
+    """Whether what an earlier run found still holds: a shim it relied on is still there
+    (someone may have removed it to have it inferred again)."""
+    if known.kind in ("failed", "skipped"):
+        return True
+    return known.hash is not None and has_shim(registry, known.hash)
+
+
+def has_shim(registry: LocalRegistry, hash_: str) -> bool:
+    """Whether a shim file for `hash_` is where `find_shim` looks first: the registry's
+    own directory or a system one."""
+    name = registry.shim_path(hash_).name
+    roots = [registry.data_dir, *paths.system_dirs()]
+    return any((root / "shims" / "sha256" / name).is_file() for root in roots)
+
+
+class _Runner:
+    """The inference of one target at a time, from several threads."""
+
+    def __init__(
+        self, registry: LocalRegistry, deadline: float, refresh: bool, pages: ManPages | None
+    ) -> None:
+        self.registry = registry
+        self.deadline = deadline
+        self.refresh = refresh
+        self._pages = pages
+        self._lock = threading.Lock()
+
+    @property
+    def pages(self) -> ManPages:
+        with self._lock:  # listed once, by the first thread that needs them
+            if self._pages is None:
+                self._pages = ManPages()
+            return self._pages
+
+    def infer(self, target: Target) -> Outcome:
+        assert target.hash is not None
+        if self.deadline - time.monotonic() < MIN_START:
+            return Outcome(kind="left", hash=target.hash)
+        try:
+            return self._infer(target, target.hash)
+        except Exception as exc:  # one tool's trouble must not stop the sweep
+            return Outcome(kind="failed", hash=target.hash, error=f"{type(exc).__name__}: {exc}")
+
+    def _infer(self, target: Target, hash_: str) -> Outcome:
+        from atipkit.infer.generate import generate_shim, shim_from_page
+
+        existing = find_shim(self.registry, hash_, target.name)
+        if existing is not None:
+            source: ShimSource = "inferred" if _inferred(existing) else "shim"
+            if not (self.refresh and source == "inferred"):
+                return Outcome(kind="reused", hash=hash_, source=source, version=existing.version)
+        refused = _not_ours(self.registry.shim_path(hash_))
+        if refused:
+            return Outcome(kind="failed", hash=hash_, error=refused)
+        page_file = self.pages.find(target.name, os.path.basename(target.path))
+        left = self.deadline - time.monotonic()
+        page = (
+            read_man_file(page_file, target.name, timeout=min(RENDER_TIMEOUT, max(left, 1.0)))
+            if page_file
+            else None
+        )
+        if target.denied and page is None:
+            return Outcome(kind="skipped", hash=hash_)
+        if target.denied or (page is not None and enough(page.help)):
+            assert page is not None
+            tool = shim_from_page(
+                target.name, hash_, page.help, version=page.version, denied=target.denied
+            )
+            kind: OutcomeKind = "man-page"
+        else:
+            left = self.deadline - time.monotonic()
+            if left < MIN_START:
+                return Outcome(kind="left", hash=hash_)
+            tool = generate_shim(
+                target.path,
+                name=target.name,
+                depth=TOOL_DEPTH,
+                budget=min(TOOL_BUDGET, left),
+                man=False,
+                page=page.help if page else None,
+                help_word=False,
+            )
+            kind = "help"
+        return self._store(tool, kind)
+
+    def _store(self, tool: Tool, kind: OutcomeKind) -> Outcome:
+        """Validate the shim as `atip gen` does, then write it where `resolve_tool` looks:
+        nothing invalid is ever stored."""
+        from atipkit.validation import validate
+
+        assert tool.binary is not None
+        assert isinstance(tool.binary.hash, str)
+        text = dumps(tool)
+        checked = validate(text)
+        if not checked.ok:
+            first = checked.errors[0].format() if checked.errors else "invalid"
+            return Outcome(
+                kind="failed", hash=tool.binary.hash, error=f"inferred an invalid shim: {first}"
+            )
+        write_atomic(self.registry.shim_path(tool.binary.hash), text)
+        return Outcome(kind=kind, hash=tool.binary.hash, source="inferred", version=tool.version)
+
+
+def _not_ours(path: Path) -> str | None:
+    """Why the file at `path` must not be replaced, if it must not: a shim someone wrote
+    that does not validate (or names another binary) is theirs to fix. A shim that says
+    it was inferred may be replaced."""
+    if not path.is_file():
+        return None
+    try:
+        stated = json.loads(path.read_bytes()).get("trust", {}).get("source")
+    except (OSError, ValueError, AttributeError):
+        stated = None
+    if stated == "inferred":
+        return None
+    return f"{path} is not a valid shim for this binary; fix it or remove it"
+
+
+def _inferred(tool: Tool) -> bool:
+    return tool.trust is not None and tool.trust.source == "inferred"
