@@ -182,7 +182,7 @@ def scan(
     todo: list[Item] = []
     for name, real, st in candidates:
         seen = _cached(cache, name, real, st, now, refresh)
-        if seen is not None:
+        if seen is not None and seen.verdict != "skipped":  # skipped: denied then, not now
             verdicts[real] = seen
         else:
             todo.append((name, real, st))

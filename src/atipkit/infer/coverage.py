@@ -20,8 +20,9 @@ where `resolve_tool` finds it — once per binary hash.
   its effects. A denied command with no page is left undescribed (`skipped`).
 - **Resumable and bounded.** A binary whose hash already has a shim is not inferred
   again; what an earlier run could not do (`failed`, `skipped`) is remembered by the
-  scan cache until the binary changes. Work stops starting when the deadline passes: what
-  is left is reported (`left`) and done by the next run. At most `jobs` tools at once.
+  scan cache until the binary changes. Work stops starting when the deadline is near
+  (a tool's help is asked only while its whole `TOOL_BUDGET` fits): what is left is
+  reported (`left`) and done by the next run. At most `jobs` tools at once.
 - **One shim per binary hash.** A binary known by several names on PATH (hard links,
   copies, multi-call binaries) is inferred once, under its first name; the other names
   are reported as `aliases` and not recorded (decision 160).
@@ -53,11 +54,13 @@ DEFAULT_BUDGET = 300.0
 """Seconds for a whole `atip scan --infer`, probe pass included (about a minute is needed
 for this machine's 1 100 executables the first time)."""
 TOOL_BUDGET = 5.0
-"""Seconds for inferring one tool from its help (its subcommands' help included)."""
+"""Seconds for inferring one tool from its help (its subcommands' help included). A tool
+is asked only while this much of the overall budget is left, so a shim is never made from
+help cut short by the overall deadline: it would be kept, and never inferred again."""
 TOOL_DEPTH = 2
 """Subcommands are read one level deep, as `atip gen` does by default."""
 MIN_START = 0.5
-"""A tool is not started with less than this left: it could not finish."""
+"""A man page is not read with less than this left (rendering one takes about 20 ms)."""
 
 OutcomeKind = Literal["man-page", "help", "reused", "alias", "skipped", "failed", "left"]
 ShimSource = Literal["inferred", "shim"]
@@ -292,14 +295,13 @@ class _Runner:
             )
             kind: OutcomeKind = "man-page"
         else:
-            left = self.deadline - time.monotonic()
-            if left < MIN_START:
+            if self.deadline - time.monotonic() < TOOL_BUDGET:
                 return Outcome(kind="left", hash=hash_)
             tool = generate_shim(
                 target.path,
                 name=target.name,
                 depth=TOOL_DEPTH,
-                budget=min(TOOL_BUDGET, left),
+                budget=TOOL_BUDGET,
                 man=False,
                 page=page.help if page else None,
                 help_word=False,
