@@ -187,6 +187,31 @@ def test_a_page_without_options_is_not_enough_and_the_tool_is_asked(tmp_path, en
     assert out["result"]["inference"]["from_help"] == 1
 
 
+def test_a_page_whose_synopsis_has_a_subcommand_slot_it_does_not_fill_is_not_enough(tmp_path, env):
+    bin_dir = tmp_path / "bin"
+    help_text = (
+        "Usage: multi [OPTIONS] <command>\n\nDo many things.\n\n"
+        "Commands:\n  fetch    Fetch things\n  purge    Remove all things\n\n"
+        "Options:\n  -q, --quiet   Say less\n"
+    )
+    tool = logging_script(bin_dir, "multi", help_text)
+    page = PAGE.format(name="multi", upper="MULTI").replace(
+        "[\\fIOPTION\\fR]... \\fIFILE\\fR", "[\\fIOPTION\\fR]... \\fI<command>\\fR"
+    )
+    assert "<command>" in page
+    man_page(tmp_path, "multi", page)
+    code, _, _ = atip_scan(env, "--infer", "--path", str(bin_dir))
+    assert code == 0
+    assert "--help" in runs_of(bin_dir, "multi")
+    shim = shim_of(tool)
+    assert shim["_generation"]["method"] == "help-parsing+man"
+    assert sorted(shim["commands"]) == ["fetch", "purge"]
+    assert shim["commands"]["purge"]["effects"]["destructive"] is True
+    flags = [o["flags"] for o in shim["globalOptions"]]
+    assert ["-q", "--quiet"] in flags  # from the help
+    assert ["-v", "--verbose"] in flags  # from the page
+
+
 def test_the_resolved_tool_is_the_inferred_shim(tmp_path, env):
     from atipkit.resolve import resolve_tool
 

@@ -7,8 +7,9 @@ gets an inferred shim, stored content-addressed at the registry's `shim_path(has
 where `resolve_tool` finds it — once per binary hash.
 
 - **Man pages first, running nothing.** A page that says what the command is (its NAME
-  line) and what it takes (at least one option or subcommand) is enough: the shim is made
-  from it alone (`_generation.method: "man-page"`). Only without such a page is the tool
+  line) and what it takes (at least one option or subcommand, and the subcommands when
+  its synopsis has a place for one) is enough (`enough`): the shim is made from it alone
+  (`_generation.method: "man-page"`). Only without such a page is the tool
   asked (`generate_shim`, in the probe's sandbox: `--help`, `-h`, `--version`, never the
   word `help`, which many programs take for an operand), with what the page said merged
   in.
@@ -32,6 +33,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -126,12 +128,23 @@ class InferenceReport(msgspec.Struct, kw_only=True):
     seconds: float = 0.0
 
 
+_COMMAND_SLOT = re.compile(r"<command>|\b(?:COMMAND|command)\b|\{\s*[a-z][\w-]*[^{}|]*\|\s*[a-z]")
+"""A place for a subcommand in a synopsis: `git ... <command> [<args>]`, `perf ... COMMAND`,
+`apt-get ... {update | upgrade | ...}`."""
+
+
 def enough(page: ParsedHelp) -> bool:
     """Whether a man page alone describes a command well enough that the tool need not be
     asked: it says what the command is (the NAME line) and what it takes (an option or a
-    subcommand). A page without options is often a stub ("see --help") or a page of a
-    command that takes none; then asking costs one sandboxed run and may find more."""
-    return bool(page.description) and bool(page.options or page.commands)
+    subcommand), and if its synopsis has a place for a subcommand, it lists them. A page
+    without options is often a stub ("see --help") or that of a command that takes none;
+    a page of a command with subcommands seldom lists them in a form that can be read
+    (git's, apt-get's), where the help does. Either way, asking costs a sandboxed run and
+    may find more. (Programs that run a command — `env`, `timeout`, `xargs` — have such
+    a place too: they are asked, to no harm.)"""
+    if not page.description or not (page.options or page.commands):
+        return False
+    return bool(page.commands) or _COMMAND_SLOT.search(page.usage) is None
 
 
 def cover(
