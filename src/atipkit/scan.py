@@ -392,7 +392,7 @@ def _examine(
         registry.store_metadata(hash_, result.tool)
         verdict, version = "native", result.tool.version
     elif hash_ and (shim := find_shim(registry, hash_, name)) is not None:
-        inferred = shim.trust is not None and shim.trust.source == "inferred"
+        inferred = bool(shim.trust) and shim.trust.source == "inferred"
         verdict, version = ("inferred" if inferred else "shim"), shim.version
     return _Seen(
         size=st.st_size,

@@ -356,4 +356,4 @@ def _not_ours(path: Path) -> str | None:
 
 
 def _inferred(tool: Tool) -> bool:
-    return tool.trust is not None and tool.trust.source == "inferred"
+    return bool(tool.trust) and tool.trust.source == "inferred"
