@@ -386,6 +386,12 @@ def test_when_the_budget_runs_out_the_rest_is_left_for_the_next_run(tmp_path, en
     assert (code, inference["from_help"], inference["reused"], inference["left"]) == (0, 3, 2, [])
     assert inference["complete"] is True
     assert out["meta"]["warnings"] == []
+    # --refresh infers again; what it cannot redo in time stays described by its old shim
+    code, out, _ = atip_scan(env, "--infer", "--refresh", "--path", str(bin_dir), "--budget", "2")
+    inference = out["result"]["inference"]
+    assert (code, inference["from_man_page"], len(inference["left"])) == (0, 2, 3)
+    assert out["result"]["inferred"] == 5
+    assert len(LocalRegistry().read().tools) == 5
 
 
 def test_progress_is_shown_on_a_terminal_only(tmp_path, env):

@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Literal, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 import msgspec
 
@@ -273,22 +273,28 @@ class _Runner:
             return self._pages
 
     def infer(self, target: Target) -> Outcome:
-        assert target.hash is not None
-        if self.deadline - time.monotonic() < MIN_START:
-            return Outcome(kind="left", hash=target.hash)
-        try:
-            return self._infer(target, target.hash)
-        except Exception as exc:  # one tool's trouble must not stop the sweep
-            return Outcome(kind="failed", hash=target.hash, error=f"{type(exc).__name__}: {exc}")
-
-    def _infer(self, target: Target, hash_: str) -> Outcome:
-        from atipkit.infer.generate import generate_shim, shim_from_page
-
+        """The target's outcome. With `refresh`, a binary inferred before stays described
+        by its old shim when it is not inferred again (left, failed): `source` says so."""
+        hash_ = target.hash
+        assert hash_ is not None
         existing = find_shim(self.registry, hash_, target.name)
+        kept: dict[str, Any] = {}
         if existing is not None:
             source: ShimSource = "inferred" if _inferred(existing) else "shim"
             if not (self.refresh and source == "inferred"):
                 return Outcome(kind="reused", hash=hash_, source=source, version=existing.version)
+            kept = {"source": source, "version": existing.version}
+        if self.deadline - time.monotonic() < MIN_START:
+            return Outcome(kind="left", hash=hash_, **kept)
+        try:
+            return self._infer(target, hash_, kept)
+        except Exception as exc:  # one tool's trouble must not stop the sweep
+            error = f"{type(exc).__name__}: {exc}"
+            return Outcome(kind="failed", hash=hash_, error=error, **kept)
+
+    def _infer(self, target: Target, hash_: str, kept: dict[str, Any]) -> Outcome:
+        from atipkit.infer.generate import generate_shim, shim_from_page
+
         refused = _not_ours(self.registry.shim_path(hash_))
         if refused:
             return Outcome(kind="failed", hash=hash_, error=refused)
@@ -300,7 +306,7 @@ class _Runner:
             else None
         )
         if target.denied and page is None:
-            return Outcome(kind="skipped", hash=hash_)
+            return Outcome(kind="skipped", hash=hash_, **kept)
         if target.denied or (page is not None and enough(page.help)):
             assert page is not None
             tool = shim_from_page(
@@ -309,7 +315,7 @@ class _Runner:
             kind: OutcomeKind = "man-page"
         else:
             if self.deadline - time.monotonic() < TOOL_BUDGET:
-                return Outcome(kind="left", hash=hash_)
+                return Outcome(kind="left", hash=hash_, **kept)
             tool = generate_shim(
                 target.path,
                 name=target.name,
