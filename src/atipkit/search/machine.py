@@ -84,7 +84,7 @@ def machine_index(
         {name: _fingerprint(files, name, entries[name]) for name in entries}
     )
     layers = _jsonable(_layers(registry))
-    state = [_FORMAT, fingerprints, layers]
+    state = [_FORMAT, fingerprints, layers, _jsonable([file_state(d) for d in files.missing])]
     saved = _load(directory, state)
     if saved is None:
         directory.mkdir(parents=True, exist_ok=True)
@@ -185,7 +185,12 @@ class _Files:
     """Where the files of each tool are: the registry's own paths for a sample hash and
     name, kept as templates, so a fingerprint costs string replacements and stats, not
     the pathlib objects that would cost more than the rest of a search over a thousand
-    tools."""
+    tools.
+
+    A template whose directory does not exist (the system's shim directories, the
+    overrides of a user who has none) is not stat'ed for every tool: the directory's own
+    state is part of the index's state instead (`missing`), and its appearance brings
+    the index up to date like any change."""
 
     _HEX = "0" * 64
     _NAME = "\0"
@@ -193,13 +198,25 @@ class _Files:
     def __init__(self, registry: LocalRegistry) -> None:
         sample = f"sha256:{self._HEX}"
         by_hash, by_name = shim_paths(registry, sample, self._NAME)
+        self.missing: list[str] = []
         self.metadata = str(registry.metadata_path(sample))
-        self.shims = [str(path) for path in by_hash + by_name]
+        self.shims = self._present([str(path) for path in by_hash + by_name])
         self.remote = [
             str(paths.cache_dir() / layout.shim_path(sample)),
             str(paths.config_dir() / "registries.json"),
         ]
-        self.override = str(registry.override_path(sample))
+        self.override = self._present([str(registry.override_path(sample))])
+
+    def _present(self, templates: list[str]) -> list[str]:
+        kept = []
+        for template in templates:
+            directory = os.path.dirname(template)
+            if self._NAME not in directory and not os.path.isdir(directory):
+                if directory not in self.missing:
+                    self.missing.append(directory)
+                continue
+            kept.append(template)
+        return kept
 
     def of(self, name: str, entry: Entry) -> list[str]:
         """The files `load_recorded` may read for `entry`."""
@@ -212,7 +229,7 @@ class _Files:
         templates = [self.metadata] if entry.source == "native" else list(self.shims)
         if entry.shim_registry:  # the cached copy, read while its registry is trusted
             templates += self.remote
-        templates.append(self.override)
+        templates += self.override
         return [t.replace(self._HEX, hex_digits).replace(self._NAME, name) for t in templates]
 
 
