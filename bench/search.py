@@ -1,6 +1,6 @@
 """Search quality, context savings and search speed (issue 11).
 
-    python bench/search.py [--home DIR] [--budget-share 0.1] [--runs N] [--json]
+    python bench/search.py [--home DIR] [--budget-share 0.1] [--runs N] [--rerank] [--json]
 
 1. The index of this machine: every executable on PATH recorded by `atip scan --infer`
    (native metadata, shims, inferred metadata) into a registry of the bench's own,
@@ -20,6 +20,11 @@
    (median over the queries), the machine index's own up-to-date check plus load plus
    query, and the whole `atip search` process next to `atip --version`, the floor of any
    atip command.
+5. With `--rerank` (the `rerank` extra): the same queries over the same index ranked with
+   the semantic re-ranker (`CommandIndex.search(rerank=True)`), side by side with BM25
+   alone, and its costs: loading the model, embedding every command once (the vectors
+   are kept under `--home`, so later runs reuse them), a re-ranked query in a warm
+   process, and the whole `atip search --rerank` process on the machine index.
 """
 
 from __future__ import annotations
@@ -50,6 +55,7 @@ def main() -> None:
     parser.add_argument("--home", type=Path, default=Path.home() / ".cache/atipkit-bench/search")
     parser.add_argument("--budget-share", type=float, default=0.1)
     parser.add_argument("--runs", type=int, default=11)
+    parser.add_argument("--rerank", action="store_true", help="also measure the re-ranker")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     env = _bench_env(args.home)
@@ -77,6 +83,7 @@ def main() -> None:
     quality = _quality(index, {t.name for t in tools}, queries, aliases)
     tokens = _tokens(fixtures, queries, args.budget_share)
     speed = _speed(index, tools, queries, env, args.runs)
+    rerank = _rerank(index, tools, queries, aliases, env, args) if args.rerank else None
     figures = {
         "machine": {"cpu": cpu(), "cores": cores(), "python": sys.version.split()[0]},
         "index": {"tools": len(tools), "commands": len(index), "scan seconds": scan_seconds},
@@ -84,6 +91,8 @@ def main() -> None:
         "tokens": tokens,
         "speed": speed,
     }
+    if rerank is not None:
+        figures["rerank"] = rerank
     if args.json:
         print(json.dumps(figures, indent=2))
     else:
@@ -141,7 +150,11 @@ def _right(hit: Any, expected: list[dict[str, str]], aliases: dict[str, str] | N
 
 
 def _quality(
-    index: Any, present: set[str], queries: list[dict[str, Any]], aliases: dict[str, str]
+    index: Any,
+    present: set[str],
+    queries: list[dict[str, Any]],
+    aliases: dict[str, str],
+    rerank: bool = False,
 ) -> dict[str, Any]:
     ranks: list[int | None] = []
     skipped, misses = 0, []
@@ -150,7 +163,7 @@ def _quality(
         if not expected:
             skipped += 1
             continue
-        hits = index.search(item["query"], 10)
+        hits = index.search(item["query"], 10, rerank=rerank)
         rank = next((i + 1 for i, h in enumerate(hits) if _right(h, expected, aliases)), None)
         ranks.append(rank)
         if rank is None or rank > 5:
@@ -248,6 +261,41 @@ def _speed(
     }
 
 
+def _rerank(
+    index: Any,
+    tools: list[Any],
+    queries: list[dict[str, Any]],
+    aliases: dict[str, str],
+    env: dict[str, str],
+    args: argparse.Namespace,
+) -> dict[str, Any]:
+    """The re-ranker's recall next to BM25's over the same index, and what it costs."""
+    from atipkit.search import embed, rerank
+
+    start = time.perf_counter()
+    embed.Encoder()  # the model as a new process loads it (digests remembered)
+    load = time.perf_counter() - start
+    index.save(args.home / "rerank")  # its vectors are kept there, between runs
+    state = rerank.semantic(index)
+    present = {t.name for t in tools}
+    quality = _quality(index, present, queries, aliases, rerank=True)
+    texts = [q["query"] for q in queries]
+    query = statistics.median(_ms(lambda t=t: index.search(t, 10, rerank=True)) for t in texts)
+    cli = [sys.executable, "-m", "atipkit", "search", texts[0], "--json", "--rerank"]
+    _run(cli, env)  # embeds the machine index's commands once
+    process = statistics.median(_ms(lambda: _run(cli, env)) for _ in range(args.runs))
+    return {
+        "model": embed.MODEL,
+        "depth": rerank.DEPTH,
+        "quality": quality,
+        "model load (ms)": round(load * 1000, 1),
+        "commands embedded": state.embedded,
+        "embedding seconds": round(state.seconds, 1) if state.embedded else None,
+        "query (ms)": round(query, 2),
+        "atip search --rerank process (ms)": round(process, 1),
+    }
+
+
 def _ms(fn: Any) -> float:
     start = time.perf_counter()
     fn()
@@ -281,6 +329,20 @@ def _print(figures: dict[str, Any]) -> None:
     speed = figures["speed"]
     for key, value in speed.items():
         print(f"  {key}: {value}")
+    rerank = figures.get("rerank")
+    if rerank is not None:
+        quality = rerank["quality"]
+        print(
+            f"re-ranked ({rerank['model']}, depth {rerank['depth']}): "
+            f"recall@1 {quality['recall@1']}, recall@5 {quality['recall@5']}, "
+            f"MRR {quality['mrr']} (BM25 alone: {figures['quality']['recall@1']}, "
+            f"{figures['quality']['recall@5']}, {figures['quality']['mrr']})"
+        )
+        for miss in quality["misses@5"]:
+            print(f"  miss: {miss['query']!r} -> {', '.join(miss['top'])}")
+        for key, value in rerank.items():
+            if key not in ("quality", "model", "depth"):
+                print(f"  {key}: {value}")
 
 
 if __name__ == "__main__":

@@ -11,6 +11,7 @@ from atipkit.cli._errors import missing_extra
 from atipkit.cli._resolve import bad_registry
 
 INSTALL = "pip install 'atipkit[search]'"
+INSTALL_RERANK = "pip install 'atipkit[rerank]'"
 
 
 def _search_text(result: dict[str, Any]) -> str:
@@ -26,6 +27,10 @@ def search(
     ctx: Context,
     query: Annotated[str, Argument(help="What you want to do, in your own words.")],
     limit: Annotated[int, Option(help="At most this many hits.", min=1, max=1000)] = 10,
+    rerank: Annotated[
+        bool,
+        Option(help="Also rank by meaning, with a small sentence encoder (extra: rerank)."),
+    ] = False,
 ) -> dict[str, Any]:
     """Find the commands of this machine's tools that fit a task.
 
@@ -36,6 +41,13 @@ def search(
     `atip compile` —, `score`, `description`) and `index` (tools and commands indexed,
     whether it was brought up to date, entries left out and why). The index lives in the
     cache directory and follows the registry by itself.
+
+    `--rerank` also ranks by meaning: BM25's best candidates and the commands nearest the
+    query in a sentence encoder's space (all-MiniLM-L6-v2, shipped inside a PyPI package,
+    run on the CPU), scored together, so a command can be found that shares no word with
+    the query. It needs the `rerank` extra (exit 40 without it). Each command is embedded
+    once and kept beside the index; the result then has `rerank` (the model, the commands
+    embedded by this search, seconds).
     """
     import msgspec
 
@@ -48,11 +60,14 @@ def search(
             details={"param": "query"},
             suggestion="Say what you want to do: atip search 'list open pull requests'",
         )
+    semantic = None
     try:
         from atipkit.search.machine import machine_index
 
         index, report = machine_index()
-        hits = index.search(query, limit)  # a loaded index imports PyStemmer only here
+        if rerank:
+            semantic = _semantic(index)
+        hits = index.search(query, limit, rerank=rerank)  # PyStemmer is imported here
     except ImportError as exc:
         package = {"Stemmer": "PyStemmer"}.get(exc.name or "", exc.name or "bm25s")
         raise missing_extra(f"atip search needs {package}", INSTALL) from None
@@ -67,8 +82,29 @@ def search(
         ctx.info(f"left out: {line}")
     if not report.commands:
         ctx.warn("the index is empty: record tools first (atip scan, or atip scan --infer)")
-    return {
+    if semantic is not None and semantic["embedded"]:
+        ctx.info(
+            f"embedded {semantic['embedded']} commands for re-ranking "
+            f"in {semantic['seconds']:.1f} s"
+        )
+    result = {
         "query": query,
         "hits": msgspec.to_builtins(hits),
         "index": msgspec.to_builtins(report),
     }
+    if semantic is not None:
+        result["rerank"] = semantic
+    return result
+
+
+def _semantic(index: Any) -> dict[str, Any]:
+    """The command vectors brought up to date (the rerank extra, or exit 40)."""
+    from atipkit.search import embed
+
+    try:
+        from atipkit.search.rerank import semantic
+
+        state = semantic(index)
+    except embed.ModelMissing as exc:
+        raise missing_extra(f"atip search --rerank: {exc}", INSTALL_RERANK) from None
+    return {"model": embed.MODEL, "embedded": state.embedded, "seconds": round(state.seconds, 3)}

@@ -32,6 +32,7 @@ class CommandDoc(msgspec.Struct, frozen=True, array_like=True):
     path: CommandPath
     description: str
     terms: list[str]
+    tool_description: str = ""  # what the re-ranker reads a command's description with
 
     @property
     def command(self) -> str:
@@ -53,7 +54,7 @@ def command_documents(tool: Tool) -> list[CommandDoc]:
         bag += tool_terms * OTHER_WEIGHT
         bag += terms(_parameter_text(command)) * OTHER_WEIGHT
         bag += terms(" ".join(command.examples)) * OTHER_WEIGHT
-        out.append(CommandDoc(tool.name, path, command.description, bag))
+        out.append(CommandDoc(tool.name, path, command.description, bag, tool.description))
     return out
 
 

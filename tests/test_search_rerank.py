@@ -1,0 +1,342 @@
+"""`atipkit.search.rerank` and `atip search --rerank`: the semantic re-ranker, with the
+real model (all-MiniLM-L6-v2 from the package the `rerank` extra installs; the test extra
+installs it too) and real vectors.
+
+The encoder is checked against vectors sentence-transformers itself computed for the
+same model (tests/fixtures/rerank/minilm_reference.json, computed once with PyTorch,
+which the tests do not need). Where the model is needed and the extra is not installed,
+a test is skipped and says so; the tests of what happens without it always run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import atipkit
+from atipkit.scan import scan
+from atipkit.search import CommandIndex, embed, rerank
+from atipkit.search.documents import command_documents
+from atipkit.search.machine import index_dir, machine_index
+from atipkit.search.terms import terms
+from tests.helpers import atip, envelope_of, minimal
+from tests.test_discovery import tool_script
+
+ATIP = [sys.executable, "-m", "atipkit.cli"]
+REFERENCE = Path(__file__).parent / "fixtures" / "rerank" / "minilm_reference.json"
+
+
+def _missing() -> str | None:
+    try:
+        import numpy  # noqa: F401
+        import safetensors  # noqa: F401
+        import tokenizers  # noqa: F401
+
+        embed.model_files()
+    except ImportError as exc:
+        return f"the rerank extra is not installed ({exc}): pip install 'atipkit[rerank]'"
+    return None
+
+
+needs_model = pytest.mark.skipif(_missing() is not None, reason=_missing() or "")
+
+
+def names(hits: list[Any]) -> list[str]:
+    return [hit.name for hit in hits]
+
+
+# -- the encoder ---------------------------------------------------------------------------
+
+
+@needs_model
+def test_the_encoder_gives_the_vectors_sentence_transformers_gives():
+    import numpy as np
+
+    reference = json.loads(REFERENCE.read_text())
+    assert reference["weights_sha256"] == embed.WEIGHTS_SHA256
+    expected = np.array(reference["vectors"], dtype=np.float32)
+    together = rerank.encoder().encode(reference["texts"])  # padded to the longest
+    alone = np.stack([rerank.encoder().encode([text])[0] for text in reference["texts"]])
+    assert together.shape == (len(reference["texts"]), embed.DIMENSIONS)
+    assert np.abs(together - expected).max() < 1e-5
+    assert np.abs(alone - expected).max() < 1e-5
+    assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
+    assert rerank.encoder().encode([]).shape == (0, embed.DIMENSIONS)
+
+
+@needs_model
+def test_the_model_files_are_the_published_ones_and_checked_once(tmp_path, monkeypatch):
+    # a package carrying other bytes under the model's file names is refused
+    fake = tmp_path / "site" / "fake_carrier" / "model"
+    fake.mkdir(parents=True)
+    (fake.parent / "__init__.py").write_text("raise SystemExit('never imported')\n")
+    (fake / "model.safetensors").write_bytes(b"not the weights")
+    (fake / "tokenizer.json").write_text("{}")
+    monkeypatch.syspath_prepend(str(tmp_path / "site"))
+    monkeypatch.setattr(
+        embed, "CARRIERS", (("fake-carrier", "fake_carrier", "model"), *embed.CARRIERS)
+    )
+    assert embed.model_files()[0] == fake / "model.safetensors"
+    with pytest.raises(embed.ModelMissing, match="sha256"):
+        embed.Encoder()
+    assert "fake_carrier" not in sys.modules  # found by its files, never run
+
+    # the real files: hashed once, then known by their state
+    monkeypatch.setattr(embed, "CARRIERS", embed.CARRIERS[1:])
+    verified = tmp_path / "model.json"
+    embed.Encoder(verified=verified)
+    assert len(json.loads(verified.read_text())) == 2
+    monkeypatch.setattr(embed, "_sha256", lambda path: pytest.fail(f"{path} hashed again"))
+    embed.Encoder(verified=verified)
+
+
+# -- ranking -------------------------------------------------------------------------------
+
+#: Commands as a machine describes them: the NAME lines of their man pages.
+SHELF = {
+    "cp": "copy files and directories",
+    "mv": "move (rename) files",
+    "rm": "remove files or directories",
+    "mkdir": "make directories",
+    "df": "report file system space usage",
+    "du": "estimate file space usage",
+    "kill": "send a signal to a process",
+    "ps": "report a snapshot of the current processes",
+    "sleep": "delay for a specified amount of time",
+    "timeout": "run a command with a time limit",
+    "gzip": "compress or expand files",
+    "tar": "an archiving utility",
+    "sort": "sort lines of text files",
+    "whoami": "print effective user name",
+    "ssh": "OpenSSH remote login client",
+    "curl": "transfer a URL",
+}
+
+
+def shelf() -> list[atipkit.Tool]:
+    return [
+        atipkit.from_dict(
+            minimal(name=name, description=text, commands={"": {"description": text}})
+        )
+        for name, text in SHELF.items()
+    ]
+
+
+@needs_model
+@pytest.mark.parametrize(
+    ("query", "wanted"),
+    [
+        ("how much room is left on my disks", "df"),
+        ("give up after thirty seconds", "timeout"),
+        ("log into a server", "ssh"),
+        ("fetch a web page", "curl"),
+        ("duplicate a folder", "cp"),
+    ],
+)
+def test_a_task_in_other_words_is_found_first_with_rerank_and_not_without(query, wanted):
+    tools = shelf()
+    [document] = [d for t in tools for d in command_documents(t) if d.tool == wanted]
+    assert not set(terms(query)) & set(document.terms)  # not one word in common
+    index = CommandIndex.from_tools(tools)
+    assert wanted not in names(index.search(query, 10))
+    hits = index.search(query, 3, rerank=True)
+    assert names(hits)[0] == wanted
+    assert hits[0].description == SHELF[wanted]
+    assert hits[0].score >= hits[1].score >= hits[2].score
+
+
+@needs_model
+def test_rerank_keeps_what_bm25_finds_and_its_shape():
+    index = CommandIndex.from_tools(shelf())
+    hits = index.search("compress or expand files", 5, rerank=True)
+    assert names(hits)[0] == "gzip"  # the exact words and the meaning agree
+    assert len(hits) == 5
+    assert all(0 <= hit.score <= 2 for hit in hits)
+    assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
+    every = index.search("compress or expand files", 100, rerank=True)
+    assert sorted(names(every)) == sorted(SHELF)  # each command once
+    assert index.search("compress", 0, rerank=True) == []
+    assert CommandIndex.from_tools([]).search("anything", 5, rerank=True) == []
+    # a query of stop words only: BM25 has nothing, the meaning still ranks
+    assert len(index.search("the", 3, rerank=True)) == 3
+
+
+@needs_model
+def test_a_subcommand_is_read_with_its_tool():
+    kubectl = atipkit.from_dict(
+        minimal(
+            name="kubectl",
+            description="kubectl controls the Kubernetes cluster manager",
+            commands={"exec": {"description": "Execute a command in a container"}},
+        )
+    )
+    [entry] = CommandIndex.from_tools([kubectl]).commands()
+    assert rerank.command_text(entry) == (
+        "kubectl exec: Execute a command in a container "
+        "(kubectl: kubectl controls the Kubernetes cluster manager)"
+    )
+    [root] = CommandIndex.from_tools(shelf()[:1]).commands()
+    assert rerank.command_text(root) == "cp: copy files and directories"
+
+
+# -- the vectors beside the machine index --------------------------------------------------
+
+
+@pytest.fixture
+def machine(tmp_path, isolated_home) -> Path:
+    bin_dir = tmp_path / "bin"
+    for name, text in (("alpha", "Feed the zebra"), ("beta", "Ride the horse")):
+        tool_script(bin_dir, name, minimal(name=name, commands={"go": {"description": text}}))
+    scan([str(bin_dir)])
+    return bin_dir
+
+
+@needs_model
+def test_each_command_is_embedded_once_and_kept_beside_the_index(machine):
+    index, _ = machine_index()
+    state = rerank.semantic(index)
+    assert state.embedded == 2
+    assert (index_dir() / "vectors.msgpack").is_file()
+    before = rerank.encoder().encoded
+    again, report = machine_index()  # a new search: the index and the vectors are read back
+    assert report.updated is False
+    assert again is not index
+    hits = again.search("look after an animal", 2, rerank=True)
+    assert names(hits)[0] == "alpha_go"
+    assert rerank.semantic(again).embedded == 0
+    assert rerank.encoder().encoded == before + 1  # the query, and nothing else
+
+    tool_script(machine, "gamma", minimal(name="gamma", commands={"go": {"description": "x"}}))
+    scan([str(machine)])
+    updated, report = machine_index()
+    assert report.updated
+    assert rerank.semantic(updated).embedded == 1  # only the new command
+
+    (index_dir() / "vectors.msgpack").write_bytes(b"\x93damaged")
+    fresh, _ = machine_index()
+    assert rerank.semantic(fresh).embedded == 3  # a damaged cache is embedded again
+
+
+def _env(tmp_path: Path) -> dict[str, str]:
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path / "home"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "ATIP_CACHE_DIR": str(tmp_path / "cache"),
+        "PYTHONPATH": os.pathsep.join(sys.path),
+    }
+    for name in ("ATIP_REGISTRIES", "ATIP_OFFLINE", "ATIP_REFRESH", "XDG_CACHE_HOME"):
+        env.pop(name, None)
+    return env
+
+
+def _atip(env: dict[str, str], *args: str) -> tuple[int, dict[str, Any], str]:
+    done = subprocess.run(
+        [*ATIP, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return done.returncode, json.loads(done.stdout), done.stderr
+
+
+@needs_model
+def test_atip_search_rerank_as_processes(tmp_path):
+    env = _env(tmp_path)
+    bin_dir = tmp_path / "bin"
+    for name, text in (("alpha", "Feed the zebra"), ("beta", "Ride the horse")):
+        tool_script(bin_dir, name, minimal(name=name, commands={"go": {"description": text}}))
+    code, _, _ = _atip(env, "scan", "--path", str(bin_dir))
+    assert code == 0
+
+    code, out, _ = _atip(env, "search", "look after an animal", "--rerank", "--json")
+    assert code == 0, out
+    result = out["result"]
+    assert set(result) == {"query", "hits", "index", "rerank"}
+    assert result["rerank"]["model"] == embed.MODEL
+    assert result["rerank"]["embedded"] == 2
+    assert [h["name"] for h in result["hits"]] == ["alpha_go", "beta_go"]
+    code, out, _ = _atip(env, "search", "look after an animal", "--rerank", "--json")
+    assert (code, out["result"]["rerank"]["embedded"]) == (0, 0)  # read back, none embedded
+    code, out, _ = _atip(env, "search", "look after an animal", "--json")
+    assert "rerank" not in out["result"]
+    assert out["result"]["hits"] == []  # BM25 alone: no word in common
+
+    done = subprocess.run(
+        [*ATIP, "search", "look after an animal", "--rerank", "--text"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.stdout.split()[1] == "alpha_go"  # the text form: score, name, description
+
+
+# -- without the extra ---------------------------------------------------------------------
+
+
+def test_without_the_rerank_extra_atip_search_rerank_says_what_to_install(machine, monkeypatch):
+    rerank.encoder.cache_clear()
+    monkeypatch.setitem(sys.modules, "tokenizers", None)  # `import tokenizers` fails
+    result = atip("search", "zebra", "--rerank")
+    out = envelope_of(result)
+    assert (result.exit_code, out["error"]["code"]) == (40, "E4010")
+    assert out["error"]["message"].startswith("atip search --rerank: ")
+    assert "atipkit[rerank]" in out["error"]["suggestion"]["fix"]
+    assert atip("search", "zebra").exit_code == 0  # BM25 alone needs none of it
+    with pytest.raises(ImportError):
+        CommandIndex.from_tools(shelf()).search("zebra", 3, rerank=True)
+
+    monkeypatch.delitem(sys.modules, "tokenizers")
+    monkeypatch.setattr(embed, "CARRIERS", (("no-such-carrier", "atipkit_no_such_carrier", "m"),))
+    rerank.encoder.cache_clear()
+    result = atip("search", "zebra", "--rerank")
+    out = envelope_of(result)
+    assert (result.exit_code, out["error"]["code"]) == (40, "E4010")
+    if _missing() is None:  # with the packages there, the model is what is missing
+        assert "no-such-carrier" in out["error"]["message"]
+    rerank.encoder.cache_clear()
+
+
+WATCHED = ("numpy", "tokenizers", "safetensors", "atipkit.search.embed", "atipkit.search.rerank")
+
+
+def test_import_atipkit_and_plain_search_load_no_model(machine, tmp_path):
+    loaded = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys, atipkit, atipkit.search, atipkit.search.index, atipkit.search.machine;"
+            f" print([m for m in {WATCHED!r} if m in sys.modules])",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert loaded.stdout.strip() == "[]"
+
+    machine_index()  # built: a search loads it
+    watch = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print('LOADED', [m for m in"
+        f" {WATCHED!r} if m in sys.modules], file=sys.stderr))\n"
+        "from atipkit.cli import main\n"
+        "main(sys.argv[1:])\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", watch, "search", "zebra", "--json"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout
+    assert "LOADED []" in done.stderr
