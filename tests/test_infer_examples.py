@@ -100,3 +100,71 @@ def test_an_inferred_shim_carries_the_examples_and_they_read_back_as_calls(tmp_p
     # a shell comment is not an argument: the example is the call `kubectl get pods`
     target = flat.binding.targets[""]
     assert example_call(shim, target, get.examples[0]) is not None
+
+
+PAGER_PAGE = r""".TH PAGER 1 "2026" "pager 1.0" "User Commands"
+.SH NAME
+pager \- show a file one screen at a time
+.SH SYNOPSIS
+.B pager
+[\fB\-N\fR] \fIfile\fR
+.SH OPTIONS
+.TP
+.B \-N
+Number every line of the file as it is shown on the screen.
+.SH COMMANDS
+.TP
+.B z
+Like SPACE, but if N is specified, it becomes the new window size, which is remembered
+for every later screenful of the file and every extraordinarily long subsequent line.
+.TP
+.B q
+Quit.
+.SH DESCRIPTION
+Pager shows a file. Justified prose with long words such as incomprehensibilities and
+characteristically unhyphenated constructions must never become commands of its own.
+"""
+
+TOOL_PAGE = r""".TH TOOL 1 "2026" "tool 2.0" "User Commands"
+.SH NAME
+tool \- do things to widgets
+.SH SYNOPSIS
+.B tool
+[\fB\-v\fR] \fIcommand\fR [\fIargs\fR]
+.SH COMMANDS
+.TP 10
+.B add
+Add a widget.
+.TP 10
+.B remove
+Remove a widget.
+.SH OPTIONS
+.TP
+.B \-v
+Say more.
+"""
+
+
+def _page(tmp_path: Path, name: str, source: str):
+    from atipkit.infer.manpage import read_man_file
+
+    path = tmp_path / f"{name}.1"
+    path.write_text(source)
+    page = read_man_file(path, name)
+    assert page is not None
+    return page.help
+
+
+def test_a_man_pages_commands_count_only_where_its_synopsis_takes_one(tmp_path: Path):
+    pager = _page(tmp_path, "pager", PAGER_PAGE)  # interactive keys, not subcommands
+    assert pager.commands == []
+    assert [o.flags for o in pager.options] == [["-N"]]
+    tool = _page(tmp_path, "tool", TOOL_PAGE)
+    assert [c.name for c in tool.commands] == ["add", "remove"]
+
+
+def test_justified_or_hyphenated_prose_is_never_read_as_a_listing(tmp_path: Path):
+    source = PAGER_PAGE.replace("[\\fB\\-N\\fR] \\fIfile\\fR", "\\fIcommand\\fR")
+    pager = _page(tmp_path, "pager", source)  # now it takes a command: the listing counts
+    names = {c.name for c in pager.commands}
+    assert names <= {"z", "q"}, names  # no word of the prose, no tail of a broken word

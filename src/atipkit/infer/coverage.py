@@ -33,7 +33,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -46,7 +45,7 @@ import msgspec
 from atipkit import paths
 from atipkit._atomic import write_atomic
 from atipkit.infer.helptext import ParsedHelp
-from atipkit.infer.manpage import RENDER_TIMEOUT, ManPages, read_man_file
+from atipkit.infer.manpage import COMMAND_SLOT, RENDER_TIMEOUT, ManPages, read_man_file
 from atipkit.model import Tool, dumps
 from atipkit.registry.local import LocalRegistry
 from atipkit.resolve import find_shim
@@ -128,11 +127,6 @@ class InferenceReport(msgspec.Struct, kw_only=True):
     seconds: float = 0.0
 
 
-_COMMAND_SLOT = re.compile(r"<command>|\b(?:COMMAND|command)\b|\{\s*[a-z][\w-]*[^{}|]*\|\s*[a-z]")
-"""A place for a subcommand in a synopsis: `git ... <command> [<args>]`, `perf ... COMMAND`,
-`apt-get ... {update | upgrade | ...}`."""
-
-
 def enough(page: ParsedHelp) -> bool:
     """Whether a man page alone describes a command well enough that the tool need not be
     asked: it says what the command is (the NAME line) and what it takes (an option or a
@@ -144,7 +138,7 @@ def enough(page: ParsedHelp) -> bool:
     a place too: they are asked, to no harm.)"""
     if not page.description or not (page.options or page.commands):
         return False
-    return bool(page.commands) or _COMMAND_SLOT.search(page.usage) is None
+    return bool(page.commands) or COMMAND_SLOT.search(page.usage) is None
 
 
 def cover(

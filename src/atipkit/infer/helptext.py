@@ -171,7 +171,7 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
             continue
         if "command" in section and indent > 0:
             match = _COMMAND_LINE.match(line)
-            if match:
+            if match and not match.group("names").endswith("."):  # a sentence's end
                 names = [n.strip().rstrip(":") for n in match.group("names").split(",")]
                 help_.commands.append(
                     ParsedCommand(

@@ -70,6 +70,12 @@ def read_man_page(name: str, run: Runner, *, file: str | None = None) -> ParsedH
     return parse_man_text(text, name)
 
 
+_TITLE = re.compile(r"^\.(?:TH|Dt)\b.*$", re.MULTILINE)
+COMMAND_SLOT = re.compile(r"<command>|\b(?:COMMAND|command)\b|\{\s*[a-z][\w-]*[^{}|]*\|\s*[a-z]")
+"""A place for a subcommand in a synopsis: `git ... <command> [<args>]`, `perf ... COMMAND`,
+`apt-get ... {update | upgrade | ...}`."""
+
+
 def parse_man_text(text: str, name: str) -> ParsedHelp | None:
     """A rendered page read like help text: its options, its SYNOPSIS as the usage line
     (positional arguments), and its NAME line as the description — the page's own
@@ -78,6 +84,10 @@ def parse_man_text(text: str, name: str) -> ParsedHelp | None:
     if not text.strip():
         return None
     parsed = parse_help(_SYNOPSIS.sub("Usage:", _unbullet(text), count=1), name)
+    if not COMMAND_SLOT.search(parsed.usage):
+        # A COMMANDS section of a program that takes no subcommand describes something
+        # else: the keys of an interactive program (less, ftp), a shell's builtins.
+        parsed.commands = []
     line = _NAME_LINE.search(text)
     parsed.description = line.group(1).strip() if line else ""
     return parsed
@@ -288,10 +298,16 @@ def render(source: str, *, timeout: float = RENDER_TIMEOUT) -> str:
     groff = shutil.which("groff")
     if groff is None:
         return ""
+    # Left-adjusted, not justified: justification pads prose with runs of spaces, and
+    # two spaces after a line's first word is how a listing separates a name from its
+    # description ("gpg  may  be  run" would read as a command `gpg`).
+    source = _TITLE.sub(lambda m: f"{m.group(0)}\n.ad l", source, count=1)
     try:
         captured = run_sandboxed(
             groff,
-            ["-mandoc", "-Tutf8", "-k", "-t", "-P-cbou"],
+            # no hyphenation: a word broken across lines ("screen-" / "ful") would
+            # leave its tail at the start of a line, where it reads as a name
+            ["-mandoc", "-Tutf8", "-k", "-t", "-rHY=0", "-P-cbou"],
             stdin=source.encode("utf-8"),
             timeout=timeout,
             max_bytes=4 * MAX_PAGE_BYTES,
