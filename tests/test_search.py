@@ -825,3 +825,35 @@ def test_searches_at_once_build_the_index_once(tmp_path, env):
     ]
     # under the lock, one process updated; the others loaded what it saved
     assert sum(a["result"]["index"]["updated"] for a in answers) == 1
+
+
+def test_a_cache_directory_that_cannot_be_written_gives_an_index_in_memory(tmp_path):
+    """A read-only home must not turn a search into an internal error: the index is built
+    in memory, the hits are the same, and the warning says why and what to do."""
+    import os
+
+    env = {**os.environ}
+    data = tmp_path / "data"
+    env.update(XDG_DATA_HOME=str(data), XDG_CONFIG_HOME=str(tmp_path / "config"))
+    examples = Path(__file__).resolve().parent.parent / "examples" / "bin"
+    subprocess.run(
+        [sys.executable, "-m", "atipkit", "scan", "--path", str(examples), "--json"],
+        env={**env, "ATIP_CACHE_DIR": str(tmp_path / "cache")},
+        capture_output=True,
+        check=True,
+    )
+    blocked = tmp_path / "not-a-directory"
+    blocked.write_text("a file where the cache directory should be")
+    env["ATIP_CACHE_DIR"] = str(blocked)
+    done = subprocess.run(
+        [sys.executable, "-m", "atipkit", "search", "roll back a release", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stdout
+    result = json.loads(done.stdout)
+    assert result["result"]["hits"][0]["name"] == "deploy_release_rollback"
+    assert result["result"]["index"]["unsaved"].startswith(str(blocked))
+    assert any("could not be kept" in w for w in result["meta"]["warnings"])
+    assert blocked.read_text() == "a file where the cache directory should be"

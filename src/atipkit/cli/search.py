@@ -80,6 +80,11 @@ def search(
         )
     for line in report.skipped:
         ctx.info(f"left out: {line}")
+    if report.unsaved:
+        ctx.warn(
+            f"the index could not be kept in the cache ({report.unsaved}); this search "
+            "built it in memory (set ATIP_CACHE_DIR to a writable directory)"
+        )
     if not report.commands:
         ctx.warn("the index is empty: record tools first (atip scan, or atip scan --infer)")
     if semantic is not None and semantic["embedded"]:

@@ -49,6 +49,7 @@ class IndexReport(msgspec.Struct, kw_only=True):
     reused: int = 0  # tools whose documents were kept from the last update
     skipped: list[str] = []  # "name: why", for entries left out
     seconds: float = 0.0
+    unsaved: str | None = None  # why the index could not be kept in the cache, if not
 
 
 class _Cached(msgspec.Struct, array_like=True):
@@ -72,7 +73,8 @@ def machine_index(
     """The index of every command in `registry` (default: the user's), up to date.
 
     Raises `RegistryError` when registry.json cannot be read; a damaged or missing
-    cache is rebuilt, never an error."""
+    cache is rebuilt, never an error, and a cache directory that cannot be written (a
+    read-only home) gives an index built in memory, with the reason in `unsaved`."""
     from filelock import FileLock
 
     start = time.monotonic()
@@ -87,11 +89,17 @@ def machine_index(
     state = [_FORMAT, fingerprints, layers, _jsonable([file_state(d) for d in files.missing])]
     saved = _load(directory, state)
     if saved is None:
-        directory.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(directory / "update.lock")):
-            saved = _load(directory, state)  # another process may have just done it
-            if saved is None:
-                saved = _update(registry, directory, state, entries, fingerprints, layers)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(directory / "update.lock")):
+                saved = _load(directory, state)  # another process may have just done it
+                if saved is None:
+                    saved = _update(registry, directory, state, entries, fingerprints, layers)
+        except OSError as exc:
+            saved = _update(
+                registry, directory, state, entries, fingerprints, layers, save=False
+            )
+            saved[1].unsaved = f"{directory}: {exc.strerror or exc}"
     index, report = saved
     report.seconds = time.monotonic() - start
     return index, report
@@ -127,6 +135,8 @@ def _update(
     entries: dict[str, Entry],
     fingerprints: dict[str, list[object]],
     layers: object,
+    *,
+    save: bool = True,
 ) -> tuple[CommandIndex, IndexReport]:
     """The index of `entries`, reusing the documents of each tool whose fingerprint is
     the one it had at the last update. The fingerprints were taken before any file is
@@ -157,6 +167,9 @@ def _update(
         report.read += 1
     documents = [doc for cached in kept.values() for doc in cached.documents]
     index = CommandIndex.from_documents(documents)
+    report.tools, report.commands = len(kept), len(index)
+    if not save:
+        return index, report
     index.save(directory)
     write_atomic(
         directory / _DOCUMENTS,
@@ -164,7 +177,6 @@ def _update(
     )
     saved = _State(state=state, tools=len(kept), skipped=report.skipped)
     write_atomic(directory / _STATE, msgspec.json.encode(saved))
-    report.tools, report.commands = len(kept), len(index)
     return index, report
 
 
