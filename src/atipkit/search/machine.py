@@ -96,9 +96,7 @@ def machine_index(
                 if saved is None:
                     saved = _update(registry, directory, state, entries, fingerprints, layers)
         except OSError as exc:
-            saved = _update(
-                registry, directory, state, entries, fingerprints, layers, save=False
-            )
+            saved = _update(registry, directory, state, entries, fingerprints, layers, save=False)
             saved[1].unsaved = f"{directory}: {exc.strerror or exc}"
     index, report = saved
     report.seconds = time.monotonic() - start
