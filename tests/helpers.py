@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -87,3 +89,20 @@ def envelope_of(result: Any) -> dict[str, Any]:
     assert len(lines) == 1, result.output
     envelope: dict[str, Any] = json.loads(lines[0])
     return envelope
+
+
+def machine_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The environment of an `atip` process on a machine of the test's own: its home,
+    registry, configuration and cache under `tmp_path`, no remote registries, no forced
+    refresh, and this interpreter's import path (the tests' atipkit)."""
+    env = {
+        **os.environ,
+        "HOME": str(tmp_path / "home"),
+        "XDG_DATA_HOME": str(tmp_path / "data"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "ATIP_CACHE_DIR": str(tmp_path / "cache"),
+        "PYTHONPATH": os.pathsep.join(sys.path),
+    }
+    for name in ("ATIP_REGISTRIES", "ATIP_OFFLINE", "ATIP_REFRESH", "XDG_CACHE_HOME"):
+        env.pop(name, None)
+    return {**env, **extra}

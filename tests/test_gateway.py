@@ -30,7 +30,7 @@ from atipkit.bridge import compile_tools
 from atipkit.model import load
 from atipkit.registry.local import LocalRegistry
 from atipkit.serve.gateway import PAGE_SIZE, Gateway, Selection
-from tests.helpers import EXAMPLES
+from tests.helpers import EXAMPLES, machine_env
 from tests.servers import free_port, stop, wait_for_port
 
 NOTES = Path(__file__).parent / "apps" / "notes"
@@ -46,18 +46,11 @@ def env(tmp_path: Path) -> dict[str, str]:
     bin_dir.mkdir()
     shutil.copy(NOTES, bin_dir / "notes")
     (tmp_path / "notes").mkdir()
-    found = {
-        **os.environ,
-        "HOME": str(tmp_path / "home"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "ATIP_CACHE_DIR": str(tmp_path / "cache"),
-        "NOTES_DIR": str(tmp_path / "notes"),
-        "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-        "PYTHONPATH": os.pathsep.join(sys.path),
-    }
-    for name in ("ATIP_REGISTRIES", "ATIP_OFFLINE", "ATIP_REFRESH"):
-        found.pop(name, None)
+    found = machine_env(
+        tmp_path,
+        NOTES_DIR=str(tmp_path / "notes"),
+        PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
+    )
     scan(found, bin_dir)
     return found
 

@@ -29,7 +29,7 @@ from atipkit.scan import scan
 from atipkit.search import CommandIndex, terms
 from atipkit.search.machine import index_dir, machine_index
 from atipkit.trust.digest import sha256_file
-from tests.helpers import EXAMPLES, minimal
+from tests.helpers import EXAMPLES, machine_env, minimal
 from tests.test_discovery import plain_script, tool_script
 
 ATIP = [sys.executable, "-m", "atipkit.cli"]
@@ -607,17 +607,7 @@ def test_a_broken_registry_is_an_error_not_an_empty_index(isolated_home):
 def env(tmp_path) -> dict[str, str]:
     """A machine of the test's own for `atip` processes: an empty registry, and a bin
     directory for tools."""
-    found = {
-        **os.environ,
-        "HOME": str(tmp_path / "home"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "ATIP_CACHE_DIR": str(tmp_path / "cache"),
-        "PYTHONPATH": os.pathsep.join(sys.path),
-    }
-    for name in ("ATIP_REGISTRIES", "ATIP_OFFLINE", "ATIP_REFRESH", "XDG_CACHE_HOME"):
-        found.pop(name, None)
-    return found
+    return machine_env(tmp_path)
 
 
 def run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
@@ -656,8 +646,10 @@ def test_atip_search_answers_hits_and_how_the_index_was_had(tmp_path, env):
     }
     assert result["hits"][0]["score"] == result["hits"][1]["score"] > result["hits"][2]["score"]
     index = result["index"]
-    assert set(index) == {"tools", "commands", "updated", "read", "reused", "skipped", "seconds"}
+    keys = {"tools", "commands", "updated", "read", "reused", "skipped", "seconds", "unsaved"}
+    assert set(index) == keys
     assert (index["tools"], index["commands"], index["updated"], index["read"]) == (3, 3, True, 3)
+    assert index["unsaved"] is None
     assert out["meta"]["tool"] == "atip.search"
     assert stderr == ""  # notes go to people, not to JSON readers
 

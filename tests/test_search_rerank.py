@@ -25,7 +25,7 @@ from atipkit.search import CommandIndex, embed, rerank
 from atipkit.search.documents import command_documents
 from atipkit.search.machine import index_dir, machine_index
 from atipkit.search.terms import terms
-from tests.helpers import atip, envelope_of, minimal
+from tests.helpers import atip, envelope_of, machine_env, minimal
 from tests.test_discovery import tool_script
 
 ATIP = [sys.executable, "-m", "atipkit.cli"]
@@ -224,17 +224,7 @@ def test_each_command_is_embedded_once_and_kept_beside_the_index(machine):
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
-    env = {
-        **os.environ,
-        "HOME": str(tmp_path / "home"),
-        "XDG_DATA_HOME": str(tmp_path / "data"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "ATIP_CACHE_DIR": str(tmp_path / "cache"),
-        "PYTHONPATH": os.pathsep.join(sys.path),
-    }
-    for name in ("ATIP_REGISTRIES", "ATIP_OFFLINE", "ATIP_REFRESH", "XDG_CACHE_HOME"):
-        env.pop(name, None)
-    return env
+    return machine_env(tmp_path)
 
 
 def _atip(env: dict[str, str], *args: str) -> tuple[int, dict[str, Any], str]:
