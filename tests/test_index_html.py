@@ -90,9 +90,13 @@ def page(browser, server):
 
 
 def wait(driver, condition, timeout: float = 5):
+    """Until `condition` holds; an element the page replaced while it was read (a stale
+    reference: the page renders the detail anew) is read again, not a failure."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout).until(condition)
+    ignored = (StaleElementReferenceException,)
+    return WebDriverWait(driver, timeout, ignored_exceptions=ignored).until(condition)
 
 
 def result_names(driver) -> list[str]:
@@ -198,7 +202,8 @@ def test_keyboard_only(page):
     assert page.switch_to.active_element.get_attribute("data-name") == "tool0001"
     ActionChains(page).send_keys(Keys.ENTER).perform()
     wait(page, lambda d: d.execute_script("return location.hash") == "#tool/tool0001")
-    assert page.find_element(By.CSS_SELECTOR, "#detail h2").text == "tool0001"
+    # the detail renders after the hash changes: wait for it rather than race it
+    wait(page, lambda d: d.find_element(By.CSS_SELECTOR, "#detail h2").text == "tool0001")
     ActionChains(page).send_keys(Keys.ESCAPE).perform()
     wait(page, lambda d: d.execute_script("return location.hash") == "")
 
