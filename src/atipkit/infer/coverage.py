@@ -42,13 +42,12 @@ from typing import Any, Literal, NamedTuple
 
 import msgspec
 
-from atipkit import paths
 from atipkit._atomic import write_atomic
 from atipkit.infer.helptext import ParsedHelp
 from atipkit.infer.manpage import COMMAND_SLOT, RENDER_TIMEOUT, ManPages, read_man_file
 from atipkit.model import Tool, dumps
 from atipkit.registry.local import LocalRegistry
-from atipkit.resolve import find_shim
+from atipkit.resolve import find_shim, shim_paths
 from atipkit.trust.digest import sha256_file
 
 DEFAULT_BUDGET = 300.0
@@ -242,9 +241,8 @@ def _still(known: Outcome, registry: LocalRegistry) -> bool:
 def has_shim(registry: LocalRegistry, hash_: str) -> bool:
     """Whether a shim file for `hash_` is where `find_shim` looks first: the registry's
     own directory or a system one."""
-    name = registry.shim_path(hash_).name
-    roots = [registry.data_dir, *paths.system_dirs()]
-    return any((root / "shims" / "sha256" / name).is_file() for root in roots)
+    by_hash, _ = shim_paths(registry, hash_, "")
+    return any(path.is_file() for path in by_hash)
 
 
 class _Runner:
