@@ -32,11 +32,18 @@ import msgspec
 from atipkit import paths
 from atipkit._atomic import write_atomic
 from atipkit.deny import DEFAULT_SKIP, DenyList, configured
-from atipkit.infer.coverage import InferenceReport, Outcome, Target, cover, has_shim
+from atipkit.infer.coverage import (
+    InferenceReport,
+    Outcome,
+    Target,
+    cover,
+    file_hash,
+    has_shim,
+    is_inferred,
+)
 from atipkit.probe import DEFAULT_TIMEOUT, probe
 from atipkit.registry.local import MAX_AGE, Entry, LocalRegistry, timestamp, utcnow
 from atipkit.resolve import find_shim
-from atipkit.trust.digest import sha256_file
 
 __all__ = ["DEFAULT_SKIP", "ScanReport", "configured_skip", "discover", "safe_dirs", "scan"]
 
@@ -382,18 +389,14 @@ def _examine(
 ) -> _Seen:
     """Probe one changed executable, hash it once, look for a shim if it is not native."""
     result = probe(real, timeout=timeout)
-    try:
-        hash_ = sha256_file(real)
-    except OSError:
-        hash_ = None
+    hash_ = file_hash(real)
     verdict: Verdict = "none"
     version = None
     if result.tool is not None and hash_:
         registry.store_metadata(hash_, result.tool)
         verdict, version = "native", result.tool.version
     elif hash_ and (shim := find_shim(registry, hash_, name)) is not None:
-        inferred = bool(shim.trust) and shim.trust.source == "inferred"
-        verdict, version = ("inferred" if inferred else "shim"), shim.version
+        verdict, version = ("inferred" if is_inferred(shim) else "shim"), shim.version
     return _Seen(
         size=st.st_size,
         mtime_ns=st.st_mtime_ns,

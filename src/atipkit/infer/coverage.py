@@ -163,7 +163,7 @@ def cover(
         if target.denied:
             report.denied.append(target.name)
         known = target.known
-        hash_ = target.hash or (known.hash if known else None) or _hash(target.path)
+        hash_ = target.hash or (known.hash if known else None) or file_hash(target.path)
         if hash_ is None:
             outcomes[target.path] = Outcome(kind="failed", error="the binary cannot be read")
             continue
@@ -223,7 +223,8 @@ def cover(
     return outcomes, report
 
 
-def _hash(path: str) -> str | None:
+def file_hash(path: str) -> str | None:
+    """The file's sha256 digest; None when it cannot be read."""
     try:
         return sha256_file(path)
     except OSError:
@@ -272,7 +273,7 @@ class _Runner:
         existing = find_shim(self.registry, hash_, target.name)
         kept: dict[str, Any] = {}
         if existing is not None:
-            source: ShimSource = "inferred" if _inferred(existing) else "shim"
+            source: ShimSource = "inferred" if is_inferred(existing) else "shim"
             if not (self.refresh and source == "inferred"):
                 return Outcome(kind="reused", hash=hash_, source=source, version=existing.version)
             kept = {"source": source, "version": existing.version}
@@ -353,5 +354,6 @@ def _not_ours(path: Path) -> str | None:
     return f"{path} is not a valid shim for this binary; fix it or remove it"
 
 
-def _inferred(tool: Tool) -> bool:
+def is_inferred(tool: Tool) -> bool:
+    """Whether a shim says it was inferred (`trust.source`), not written by someone."""
     return bool(tool.trust) and tool.trust.source == "inferred"
