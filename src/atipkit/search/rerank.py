@@ -111,9 +111,9 @@ def search(index: CommandIndex, query: str, limit: int) -> list[Hit]:
     spread = high - low or 1.0
     best = max(lexical.values(), default=0.0) or 1.0
     commands = index.commands()
-    scored = sorted(
+    scored = [
         (lexical.get(i, 0.0) / best + (float(similarity[i]) - low) / spread, i) for i in candidates
-    )
+    ]
     scored.sort(key=lambda pair: (-pair[0], commands[pair[1]].name))
     hits = []
     for score, i in scored[:limit]:
