@@ -223,10 +223,6 @@ def test_each_command_is_embedded_once_and_kept_beside_the_index(machine):
     assert rerank.semantic(fresh).embedded == 3  # a damaged cache is embedded again
 
 
-def _env(tmp_path: Path) -> dict[str, str]:
-    return machine_env(tmp_path)
-
-
 def _atip(env: dict[str, str], *args: str) -> tuple[int, dict[str, Any], str]:
     done = subprocess.run(
         [*ATIP, *args],
@@ -240,7 +236,7 @@ def _atip(env: dict[str, str], *args: str) -> tuple[int, dict[str, Any], str]:
 
 @needs_model
 def test_atip_search_rerank_as_processes(tmp_path):
-    env = _env(tmp_path)
+    env = machine_env(tmp_path)
     bin_dir = tmp_path / "bin"
     for name, text in (("alpha", "Feed the zebra"), ("beta", "Ride the horse")):
         tool_script(bin_dir, name, minimal(name=name, commands={"go": {"description": text}}))
