@@ -87,12 +87,13 @@ def machine_index(
     )
     layers = _jsonable(_layers(registry))
     state = [_FORMAT, fingerprints, layers, _jsonable([file_state(d) for d in files.missing])]
-    saved = _load(directory, state)
+    saved = _load(directory, state, len(entries))
     if saved is None:
         try:
             directory.mkdir(parents=True, exist_ok=True)
             with FileLock(str(directory / "update.lock")):
-                saved = _load(directory, state)  # another process may have just done it
+                # another process may have just done it
+                saved = _load(directory, state, len(entries))
                 if saved is None:
                     saved = _update(registry, directory, state, entries, fingerprints, layers)
         except OSError as exc:
@@ -107,13 +108,12 @@ class _State(msgspec.Struct):
     """state.json: what the saved index was built from, and what it left out."""
 
     state: object
-    tools: int
     skipped: list[str]
 
 
-def _load(directory: Path, state: object) -> tuple[CommandIndex, IndexReport] | None:
+def _load(directory: Path, state: object, entries: int) -> tuple[CommandIndex, IndexReport] | None:
     """The saved index, if it was built from `state` (the entries left out then are
-    left out still, and said so again)."""
+    left out still, and said so again: each of the `entries` is indexed or left out)."""
     try:
         saved = msgspec.json.decode((directory / _STATE).read_bytes(), type=_State)
         if saved.state != state:
@@ -121,7 +121,7 @@ def _load(directory: Path, state: object) -> tuple[CommandIndex, IndexReport] | 
         index = CommandIndex.load(directory)
     except (OSError, ValueError, msgspec.DecodeError):
         return None
-    report = IndexReport(tools=saved.tools, commands=len(index), updated=False)
+    report = IndexReport(tools=entries - len(saved.skipped), commands=len(index), updated=False)
     report.skipped = saved.skipped
     return index, report
 
@@ -173,7 +173,7 @@ def _update(
         directory / _DOCUMENTS,
         msgspec.msgpack.encode(_Documents(format=_FORMAT, layers=layers, tools=kept)),
     )
-    saved = _State(state=state, tools=len(kept), skipped=report.skipped)
+    saved = _State(state=state, skipped=report.skipped)
     write_atomic(directory / _STATE, msgspec.json.encode(saved))
     return index, report
 
