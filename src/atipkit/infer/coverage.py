@@ -317,6 +317,7 @@ class _Runner:
                 man=False,
                 page=page.help if page else None,
                 help_word=False,
+                binary_hash=hash_,
             )
             kind = "help"
         return self._store(tool, kind)

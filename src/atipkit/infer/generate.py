@@ -74,6 +74,7 @@ def generate_shim(
     env: Mapping[str, str] | None = None,
     page: ParsedHelp | None = None,
     help_word: bool = True,
+    binary_hash: str | None = None,
 ) -> Tool:
     """An inferred shim for `executable` (a path or a name on PATH).
 
@@ -86,12 +87,14 @@ def generate_shim(
     merely read its files. Without `help_word`, the tool is asked with flags only
     (`--help`, `-h`, `--version`), never with the word `help`, which many programs take
     for an operand (`hostname help` renames the machine, `npx help` fetches a package
-    and runs it): what an unattended sweep over a whole PATH does."""
+    and runs it): what an unattended sweep over a whole PATH does. `binary_hash` is the
+    binary's digest when the caller has it already (else the binary is hashed here)."""
     clock = Budget(budget)
     real = os.path.realpath(executable) if os.sep in executable else _which(executable)
     name = name or os.path.basename(executable)
+    hash_ = binary_hash or sha256_file(real)
     if name in (deny := configured()) or deny.denies(real):
-        return _denied_shim(name, real, clock, man, man_file, page)
+        return _denied_shim(name, hash_, clock, man, man_file, page)
     sources: list[str] = []
     root, form = _best_help(real, [], clock, env, help_word)
     if form:
@@ -105,7 +108,7 @@ def generate_shim(
     commands: dict[str, Command] = {}
     if root.commands:
         commands = _subcommands(real, (), root, depth, clock, sources, env)
-    return _shim(name, sha256_file(real), root, commands, version, sources)
+    return _shim(name, hash_, root, commands, version, sources)
 
 
 def shim_from_page(
@@ -123,7 +126,7 @@ def shim_from_page(
 
 def _denied_shim(
     name: str,
-    real: str,
+    hash_: str,
     clock: Budget,
     man: bool,
     man_file: str | None,
@@ -134,8 +137,8 @@ def _denied_shim(
     if page is None and man:
         page = read_man_page(name, lambda exe, args: _run(exe, args, clock), file=man_file)
     if page is not None:
-        return shim_from_page(name, sha256_file(real), page, denied=True)
-    tool = _shim(name, sha256_file(real), ParsedHelp(), {}, None, [])
+        return shim_from_page(name, hash_, page, denied=True)
+    tool = _shim(name, hash_, ParsedHelp(), {}, None, [])
     claim_destruction(tool)
     return tool
 
