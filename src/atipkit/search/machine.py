@@ -211,9 +211,11 @@ class _Files:
         self.missing: list[str] = []
         self.metadata = str(registry.metadata_path(sample))
         self.shims = self._present([str(path) for path in by_hash + by_name])
-        self.remote = [
-            str(paths.cache_dir() / layout.shim_path(sample)),
-            str(paths.config_dir() / "registries.json"),
+        self.remote = [str(paths.cache_dir() / layout.shim_path(sample))]
+        # which remote registries are trusted: the same for every tool, stat'ed once
+        self.registries = [
+            file_state(paths.config_dir() / "registries.json"),
+            os.environ.get("ATIP_REGISTRIES", ""),
         ]
         self.override = self._present([str(registry.override_path(sample))])
 
@@ -229,7 +231,8 @@ class _Files:
         return kept
 
     def of(self, name: str, entry: Entry) -> list[str]:
-        """The files `load_recorded` may read for `entry`."""
+        """The files `load_recorded` may read for `entry` (registries.json aside: see
+        `registries`)."""
         if not entry.hash:
             return []
         try:
@@ -249,8 +252,8 @@ def _fingerprint(files: _Files, name: str, entry: Entry) -> list[object]:
     recorded), and that of each file its document may be read from."""
     recorded = [entry.hash, entry.source, entry.path, entry.size, entry.mtime_ns, entry.inode]
     states: list[object] = [file_state(f) for f in [entry.path, *files.of(name, entry)]]
-    if entry.shim_registry:
-        states.append(os.environ.get("ATIP_REGISTRIES", ""))
+    if entry.shim_registry:  # its cached copy is read while that registry is trusted
+        states.append(files.registries)
     return [*recorded, entry.shim_registry, states]
 
 
