@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from atipkit.deny import DEFAULT_SKIP, DenyList, configured
+from atipkit.infer.coverage import infer_shim
 from atipkit.infer.generate import generate_shim
 from atipkit.infer.manpage import ManPages, manpath, page_version, read_man_file
 from atipkit.probe import probe
@@ -223,6 +224,27 @@ def test_the_resolved_tool_is_the_inferred_shim(tmp_path, env):
     assert (resolved.source, resolved.cached) == ("inferred", True)
     assert resolved.tool.description == "frobnicate files from the page"
     assert runs_of(bin_dir, "frob") == ["--agent"]
+
+
+def test_one_tool_is_inferred_as_scan_infer_does_page_first(tmp_path, env):
+    """`infer_shim`, the one inference of one tool (for `atip show --infer`): a page that
+    is enough is all that is read, the tool is never run; without one, the tool is asked
+    with flags only, never the word `help`."""
+    bin_dir = tmp_path / "bin"
+    frob = logging_script(bin_dir, "frob")
+    helpy = logging_script(bin_dir, "helpy")
+    man_page(tmp_path, "frob")
+    from_page = infer_shim(str(frob), "frob", sha256_file(frob))
+    assert runs_of(bin_dir, "frob") == []
+    assert from_page.description == "frobnicate files from the page"
+    assert from_page.extensions["_generation"]["method"] == "man-page"
+    assert from_page.binary is not None
+    assert from_page.binary.hash == sha256_file(frob)
+    from_help = infer_shim(str(helpy), "helpy", sha256_file(helpy))
+    asked = runs_of(bin_dir, "helpy")
+    assert "--help" in asked
+    assert set(asked) <= {"--help", "-h", "--version"}
+    assert [o.name for o in from_help.commands[""].options] == ["count", "quiet"]
 
 
 # -- the deny list -----------------------------------------------------------------------------

@@ -43,8 +43,15 @@ from typing import Any, Literal, NamedTuple
 import msgspec
 
 from atipkit._atomic import write_atomic
+from atipkit.deny import configured
 from atipkit.infer.helptext import ParsedHelp
-from atipkit.infer.manpage import COMMAND_SLOT, RENDER_TIMEOUT, ManPages, read_man_file
+from atipkit.infer.manpage import (
+    COMMAND_SLOT,
+    RENDER_TIMEOUT,
+    ManPage,
+    ManPages,
+    read_man_file,
+)
 from atipkit.model import Tool, dumps
 from atipkit.registry.local import LocalRegistry
 from atipkit.resolve import find_shim, shim_paths
@@ -246,6 +253,48 @@ def has_shim(registry: LocalRegistry, hash_: str) -> bool:
     return any(path.is_file() for path in by_hash)
 
 
+def infer_shim(executable: str, name: str, hash_: str, *, pages: ManPages | None = None) -> Tool:
+    """One tool's inferred shim, made as `atip scan --infer` makes it, so that a binary
+    is described alike whichever command inferred it first (`resolve_tool` with
+    `allow_inferred`, for `atip show --infer`): from its man page alone when that is
+    `enough` or the command is denied, else from its help in the sandbox with the page
+    merged in (a denied command without a page: a bare shim claiming destruction)."""
+    page = _read_page(pages or ManPages(), name, executable, RENDER_TIMEOUT)
+    denied = name in (deny := configured()) or deny.denies(executable)
+    return _from_page(name, hash_, page, denied) or _from_help(executable, name, hash_, page)
+
+
+def _read_page(pages: ManPages, name: str, path: str, timeout: float) -> ManPage | None:
+    found = pages.find(name, os.path.basename(path))
+    return read_man_file(found, name, timeout=timeout) if found else None
+
+
+def _from_page(name: str, hash_: str, page: ManPage | None, denied: bool) -> Tool | None:
+    """The shim from the page alone when it is `enough` or the command is denied (then
+    the page is all there may be); None otherwise."""
+    from atipkit.infer.generate import shim_from_page
+
+    if page is None or not (denied or enough(page.help)):
+        return None
+    return shim_from_page(name, hash_, page.help, version=page.version, denied=denied)
+
+
+def _from_help(path: str, name: str, hash_: str, page: ManPage | None) -> Tool:
+    """The shim from the tool's help, flags only (never the word `help`), the page merged."""
+    from atipkit.infer.generate import generate_shim
+
+    return generate_shim(
+        path,
+        name=name,
+        depth=TOOL_DEPTH,
+        budget=TOOL_BUDGET,
+        man=False,
+        page=page.help if page else None,
+        help_word=False,
+        binary_hash=hash_,
+    )
+
+
 class _Runner:
     """The inference of one target at a time, from several threads."""
 
@@ -286,40 +335,19 @@ class _Runner:
             return Outcome(kind="failed", hash=hash_, error=error, **kept)
 
     def _infer(self, target: Target, hash_: str, kept: dict[str, Any]) -> Outcome:
-        from atipkit.infer.generate import generate_shim, shim_from_page
-
         refused = _not_ours(self.registry.shim_path(hash_))
         if refused:
             return Outcome(kind="failed", hash=hash_, error=refused)
-        page_file = self.pages.find(target.name, os.path.basename(target.path))
         left = self.deadline - time.monotonic()
-        page = (
-            read_man_file(page_file, target.name, timeout=min(RENDER_TIMEOUT, max(left, 1.0)))
-            if page_file
-            else None
-        )
+        page = _read_page(self.pages, target.name, target.path, min(RENDER_TIMEOUT, max(left, 1.0)))
         if target.denied and page is None:
             return Outcome(kind="skipped", hash=hash_, **kept)
-        if target.denied or (page is not None and enough(page.help)):
-            assert page is not None
-            tool = shim_from_page(
-                target.name, hash_, page.help, version=page.version, denied=target.denied
-            )
-            kind: OutcomeKind = "man-page"
-        else:
+        tool = _from_page(target.name, hash_, page, target.denied)
+        kind: OutcomeKind = "man-page"
+        if tool is None:
             if self.deadline - time.monotonic() < TOOL_BUDGET:
                 return Outcome(kind="left", hash=hash_, **kept)
-            tool = generate_shim(
-                target.path,
-                name=target.name,
-                depth=TOOL_DEPTH,
-                budget=TOOL_BUDGET,
-                man=False,
-                page=page.help if page else None,
-                help_word=False,
-                binary_hash=hash_,
-            )
-            kind = "help"
+            tool, kind = _from_help(target.path, target.name, hash_, page), "help"
         return self._store(tool, kind)
 
     def _store(self, tool: Tool, kind: OutcomeKind) -> Outcome:
