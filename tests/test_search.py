@@ -822,24 +822,17 @@ def test_searches_at_once_build_the_index_once(tmp_path, env):
 def test_a_cache_directory_that_cannot_be_written_gives_an_index_in_memory(tmp_path):
     """A read-only home must not turn a search into an internal error: the index is built
     in memory, the hits are the same, and the warning says why and what to do."""
-    import os
-
-    env = {**os.environ}
-    data = tmp_path / "data"
-    env.update(XDG_DATA_HOME=str(data), XDG_CONFIG_HOME=str(tmp_path / "config"))
-    examples = Path(__file__).resolve().parent.parent / "examples" / "bin"
     subprocess.run(
-        [sys.executable, "-m", "atipkit", "scan", "--path", str(examples), "--json"],
-        env={**env, "ATIP_CACHE_DIR": str(tmp_path / "cache")},
+        [sys.executable, "-m", "atipkit", "scan", "--path", str(EXAMPLES / "bin"), "--json"],
+        env=machine_env(tmp_path),
         capture_output=True,
         check=True,
     )
     blocked = tmp_path / "not-a-directory"
     blocked.write_text("a file where the cache directory should be")
-    env["ATIP_CACHE_DIR"] = str(blocked)
     done = subprocess.run(
         [sys.executable, "-m", "atipkit", "search", "roll back a release", "--json"],
-        env=env,
+        env=machine_env(tmp_path, ATIP_CACHE_DIR=str(blocked)),
         capture_output=True,
         text=True,
     )
