@@ -45,7 +45,7 @@ from atipkit.probe import DEFAULT_TIMEOUT, probe
 from atipkit.registry.local import MAX_AGE, Entry, LocalRegistry, timestamp, utcnow
 from atipkit.resolve import find_shim
 
-__all__ = ["DEFAULT_SKIP", "ScanReport", "configured_skip", "discover", "safe_dirs", "scan"]
+__all__ = ["DEFAULT_SKIP", "ScanReport", "discover", "safe_dirs", "scan"]
 
 DEFAULT_INFER_BUDGET = 300.0
 """Seconds for `scan(infer=True)`, probe pass included (`infer.coverage.DEFAULT_BUDGET`)."""
@@ -137,12 +137,6 @@ def _unsafe(entry: str, uid: int) -> str | None:
     return None
 
 
-def configured_skip() -> DenyList:
-    """The deny list: the built-in one with config.json's `scan.skip` added and
-    `scan.allow` taken off (`atipkit.deny`)."""
-    return configured()
-
-
 def scan(
     dirs: Sequence[str] | None = None,
     *,
@@ -160,7 +154,7 @@ def scan(
 ) -> ScanReport:
     """Find the ATIP tools in `dirs` (default: PATH) and record them in the registry.
 
-    `skip` defaults to `configured_skip()`: names (and patterns such as `mkfs.*`) that
+    `skip` defaults to `atipkit.deny.configured()`: names (and patterns such as `mkfs.*`) that
     are never run. `jobs` probes (and inferences) run at once.
 
     With `infer`, every executable nothing else describes then gets an inferred shim

@@ -90,8 +90,9 @@ def scan(
     import msgspec
 
     from atipkit.app import InputError
+    from atipkit.deny import configured
     from atipkit.registry.local import RegistryError
-    from atipkit.scan import DEFAULT_INFER_BUDGET, configured_skip
+    from atipkit.scan import DEFAULT_INFER_BUDGET
     from atipkit.scan import scan as scan_dirs
 
     if budget is not None and not infer:
@@ -108,7 +109,7 @@ def scan(
     def inferring(done: int, total: int) -> None:
         ctx.progress(f"inferring {done}/{total}")
 
-    never = configured_skip() | (split(skip) or [])
+    never = configured() | (split(skip) or [])
     try:
         report = scan_dirs(
             path.split(":") if path else None,
