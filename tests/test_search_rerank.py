@@ -25,6 +25,7 @@ from atipkit.search import CommandIndex, embed, rerank
 from atipkit.search.documents import command_documents
 from atipkit.search.machine import index_dir, machine_index
 from atipkit.search.terms import terms
+from atipkit.trust import digest
 from tests.helpers import atip, envelope_of, machine_env, minimal
 from tests.test_discovery import tool_script
 
@@ -89,11 +90,13 @@ def test_the_model_files_are_the_published_ones_and_checked_once(tmp_path, monke
 
     # the real files: hashed once, then known by their state
     monkeypatch.setattr(embed, "CARRIERS", embed.CARRIERS[1:])
-    verified = tmp_path / "model.json"
-    embed.Encoder(verified=verified)
-    assert len(json.loads(verified.read_text())) == 2
-    monkeypatch.setattr(embed, "_sha256", lambda path: pytest.fail(f"{path} hashed again"))
-    embed.Encoder(verified=verified)
+    digests = tmp_path / "digests.json"
+    monkeypatch.setattr(digest, "_memory", {})  # as a new process: nothing known yet
+    embed.Encoder(digests=digests)
+    assert len(json.loads(digests.read_text())["digests"]) == 2
+    monkeypatch.setattr(digest, "_memory", {})  # as the next process: only the store knows
+    monkeypatch.setattr(digest, "hash_file", lambda path, _: pytest.fail(f"{path} hashed again"))
+    embed.Encoder(digests=digests)
 
 
 # -- ranking -------------------------------------------------------------------------------

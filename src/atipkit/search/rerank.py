@@ -70,7 +70,7 @@ _STATES: weakref.WeakKeyDictionary[CommandIndex, Semantic] = weakref.WeakKeyDict
 @cache
 def encoder() -> Encoder:
     """The process's encoder, loaded once. Raises `embed.ModelMissing`."""
-    return Encoder(verified=paths.cache_dir() / "search" / "model.json")
+    return Encoder(digests=paths.cache_dir() / "digests.json")
 
 
 def command_text(entry: CommandEntry) -> str:
