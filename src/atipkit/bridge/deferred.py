@@ -111,11 +111,7 @@ def anthropic_search_result(
         block["content"] = "'query' must be words saying what you want to do"
         block["is_error"] = True
         return block
-    names = {
-        (target.tool, " ".join(target.path)): name
-        for name, binding in compiled.bindings.items()
-        for target in binding.targets.values()
-    }
+    names = command_names(compiled)
     found = [names.get((hit.tool, hit.command)) for hit in index.search(query, _limit(limit))]
     unique = list(dict.fromkeys(name for name in found if name is not None))
     if unique:
@@ -123,6 +119,16 @@ def anthropic_search_result(
     else:
         block["content"] = f"No command matches {query!r}; search again with other words."
     return block
+
+
+def command_names(compiled: Compiled) -> dict[tuple[str, str], str]:
+    """(tool, command path space-joined, as a search hit gives them) → the name of the
+    compiled tool that runs the command (a group tool's for each of its actions)."""
+    return {
+        (target.tool, " ".join(target.path)): name
+        for name, binding in compiled.bindings.items()
+        for target in binding.targets.values()
+    }
 
 
 def _limit(value: object) -> int:

@@ -93,12 +93,10 @@ class Catalog:
     @functools.cached_property
     def _by_command(self) -> dict[tuple[str, str], str]:
         """(tool, command path space-joined, as a hit gives it) → the command's name in
-        this catalog, from the compile's bindings."""
-        return {
-            (target.tool, " ".join(target.path)): flat.name
-            for flat in self.compiled.flat
-            for target in flat.binding.targets.values()
-        }
+        this catalog."""
+        from atipkit.bridge.deferred import command_names
+
+        return command_names(self.compiled)
 
     def search(self, query: str, limit: int = SEARCH_LIMIT) -> list[dict[str, Any]]:
         """The tools sharing words with `query`, best first (ties by name): name, title,
