@@ -18,6 +18,7 @@ from atipkit.cli.discover import split
 
 if TYPE_CHECKING:
     from atipkit.model import Tool
+    from atipkit.search.budget import Budgeted
 
 
 # Reading documents changes nothing, but a tool *name* is resolved as `atip show` resolves
@@ -96,15 +97,18 @@ def compile_tools(
     _check_budget(budget, query, deferred, strategy)
     wanted = split(commands)
     tools = [_select(document(name, ctx), name, wanted, depth) for name in files]
+    payload: Any
     if budget is not None:
-        return _budgeted(ctx, tools, provider, strict, budget, query, table)
-    compiled = compile_documents(tools, provider, strict=strict, strategy=strategy)
+        fitted = _fit(ctx, tools, provider, strict, budget, query)
+        compiled, payload = fitted.compiled, fitted.to_builtins()
+    else:
+        compiled = compile_documents(tools, provider, strict=strict, strategy=strategy)
+        payload = deferred_tools(compiled, tools) if deferred else compiled.payload()
     for problem in compiled.warnings:
         ctx.warn(f"{problem.location + ': ' if problem.location else ''}{problem.message}")
-    payload: Any = deferred_tools(compiled, tools) if deferred else compiled.payload()
     if table:
         names = {name: _jsonable(path) for name, path in compiled.table.items()}
-        payload = {"tools": payload, "table": names}
+        payload = {**payload, "table": names} if budget else {"tools": payload, "table": names}
     return Document(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
 
 
@@ -120,17 +124,14 @@ def _check_budget(budget: int | None, query: str | None, deferred: bool, strateg
         raise InputError(conflict, code="E1001", details={"param": "budget"})
 
 
-def _budgeted(
+def _fit(
     ctx: Context,
     tools: list[Tool],
     provider: Any,
     strict: bool,
     budget: int,
     query: str | None,
-    table: bool,
-) -> Document:
-    import json
-
+) -> Budgeted:
     from atipkit.cli._errors import missing_extra
 
     try:
@@ -147,17 +148,12 @@ def _budgeted(
             details={"param": "budget", "needed": exc.needed},
             suggestion=f"Give --budget {exc.needed} or more, or fewer tools (--commands).",
         ) from None
-    for problem in fitted.compiled.warnings:
-        ctx.warn(f"{problem.location + ': ' if problem.location else ''}{problem.message}")
     tokens = fitted.tokens
     ctx.info(
         f"{len(fitted.compiled.tools)} command(s) in {tokens.total} of {budget} tokens "
         f"(the full compile: {tokens.full})"
     )
-    payload = fitted.to_builtins()
-    if table:
-        payload["table"] = {n: _jsonable(p) for n, p in fitted.compiled.table.items()}
-    return Document(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+    return fitted
 
 
 def _select(tool: Tool, name: str, wanted: list[str] | None, depth: int | None) -> Tool:
