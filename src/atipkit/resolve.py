@@ -173,12 +173,15 @@ def _locate(name: str) -> str | None:
 
 
 def _unchanged(entry: Entry, real: str, stat: os.stat_result) -> bool:
-    return (
-        entry.path == real
-        and entry.size == stat.st_size
-        and entry.mtime_ns == stat.st_mtime_ns
-        and entry.inode == stat.st_ino
-        and entry.fresh()
+    return entry.path == real and _same_file(entry, stat) and entry.fresh()
+
+
+def _same_file(entry: Entry, stat: os.stat_result) -> bool:
+    """The file `stat` describes is the one `entry` recorded (size, mtime, inode)."""
+    return (entry.size, entry.mtime_ns, entry.inode) == (
+        stat.st_size,
+        stat.st_mtime_ns,
+        stat.st_ino,
     )
 
 
@@ -302,10 +305,9 @@ def load_recorded(registry: LocalRegistry, name: str, entry: Entry) -> Tool | No
     if not entry.hash:
         return None
     try:
-        stat = os.stat(entry.path)
+        if not _same_file(entry, os.stat(entry.path)):
+            return None
     except OSError:
-        return None
-    if (entry.size, entry.mtime_ns, entry.inode) != (stat.st_size, stat.st_mtime_ns, stat.st_ino):
         return None
     if entry.source == "native":
         base = registry.load_metadata(entry.hash)
