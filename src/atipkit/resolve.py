@@ -119,9 +119,11 @@ def resolve_tool(
         if base is not None and base.trust and base.trust.source == "inferred":
             source = "inferred"
     if base is None and allow_inferred and real and hash_:
-        from atipkit.infer.generate import generate_shim
+        from atipkit.infer.coverage import infer_shim
 
-        base, source = generate_shim(real, name=tool_name), "inferred"
+        # as `atip scan --infer` infers it: the shim a binary gets does not depend on
+        # which command inferred it first (a stored shim is never inferred again)
+        base, source = infer_shim(real, tool_name, hash_), "inferred"
         path = registry.shim_path(hash_)
         write_atomic(path, dumps(base))
         origins["metadata"] = f"inferred:{path}"
