@@ -1,6 +1,7 @@
-"""The search evaluation data (tests/fixtures/search, issue 11): the queries file has the
-shape bench/search.py reads, and every kubectl and gh command it expects exists in the
-real-size fixtures generated from those binaries."""
+"""The search evaluation data (tests/fixtures/search, issue 11): the queries and the pooled
+judgments have the shape bench/search.py reads, the judgments cover every query, and every
+kubectl and gh command either names exists in the real-size fixtures generated from those
+binaries."""
 
 from __future__ import annotations
 
@@ -18,6 +19,10 @@ FIXTURE_TOOLS = ("gh", "kubectl")
 
 def queries() -> list[dict]:
     return json.loads((SEARCH / "queries.json").read_text(encoding="utf-8"))
+
+
+def judgments() -> dict:
+    return json.loads((SEARCH / "judgments.json").read_text(encoding="utf-8"))
 
 
 @cache
@@ -68,6 +73,46 @@ def test_expected_commands_exist_in_the_fixture(tool):
         {a["command"] for a in expected if "command" in a and a["command"] not in paths}
     )
     assert not missing, f"{tool}.json has no command {missing}"
+
+
+def test_the_judgments_cover_every_query_once_and_only_the_queries():
+    pooled = judgments()
+    assert set(pooled) == {"about", "rule", "queries"}
+    assert pooled["about"]
+    assert pooled["rule"]
+    judged = [entry["query"] for entry in pooled["queries"]]
+    assert sorted(judged) == sorted(entry["query"] for entry in queries())
+    assert len(judged) == len(set(judged))
+
+
+def test_every_judgment_names_one_command_and_says_whether_and_why():
+    for entry in judgments()["queries"]:
+        assert set(entry) == {"query", "candidates"}, entry["query"]
+        seen = set()
+        for candidate in entry["candidates"]:
+            assert set(candidate) == {"tool", "command", "relevant", "why"}, candidate
+            assert isinstance(candidate["tool"], str), candidate
+            assert candidate["tool"], candidate
+            assert isinstance(candidate["command"], str), candidate
+            assert isinstance(candidate["relevant"], bool), candidate
+            assert isinstance(candidate["why"], str), candidate
+            assert candidate["why"].strip(), candidate
+            key = (candidate["tool"], candidate["command"])
+            assert key not in seen, (entry["query"], key)
+            seen.add(key)
+
+
+@pytest.mark.parametrize("tool", FIXTURE_TOOLS)
+def test_judged_commands_exist_in_the_fixture(tool):
+    paths = command_paths(tool)
+    judged = {
+        candidate["command"]
+        for entry in judgments()["queries"]
+        for candidate in entry["candidates"]
+        if candidate["tool"] == tool
+    }
+    assert judged
+    assert not sorted(judged - paths), f"{tool}.json has no command {sorted(judged - paths)}"
 
 
 @pytest.mark.parametrize("tool", FIXTURE_TOOLS)
