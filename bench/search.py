@@ -84,6 +84,7 @@ def main() -> None:
     index = CommandIndex.from_tools(tools)
     queries = _queries()
     aliases = _aliases(entries, queries)
+    judgments = _judgments(queries, aliases)
     quality = _quality(index, {t.name for t in tools}, queries, aliases)
     tokens = _tokens(fixtures, queries, args.budget_share)
     speed = _speed(index, tools, queries, env, args.runs)
@@ -91,6 +92,7 @@ def main() -> None:
     figures = {
         "machine": {"cpu": cpu(), "cores": cores(), "python": sys.version.split()[0]},
         "index": {"tools": len(tools), "commands": len(index), "scan seconds": scan_seconds},
+        "judgments": judgments,
         "quality": quality,
         "tokens": tokens,
         "speed": speed,
@@ -133,22 +135,49 @@ def _queries() -> list[dict[str, Any]]:
     judgments found relevant (`judged`, exact tool and command path; judgments.json)."""
     queries = json.loads((FIXTURES / "queries.json").read_text())
     judgments = json.loads((FIXTURES / "judgments.json").read_text())
-    judged = {
-        entry["query"]: [
-            {"tool": c["tool"], "command": c["command"]}
-            for c in entry["candidates"]
+    pooled = {entry["query"]: entry["candidates"] for entry in judgments["queries"]}
+    for item in queries:
+        item["pool"] = pooled.get(item["query"], [])
+        item["judged"] = [
+            {"tool": c["tool"], "command": c["command"], "exact": True}
+            for c in item["pool"]
             if c["relevant"]
         ]
-        for entry in judgments["queries"]
-    }
-    for item in queries:
-        item["judged"] = judged.get(item["query"], [])
     return queries
 
 
 def _answers(item: dict[str, Any]) -> list[dict[str, str]]:
     """Every right answer of a query: written, or judged relevant."""
     return [*item["expected"], *item["judged"]]
+
+
+def _judgments(queries: list[dict[str, Any]], aliases: dict[str, str]) -> dict[str, int]:
+    """What the pooled judgments say next to the written answers: how many of the pooled
+    commands the written answers count right the assessors judged relevant too, and how
+    many relevant ones no written answer names (the answers the pool added)."""
+    pairs = relevant = written = agreed = added = 0
+    widened = 0
+    for item in queries:
+        new = 0
+        for candidate in item["pool"]:
+            hit = _Hit(candidate["tool"], candidate["command"])
+            pairs += 1
+            relevant += candidate["relevant"]
+            if _right(hit, item["expected"], aliases):
+                written += 1
+                agreed += candidate["relevant"]
+            else:
+                new += candidate["relevant"]
+        added += new
+        widened += new > 0
+    return {
+        "pairs judged": pairs,
+        "judged relevant": relevant,
+        "pooled hits the written answers count right": written,
+        "of those, judged relevant": agreed,
+        "answers added": added,
+        "queries with added answers": widened,
+    }
 
 
 def _aliases(entries: dict[str, Any], queries: list[dict[str, Any]]) -> dict[str, str]:
@@ -165,15 +194,23 @@ def _aliases(entries: dict[str, Any], queries: list[dict[str, Any]]) -> dict[str
     return out
 
 
-def _right(hit: Any, expected: list[dict[str, str]], aliases: dict[str, str] | None = None) -> bool:
-    for answer in expected:
+def _right(hit: Any, answers: list[dict[str, Any]], aliases: dict[str, str] | None = None) -> bool:
+    """Whether a hit is one of the answers: a written answer's tool, and its command or one
+    below it; a judged answer's very command (`exact`)."""
+    for answer in answers:
+        if hit.tool != (aliases or {}).get(answer["tool"], answer["tool"]):
+            continue
         command = answer.get("command")
-        tool = (aliases or {}).get(answer["tool"], answer["tool"])
-        if hit.tool == tool and (
-            command is None or hit.command == command or hit.command.startswith(command + " ")
-        ):
+        if command is None or hit.command == command:
+            return True
+        if not answer.get("exact") and hit.command.startswith(command + " "):
             return True
     return False
+
+
+def _rank(hits: list[Any], answers: list[dict[str, Any]], aliases: dict[str, str]) -> int | None:
+    """The 1-based rank of the first right hit; None when none is."""
+    return next((i + 1 for i, hit in enumerate(hits) if _right(hit, answers, aliases)), None)
 
 
 def _quality(
@@ -193,12 +230,9 @@ def _quality(
             skipped += 1
             continue
         hits = index.search(item["query"], 10, rerank=rerank)
-        answers = [*expected, *item["judged"]]
-        rank = next((i + 1 for i, h in enumerate(hits) if _right(h, answers, aliases)), None)
+        rank = _rank(hits, [*expected, *item["judged"]], aliases)
         ranks.append(rank)
-        written.append(
-            next((i + 1 for i, h in enumerate(hits) if _right(h, expected, aliases)), None)
-        )
+        written.append(_rank(hits, expected, aliases))
         groups.setdefault(_group(item), []).append(rank)
         if rank is None or rank > 5:
             misses.append({"query": item["query"], "top": [h.name for h in hits[:3]]})
@@ -233,7 +267,8 @@ def _tokens(fixtures: dict[str, Any], queries: list[dict[str, Any]], share: floa
 
     out = {}
     for name, tool in fixtures.items():
-        full = count_tokens(compile_tools(tool, "openai").tools)
+        whole = compile_tools(tool, "openai").tools
+        full = count_tokens(whole)
         budget = int(full * share)
         mine = [q for q in queries if any(a["tool"] == name for a in q["expected"])]
         totals, kept = [], 0
@@ -245,7 +280,7 @@ def _tokens(fixtures: dict[str, Any], queries: list[dict[str, Any]], share: floa
             kept += any(_right(hit, _answers(item)) for hit in chosen)
         median = statistics.median(totals) if totals else 0
         out[name] = {
-            "commands": len(compile_tools(tool, "openai").tools),
+            "commands": len(whole),
             "full tokens": full,
             "budget": budget,
             "median budgeted tokens": median,
@@ -370,6 +405,14 @@ def _print(figures: dict[str, Any]) -> None:
     machine, index = figures["machine"], figures["index"]
     print(f"{machine['cpu']}, {machine['cores']} cores, Python {machine['python']}")
     print(f"index: {index['tools']} tools, {index['commands']} commands")
+    judged = figures["judgments"]
+    print(
+        f"judgments: {judged['pairs judged']} pairs, {judged['judged relevant']} relevant; "
+        f"{judged['of those, judged relevant']} of the "
+        f"{judged['pooled hits the written answers count right']} pooled hits the written "
+        f"answers count right judged relevant; {judged['answers added']} answers added "
+        f"over {judged['queries with added answers']} queries"
+    )
     quality = figures["quality"]
     print(
         f"quality over {quality['queries']} queries "
