@@ -350,6 +350,27 @@ def test_hits_the_request_does_not_define_are_left_out():
     assert set(found) <= set(compiled.bindings)
 
 
+def test_the_references_are_the_best_defined_commands_of_the_whole_ranking():
+    """The defined match ranks below `limit` commands the request lacks: it is still found,
+    and still `limit` references at most (it was 'No command matches')."""
+    from atipkit.model import loads
+    from tests.helpers import FIXTURES
+
+    gh, kubectl = (
+        loads((FIXTURES / "search" / f"{n}.json").read_bytes()) for n in ("gh", "kubectl")
+    )
+    compiled = compile_tools(select(gh, commands=["pr"]), "anthropic")
+    index = CommandIndex.from_tools([gh, kubectl])
+    first = [h.name for h in index.search("create", 5)]
+    assert "gh_pr_create" not in first
+    assert not set(first) & set(compiled.bindings)
+    result = anthropic_search_result(index, compiled, "toolu_1", "create", 5)
+    found = [b["tool_name"] for b in result["content"]]
+    assert "gh_pr_create" in found
+    assert len(found) <= 5
+    assert set(found) <= set(compiled.bindings)
+
+
 # -- what cannot be deferred ---------------------------------------------------------------
 
 

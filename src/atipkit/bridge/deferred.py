@@ -56,6 +56,8 @@ class Searcher(Protocol):
 
     def search(self, query: str, limit: int) -> Sequence[HitLike]: ...
 
+    def __len__(self) -> int: ...
+
 
 def deferred_tools(
     compiled: Compiled, tools: Tool | Iterable[Tool], *, search_tool: str = SEARCH_TOOL
@@ -103,8 +105,10 @@ def anthropic_search_result(
     words is an `is_error` result saying so, a `limit` that is not a whole number is the
     default, and any limit is kept within 1 and `MAX_LIMIT`. Hits are mapped to the names
     of `compiled` by their command (so an `action` compile references the group tool), and
-    a hit `compiled` has no tool for is left out: the API refuses a reference to a tool
-    the request does not define.
+    a hit `compiled` has no tool for is passed over: the API refuses a reference to a tool
+    the request does not define. The index may hold more than `compiled` (a compile of some
+    commands), so the references are the first `limit` defined names of the whole ranking,
+    not what is defined among its first `limit` hits.
     """
     block: dict[str, Any] = {"type": "tool_result", "tool_use_id": tool_use_id}
     if not isinstance(query, str) or not query.strip():
@@ -112,8 +116,8 @@ def anthropic_search_result(
         block["is_error"] = True
         return block
     names = command_names(compiled)
-    found = [names.get((hit.tool, hit.command)) for hit in index.search(query, _limit(limit))]
-    unique = list(dict.fromkeys(name for name in found if name is not None))
+    ranked = (names.get((hit.tool, hit.command)) for hit in index.search(query, len(index)))
+    unique = list(dict.fromkeys(name for name in ranked if name is not None))[: _limit(limit)]
     if unique:
         block["content"] = [{"type": "tool_reference", "tool_name": name} for name in unique]
     else:
