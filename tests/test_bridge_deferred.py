@@ -433,7 +433,30 @@ def test_cli_deferred_table_and_envelope():
     result = json.loads(done.stdout)["result"]
     assert result["tools"][0]["name"] == SEARCH_TOOL
     assert result["table"]["gh_pr_merge"] == "pr merge"
-    assert SEARCH_TOOL not in result["table"]  # the agent's own tool runs no command
+
+
+@pytest.mark.usefixtures("isolated_home")
+def test_cli_deferred_refuses_a_command_named_as_the_search_tool(tmp_path):
+    """The document's conflict with --deferred: a usage error, not an internal one (70)."""
+    doc = minimal(
+        name="atip",
+        commands={
+            "search": {
+                "description": "Search",
+                "commands": {"tools": {"description": "Search the tools"}},
+            }
+        },
+    )
+    path = tmp_path / "atip.json"
+    path.write_text(json.dumps(doc))
+    done = atip("compile", str(path), "--provider", "anthropic", "--deferred", "--json")
+    assert done.returncode == 2, done.stdout
+    error = json.loads(done.stdout)["error"]
+    assert error["code"] == "E1001"
+    assert error["details"] == {"param": "deferred", "tool": SEARCH_TOOL}
+    assert (
+        atip("compile", str(path), "--provider", "openai-responses", "--deferred").returncode == 0
+    )
 
 
 @pytest.mark.usefixtures("isolated_home")

@@ -84,12 +84,12 @@ def compile_tools(
     """
     import json
 
-    from atipkit.bridge import DEFERRED_PROVIDERS, deferred_tools
+    from atipkit.bridge import DEFERRED_PROVIDERS
     from atipkit.bridge import compile_tools as compile_documents
 
     if deferred and provider not in DEFERRED_PROVIDERS:
         raise InputError(
-            f"--deferred works with --provider openai-responses or anthropic, not {provider}",
+            f"--deferred works with --provider {' or '.join(DEFERRED_PROVIDERS)}, not {provider}",
             code="E1001",
             details={"param": "deferred", "provider": provider},
             suggestion=f"Use --provider {' or --provider '.join(DEFERRED_PROVIDERS)}.",
@@ -103,13 +103,29 @@ def compile_tools(
         compiled, payload = fitted.compiled, fitted.to_builtins()
     else:
         compiled = compile_documents(tools, provider, strict=strict, strategy=strategy)
-        payload = deferred_tools(compiled, tools) if deferred else compiled.payload()
+        payload = _deferred(compiled, tools) if deferred else compiled.payload()
     for problem in compiled.warnings:
         ctx.warn(f"{problem.location + ': ' if problem.location else ''}{problem.message}")
     if table:
         names = {name: _jsonable(path) for name, path in compiled.table.items()}
         payload = {**payload, "table": names} if budget else {"tools": payload, "table": names}
     return Document(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
+
+
+def _deferred(compiled: Any, tools: list[Any]) -> Any:
+    """The deferred tools; a compiled command named as the search tool is the document's
+    conflict with --deferred, not a bug."""
+    from atipkit.bridge import SEARCH_TOOL, deferred_tools
+
+    try:
+        return deferred_tools(compiled, tools)
+    except ValueError:  # the provider is checked and the tools are the compile's: the name
+        raise InputError(
+            f"a command compiles to {SEARCH_TOOL!r}, the name of --deferred's search tool",
+            code="E1001",
+            details={"param": "deferred", "tool": SEARCH_TOOL},
+            suggestion="Compile without --deferred, or leave that command out with --commands.",
+        ) from None
 
 
 def _check_budget(budget: int | None, query: str | None, deferred: bool, strategy: str) -> None:
