@@ -269,6 +269,36 @@ def test_atip_search_rerank_as_processes(tmp_path):
     assert done.stdout.split()[1] == "alpha_go"  # the text form: score, name, description
 
 
+@needs_model
+def test_vectors_that_cannot_be_kept_are_embedded_in_memory(tmp_path):
+    """A lock or directory the vectors cannot be written to must not turn a re-ranked
+    search into an internal error: the commands are embedded for this search alone, and
+    the result and a warning say why."""
+    env = machine_env(tmp_path)
+    bin_dir = tmp_path / "bin"
+    for name, text in (("alpha", "Feed the zebra"), ("beta", "Ride the horse")):
+        tool_script(bin_dir, name, minimal(name=name, commands={"go": {"description": text}}))
+    assert _atip(env, "scan", "--path", str(bin_dir))[0] == 0
+    assert _atip(env, "search", "zebra", "--json")[0] == 0  # the index is saved
+    search_dir = tmp_path / "cache" / "search"
+    (search_dir / "vectors.lock").mkdir()  # as root, a mode would not stop the write
+
+    for _ in range(2):  # nothing kept: the next search embeds them again
+        code, out, _ = _atip(env, "search", "look after an animal", "--rerank", "--json")
+        assert code == 0, out
+        result = out["result"]
+        assert [h["name"] for h in result["hits"]] == ["alpha_go", "beta_go"]
+        assert result["rerank"]["embedded"] == 2
+        assert result["rerank"]["unsaved"].startswith(str(search_dir))
+        assert any("vectors could not be kept" in w for w in out["meta"]["warnings"])
+    assert not (search_dir / "vectors.msgpack").exists()
+
+    (search_dir / "vectors.lock").rmdir()
+    code, out, _ = _atip(env, "search", "look after an animal", "--rerank", "--json")
+    assert (code, out["result"]["rerank"]["unsaved"]) == (0, None)
+    assert out["meta"]["warnings"] == []
+
+
 # -- without the extra ---------------------------------------------------------------------
 
 

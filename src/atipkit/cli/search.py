@@ -47,7 +47,8 @@ def search(
     run on the CPU), scored together, so a command can be found that shares no word with
     the query. It needs the `rerank` extra (exit 40 without it). Each command is embedded
     once and kept beside the index; the result then has `rerank` (the model, the commands
-    embedded by this search, seconds).
+    embedded by this search, seconds, and `unsaved`: why the vectors could not be kept
+    in the cache, when they could not, which a warning says too).
     """
     import msgspec
 
@@ -91,6 +92,11 @@ def search(
             f"embedded {semantic['embedded']} commands for re-ranking "
             f"in {semantic['seconds']:.1f} s"
         )
+    if semantic is not None and semantic["unsaved"]:
+        ctx.warn(
+            f"the command vectors could not be kept in the cache ({semantic['unsaved']}); "
+            "this search embedded them in memory (set ATIP_CACHE_DIR to a writable directory)"
+        )
     result = {
         "query": query,
         "hits": msgspec.to_builtins(hits),
@@ -111,4 +117,9 @@ def _semantic(index: Any) -> dict[str, Any]:
         state = semantic(index)
     except embed.ModelMissing as exc:
         raise missing_extra(f"atip search --rerank: {exc}", INSTALL_RERANK) from None
-    return {"model": embed.MODEL, "embedded": state.embedded, "seconds": round(state.seconds, 3)}
+    return {
+        "model": embed.MODEL,
+        "embedded": state.embedded,
+        "seconds": round(state.seconds, 3),
+        "unsaved": state.unsaved,
+    }

@@ -21,12 +21,12 @@ Kubernetes cluster manager)"`): "Sync a repository" says little until it is gh's
 vectors of an index that has a directory (the machine index, in `<cache>/search/`) are
 kept beside it in `vectors.msgpack`, keyed by the sha256 of that text: when the index is
 updated, only new or changed commands are embedded; the rest are read back. An index
-built in memory embeds its commands once, at its first re-ranked query.
+built in memory embeds its commands once, at its first re-ranked query, and so does one
+whose directory cannot be written (`Semantic.unsaved` says why).
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import time
 import weakref
@@ -55,6 +55,7 @@ class Semantic(msgspec.Struct, kw_only=True):
     positions: dict[str, int]  # command name -> row
     embedded: int  # commands embedded to bring the vectors up to date (0: all reused)
     seconds: float
+    unsaved: str | None = None  # why the vectors could not be kept beside the index, if not
 
 
 class _Saved(msgspec.Struct):
@@ -135,21 +136,26 @@ def _vectors(index: CommandIndex) -> Semantic:
     positions = {entry.name: i for i, entry in enumerate(commands)}
     directory = index.directory
     known = _load(directory) if directory is not None else {}
+    vectors, embedded, unsaved = None, 0, None
     if directory is not None and any(key not in known for key in keys):
         from filelock import FileLock
 
-        directory.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(directory / "vectors.lock")):
-            known = _load(directory)  # another process may have just embedded them
-            vectors, embedded = _fill(np, model, texts, keys, known)
-            _save(directory, keys, vectors)
-    else:
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+            with FileLock(str(directory / "vectors.lock")):
+                known = _load(directory)  # another process may have just embedded them
+                vectors, embedded = _fill(np, model, texts, keys, known)
+                _save(directory, keys, vectors)
+        except OSError as exc:  # a cache that cannot be written: the vectors stay in memory
+            unsaved = f"{directory}: {exc.strerror or exc}"
+    if vectors is None:
         vectors, embedded = _fill(np, model, texts, keys, known)
     return Semantic(
         vectors=vectors,
         positions=positions,
         embedded=embedded,
         seconds=time.monotonic() - start,
+        unsaved=unsaved,
     )
 
 
@@ -192,5 +198,4 @@ def _save(directory: Path, keys: list[str], vectors: Any) -> None:
     from atipkit._atomic import write_atomic
 
     saved = _Saved(format=_FORMAT, model=_MODEL_KEY, keys=keys, vectors=vectors.tobytes())
-    with contextlib.suppress(OSError):  # a cache: the next search embeds them again
-        write_atomic(directory / _FILE, msgspec.msgpack.encode(saved), durable=False)
+    write_atomic(directory / _FILE, msgspec.msgpack.encode(saved), durable=False)
