@@ -75,8 +75,6 @@ def machine_index(
     Raises `RegistryError` when registry.json cannot be read; a damaged or missing
     cache is rebuilt, never an error, and a cache directory that cannot be written (a
     read-only home) gives an index built in memory, with the reason in `unsaved`."""
-    from filelock import FileLock
-
     start = time.monotonic()
     registry = registry or LocalRegistry()
     directory = directory or index_dir()
@@ -89,6 +87,8 @@ def machine_index(
     state = [_FORMAT, fingerprints, layers, _jsonable([file_state(d) for d in files.missing])]
     saved = _load(directory, state, len(entries))
     if saved is None:
+        from filelock import FileLock  # only to update: a search from the saved index
+
         try:
             directory.mkdir(parents=True, exist_ok=True)
             with FileLock(str(directory / "update.lock")):
