@@ -71,7 +71,6 @@ class Compiler:
         batch = [tools] if isinstance(tools, Tool) else list(tools)
         self.strategy: Strategy = strategy
         self.flat = flatten(batch, strategy=strategy, include_hidden=include_hidden)
-        self.bindings = {t.name: t.binding for t in self.flat}
 
     def compile(
         self,

@@ -100,7 +100,7 @@ def flatten(
     tools: Iterable[Tool], *, strategy: Strategy = "discrete", include_hidden: bool = False
 ) -> list[FlatTool]:
     """Every invocable command of `tools` as flat tools, named uniquely across all."""
-    commands = [c for tool in tools for c in _invocable(tool, include_hidden)]
+    commands = [c for tool in tools for c in _commands(tool, include_hidden)]
     if strategy == "discrete":
         groups = [[c] for c in commands]
     else:
@@ -129,7 +129,7 @@ def _words(group: list[_Command]) -> tuple[str, ...]:
     return (first.tool.name, *path)
 
 
-def _invocable(tool: Tool, include_hidden: bool) -> list[_Command]:
+def _commands(tool: Tool, include_hidden: bool) -> list[_Command]:
     """Leaves, and groups that take parameters of their own, in document order, with
     their effective effects carried down the tree (one merge per command)."""
 
