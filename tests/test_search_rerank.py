@@ -327,7 +327,7 @@ def test_without_the_rerank_extra_atip_search_rerank_says_what_to_install(machin
 
 WATCHED = ("numpy", "tokenizers", "safetensors", "atipkit.search.embed", "atipkit.search.rerank")
 #: Needed to build or update an index, not to search a saved one.
-BUILDING = ("filelock",)
+BUILDING = ("filelock", "atipkit.bridge")
 
 
 def test_import_atipkit_and_plain_search_load_no_model(machine, tmp_path):

@@ -15,7 +15,6 @@ import shlex
 
 import msgspec
 
-from atipkit.bridge.flatten import invocable
 from atipkit.model import Command, CommandPath, Tool, iter_commands, walk_commands
 from atipkit.search.terms import terms
 
@@ -42,6 +41,8 @@ class CommandDoc(msgspec.Struct, frozen=True, array_like=True):
 
 def command_documents(tool: Tool) -> list[CommandDoc]:
     """The documents of every invocable, visible command of `tool`, in document order."""
+    from atipkit.bridge.flatten import invocable  # building only: a search needs no bridge
+
     patterns = _pattern_text(tool)
     tool_terms = terms(tool.description)
     out = []

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from atipkit.bridge.names import assign_names
 from atipkit.search.documents import CommandDoc, command_documents
 from atipkit.search.terms import terms
 
@@ -98,6 +97,8 @@ class CommandIndex:
 
     @classmethod
     def from_documents(cls, documents: Sequence[CommandDoc]) -> CommandIndex:
+        from atipkit.bridge.names import assign_names  # building only, as bm25s is
+
         names = assign_names((doc.tool, *doc.path) for doc in documents)
         entries = [
             CommandEntry(
