@@ -269,42 +269,80 @@ def test_apt_runs_none_of_the_configured_hooks(tmp_path, jq_repository, monkeypa
 
 # -- the package's man page ----------------------------------------------------------
 
-BULLETED_PAGE = """JQ(1)
+BULLETED_PAGE = r""".TH JQ 1 "2026" "jq 1.7" "User Commands"
+.SH NAME
+jq \- Command\-line JSON processor
+.SH INVOKING JQ
+.IP \(bu 4
+\fB\-\-slurp\fR/\fB\-s\fR:
+.RS 4
+.PP
+Read the entire input stream into a large array.
+.RE
+.IP \(bu 4
+\fB\-\-compact\-output\fR / \fB\-c\fR:
+.RS 4
+.PP
+Compact output.
+.RE
+.IP \(bu 4
+\fB\-\-indent n\fR:
+.RS 4
+.PP
+Use the given number of spaces for indentation.
+.RE
+"""
 
-NAME
-       jq - Command-line JSON processor
-
-INVOKING JQ
-       ○   --slurp/-s:
-
-           Read the entire input stream into a large array.
-
-       ○   --compact-output / -c:
-
-           Compact output.
-
-       ○   --indent n:
-
-           Use the given number of spaces for indentation.
+JUSTIFIED_PAGE = r""".TH SYSTEMCTL 1 "2026" "systemd 257" "systemctl"
+.SH NAME
+systemctl \- control the service manager
+.SH SYNOPSIS
+.B systemctl
+[\fB\-q\fR] \fIcommand\fR [\fIunit\fR...]
+.SH COMMANDS
+Systemctl may be used to introspect and control the state of the "systemd" system and
+service manager. Please refer to systemd(1) for an introduction into the basic concepts
+and functionality this tool manages.
+.PP
+.TP
+.B start
+Start (activate) one or more units, which are remembered for every later
+reconfiguration of the manager and every extraordinarily long subsequent line.
+.TP
+.B stop
+Stop (deactivate) one or more units.
+.SH OPTIONS
+.TP
+.B \-q
+Quiet.
 """
 
 
-def test_a_bulleted_man_page_file_adds_options_and_spellings():
-    """Pages converted from Markdown list options as bullets; the file is read with
-    `man -l` (an absolute path: the run happens in the sandbox's directory)."""
+def silent_program(folder: Path, name: str) -> Path:
+    """A program that prints nothing, whatever it is asked: all there is is its page."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / name
+    path.write_text("#!/bin/sh\nexit 0\n")
+    path.chmod(0o755)
+    return path
+
+
+def test_a_bulleted_man_page_file_adds_options_and_spellings(tmp_path: Path):
+    """Pages converted from Markdown list options as bullets; the crawler's page file
+    (`man_file`, compressed as packages ship it) is read as `atip scan --infer` reads one."""
+    import gzip
+
+    from atipkit.infer.generate import generate_shim
     from atipkit.infer.helptext import ParsedHelp, ParsedOption
-    from atipkit.infer.manpage import merge, read_man_page
+    from atipkit.infer.manpage import merge, read_man_file
 
-    require("man", "apt-get install man-db")
-    calls = []
-
-    def run(executable: str, args: list[str]) -> str:
-        calls.append(args)
-        return BULLETED_PAGE
-
-    page = read_man_page("jq", run, file="pages/jq.1.gz")
-    assert page is not None
-    assert calls == [["-l", "-P", "cat", os.path.abspath("pages/jq.1.gz")]]
+    require("groff", "apt-get install groff-base")
+    page_file = tmp_path / "pages" / "jq.1.gz"
+    page_file.parent.mkdir()
+    page_file.write_bytes(gzip.compress(BULLETED_PAGE.encode()))
+    read = read_man_file(page_file, "jq")
+    assert read is not None
+    page = read.help
     assert [(o.flags, o.metavar) for o in page.options] == [
         (["--slurp", "-s"], None),
         (["--compact-output", "-c"], None),
@@ -319,6 +357,38 @@ def test_a_bulleted_man_page_file_adds_options_and_spellings():
         ("indent", ["--indent"]),
     ]
     assert helped.options[0].description == "slurp"  # the help's words stay
+    exe = silent_program(tmp_path / "bin", "jq")
+    shim = generate_shim(str(exe), man_file=str(page_file))
+    assert shim.description == "Command-line JSON processor"
+    assert [o.flags for o in shim.commands[""].options] == [
+        ["--slurp", "-s"],
+        ["--compact-output", "-c"],
+        ["--indent"],
+    ]
+
+
+@pytest.mark.parametrize("where", ["man_file", "installed"])
+def test_a_page_is_rendered_unjustified(tmp_path: Path, monkeypatch, where: str):
+    """The crawler's page file (`man_file`) and the page installed for the name (`atip
+    gen`) go through groff left-adjusted and unhyphenated, as `atip scan --infer`'s pages
+    do: justified prose in a listing is not read as a command. (A denied command is
+    described from its page alone, its listing included.)"""
+    from atipkit.infer.generate import generate_shim
+
+    require("groff", "apt-get install groff-base")
+    pages = tmp_path / "man"
+    (pages / "man1").mkdir(parents=True)
+    page_file = pages / "man1" / "systemctl.1"
+    page_file.write_text(JUSTIFIED_PAGE)
+    exe = silent_program(tmp_path / "bin", "systemctl")
+    if where == "installed":
+        monkeypatch.setenv("MANPATH", str(pages))
+        shim = generate_shim(str(exe))
+    else:
+        shim = generate_shim(str(exe), man_file=str(page_file))
+    assert shim.effects.destructive is True  # denied: the page is all there is
+    assert shim.description == "control the service manager"
+    assert set(shim.commands) == {"start", "stop"}
 
 
 # -- the command line -----------------------------------------------------------------

@@ -28,7 +28,7 @@ from atipkit.infer.helptext import (
     option_type,
     parse_help,
 )
-from atipkit.infer.manpage import merge, read_man_page
+from atipkit.infer.manpage import RENDER_TIMEOUT, ManPages, merge, read_man_file
 from atipkit.model import (
     UNSET,
     Argument,
@@ -82,9 +82,10 @@ def generate_shim(
     crawler reads the page shipped in the package it crawled, not the machine's, which
     may describe another version). `page` is a man page already read (`atip scan
     --infer` renders the page files itself): it is merged as a page read here would be,
-    and `man` is not run. `env` is added to the environment of the tool's own runs only,
-    never to `man`'s: a crawled package's `LD_LIBRARY_PATH` must not reach programs that
-    merely read its files. Without `help_word`, the tool is asked with flags only
+    and no page is read. A page is read as `atip scan --infer` reads one (`_man_page`).
+    `env` is added to the environment of the tool's own runs only, never to groff's: a
+    crawled package's `LD_LIBRARY_PATH` must not reach programs that merely read its
+    files. Without `help_word`, the tool is asked with flags only
     (`--help`, `-h`, `--version`), never with the word `help`, which many programs take
     for an operand (`hostname help` renames the machine, `npx help` fetches a package
     and runs it): what an unattended sweep over a whole PATH does. `binary_hash` is the
@@ -100,7 +101,7 @@ def generate_shim(
     if form:
         sources.append(form)
     if page is None and man and clock.left > 0:
-        page = read_man_page(name, lambda exe, args: _run(exe, args, clock), file=man_file)
+        page = _man_page(name, man_file, clock)
     if page is not None:
         merge(root, page)
         sources.append("man")
@@ -133,14 +134,26 @@ def _denied_shim(
     page: ParsedHelp | None,
 ) -> Tool:
     """A command on the deny list is never run, not even for `--help`: its man page
-    (which `man` renders, running nothing of the tool) is all there is."""
+    (which groff renders, running nothing of the tool) is all there is."""
     if page is None and man:
-        page = read_man_page(name, lambda exe, args: _run(exe, args, clock), file=man_file)
+        page = _man_page(name, man_file, clock)
     if page is not None:
         return shim_from_page(name, hash_, page, denied=True)
     tool = _shim(name, hash_, ParsedHelp(), {}, None, [])
     claim_destruction(tool)
     return tool
+
+
+def _man_page(name: str, man_file: str | None, clock: Budget) -> ParsedHelp | None:
+    """The page in `man_file`, else the one installed for `name`, read as `atip scan
+    --infer` reads pages (`read_man_file`: rendered by groff left-adjusted and without
+    hyphenation, so that justified prose is never read as a listing); None when there
+    is none or it cannot be read. Nothing of the tool is run."""
+    found = man_file or ManPages().find(name)
+    if found is None or clock.left <= 0:
+        return None
+    page = read_man_file(found, name, timeout=min(RENDER_TIMEOUT, clock.left))
+    return page.help if page is not None else None
 
 
 def claim_destruction(tool: Tool) -> None:

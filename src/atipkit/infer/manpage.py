@@ -1,10 +1,10 @@
 """Man pages as a source of options (issue 6, item 2).
 
 Many tools print only a synopsis for `--help` (ssh, ps, ip) and document their options in
-the man page. `man -P cat NAME` renders it as text (run through the probe's sandbox like
-any tool); the OPTIONS section reads like help text, and the NAME line gives a one-line
-description when the help had none. A page that is a file (the crawler reads the one in
-the package it crawled) is rendered with `man -l`.
+the man page. Rendered as text, its OPTIONS section reads like help text, and the NAME
+line gives a one-line description when the help had none. Every reader of pages (`atip
+scan --infer`, `atip show --infer`, `atip gen`, the crawler, which reads the page in the
+package it crawled) goes through `read_man_file`.
 
 Pages written in Markdown and converted (ronn, pandoc) list options as bullets, the
 description a paragraph below (`•   --slurp/-s:`); they are rewritten into the help-text
@@ -29,14 +29,13 @@ import lzma
 import os
 import re
 import shutil
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import msgspec
 
 from atipkit.infer.helptext import ParsedHelp, parse_help
 
-Runner = Callable[[str, Sequence[str]], str]
 _NAME_LINE = re.compile(r"NAME\s*\n\s*\S+(?:,\s*\S+)*\s+[-—–]+\s*(.+)")
 _BULLET_OPTION = re.compile(r"^(?P<indent>\s+)[•○◦·*]\s+(?P<spec>-\S.*?):?\s*$")
 _ALTERNATIVES = re.compile(r"\s*/\s*(?=-)|\s+and\s+(?=-)")
@@ -55,19 +54,6 @@ _COMPRESSED: dict[str, Callable[[io.BytesIO], io.BufferedIOBase]] = {
     ".xz": lzma.LZMAFile,
     ".lzma": lzma.LZMAFile,
 }
-
-
-def read_man_page(name: str, run: Runner, *, file: str | None = None) -> ParsedHelp | None:
-    """The parsed man page of `name` (or the page in `file`), or None when `man` or the
-    page is missing. `run(executable, args)` runs a program and returns its output."""
-    man = shutil.which("man")
-    if man is None:
-        return None
-    args = ["-l", "-P", "cat", os.path.abspath(file)] if file else ["-P", "cat", name]
-    text = run(man, args)  # the run's directory is the sandbox's, hence the absolute path
-    if "No manual entry" in text:
-        return None
-    return parse_man_text(text, name)
 
 
 _TITLE = re.compile(r"^\.(?:TH|Dt)\b.*$", re.MULTILINE)
