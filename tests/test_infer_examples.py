@@ -164,7 +164,25 @@ def test_a_man_pages_commands_count_only_where_its_synopsis_takes_one(tmp_path: 
 
 
 def test_justified_or_hyphenated_prose_is_never_read_as_a_listing(tmp_path: Path):
-    source = PAGER_PAGE.replace("[\\fB\\-N\\fR] \\fIfile\\fR", "\\fIcommand\\fR")
-    pager = _page(tmp_path, "pager", source)  # now it takes a command: the listing counts
+    """Prose above a listing, in the COMMANDS section where names are looked for: rendered
+    justified, its lines would be padded with runs of spaces ("Pager  shows  a file"),
+    which is how a listing separates a name from its description."""
+    head, prose = PAGER_PAGE.split(".SH DESCRIPTION\n")
+    source = head.replace("[\\fB\\-N\\fR] \\fIfile\\fR", "\\fIcommand\\fR").replace(
+        ".SH COMMANDS\n", f".SH COMMANDS\n{prose}.PP\n"
+    )
+    pager = _page(tmp_path, "pager", source)  # it takes a command: the listing counts
     names = {c.name for c in pager.commands}
-    assert names <= {"z", "q"}, names  # no word of the prose, no tail of a broken word
+    assert names == {"z", "q"}, names  # no word of the prose, no tail of a broken word
+
+
+def test_a_listing_name_that_ends_a_sentence_is_not_a_command(tmp_path: Path):
+    """groff puts two spaces after a sentence that ends an input line: a line starting
+    with that sentence's last word reads as "name  description"."""
+    source = TOOL_PAGE.replace(
+        ".SH COMMANDS\n",
+        ".SH COMMANDS\nEach command takes the widgets named after it; they are described\n"
+        ".br\nbelow.\nA widget is named by its label.\n.PP\n",
+    )
+    tool = _page(tmp_path, "tool", source)
+    assert [c.name for c in tool.commands] == ["add", "remove"]
