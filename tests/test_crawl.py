@@ -391,6 +391,26 @@ def test_a_page_is_rendered_unjustified(tmp_path: Path, monkeypatch, where: str)
     assert set(shim.commands) == {"start", "stop"}
 
 
+def test_a_tool_asked_for_help_is_never_labelled_man_page(tmp_path: Path):
+    """A tool that was run for its help and said nothing, with a thin page merged in, was
+    asked: its shim is not labelled as made from the page alone (`man-page` means nothing
+    of the tool was run)."""
+    from atipkit.infer.generate import generate_shim, shim_from_page
+    from atipkit.infer.helptext import ParsedHelp
+
+    require("groff", "apt-get install groff-base")
+    page_file = tmp_path / "quiet.1"
+    page_file.write_text('.TH QUIET 1 "2026" "quiet 1.0"\n.SH NAME\nquiet \\- say nothing\n')
+    exe = silent_program(tmp_path / "bin", "quiet")
+    from_file = generate_shim(str(exe), man_file=str(page_file))
+    given = generate_shim(str(exe), man=False, page=ParsedHelp(description="say nothing"))
+    for shim in (from_file, given):
+        assert shim.description == "say nothing"  # the page was merged
+        assert shim.extensions["_generation"]["method"] == "help-parsing+man"
+    alone = shim_from_page("quiet", "sha256:" + "0" * 64, ParsedHelp(description="say nothing"))
+    assert alone.extensions["_generation"]["method"] == "man-page"
+
+
 # -- the command line -----------------------------------------------------------------
 
 

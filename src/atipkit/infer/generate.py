@@ -102,14 +102,16 @@ def generate_shim(
         sources.append(form)
     if page is None and man and clock.left > 0:
         page = _man_page(name, man_file, clock)
+    method = "help-parsing"
     if page is not None:
         merge(root, page)
         sources.append("man")
+        method += "+man"
     version = _version(real, clock, env)
     commands: dict[str, Command] = {}
     if root.commands:
         commands = _subcommands(real, (), root, depth, clock, sources, env)
-    return _shim(name, hash_, root, commands, version, sources)
+    return _shim(name, hash_, root, commands, version, sources, method)
 
 
 def shim_from_page(
@@ -119,7 +121,7 @@ def shim_from_page(
     lists are listed, not read (reading them would mean running the tool). `denied`: the
     command is on the deny list, so the shim claims destruction (`claim_destruction`)."""
     commands = _subcommands("", (), page, 1, Budget(0), [], None) if page.commands else {}
-    tool = _shim(name, hash_, page, commands, version, ["man"])
+    tool = _shim(name, hash_, page, commands, version, ["man"], "man-page")
     if denied:
         claim_destruction(tool)
     return tool
@@ -139,7 +141,7 @@ def _denied_shim(
         page = _man_page(name, man_file, clock)
     if page is not None:
         return shim_from_page(name, hash_, page, denied=True)
-    tool = _shim(name, hash_, ParsedHelp(), {}, None, [])
+    tool = _shim(name, hash_, ParsedHelp(), {}, None, [], "help-parsing")
     claim_destruction(tool)
     return tool
 
@@ -177,14 +179,15 @@ def _shim(
     commands: dict[str, Command],
     version: str | None,
     sources: list[str],
+    method: str,
 ) -> Tool:
+    """The shim; `method` is how it was made: `man-page` (from a page alone, nothing of
+    the tool run), `help-parsing` (the tool was asked for help, whatever it said), with
+    `+man` when a page was merged in."""
     global_options = [_option(o) for o in root.options] if commands else []
     commands = commands or {"": _command(name, root, ())}
     description = _short(root.description) or f"{name} (inferred from its help text)"
     confidence = "medium" if (root.options or root.commands) and root.description else "low"
-    method = "man-page" if sources == ["man"] else "help-parsing"
-    if "man" in sources and method != "man-page":
-        method += "+man"
     return Tool(
         atip=AtipVersion(version=PROTOCOL_VERSION),
         name=name,
