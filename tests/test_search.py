@@ -27,6 +27,7 @@ from atipkit.registry.local import LocalRegistry
 from atipkit.resolve import resolve_tool
 from atipkit.scan import scan
 from atipkit.search import CommandIndex, terms
+from atipkit.search.index import DamagedIndex, _checksum
 from atipkit.search.machine import index_dir, machine_index
 from atipkit.trust.digest import sha256_file
 from tests.helpers import EXAMPLES, machine_env, minimal
@@ -329,12 +330,15 @@ def test_a_saved_index_loads_with_the_same_hits(tmp_path):
     assert CommandIndex.load(empty).search("pods") == []
 
 
-def damaged_postings(path: Path) -> bytes:
+def damaged_postings(path: Path, *, checksum: bool = False) -> bytes:
     """The saved index, still well-formed msgpack of the right shape, with postings that
-    name commands it does not have."""
+    name commands it does not have; with `checksum`, the checksum is computed again
+    over them, as a file written by something else would have it."""
     saved = msgspec.msgpack.decode(path.read_bytes())
     count = len(saved["indices"]) // 4
     saved["indices"] = (10**6).to_bytes(4, "little") * count
+    if checksum:
+        saved["checksum"] = _checksum(saved["indptr"], saved["indices"], saved["scores"])
     return msgspec.msgpack.encode(saved)
 
 
@@ -589,6 +593,23 @@ def test_a_cache_of_the_right_shape_with_wrong_values_is_rebuilt(machine):
         assert index.search("zebra") == first.search("zebra")
 
 
+def test_postings_that_pass_the_checksum_but_name_no_command_are_rebuilt(machine):
+    """A file written by something else, checksum and all: the load does not read every
+    posting (decision 174), the query that reads one says the index is damaged, and the
+    machine index is rebuilt from the documents it keeps."""
+    first, _ = machine_index()
+    path = index_dir() / "index.msgpack"
+    path.write_bytes(damaged_postings(path, checksum=True))
+    index, report = machine_index()
+    assert not report.updated  # loaded: nothing at load tells
+    with pytest.raises(DamagedIndex, match="a posting names no command"):
+        index.search("zebra")
+    index, report = machine_index(rebuild=True)
+    assert counts(report) == (3, 0, 3, True)  # from the documents kept
+    assert index.search("zebra") == first.search("zebra")
+    assert not machine_index()[1].updated  # saved again, whole
+
+
 def test_a_broken_registry_is_an_error_not_an_empty_index(isolated_home):
     from atipkit.registry.local import RegistryError
 
@@ -793,6 +814,24 @@ def test_without_the_search_packages_the_commands_say_what_to_install(machine, m
     assert (result.exit_code, out["error"]["code"]) == (40, "E4010")
     assert out["error"]["message"] == "atip mcp serve --deferred needs bm25s"
     assert "atipkit[mcp]" in out["error"]["suggestion"]["fix"]
+
+
+def test_atip_search_rebuilds_postings_that_name_no_command(tmp_path, env):
+    """Damage the load does not check (decision 174) is found by the query, and `atip
+    search` rebuilds the index and answers, not exit 70."""
+    bin_dir = tmp_path / "bin"
+    tool_script(bin_dir, "alpha", minimal(name="alpha", commands={"feed": {"description": "x"}}))
+    assert run(env, "scan", "--path", str(bin_dir)).returncode == 0
+    code, good, _ = answer(env, "search", "feed")
+    assert (code, [h["name"] for h in good["result"]["hits"]]) == (0, ["alpha_feed"])
+    path = tmp_path / "cache" / "search" / "index.msgpack"
+    path.write_bytes(damaged_postings(path, checksum=True))
+    code, out, _ = answer(env, "search", "feed")
+    assert code == 0, out
+    assert out["result"]["hits"] == good["result"]["hits"]
+    assert out["result"]["index"]["updated"]
+    code, out, _ = answer(env, "search", "feed")
+    assert (code, out["result"]["index"]["updated"]) == (0, False)  # saved again, whole
 
 
 def test_searches_at_once_build_the_index_once(tmp_path, env):

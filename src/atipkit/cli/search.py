@@ -63,12 +63,19 @@ def search(
         )
     semantic = None
     try:
+        from atipkit.search.index import DamagedIndex
         from atipkit.search.machine import machine_index
 
         index, report = machine_index()
-        if rerank:
-            semantic = _semantic(index)
-        hits = index.search(query, limit, rerank=rerank)  # PyStemmer is imported here
+        try:
+            if rerank:
+                semantic = _semantic(index)
+            hits = index.search(query, limit, rerank=rerank)  # PyStemmer is imported here
+        except DamagedIndex:  # damage the load does not check (decision 174): rebuilt
+            index, report = machine_index(rebuild=True)
+            if rerank:
+                semantic = _semantic(index)
+            hits = index.search(query, limit, rerank=rerank)
     except ImportError as exc:
         raise missing_module(exc, "atip search", INSTALL) from None
     except RegistryError as exc:

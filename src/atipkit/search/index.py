@@ -35,6 +35,11 @@ _FILE = "index.msgpack"
 _FORMAT = 3
 
 
+class DamagedIndex(ValueError):
+    """A query read a posting that names no command: the saved index was written by
+    something else (damage is the checksum's, at load). The caller rebuilds it."""
+
+
 class Hit(msgspec.Struct, frozen=True):
     """One command that matches a query."""
 
@@ -148,6 +153,9 @@ class CommandIndex:
         ties go by name, so the order is stable. A query of stop words only, or of
         words no command has, finds nothing.
 
+        Raises `DamagedIndex` when a posting it reads names no command (a loaded index
+        written by something else).
+
         `rerank=True` ranks BM25's candidates together with the commands nearest the
         query in meaning (`atipkit.search.rerank`; the `rerank` extra, else
         `embed.ModelMissing`, an ImportError): a hit then need not share a word with
@@ -170,7 +178,7 @@ class CommandIndex:
             ):
                 totals[doc] = totals.get(doc, 0.0) + score
         if any(not 0 <= doc < len(self._entries) for doc in totals):
-            raise ValueError("damaged index: a posting names no command")
+            raise DamagedIndex(f"{self._directory}: a posting names no command")
         best = heapq.nsmallest(
             limit,
             ((-score, self._entries[doc].name, doc) for doc, score in totals.items() if score > 0),

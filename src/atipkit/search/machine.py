@@ -68,13 +68,18 @@ def index_dir() -> Path:
 
 
 def machine_index(
-    registry: LocalRegistry | None = None, directory: Path | None = None
+    registry: LocalRegistry | None = None,
+    directory: Path | None = None,
+    *,
+    rebuild: bool = False,
 ) -> tuple[CommandIndex, IndexReport]:
     """The index of every command in `registry` (default: the user's), up to date.
 
     Raises `RegistryError` when registry.json cannot be read; a damaged or missing
     cache is rebuilt, never an error, and a cache directory that cannot be written (a
-    read-only home) gives an index built in memory, with the reason in `unsaved`."""
+    read-only home) gives an index built in memory, with the reason in `unsaved`.
+    `rebuild` builds the index again even where the saved one loads (the kept documents
+    are reused as ever): for damage only a query finds, `index.DamagedIndex`."""
     start = time.monotonic()
     registry = registry or LocalRegistry()
     directory = directory or index_dir()
@@ -85,7 +90,7 @@ def machine_index(
     )
     layers = _jsonable(_layers(registry))
     state = [_FORMAT, fingerprints, layers, _jsonable([file_state(d) for d in files.missing])]
-    saved = _load(directory, state, len(entries))
+    saved = None if rebuild else _load(directory, state, len(entries))
     if saved is None:
         from filelock import FileLock  # only to update: a search from the saved index
 
@@ -93,7 +98,7 @@ def machine_index(
             directory.mkdir(parents=True, exist_ok=True)
             with FileLock(str(directory / "update.lock")):
                 # another process may have just done it
-                saved = _load(directory, state, len(entries))
+                saved = None if rebuild else _load(directory, state, len(entries))
                 if saved is None:
                     saved = _update(registry, directory, state, entries, fingerprints, layers)
         except OSError as exc:
