@@ -386,6 +386,21 @@ def test_a_removed_shim_is_inferred_again(tmp_path, env):
     assert LocalRegistry().shim_path(sha256_file(frob)).is_file()
 
 
+def test_a_removed_shim_is_no_longer_recorded_by_a_scan_without_infer(tmp_path, env):
+    """The scan itself (not the inference pass) notices an inferred shim that is gone:
+    the binary is no longer recorded as inferred, and the cache looks at it again."""
+    bin_dir = tmp_path / "bin"
+    frob = logging_script(bin_dir, "frob")
+    man_page(tmp_path, "frob")
+    scan([str(bin_dir)], infer=True)
+    assert LocalRegistry().read().tools["frob"].source == "inferred"
+    LocalRegistry().shim_path(sha256_file(frob)).unlink()
+    report = scan([str(bin_dir)])
+    assert report.inferred == 0
+    entry = LocalRegistry().read().tools.get("frob")
+    assert entry is None or entry.source != "inferred", entry
+
+
 def test_when_the_budget_runs_out_the_rest_is_left_for_the_next_run(tmp_path, env):
     bin_dir = tmp_path / "bin"
     for name in ("page-a", "page-b"):

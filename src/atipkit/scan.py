@@ -405,12 +405,18 @@ def _examine(
 
 def _update(registry: LocalRegistry, items: list[Item], verdicts: dict[str, _Seen]) -> int:
     """Record what describes each executable; the number of inferred ones. An inferred
-    shim is recorded under the first name of its binary only (decision 160)."""
+    shim is recorded under the first name of its binary only (decision 160). A name
+    recorded as inferred whose shim is gone is no longer recorded."""
     changes = {}
+    gone = []
     inferred_hashes: set[str] = set()
+    current = registry.read().tools
     for name, real, st in items:
         seen = verdicts[real]
         if seen.verdict not in ("native", "shim", "inferred"):
+            recorded = current.get(name)
+            if recorded and recorded.source == "inferred" and recorded.path == real:
+                gone.append(name)  # its inferred shim was removed: nothing describes it
             continue
         if seen.verdict == "inferred":
             if not seen.hash or seen.hash in inferred_hashes:
@@ -426,10 +432,11 @@ def _update(registry: LocalRegistry, items: list[Item], verdicts: dict[str, _See
             mtime_ns=st.st_mtime_ns,
             inode=st.st_ino,
         )
-    current = registry.read().tools
-    if any(current.get(name) != entry for name, entry in changes.items()):
+    if gone or any(current.get(name) != entry for name, entry in changes.items()):
         with registry.transaction() as index:
             index.tools.update(changes)
+            for name in gone:
+                index.tools.pop(name, None)
     return len(inferred_hashes)
 
 

@@ -179,7 +179,7 @@ def cover(
             aliases.append((target, owners[hash_]))
             continue
         owners[hash_] = target
-        if known is not None and not refresh and _still(known, registry):
+        if known is not None and not refresh:  # a removed shim: `scan` asks again
             outcomes[target.path] = known
         else:
             work.append(target)
@@ -236,14 +236,6 @@ def file_hash(path: str) -> str | None:
         return sha256_file(path)
     except OSError:
         return None
-
-
-def _still(known: Outcome, registry: LocalRegistry) -> bool:
-    """Whether what an earlier run found still holds: a shim it relied on is still there
-    (someone may have removed it to have it inferred again)."""
-    if known.kind in ("failed", "skipped"):
-        return True
-    return known.hash is not None and has_shim(registry, known.hash)
 
 
 def has_shim(registry: LocalRegistry, hash_: str) -> bool:
