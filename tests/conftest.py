@@ -4,24 +4,12 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import minimal
+from tests.helpers import ATIP_VARIABLES, minimal
 
 
 @pytest.fixture
 def doc() -> dict[str, Any]:
     return minimal()
-
-
-ATIP_VARIABLES = (
-    "ATIP_REGISTRIES",
-    "ATIP_OFFLINE",
-    "ATIP_REFRESH",
-    "ATIP_GITHUB_API",
-    "ATIP_PYPI_INDEX",
-    "ATIP_NPM_REGISTRY",
-    "ATIP_APT_SOURCES",
-    "GITHUB_TOKEN",
-)
 
 
 @pytest.fixture

@@ -91,10 +91,24 @@ def envelope_of(result: Any) -> dict[str, Any]:
     return envelope
 
 
+#: The settings and token of the machine's that no test may see (or leak).
+ATIP_VARIABLES = (
+    "ATIP_REGISTRIES",
+    "ATIP_OFFLINE",
+    "ATIP_REFRESH",
+    "ATIP_GITHUB_API",
+    "ATIP_PYPI_INDEX",
+    "ATIP_NPM_REGISTRY",
+    "ATIP_APT_SOURCES",
+    "GITHUB_TOKEN",
+)
+
+
 def machine_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     """The environment of an `atip` process on a machine of the test's own: its home,
-    registry, configuration and cache under `tmp_path`, no remote registries, no forced
-    refresh, and this interpreter's import path (the tests' atipkit)."""
+    registry, configuration and cache under `tmp_path`, none of the machine's ATIP_*
+    settings or token (`ATIP_VARIABLES`), and this interpreter's import path (the tests'
+    atipkit)."""
     env = {
         **os.environ,
         "HOME": str(tmp_path / "home"),
@@ -103,6 +117,6 @@ def machine_env(tmp_path: Path, **extra: str) -> dict[str, str]:
         "ATIP_CACHE_DIR": str(tmp_path / "cache"),
         "PYTHONPATH": os.pathsep.join(sys.path),
     }
-    for name in ("ATIP_REGISTRIES", "ATIP_OFFLINE", "ATIP_REFRESH", "XDG_CACHE_HOME"):
+    for name in (*ATIP_VARIABLES, "XDG_CACHE_HOME"):
         env.pop(name, None)
     return {**env, **extra}

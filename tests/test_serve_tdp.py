@@ -34,8 +34,7 @@ from atipkit.interop import tdp
 from atipkit.model import UNSET, dumps, effective_effects, from_dict, get_command, load
 from atipkit.registry import layout
 from atipkit.validation import validate
-from tests.conftest import ATIP_VARIABLES
-from tests.helpers import EXAMPLES, FIXTURES
+from tests.helpers import ATIP_VARIABLES, EXAMPLES, FIXTURES
 
 ATIP = [sys.executable, "-m", "atipkit"]
 SCHEMA = jsonschema.Draft202012Validator(
