@@ -48,7 +48,9 @@ from atipkit.resolve import find_shim
 __all__ = ["DEFAULT_SKIP", "ScanReport", "discover", "safe_dirs", "scan"]
 
 DEFAULT_INFER_BUDGET = 300.0
-"""Seconds for `scan(infer=True)`, probe pass included (`infer.coverage.DEFAULT_BUDGET`)."""
+"""Seconds for `scan(infer=True)`, probe pass included. A first run over a whole PATH
+takes a minute or two (`bench/scan_infer.py` measures it); a later one infers only what
+is new or changed."""
 
 Verdict = Literal["native", "shim", "inferred", "failed", "skipped", "none"]
 """What the cache remembers of a binary: native metadata, a shim someone wrote, an

@@ -57,9 +57,6 @@ from atipkit.registry.local import LocalRegistry
 from atipkit.resolve import find_shim, shim_paths
 from atipkit.trust.digest import sha256_file
 
-DEFAULT_BUDGET = 300.0
-"""Seconds for a whole `atip scan --infer`, probe pass included (about a minute is needed
-for this machine's 1 100 executables the first time)."""
 TOOL_BUDGET = 5.0
 """Seconds for inferring one tool from its help (its subcommands' help included). A tool
 is asked only while this much of the overall budget is left, so a shim is never made from
@@ -129,7 +126,8 @@ class InferenceReport(msgspec.Struct, kw_only=True):
     """Not reached within the budget: the next run goes on with these."""
     complete: bool = True
     """Whether nothing was left for the next run."""
-    budget: float = DEFAULT_BUDGET
+    budget: float = 0.0
+    """The seconds `scan` was given for the whole run, probe pass included (set by it)."""
     seconds: float = 0.0
 
 
