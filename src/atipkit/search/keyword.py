@@ -12,15 +12,20 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 
-WORD = re.compile(r"[a-z0-9]+")
-CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_WORD = re.compile(r"[a-z0-9]+")
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+
+
+def split(text: str) -> list[str]:
+    """The lower-case words of `text`, as they are: `camelCase`, `snake_case` and
+    `kebab-case` split, anything but letters and digits a separator."""
+    return _WORD.findall(_CAMEL.sub(" ", text).lower())
 
 
 def words(text: str) -> list[str]:
-    """Lower-case words of `text` (`camelCase`, `snake_case` and `kebab-case` split),
-    with a plain plural `s` dropped so `notes` meets `note`."""
+    """`split(text)`, with a plain plural `s` dropped so `notes` meets `note`."""
     out = []
-    for word in WORD.findall(CAMEL.sub(" ", text).lower()):
+    for word in split(text):
         if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
             word = word[:-1]
         out.append(word)

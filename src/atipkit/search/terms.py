@@ -1,9 +1,10 @@
 """The words the BM25 index matches on: what a query and a command's metadata share.
 
-Text is split as `keyword.words` splits it (`camelCase`, `snake_case`, `kebab-case`),
-English stop words are dropped, and every word is reduced to its Snowball stem
-(PyStemmer), so "compressing", "compressed" and "compression" meet. Nothing else: no
-synonyms and no per-tool tables; what the metadata says is what matches.
+Text is split by `keyword.split`, as `keyword.words` splits it (`camelCase`,
+`snake_case`, `kebab-case`), English stop words are dropped, and every word is reduced
+to its Snowball stem (PyStemmer), so "compressing", "compressed" and "compression"
+meet. Nothing else: no synonyms and no per-tool tables; what the metadata says is what
+matches.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 from functools import cache
 from typing import TYPE_CHECKING
 
-from atipkit.search.keyword import CAMEL, WORD
+from atipkit.search.keyword import split
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -68,4 +69,4 @@ STOPWORDS = frozenset(
 def terms(text: str) -> list[str]:
     """The index terms of `text`, in order, repeats kept (they are term frequency)."""
     stem = _stem()
-    return [stem(w) for w in WORD.findall(CAMEL.sub(" ", text).lower()) if w not in STOPWORDS]
+    return [stem(w) for w in split(text) if w not in STOPWORDS]
