@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import PurePath
 
 #: The built-in list, by purpose. Names and patterns (`*`, `?`, `[...]`).
@@ -267,9 +267,6 @@ class DenyList:
         allowed: the caller's own list wins over the configuration)."""
         more = list(more)
         return DenyList([*self.names, *self.patterns, *more], self.allowed - set(more))
-
-    def __iter__(self) -> Iterator[str]:
-        return iter([*sorted(self.names), *self.patterns])
 
     def denies(self, executable: str) -> bool:
         """Whether the command at `executable` (a name or a path) is denied: by its own

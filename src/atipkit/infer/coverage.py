@@ -153,7 +153,6 @@ def cover(
     jobs: int = 8,
     refresh: bool = False,
     progress: Callable[[int, int], None] | None = None,
-    pages: ManPages | None = None,
 ) -> tuple[dict[str, Outcome], InferenceReport]:
     """Infer a shim for each target that needs one, until `deadline` (a `time.monotonic`
     value); the outcome of each target by real path, and the report. With `refresh`,
@@ -168,7 +167,7 @@ def cover(
         if target.denied:
             report.denied.append(target.name)
         known = target.known
-        hash_ = target.hash or (known.hash if known else None) or file_hash(target.path)
+        hash_ = target.hash or file_hash(target.path)
         if hash_ is None:
             outcomes[target.path] = Outcome(kind="failed", error="the binary cannot be read")
             continue
@@ -183,7 +182,7 @@ def cover(
             work.append(target)
 
     if work:
-        runner = _Runner(registry, deadline, refresh, pages)
+        runner = _Runner(registry, deadline, refresh)
         done = 0
         lock = threading.Lock()
 
@@ -243,13 +242,13 @@ def has_shim(registry: LocalRegistry, hash_: str) -> bool:
     return any(path.is_file() for path in by_hash)
 
 
-def infer_shim(executable: str, name: str, hash_: str, *, pages: ManPages | None = None) -> Tool:
+def infer_shim(executable: str, name: str, hash_: str) -> Tool:
     """One tool's inferred shim, made as `atip scan --infer` makes it, so that a binary
     is described alike whichever command inferred it first (`resolve_tool` with
     `allow_inferred`, for `atip show --infer`): from its man page alone when that is
     `enough` or the command is denied, else from its help in the sandbox with the page
     merged in (a denied command without a page: a bare shim claiming destruction)."""
-    page = _read_page(pages or ManPages(), name, executable, RENDER_TIMEOUT)
+    page = _read_page(ManPages(), name, executable, RENDER_TIMEOUT)
     denied = name in (deny := configured()) or deny.denies(executable)
     return _from_page(name, hash_, page, denied) or _from_help(executable, name, hash_, page)
 
@@ -288,13 +287,11 @@ def _from_help(path: str, name: str, hash_: str, page: ManPage | None) -> Tool:
 class _Runner:
     """The inference of one target at a time, from several threads."""
 
-    def __init__(
-        self, registry: LocalRegistry, deadline: float, refresh: bool, pages: ManPages | None
-    ) -> None:
+    def __init__(self, registry: LocalRegistry, deadline: float, refresh: bool) -> None:
         self.registry = registry
         self.deadline = deadline
         self.refresh = refresh
-        self._pages = pages
+        self._pages: ManPages | None = None
         self._lock = threading.Lock()
 
     @property

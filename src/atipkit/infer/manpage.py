@@ -135,12 +135,12 @@ class ManPage(msgspec.Struct, kw_only=True):
     path: str
 
 
-def manpath(environ: dict[str, str] | None = None) -> list[Path]:
+def manpath() -> list[Path]:
     """The directories holding `man1`, `man8`, ...: MANPATH when set (an empty entry
     stands for the defaults, as for man-db), else the defaults — `share/man` and `man`
     beside each PATH directory (`/usr/bin` → `/usr/share/man`), then `/usr/local/share/man`,
     `/usr/share/man`, `/usr/local/man`, `/usr/man`. Only existing directories, once each."""
-    env = os.environ if environ is None else environ
+    env = os.environ
     defaults: list[Path] = []
     for entry in env.get("PATH", "").split(os.pathsep):
         if os.path.isabs(entry):
@@ -191,9 +191,6 @@ class ManPages:
                     if name not in best or rank < best[name][0]:
                         best[name] = (rank, directory / file)
         self._pages = {name: path for name, (_, path) in best.items()}
-
-    def __len__(self) -> int:
-        return len(self._pages)
 
     def find(self, *names: str) -> Path | None:
         """The page of the first of `names` that has one."""
