@@ -183,10 +183,11 @@ class CommandIndex:
             limit,
             ((-score, self._entries[doc].name, doc) for doc, score in totals.items() if score > 0),
         )
-        return [self._hit(doc, -negative) for negative, _name, doc in best]
+        return [self.hit(doc, -negative) for negative, _name, doc in best]
 
-    def _hit(self, index: int, score: float) -> Hit:
-        entry = self._entries[index]
+    def hit(self, position: int, score: float) -> Hit:
+        """The command at `position` (in index order) as a hit scoring `score`."""
+        entry = self._entries[position]
         return Hit(entry.tool, entry.command, entry.name, round(score, 4), entry.description)
 
     def save(self, directory: Path) -> None:

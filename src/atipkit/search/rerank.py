@@ -98,8 +98,6 @@ def search(index: CommandIndex, query: str, limit: int) -> list[Hit]:
     """The `limit` best commands for `query`, BM25 and meaning together (see above)."""
     import numpy as np
 
-    from atipkit.search.index import Hit
-
     state = semantic(index)
     if limit < 1 or not len(index):
         return []
@@ -116,11 +114,7 @@ def search(index: CommandIndex, query: str, limit: int) -> list[Hit]:
         (lexical.get(i, 0.0) / best + (float(similarity[i]) - low) / spread, i) for i in candidates
     ]
     scored.sort(key=lambda pair: (-pair[0], commands[pair[1]].name))
-    hits = []
-    for score, i in scored[:limit]:
-        entry = commands[i]
-        hits.append(Hit(entry.tool, entry.command, entry.name, round(score, 4), entry.description))
-    return hits
+    return [index.hit(i, score) for score, i in scored[:limit]]
 
 
 def _vectors(index: CommandIndex) -> Semantic:
