@@ -116,7 +116,7 @@ def resolve_tool(
     if base is None:
         base = _find_shim(registry, hash_, tool_name, origins, remote, refresh)
         source = "shim"
-        if base is not None and base.trust and base.trust.source == "inferred":
+        if base is not None and is_inferred(base):
             source = "inferred"
     if base is None and allow_inferred and real and hash_:
         from atipkit.infer.coverage import infer_shim
@@ -185,6 +185,11 @@ def _same_file(entry: Entry, stat: os.stat_result) -> bool:
         stat.st_mtime_ns,
         stat.st_ino,
     )
+
+
+def is_inferred(tool: Tool) -> bool:
+    """Whether a shim says it was inferred (`trust.source`), not written by someone."""
+    return bool(tool.trust) and tool.trust.source == "inferred"
 
 
 def find_shim(

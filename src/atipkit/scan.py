@@ -39,11 +39,10 @@ from atipkit.infer.coverage import (
     cover,
     file_hash,
     has_shim,
-    is_inferred,
 )
 from atipkit.probe import DEFAULT_TIMEOUT, probe
 from atipkit.registry.local import MAX_AGE, Entry, LocalRegistry, timestamp, utcnow
-from atipkit.resolve import find_shim
+from atipkit.resolve import find_shim, is_inferred
 
 __all__ = ["DEFAULT_SKIP", "ScanReport", "discover", "safe_dirs", "scan"]
 

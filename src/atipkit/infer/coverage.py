@@ -54,7 +54,7 @@ from atipkit.infer.manpage import (
 )
 from atipkit.model import Tool, dumps
 from atipkit.registry.local import LocalRegistry
-from atipkit.resolve import find_shim, shim_paths
+from atipkit.resolve import find_shim, is_inferred, shim_paths
 from atipkit.trust.digest import sha256_file
 
 TOOL_BUDGET = 5.0
@@ -368,8 +368,3 @@ def _not_ours(path: Path) -> str | None:
     if stated == "inferred":
         return None
     return f"{path} is not a valid shim for this binary; fix it or remove it"
-
-
-def is_inferred(tool: Tool) -> bool:
-    """Whether a shim says it was inferred (`trust.source`), not written by someone."""
-    return bool(tool.trust) and tool.trust.source == "inferred"
