@@ -117,7 +117,6 @@ class Encoder:
         )
         self._layers = [_layer(np, weights, f"encoder.layer.{i}.") for i in range(_LAYERS)]
         self._lock = threading.Lock()  # tokenizers' settings are per object
-        self.encoded = 0  # texts encoded so far (the tests count what a search embeds)
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """One unit vector per text, in order: an array of shape (len(texts), 384)."""
@@ -132,7 +131,6 @@ class Encoder:
         for start in range(0, len(order), _BATCH):
             batch = order[start : start + _BATCH]
             out[batch] = self._forward([encodings[i].ids for i in batch])
-        self.encoded += len(texts)
         return out
 
     def _forward(self, ids: list[list[int]]) -> np.ndarray:
