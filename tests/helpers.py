@@ -120,3 +120,22 @@ def machine_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     for name in (*ATIP_VARIABLES, "XDG_CACHE_HOME"):
         env.pop(name, None)
     return {**env, **extra}
+
+
+#: `atip` as a process of this interpreter.
+ATIP = [sys.executable, "-m", "atipkit.cli"]
+
+
+def atip_run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    """`atip ARGS` as a process in `env` (`machine_env`'s): time enough to load the
+    re-ranker's model."""
+    return subprocess.run([*ATIP, *args], env=env, capture_output=True, text=True, timeout=300)
+
+
+def atip_answer(env: dict[str, str], *args: str) -> tuple[int, dict[str, Any], str]:
+    """`atip ARGS` as a process: its exit status, the one JSON line it printed, and its
+    stderr."""
+    done = atip_run(env, *args)
+    lines = done.stdout.splitlines()
+    assert len(lines) == 1, (done.stdout, done.stderr)
+    return done.returncode, json.loads(lines[0]), done.stderr

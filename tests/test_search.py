@@ -30,10 +30,9 @@ from atipkit.search import CommandIndex, terms
 from atipkit.search.index import DamagedIndex, _checksum
 from atipkit.search.machine import index_dir, machine_index
 from atipkit.trust.digest import sha256_file
-from tests.helpers import EXAMPLES, machine_env, minimal
+from tests.helpers import ATIP, EXAMPLES, atip_answer, atip_run, machine_env, minimal
 from tests.test_discovery import plain_script, tool_script
 
-ATIP = [sys.executable, "-m", "atipkit.cli"]
 EXAMPLE_TOOLS = [atipkit.load(EXAMPLES / "tools" / f"{n}.json") for n in ("gh", "kubectl")]
 
 
@@ -631,17 +630,6 @@ def env(tmp_path) -> dict[str, str]:
     return machine_env(tmp_path)
 
 
-def run(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*ATIP, *args], env=env, capture_output=True, text=True, timeout=120)
-
-
-def answer(env: dict[str, str], *args: str) -> tuple[int, dict[str, Any], str]:
-    done = run(env, *args)
-    lines = done.stdout.splitlines()
-    assert len(lines) == 1, (done.stdout, done.stderr)
-    return done.returncode, json.loads(lines[0]), done.stderr
-
-
 def test_atip_search_answers_hits_and_how_the_index_was_had(tmp_path, env):
     bin_dir = tmp_path / "bin"
     for name, word in (("alpha", "zebra"), ("beta", "horse"), ("delta", "zebra")):
@@ -650,8 +638,8 @@ def test_atip_search_answers_hits_and_how_the_index_was_had(tmp_path, env):
             name,
             minimal(name=name, commands={"feed": {"description": f"Feed the {word}"}}),
         )
-    assert run(env, "scan", "--path", str(bin_dir)).returncode == 0
-    code, out, stderr = answer(env, "search", "feed a zebra", "--json")
+    assert atip_run(env, "scan", "--path", str(bin_dir)).returncode == 0
+    code, out, stderr = atip_answer(env, "search", "feed a zebra", "--json")
     assert code == 0, out
     result = out["result"]
     assert set(result) == {"query", "hits", "index"}
@@ -674,19 +662,19 @@ def test_atip_search_answers_hits_and_how_the_index_was_had(tmp_path, env):
     assert out["meta"]["tool"] == "atip.search"
     assert stderr == ""  # notes go to people, not to JSON readers
 
-    code, out, _ = answer(env, "search", "feed a zebra", "--limit", "1")
+    code, out, _ = atip_answer(env, "search", "feed a zebra", "--limit", "1")
     assert [h["name"] for h in out["result"]["hits"]] == ["alpha_feed"]
     assert out["result"]["index"]["updated"] is False
 
     # a tool scanned since: only it is read
     tool_script(bin_dir, "gamma", minimal(name="gamma", commands={"graze": {"description": "x"}}))
-    assert run(env, "scan", "--path", str(bin_dir)).returncode == 0
-    code, out, _ = answer(env, "search", "graze")
+    assert atip_run(env, "scan", "--path", str(bin_dir)).returncode == 0
+    code, out, _ = atip_answer(env, "search", "graze")
     assert [h["name"] for h in out["result"]["hits"]] == ["gamma_graze"]
     index = out["result"]["index"]
     assert (index["tools"], index["read"], index["reused"]) == (4, 1, 3)
 
-    text = run(env, "search", "feed zebra", "--text")
+    text = atip_run(env, "search", "feed zebra", "--text")
     assert text.returncode == 0
     lines = text.stdout.splitlines()
     assert [line.split()[1] for line in lines] == ["alpha_feed", "delta_feed", "beta_feed"]
@@ -697,10 +685,10 @@ def test_atip_search_answers_hits_and_how_the_index_was_had(tmp_path, env):
 def test_atip_search_text_says_what_it_updated_and_left_out(tmp_path, env):
     bin_dir = tmp_path / "bin"
     tool_script(bin_dir, "alpha", minimal(name="alpha"))
-    assert run(env, "scan", "--path", str(bin_dir)).returncode == 0
+    assert atip_run(env, "scan", "--path", str(bin_dir)).returncode == 0
     with (bin_dir / "alpha").open("a") as f:
         f.write("# changed\n")
-    text = run(env, "search", "run", "--text")
+    text = atip_run(env, "search", "run", "--text")
     assert text.returncode == 0
     notes = text.stderr.splitlines()
     assert notes[0].startswith("index updated: 0 tools, 0 commands (0 read, 0 unchanged)")
@@ -710,28 +698,28 @@ def test_atip_search_text_says_what_it_updated_and_left_out(tmp_path, env):
 
 
 def test_atip_search_on_an_empty_registry_warns(env):
-    code, out, stderr = answer(env, "search", "list files")
+    code, out, stderr = atip_answer(env, "search", "list files")
     assert (code, stderr) == (0, "")  # JSON readers find the warning in meta
     assert out["result"]["hits"] == []
     assert out["result"]["index"]["tools"] == 0
     [warning] = out["meta"]["warnings"]
     assert warning.startswith("the index is empty: record tools first")
-    text = run(env, "search", "list files", "--text")
+    text = atip_run(env, "search", "list files", "--text")
     assert (text.returncode, text.stdout) == (0, "")
     assert "warning: the index is empty: record tools first" in text.stderr
 
 
 def test_atip_search_errors(env, tmp_path):
     for empty in ("", "   "):
-        code, out, _ = answer(env, "search", empty)
+        code, out, _ = atip_answer(env, "search", empty)
         assert (code, out["error"]["code"]) == (2, "E1002")
         assert out["error"]["details"]["param"] == "query"
-    code, out, _ = answer(env, "search", "x", "--limit", "0")
+    code, out, _ = atip_answer(env, "search", "x", "--limit", "0")
     assert code == 2
     registry = Path(env["XDG_DATA_HOME"]) / "agent-tools" / "registry.json"
     registry.parent.mkdir(parents=True)
     registry.write_text("garbage")
-    code, out, _ = answer(env, "search", "x")
+    code, out, _ = atip_answer(env, "search", "x")
     assert (code, out["error"]["code"]) == (65, "E1010")
     assert str(registry) in out["error"]["message"]
 
@@ -821,16 +809,16 @@ def test_atip_search_rebuilds_postings_that_name_no_command(tmp_path, env):
     search` rebuilds the index and answers, not exit 70."""
     bin_dir = tmp_path / "bin"
     tool_script(bin_dir, "alpha", minimal(name="alpha", commands={"feed": {"description": "x"}}))
-    assert run(env, "scan", "--path", str(bin_dir)).returncode == 0
-    code, good, _ = answer(env, "search", "feed")
+    assert atip_run(env, "scan", "--path", str(bin_dir)).returncode == 0
+    code, good, _ = atip_answer(env, "search", "feed")
     assert (code, [h["name"] for h in good["result"]["hits"]]) == (0, ["alpha_feed"])
     path = tmp_path / "cache" / "search" / "index.msgpack"
     path.write_bytes(damaged_postings(path, checksum=True))
-    code, out, _ = answer(env, "search", "feed")
+    code, out, _ = atip_answer(env, "search", "feed")
     assert code == 0, out
     assert out["result"]["hits"] == good["result"]["hits"]
     assert out["result"]["index"]["updated"]
-    code, out, _ = answer(env, "search", "feed")
+    code, out, _ = atip_answer(env, "search", "feed")
     assert (code, out["result"]["index"]["updated"]) == (0, False)  # saved again, whole
 
 
@@ -838,7 +826,7 @@ def test_searches_at_once_build_the_index_once(tmp_path, env):
     bin_dir = tmp_path / "bin"
     for name in ("alpha", "beta", "gamma"):
         tool_script(bin_dir, name, minimal(name=name))
-    assert run(env, "scan", "--path", str(bin_dir)).returncode == 0
+    assert atip_run(env, "scan", "--path", str(bin_dir)).returncode == 0
     procs = [
         subprocess.Popen(
             [*ATIP, "search", "run it"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE

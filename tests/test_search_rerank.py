@@ -26,10 +26,9 @@ from atipkit.search.documents import command_documents
 from atipkit.search.machine import index_dir, machine_index
 from atipkit.search.terms import terms
 from atipkit.trust import digest
-from tests.helpers import atip, envelope_of, machine_env, minimal
+from tests.helpers import ATIP, atip, atip_answer, envelope_of, machine_env, minimal
 from tests.test_discovery import tool_script
 
-ATIP = [sys.executable, "-m", "atipkit.cli"]
 REFERENCE = Path(__file__).parent / "fixtures" / "rerank" / "minilm_reference.json"
 
 
@@ -233,36 +232,25 @@ def test_each_command_is_embedded_once_and_kept_beside_the_index(machine, monkey
     assert rerank.semantic(fresh).embedded == 3  # a damaged cache is embedded again
 
 
-def _atip(env: dict[str, str], *args: str) -> tuple[int, dict[str, Any], str]:
-    done = subprocess.run(
-        [*ATIP, *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    return done.returncode, json.loads(done.stdout), done.stderr
-
-
 @needs_model
 def test_atip_search_rerank_as_processes(tmp_path):
     env = machine_env(tmp_path)
     bin_dir = tmp_path / "bin"
     for name, text in (("alpha", "Feed the zebra"), ("beta", "Ride the horse")):
         tool_script(bin_dir, name, minimal(name=name, commands={"go": {"description": text}}))
-    code, _, _ = _atip(env, "scan", "--path", str(bin_dir))
+    code, _, _ = atip_answer(env, "scan", "--path", str(bin_dir))
     assert code == 0
 
-    code, out, _ = _atip(env, "search", "look after an animal", "--rerank", "--json")
+    code, out, _ = atip_answer(env, "search", "look after an animal", "--rerank", "--json")
     assert code == 0, out
     result = out["result"]
     assert set(result) == {"query", "hits", "index", "rerank"}
     assert result["rerank"]["model"] == embed.MODEL
     assert result["rerank"]["embedded"] == 2
     assert [h["name"] for h in result["hits"]] == ["alpha_go", "beta_go"]
-    code, out, _ = _atip(env, "search", "look after an animal", "--rerank", "--json")
+    code, out, _ = atip_answer(env, "search", "look after an animal", "--rerank", "--json")
     assert (code, out["result"]["rerank"]["embedded"]) == (0, 0)  # read back, none embedded
-    code, out, _ = _atip(env, "search", "look after an animal", "--json")
+    code, out, _ = atip_answer(env, "search", "look after an animal", "--json")
     assert "rerank" not in out["result"]
     assert out["result"]["hits"] == []  # BM25 alone: no word in common
 
@@ -285,13 +273,13 @@ def test_vectors_that_cannot_be_kept_are_embedded_in_memory(tmp_path):
     bin_dir = tmp_path / "bin"
     for name, text in (("alpha", "Feed the zebra"), ("beta", "Ride the horse")):
         tool_script(bin_dir, name, minimal(name=name, commands={"go": {"description": text}}))
-    assert _atip(env, "scan", "--path", str(bin_dir))[0] == 0
-    assert _atip(env, "search", "zebra", "--json")[0] == 0  # the index is saved
+    assert atip_answer(env, "scan", "--path", str(bin_dir))[0] == 0
+    assert atip_answer(env, "search", "zebra", "--json")[0] == 0  # the index is saved
     search_dir = tmp_path / "cache" / "search"
     (search_dir / "vectors.lock").mkdir()  # as root, a mode would not stop the write
 
     for _ in range(2):  # nothing kept: the next search embeds them again
-        code, out, _ = _atip(env, "search", "look after an animal", "--rerank", "--json")
+        code, out, _ = atip_answer(env, "search", "look after an animal", "--rerank", "--json")
         assert code == 0, out
         result = out["result"]
         assert [h["name"] for h in result["hits"]] == ["alpha_go", "beta_go"]
@@ -301,7 +289,7 @@ def test_vectors_that_cannot_be_kept_are_embedded_in_memory(tmp_path):
     assert not (search_dir / "vectors.msgpack").exists()
 
     (search_dir / "vectors.lock").rmdir()
-    code, out, _ = _atip(env, "search", "look after an animal", "--rerank", "--json")
+    code, out, _ = atip_answer(env, "search", "look after an animal", "--rerank", "--json")
     assert (code, out["result"]["rerank"]["unsaved"]) == (0, None)
     assert out["meta"]["warnings"] == []
 
