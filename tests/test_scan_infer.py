@@ -554,3 +554,16 @@ def test_the_version_comes_from_the_package_a_page_names():
     assert page_version('.TH RBASH 1 "2021 November 22" "Bash-5.2"') == "5.2"
     assert page_version('.TH LDD 1 2022-10-30 "Linux man-pages 6.03"') is None  # not ldd's
     assert page_version(".Dd $Mdocdate: May 1 2024 $\n.Os") is None
+
+
+def test_a_plain_scan_imports_no_reader_of_help_or_pages():
+    """`atipkit.scan` imports `infer.coverage` for its types; the help and page readers
+    (and gzip) load only when something is inferred."""
+    code = (
+        "import sys, atipkit.scan\n"
+        "print(sorted(m for m in ('atipkit.infer.helptext', 'atipkit.infer.manpage', 'gzip')"
+        " if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"

@@ -38,24 +38,21 @@ import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal, NamedTuple
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 
 import msgspec
 
 from atipkit._atomic import write_atomic
 from atipkit.deny import configured
-from atipkit.infer.helptext import ParsedHelp
-from atipkit.infer.manpage import (
-    COMMAND_SLOT,
-    RENDER_TIMEOUT,
-    ManPage,
-    ManPages,
-    read_man_file,
-)
 from atipkit.model import Tool, dumps
 from atipkit.registry.local import LocalRegistry
 from atipkit.resolve import find_shim, is_inferred, shim_paths
 from atipkit.trust.digest import sha256_file
+
+if TYPE_CHECKING:  # the readers of help and pages are imported where used: a plain
+    # `atip scan` (which imports this module) reads neither
+    from atipkit.infer.helptext import ParsedHelp
+    from atipkit.infer.manpage import ManPage, ManPages
 
 TOOL_BUDGET = 5.0
 """Seconds for inferring one tool from its help (its subcommands' help included). A tool
@@ -140,6 +137,8 @@ def enough(page: ParsedHelp) -> bool:
     (git's, apt-get's), where the help does. Either way, asking costs a sandboxed run and
     may find more. (Programs that run a command — `env`, `timeout`, `xargs` — have such
     a place too: they are asked, to no harm.)"""
+    from atipkit.infer.manpage import COMMAND_SLOT
+
     if not page.description or not (page.options or page.commands):
         return False
     return bool(page.commands) or COMMAND_SLOT.search(page.usage) is None
@@ -248,12 +247,16 @@ def infer_shim(executable: str, name: str, hash_: str) -> Tool:
     `allow_inferred`, for `atip show --infer`): from its man page alone when that is
     `enough` or the command is denied, else from its help in the sandbox with the page
     merged in (a denied command without a page: a bare shim claiming destruction)."""
+    from atipkit.infer.manpage import RENDER_TIMEOUT, ManPages
+
     page = _read_page(ManPages(), name, executable, RENDER_TIMEOUT)
     denied = name in (deny := configured()) or deny.denies(executable)
     return _from_page(name, hash_, page, denied) or _from_help(executable, name, hash_, page)
 
 
 def _read_page(pages: ManPages, name: str, path: str, timeout: float) -> ManPage | None:
+    from atipkit.infer.manpage import read_man_file
+
     found = pages.find(name, os.path.basename(path))
     return read_man_file(found, name, timeout=timeout) if found else None
 
@@ -298,6 +301,8 @@ class _Runner:
     def pages(self) -> ManPages:
         with self._lock:  # listed once, by the first thread that needs them
             if self._pages is None:
+                from atipkit.infer.manpage import ManPages
+
                 self._pages = ManPages()
             return self._pages
 
@@ -325,6 +330,8 @@ class _Runner:
         refused = _not_ours(self.registry.shim_path(hash_))
         if refused:
             return Outcome(kind="failed", hash=hash_, error=refused)
+        from atipkit.infer.manpage import RENDER_TIMEOUT
+
         left = self.deadline - time.monotonic()
         page = _read_page(self.pages, target.name, target.path, min(RENDER_TIMEOUT, max(left, 1.0)))
         if target.denied and page is None:
