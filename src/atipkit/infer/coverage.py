@@ -61,7 +61,8 @@ help cut short by the overall deadline: it would be kept, and never inferred aga
 TOOL_DEPTH = 2
 """Subcommands are read one level deep, as `atip gen` does by default."""
 MIN_START = 0.5
-"""A man page is not read with less than this left (rendering one takes about 20 ms)."""
+"""A man page is not read with less than this left (rendering one takes a small part of
+it)."""
 
 OutcomeKind = Literal["man-page", "help", "reused", "alias", "skipped", "failed", "left"]
 ShimSource = Literal["inferred", "shim"]

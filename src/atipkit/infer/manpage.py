@@ -12,12 +12,11 @@ layout first. An option the help already has gains the page's other spellings of
 (`-s` becomes `-s, --slurp`).
 
 `atip scan --infer` reads the pages of a whole PATH, so it does not ask `man` for each
-(about 45 ms a page here, most of it man's own start): `ManPages` finds the page files
-once (MANPATH, else the `share/man` and `man` beside each PATH directory and the usual
-system directories; sections 1, 8 and 6), and `read_man_file` decompresses one, follows
-a `.so` redirect and renders it with `groff -mandoc` in the probe's sandbox (about 15 ms
-a page; 99.7 % of this machine's pages parse to the same options and description as
-through `man`). Nothing of the tool is run either way.
+(most of a run of `man` is its own start): `ManPages` finds the page files once (MANPATH,
+else the `share/man` and `man` beside each PATH directory and the usual system
+directories; sections 1, 8 and 6), and `read_man_file` decompresses one, follows a `.so`
+redirect and renders it with `groff -mandoc` in the probe's sandbox, fed on stdin — what
+`man` itself runs, without its start. Nothing of the tool is run.
 """
 
 from __future__ import annotations
