@@ -496,6 +496,24 @@ def test_a_shim_someone_wrote_is_never_replaced(tmp_path, env):
     assert [f.name for f in again.inference.failed] == ["frob"]
 
 
+def test_refreshing_an_inferred_shim_does_not_read_it_twice(tmp_path, env, monkeypatch):
+    """--refresh replaces a valid inferred shim that `find_shim` has just read from the
+    very file the new one goes to, without reading and parsing it again (`_not_ours`)."""
+    from atipkit.infer import coverage
+
+    bin_dir = tmp_path / "bin"
+    frob = logging_script(bin_dir, "frob")
+    man_page(tmp_path, "frob")
+    scan([str(bin_dir)], infer=True)
+    checked = []
+    monkeypatch.setattr(coverage, "_not_ours", lambda path: checked.append(path))
+    report = scan([str(bin_dir)], infer=True, refresh=True)
+    assert report.inference is not None
+    assert report.inference.from_man_page == 1
+    assert checked == []
+    assert LocalRegistry().shim_path(sha256_file(frob)).is_file()
+
+
 # -- bad input --------------------------------------------------------------------------------
 
 

@@ -312,8 +312,11 @@ class _Runner:
         by its old shim when it is not inferred again (left, failed): `source` says so."""
         hash_ = target.hash
         assert hash_ is not None
-        existing = find_shim(self.registry, hash_, target.name)
+        origins: dict[str, str] = {}
+        existing = find_shim(self.registry, hash_, target.name, origins)
         kept: dict[str, Any] = {}
+        # a valid inferred shim read from the file a new one replaces: nobody else's
+        replaceable = origins.get("metadata") == f"shim:{self.registry.shim_path(hash_)}"
         if existing is not None:
             source: ShimSource = "inferred" if is_inferred(existing) else "shim"
             if not (self.refresh and source == "inferred"):
@@ -322,13 +325,15 @@ class _Runner:
         if self.deadline - time.monotonic() < MIN_START:
             return Outcome(kind="left", hash=hash_, **kept)
         try:
-            return self._infer(target, hash_, kept)
+            return self._infer(target, hash_, kept, replaceable)
         except Exception as exc:  # one tool's trouble must not stop the sweep
             error = f"{type(exc).__name__}: {exc}"
             return Outcome(kind="failed", hash=hash_, error=error, **kept)
 
-    def _infer(self, target: Target, hash_: str, kept: dict[str, Any]) -> Outcome:
-        refused = _not_ours(self.registry.shim_path(hash_))
+    def _infer(
+        self, target: Target, hash_: str, kept: dict[str, Any], replaceable: bool
+    ) -> Outcome:
+        refused = None if replaceable else _not_ours(self.registry.shim_path(hash_))
         if refused:
             return Outcome(kind="failed", hash=hash_, error=refused)
         from atipkit.infer.manpage import RENDER_TIMEOUT
