@@ -392,15 +392,8 @@ def _examine(
         verdict, version = "native", result.tool.version
     elif hash_ and (shim := find_shim(registry, hash_, name)) is not None:
         verdict, version = ("inferred" if is_inferred(shim) else "shim"), shim.version
-    return _Seen(
-        size=st.st_size,
-        mtime_ns=st.st_mtime_ns,
-        inode=st.st_ino,
-        checked=timestamp(),
-        verdict=verdict,
-        hash=hash_,
-        name=name,
-        version=version,
+    return msgspec.structs.replace(
+        _fingerprint(name, st), verdict=verdict, hash=hash_, version=version
     )
 
 
