@@ -186,3 +186,13 @@ def test_a_listing_name_that_ends_a_sentence_is_not_a_command(tmp_path: Path):
     )
     tool = _page(tmp_path, "tool", source)
     assert [c.name for c in tool.commands] == ["add", "remove"]
+
+
+def test_the_last_word_of_a_wrapped_description_is_not_a_command():
+    """A description whose last line holds one word: deeper than the names it describes,
+    so it continues the description (`less`'s "screenful" was read as a command)."""
+    text = (
+        "Usage: pg [options]\n\nCommands:\n"
+        "  show   Show the page, one\n         screenful\n  quit   Leave\n  clear\n"
+    )
+    assert [c.name for c in parse_help(text).commands] == ["show", "quit", "clear"]

@@ -120,6 +120,7 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
     option: ParsedOption | None = None
     option_indent = 0
     argument: ParsedArgument | None = None
+    listing_indent: int | None = None  # where the section's command names start
     in_usage = False
     examples = _Examples(prog)
     for index, raw in enumerate(lines):
@@ -142,6 +143,7 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
         if indent == 0 and _is_header(stripped, lines, index):
             section = stripped.rstrip(":").strip().lower()
             option = argument = None
+            listing_indent = None
             continue
         if section == "usage" and indent > 0 and not usage_lines:
             usage_lines.append(stripped)
@@ -172,6 +174,7 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
         if "command" in section and indent > 0:
             match = _COMMAND_LINE.match(line)
             if match and not match.group("names").endswith("."):  # a sentence's end
+                listing_indent = indent
                 names = [n.strip().rstrip(":") for n in match.group("names").split(",")]
                 help_.commands.append(
                     ParsedCommand(
@@ -180,7 +183,9 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
                 )
                 continue
             bare = re.fullmatch(r"\s+([a-z][\w-]*)", line)
-            if bare:
+            # deeper than the names: the last word of a description wrapped onto its own line
+            if bare and (listing_indent is None or indent <= listing_indent):
+                listing_indent = indent
                 help_.commands.append(ParsedCommand(bare.group(1)))
                 continue
         if section in ("positional arguments", "arguments", "args", "positionals") and indent:
