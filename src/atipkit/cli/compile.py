@@ -17,6 +17,7 @@ from atipkit.cli._resolve import document
 from atipkit.cli.discover import split
 
 if TYPE_CHECKING:
+    from atipkit.bridge import Compiled
     from atipkit.model import Tool
     from atipkit.search.budget import Budgeted
 
@@ -112,7 +113,7 @@ def compile_tools(
     return Document(json.dumps(payload, indent=2, ensure_ascii=False) + "\n")
 
 
-def _deferred(compiled: Any, tools: list[Any]) -> Any:
+def _deferred(compiled: Compiled, tools: list[Tool]) -> list[dict[str, Any]]:
     """The deferred tools; a compiled command named as the search tool is the document's
     conflict with --deferred, not a bug."""
     from atipkit.bridge import SEARCH_TOOL, deferred_tools
