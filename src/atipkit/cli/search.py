@@ -61,21 +61,21 @@ def search(
             details={"param": "query"},
             suggestion="Say what you want to do: atip search 'list open pull requests'",
         )
-    semantic = None
+
+    def answer(index: Any) -> tuple[dict[str, Any] | None, list[Any]]:
+        semantic = _semantic(index) if rerank else None
+        return semantic, index.search(query, limit, rerank=rerank)  # imports PyStemmer
+
     try:
         from atipkit.search.index import DamagedIndex
         from atipkit.search.machine import machine_index
 
         index, report = machine_index()
         try:
-            if rerank:
-                semantic = _semantic(index)
-            hits = index.search(query, limit, rerank=rerank)  # PyStemmer is imported here
+            semantic, hits = answer(index)
         except DamagedIndex:  # damage the load does not check (decision 174): rebuilt
             index, report = machine_index(rebuild=True)
-            if rerank:
-                semantic = _semantic(index)
-            hits = index.search(query, limit, rerank=rerank)
+            semantic, hits = answer(index)
     except ImportError as exc:
         raise missing_module(exc, "atip search", INSTALL) from None
     except RegistryError as exc:
