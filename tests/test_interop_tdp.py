@@ -24,7 +24,7 @@ import pytest
 from atipkit.bridge import compile_tools
 from atipkit.errors import DocumentTooLarge, MalformedJSON
 from atipkit.interop import tdp
-from atipkit.model import UNSET, dumps, effective_effects, from_dict, load
+from atipkit.model import UNSET, dumps, effective_effects, from_dict, load, to_dict
 from atipkit.validation import validate
 from tests.helpers import EXAMPLES, FIXTURES, atip, envelope_of
 
@@ -102,8 +102,22 @@ def test_the_manifest_of_real_tools_fits_the_spec_tables():
         "description": "",
         "base_url": "http://h:1",
     }
-    with pytest.raises(ValueError, match="two tools are named 'gh'"):
-        tdp.manifest([tools[0], tools[0]])
+
+
+def test_two_tools_of_one_name_are_both_listed_as_a_compile_names_them():
+    gh = examples()[0]
+    newer = from_dict({**to_dict(gh), "version": "3.0"})
+    manifest = tdp.manifest([gh, newer])
+    conforms(manifest)
+    compiled = compile_tools([gh, newer], "mcp")
+    names = [t["name"] for t in manifest["tools"]]
+    assert len(set(names)) == len(names) == 2 * len(compile_tools(gh, "mcp").tools)
+    assert names == list(tdp.tdp_names(t["name"] for t in compiled.tools).values())
+    tools = {t["x-atip"]["version"]: t["x-atip"]["tool"] for t in manifest["tools"]}
+    assert tools["2.45.0"] == "gh"  # the first keeps the name
+    assert tools["3.0"].startswith("gh_")
+    categories = [c["id"] for c in manifest["categories"]]
+    assert len(set(categories)) == len(categories)
 
 
 def test_names_are_the_bridge_names_with_dashes_spelled_as_underscores():

@@ -1,19 +1,24 @@
 """Compiling ATIP tools for a provider: flatten, render, check the provider's limits.
 
-Limits are reported as warnings that name the tool. Where a strict-mode limit is exceeded
-the tools concerned fall back to non-strict and the warning says so; an OpenAI description
-over 1024 UTF-16 units is cut before its safety suffix (SPEC-NOTES 18).
+Limits are reported as warnings that name the tool, and so are two tools of one name
+(`names.name_clashes`: both are compiled, the second's functions named after its key) and
+two commands that want one function name (`deploy x` and a tool `deploy_x`: one keeps it,
+the other's ends in a short hash, and the table maps each back to its own command).
+Where a strict-mode limit is exceeded the tools concerned fall back to non-strict and the
+warning says so; an OpenAI description over 1024 UTF-16 units is cut before its safety
+suffix (SPEC-NOTES 18).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Literal, get_args
 
 import msgspec
 
 from atipkit.bridge import anthropic, gemini, mcp, openai
 from atipkit.bridge.flatten import Binding, FlatTool, Strategy, flatten
+from atipkit.bridge.names import name_clashes, safe_name
 from atipkit.bridge.safety import fit
 from atipkit.model import CommandPath, Tool
 from atipkit.problems import Problem, warning
@@ -56,7 +61,8 @@ class Compiler:
 
     Flattening (names, parameters, effective effects) does not depend on the provider and
     is most of the work; an agent that talks to several providers, or recompiles per
-    request, keeps one `Compiler`.
+    request, keeps one `Compiler`. `sources` says where each tool came from (a file, a
+    tool name), for the warning about two tools of one name.
     """
 
     def __init__(
@@ -65,12 +71,16 @@ class Compiler:
         *,
         strategy: Strategy = "discrete",
         include_hidden: bool = False,
+        sources: Sequence[str] | None = None,
     ) -> None:
         if strategy not in ("discrete", "action"):
             raise ValueError(f"unknown strategy {strategy!r}; expected 'discrete' or 'action'")
         batch = [tools] if isinstance(tools, Tool) else list(tools)
         self.strategy: Strategy = strategy
         self.flat = flatten(batch, strategy=strategy, include_hidden=include_hidden)
+        self.clashes = [
+            warning("names.claimed-twice", line, "") for line in name_clashes(batch, sources)
+        ] + _function_clashes(self.flat)
 
     def compile(
         self,
@@ -90,7 +100,7 @@ class Compiler:
                 f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}"
             )
         flat = self.flat if only is None else [t for t in self.flat if t.name in only]
-        warnings: list[Problem] = []
+        warnings: list[Problem] = list(self.clashes)
         rendered = _render(flat, provider, strict, warnings)
         return Compiled(
             provider=provider,
@@ -110,11 +120,35 @@ def compile_tools(
     strict: bool = False,
     strategy: Strategy = "discrete",
     include_hidden: bool = False,
+    sources: Sequence[str] | None = None,
 ) -> Compiled:
     """Compile one or more ATIP tools into `provider`'s tool definitions (a one-shot
     `Compiler`). Raises `ValueError` for an unknown provider or strategy."""
-    compiler = Compiler(tools, strategy=strategy, include_hidden=include_hidden)
+    compiler = Compiler(tools, strategy=strategy, include_hidden=include_hidden, sources=sources)
     return compiler.compile(provider, strict=strict)
+
+
+def _function_clashes(flat: list[FlatTool]) -> list[Problem]:
+    """A warning for each function that did not get the name its words give, because
+    another command has it."""
+    names = {tool.name: tool for tool in flat}
+    out = []
+    for tool in flat:
+        [first, *_] = tool.binding.targets.items()
+        action, target = first
+        words = (target.tool, *(target.path[:-1] if action else target.path))
+        wanted = safe_name(words)
+        holder = names.get(wanted)
+        if wanted != tool.name and holder is not None:
+            out.append(
+                warning(
+                    "names.function-clash",
+                    f"{holder.title!r} and {tool.title!r} both want the name {wanted!r}: "
+                    f"{tool.title!r} is called {tool.name!r}",
+                    tool.name,
+                )
+            )
+    return out
 
 
 def _render(

@@ -30,7 +30,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any, Protocol
 
 from atipkit.bridge.compile import Compiled, Provider
-from atipkit.bridge.names import assign_names
+from atipkit.bridge.names import assign_names, distinct_tools
 from atipkit.model import Tool
 
 DEFERRED_PROVIDERS: tuple[Provider, ...] = ("openai-responses", "anthropic")
@@ -145,10 +145,11 @@ def _limit(value: object) -> int:
 
 def _by_tool(compiled: Compiled, tools: Tool | Iterable[Tool]) -> dict[str, tuple[Tool, list[int]]]:
     """Each ATIP tool that has commands in `compiled`, in compile order, with the indices
-    of its compiled tools. Every target of one compiled tool is a command of one tool."""
-    given: dict[str, Tool] = {}
-    for tool in [tools] if isinstance(tools, Tool) else tools:
-        given.setdefault(tool.name, tool)
+    of its compiled tools. Every target of one compiled tool is a command of one tool, named
+    by its key (`names.distinct_tools`), as the compile named it."""
+    given = {
+        tool.name: tool for tool in distinct_tools([tools] if isinstance(tools, Tool) else tools)
+    }
     out: dict[str, tuple[Tool, list[int]]] = {}
     for i, flat in enumerate(compiled.flat):
         name = next(iter(flat.binding.targets.values())).tool

@@ -4,9 +4,10 @@ Strategy A, `discrete` (the default): one tool per invocable command.
 Strategy B, `action`: one tool per group, with an `action` parameter naming the command;
 a group with a single command, and the root command, stay discrete.
 
-Every flat tool carries its `Binding`: for each action (`""` without one) the command path
-and, for each property key of its schema, the argument or option it stands for. Tool calls
-are mapped back through bindings alone.
+Every flat tool carries its `Binding`: for each action (`""` without one) the tool's key
+in the batch (its name, unless an earlier tool has that name: `names.tool_keys`), the
+command path and, for each property key of its schema, the argument or option it stands
+for. Tool calls are mapped back through bindings alone.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from typing import Any, Literal
 import msgspec
 
 from atipkit.bridge import params as P
-from atipkit.bridge.names import assign_names
+from atipkit.bridge.names import assign_names, distinct_tools
 from atipkit.bridge.safety import combine, suffix
 from atipkit.model import (
     UNSET,
@@ -44,7 +45,9 @@ class ParamRef(msgspec.Struct, frozen=True):
 
 
 class Target(msgspec.Struct, frozen=True):
-    """One command a compiled tool can run, and what its property keys mean."""
+    """One command a compiled tool can run, and what its property keys mean. `tool` is
+    the tool's key in the batch compiled (`names.tool_keys`): its name, unless another
+    tool given before it has that name."""
 
     tool: str
     path: CommandPath
@@ -99,8 +102,10 @@ class _Command(msgspec.Struct, frozen=True):
 def flatten(
     tools: Iterable[Tool], *, strategy: Strategy = "discrete", include_hidden: bool = False
 ) -> list[FlatTool]:
-    """Every invocable command of `tools` as flat tools, named uniquely across all."""
-    commands = [c for tool in tools for c in _commands(tool, include_hidden)]
+    """Every invocable command of `tools` as flat tools, named uniquely across all. Two
+    tools of one name stay two: the second is named by its key (`names.tool_keys`), and
+    its targets say that key."""
+    commands = [c for tool in distinct_tools(tools) for c in _commands(tool, include_hidden)]
     if strategy == "discrete":
         groups = [[c] for c in commands]
     else:

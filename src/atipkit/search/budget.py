@@ -22,6 +22,7 @@ import msgspec
 
 from atipkit.bridge.compile import Compiled, Compiler, Provider
 from atipkit.bridge.flatten import invocable
+from atipkit.bridge.names import distinct_tools
 from atipkit.model import (
     UNSET,
     Command,
@@ -94,6 +95,7 @@ def fit_budget(
     if budget < 1:
         raise ValueError(f"the budget must be 1 token or more, got {budget}")
     compiler = Compiler(tools)
+    tools = distinct_tools(tools)  # as the compile names them: two of one name stay two
     full = compiler.compile(provider, strict=strict)
     costs = dict(zip([t.name for t in full.flat], count_each(full.tools), strict=True))
     ranked = _ranked(tools, compiler, query)

@@ -98,7 +98,12 @@ class CommandIndex:
 
     @classmethod
     def from_tools(cls, tools: Iterable[Tool]) -> CommandIndex:
-        return cls.from_documents([doc for tool in tools for doc in command_documents(tool)])
+        """The index of `tools`' commands, each tool named by its key in the batch, as a
+        compile of the same tools names it (`bridge.names.distinct_tools`)."""
+        from atipkit.bridge.names import distinct_tools
+
+        batch = distinct_tools(tools)
+        return cls.from_documents([doc for tool in batch for doc in command_documents(tool)])
 
     @classmethod
     def from_documents(cls, documents: Sequence[CommandDoc]) -> CommandIndex:

@@ -38,18 +38,14 @@ def manifest(
 
     `scenario` (name, version, description, base_url) defaults to the tool itself when
     there is one, else to atipkit. `extensions=False` leaves out the `x-atip` key of each
-    tool, for consumers that refuse unknown fields. Raises `ValueError` when two tools
-    have one name (their commands would get one TDP name).
+    tool, for consumers that refuse unknown fields. Two tools of one name are both listed,
+    the second under its key (`bridge.names.tool_keys`), as a compile names it.
     """
     from atipkit.bridge.flatten import flatten
-    from atipkit.bridge.names import assign_names
+    from atipkit.bridge.names import assign_names, distinct_tools
 
-    batch = [tools] if isinstance(tools, Tool) else list(tools)
-    by_name: dict[str, Tool] = {}
-    for tool in batch:
-        if tool.name in by_name:
-            raise ValueError(f"two tools are named {tool.name!r}; a manifest needs unique names")
-        by_name[tool.name] = tool
+    batch = distinct_tools([tools] if isinstance(tools, Tool) else tools)
+    by_name = {tool.name: tool for tool in batch}
     flat = flatten(batch, include_hidden=include_hidden)
     names = tdp_names(f.name for f in flat)
     groups = {f.name: _group(f.binding.targets[""]) for f in flat}
