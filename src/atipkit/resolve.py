@@ -5,6 +5,12 @@ else a native probe, else a shim for the binary's hash (local, then system direc
 then the unversioned 0.1 `shims/<name>.json`). A user override for the hash is applied on
 top as a JSON merge patch, then patterns are layered: the tool's own, system, user and
 project files. `Resolved.origins` says where each part came from.
+
+A tool is called by the name it was asked for (a name on PATH, or a path's file name), the
+name the registry records it under, whatever its metadata says (`atipkit.naming`): a
+metadata `name` that differs is rewritten, and reported in `Resolved.renamed` and
+`origins["name"]`. `Resolved.pinned()` is the binary the metadata describes, for the
+executor to run (`atipkit.binding`).
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -20,9 +26,11 @@ import msgspec
 
 from atipkit import paths
 from atipkit._atomic import write_atomic
+from atipkit.binding import Fingerprint, Pinned, fingerprint
 from atipkit.errors import AtipError
 from atipkit.layering import layer_patterns, merge_patch
-from atipkit.model import Tool, dumps, from_dict, to_dict
+from atipkit.model import Tool, dumps, from_dict, is_tool_name, to_dict
+from atipkit.naming import BadToolName, Renamed, check_file_name, named, renamed
 from atipkit.partial import select
 from atipkit.probe import DEFAULT_TIMEOUT, ProbeFailure, probe
 from atipkit.registry.local import Entry, LocalRegistry, timestamp
@@ -53,6 +61,17 @@ class Resolved(msgspec.Struct, kw_only=True):
     source: Literal["native", "shim", "inferred"]
     cached: bool
     origins: dict[str, str] = {}
+    renamed: Renamed | None = None
+    """The metadata called the tool otherwise than `name` (it is called `name` now)."""
+    state: Fingerprint | None = None
+    """The binary's `stat` when `hash` was taken (or found still true)."""
+
+    def pinned(self) -> Pinned | None:
+        """The binary the metadata describes, as its calls must find it; None without an
+        executable."""
+        if self.path is None or self.hash is None:
+            return None
+        return Pinned(path=self.path, hash=self.hash, state=self.state)
 
 
 def resolve_tool(
@@ -81,6 +100,10 @@ def resolve_tool(
     registry = registry or LocalRegistry()
     refresh = refresh or paths.refresh_requested()
     tool_name = Path(name).name
+    try:
+        check_file_name(tool_name)
+    except BadToolName as exc:
+        raise ToolNotFound(str(exc)) from None
     entry = registry.read().tools.get(tool_name)
     executable = _locate(name)
     if executable is None and entry and os.sep not in name and os.access(entry.path, os.X_OK):
@@ -134,18 +157,23 @@ def resolve_tool(
         raise NoMetadata(f"{name} has no ATIP metadata (no --agent{reason}; no shim)", failure)
 
     tool = _layer(base, registry, hash_, tool_name, origins, project_dir)
+    claim = renamed(tool.name, tool_name, real, hash_, by_hash=source != "native")
+    if claim is not None:
+        origins["name"] = claim.message
     if real and stat and not cached:
         _record(registry, tool_name, real, stat, hash_, source, tool, origins.get("registry"))
     if commands or depth is not None:
         tool = _part(tool, real, source, commands, depth, timeout, origins)
     return Resolved(
         name=tool_name,
-        tool=tool,
+        tool=named(tool, tool_name),
         path=real,
         hash=hash_,
         source=source,
         cached=cached,
         origins=origins,
+        renamed=claim,
+        state=fingerprint(stat) if stat else None,
     )
 
 
@@ -301,7 +329,7 @@ def pattern_dirs(registry: LocalRegistry) -> list[Path]:
 
 def load_recorded(registry: LocalRegistry, name: str, entry: Entry) -> Tool | None:
     """The document the registry recorded for `name`, with its override and the system
-    and user patterns, as `resolve_tool` gives it, but without running anything or
+    and user patterns, under `name`, as `resolve_tool` gives it, but without running anything or
     asking a remote registry (a shim one gave is read from the cache, while its registry
     is still configured): None when the recorded binary has changed since (its document
     describes another binary) or the document is gone or invalid.
@@ -325,7 +353,7 @@ def load_recorded(registry: LocalRegistry, name: str, entry: Entry) -> Tool | No
         base = find_shim(registry, entry.hash, name)
     if base is None:
         return None
-    return _layer(base, registry, entry.hash, name, {}, None, project=False)
+    return named(_layer(base, registry, entry.hash, name, {}, None, project=False), name)
 
 
 def _cache_only() -> RemoteRegistries:
@@ -422,18 +450,17 @@ def registry_state(registry: LocalRegistry) -> tuple[FileState, tuple[tuple[str,
     )
 
 
-def resolve_registry(
-    registry: LocalRegistry, *, exclude: Collection[str] = ()
-) -> tuple[list[Resolved], list[str]]:
-    """Every tool of the registry but `exclude`, resolved as `atip run` resolves it, in
-    name order, and one line ("name: why") for each entry that no longer resolves: one
-    broken entry never hides the others. A registry.json that cannot be read raises
-    `RegistryError`."""
+def resolve_registry(registry: LocalRegistry) -> tuple[list[Resolved], list[str]]:
+    """Every tool of the registry, resolved as `atip run` resolves it, in name order, and
+    one line ("name: why") for each entry that no longer resolves, or whose name cannot
+    be a tool's (a hand-made `../x` is never resolved as a path): one broken entry never
+    hides the others. A registry.json that cannot be read raises `RegistryError`."""
     from atipkit.registry.local import RegistryError
 
     resolved, skipped = [], []
     for name in sorted(registry.read().tools):
-        if name in exclude:
+        if not is_tool_name(name):  # a hand-made entry: never a path to resolve
+            skipped.append(f"{name!r}: not a tool name")
             continue
         try:
             resolved.append(resolve_tool(name, registry=registry))

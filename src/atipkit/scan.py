@@ -13,6 +13,12 @@ and hashed again, each once; entries expire after 7 days.
 With `infer=True`, every executable that is neither native nor has a shim then gets an
 inferred one — denied commands from their man page only, never run — within a time
 budget, resumably (`atipkit.infer.coverage`).
+
+A tool is recorded under a name that finds it on PATH (`atipkit.naming`): its file name,
+or, when its metadata calls it by another name that finds this same file on the scanned
+PATH (`vim` for the `vim.basic` that `vi` and `vim` link to), that one. Metadata that
+names any other tool is recorded under the file name, rewritten to it, and reported in
+`ScanReport.renamed`.
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import os
+import shutil
 import stat as statmod
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -40,6 +47,8 @@ from atipkit.infer.coverage import (
     file_hash,
     has_shim,
 )
+from atipkit.model import is_tool_name
+from atipkit.naming import Renamed, renamed
 from atipkit.probe import DEFAULT_TIMEOUT, probe
 from atipkit.registry.local import MAX_AGE, Entry, LocalRegistry, timestamp, utcnow
 from atipkit.resolve import find_shim, is_inferred
@@ -83,6 +92,15 @@ class ScanReport(msgspec.Struct, kw_only=True):
     """Tools the registry now describes with inferred metadata (this run's and earlier)."""
     inference: InferenceReport | None = None
     """What `infer=True` did; None without it."""
+    renamed: list[Renamed] = []
+    """Tools whose metadata calls them by a name that does not find them on PATH: each
+    is recorded under its file name. `alias` is true where the other name is still this
+    binary's (a copy of it on PATH, a shim's name for it); false where it is another
+    tool's, or nobody's: a claim, warned about."""
+
+
+_CACHE_VERSION = 2
+"""2: `claimed` is remembered (a cache without it would hide a claim for a week)."""
 
 
 class _Seen(msgspec.Struct, kw_only=True, rename="camel"):
@@ -97,10 +115,11 @@ class _Seen(msgspec.Struct, kw_only=True, rename="camel"):
     name: str | None = None
     version: str | None = None
     error: str | None = None  # why inference failed
+    claimed: str | None = None  # the name its metadata gives, when it is not `name`
 
 
 class _Cache(msgspec.Struct, kw_only=True):
-    version: int = 1
+    version: int = _CACHE_VERSION
     executables: dict[str, _Seen] = {}
 
 
@@ -225,16 +244,17 @@ def scan(
         )
         inference.budget = infer_budget
 
+    keys, renames = _names(recorded, verdicts, scanned, wanted, deny)
     found = []
     reused = len(candidates) - len(todo)
     probed_now = {real for _, real, _ in todo}
-    for name, real, _ in candidates:
+    for _, real, _ in candidates:
         seen = verdicts[real]
         if seen.verdict in ("native", "shim"):
             found.append(
-                Found(name, real, seen.verdict, seen.version or "", real not in probed_now)
+                Found(keys[real], real, seen.verdict, seen.version or "", real not in probed_now)
             )
-    inferred = _update(registry, recorded, verdicts)
+    inferred = _update(registry, recorded, verdicts, keys)
     _write_cache(cache_path, verdicts)
     return ScanReport(
         found=found,
@@ -245,7 +265,46 @@ def scan(
         seconds=time.monotonic() - start,
         inferred=inferred,
         inference=inference,
+        renamed=renames,
     )
+
+
+def _names(
+    items: list[Item],
+    verdicts: dict[str, _Seen],
+    dirs: list[str],
+    wanted: set[str] | None,
+    deny: DenyList,
+) -> tuple[dict[str, str], list[Renamed]]:
+    """The name each executable is recorded under (by real path), and what to report of
+    metadata that calls a tool otherwise. A name the metadata gives is taken where it
+    finds this same file on the scanned PATH (and is neither denied nor left out by
+    `only`, nor another tool's); any other is reported, the tool keeping its file name."""
+    search_path = os.pathsep.join(dirs)
+    keys = {real: name for name, real, _ in items}
+    taken = set(keys.values())
+    renames = []
+    for name, real, _ in items:
+        seen = verdicts[real]
+        claimed = seen.claimed
+        if not claimed or claimed == name or seen.verdict not in ("native", "shim", "inferred"):
+            continue
+        found = shutil.which(claimed, path=search_path)
+        if (
+            found is not None
+            and os.path.realpath(found) == real
+            and claimed not in taken
+            and claimed not in deny
+            and (wanted is None or claimed in wanted)
+        ):
+            keys[real] = claimed
+            taken.add(claimed)
+            continue
+        by_hash = seen.verdict != "native"
+        report = renamed(claimed, name, real, seen.hash, by_hash=by_hash, search_path=search_path)
+        if report is not None:
+            renames.append(report)
+    return keys, renames
 
 
 def _cached(
@@ -345,6 +404,8 @@ def _executables(
             name = entry.name
             if name in names or (wanted is not None and name not in wanted):
                 continue
+            if not is_tool_name(name):  # no tool can be called by it (atipkit.naming)
+                continue
             try:
                 real = os.path.realpath(entry.path)
                 st = os.stat(real)
@@ -387,20 +448,27 @@ def _examine(
     hash_ = file_hash(real)
     verdict: Verdict = "none"
     version = None
+    described = None
     if result.tool is not None and hash_:
         registry.store_metadata(hash_, result.tool)
-        verdict, version = "native", result.tool.version
+        verdict, version, described = "native", result.tool.version, result.tool
     elif hash_ and (shim := find_shim(registry, hash_, name)) is not None:
         verdict, version = ("inferred" if is_inferred(shim) else "shim"), shim.version
+        described = shim
+    claimed = described.name if described is not None and described.name != name else None
     return msgspec.structs.replace(
-        _fingerprint(name, st), verdict=verdict, hash=hash_, version=version
+        _fingerprint(name, st), verdict=verdict, hash=hash_, version=version, claimed=claimed
     )
 
 
-def _update(registry: LocalRegistry, items: list[Item], verdicts: dict[str, _Seen]) -> int:
-    """Record what describes each executable; the number of inferred ones. An inferred
-    shim is recorded under the first name of its binary only (decision 160). A name
-    recorded as inferred whose shim is gone is no longer recorded."""
+def _update(
+    registry: LocalRegistry, items: list[Item], verdicts: dict[str, _Seen], keys: dict[str, str]
+) -> int:
+    """Record what describes each executable under its name (`keys`, by real path); the
+    number of inferred ones. An inferred shim is recorded under the first name of its
+    binary only (decision 160). A name recorded as inferred whose shim is gone is no longer
+    recorded, nor a file name recorded before for a binary now recorded under the name its
+    metadata gives it."""
     changes = {}
     gone = []
     inferred_hashes: set[str] = set()
@@ -416,7 +484,11 @@ def _update(registry: LocalRegistry, items: list[Item], verdicts: dict[str, _See
             if not seen.hash or seen.hash in inferred_hashes:
                 continue
             inferred_hashes.add(seen.hash)
-        changes[name] = Entry(
+        key = keys.get(real, name)
+        recorded = current.get(name)
+        if key != name and recorded and recorded.path == real:
+            gone.append(name)  # now recorded under the name its metadata gives
+        changes[key] = Entry(
             path=real,
             hash=seen.hash,
             source=seen.verdict,
@@ -436,9 +508,10 @@ def _update(registry: LocalRegistry, items: list[Item], verdicts: dict[str, _See
 
 def _read_cache(path: Path) -> _Cache:
     try:
-        return msgspec.json.decode(path.read_bytes(), type=_Cache)
+        cache = msgspec.json.decode(path.read_bytes(), type=_Cache)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
         return _Cache()  # a missing or damaged cache only costs a full scan
+    return cache if cache.version == _CACHE_VERSION else _Cache()
 
 
 def _write_cache(path: Path, verdicts: dict[str, _Seen]) -> None:

@@ -41,7 +41,8 @@ def resolve(
 ) -> Resolved:
     """`resolve_tool`, its failures as the `atipkit.app` errors that mean them
     (`resolution_error`). A registries.json that cannot be used does not stop local
-    discovery (the library's choice); it is a warning."""
+    discovery (the library's choice); it is a warning, and so is metadata that claims
+    another tool's name (the tool keeps its own: `atipkit.naming`)."""
     from atipkit.resolve import resolve_tool
 
     try:
@@ -54,6 +55,8 @@ def resolve(
     problem = resolved.origins.get("registries")
     if problem and ctx is not None:
         ctx.warn(f"remote registries were not asked: {problem}")
+    if resolved.renamed is not None and not resolved.renamed.alias and ctx is not None:
+        ctx.warn(resolved.renamed.message)
     return resolved
 
 

@@ -83,9 +83,12 @@ def scan(
 
     Each executable is asked `--agent` in a sandbox; unchanged binaries are not asked
     again. Unsafe directories are skipped and reported (`skipped_dirs`, with the reason).
-    With `--infer`, every executable that is neither native nor has a shim gets an
-    inferred shim too (`inference` in the result: how many, from man pages or help, and
-    what was left for the next run); a binary already inferred is never inferred again.
+    A tool is recorded under its file name; metadata that calls it by another name is
+    rewritten to it and reported (`renamed`: a warning when the name is another tool's, a
+    note when it is one of this binary's own, `alias`). With `--infer`, every executable
+    that is neither native nor has a shim gets an inferred shim too (`inference` in the
+    result: how many, from man pages or help, and what was left for the next run); a
+    binary already inferred is never inferred again.
     """
     import msgspec
 
@@ -130,6 +133,8 @@ def scan(
         ctx.progress(None)
     for skipped in report.skipped_dirs:
         ctx.info(f"skipped {skipped.path}: {skipped.reason}")
+    for rename in report.renamed:
+        (ctx.info if rename.alias else ctx.warn)(rename.message)
     ctx.info(
         f"{len(report.found)} ATIP tool(s) among {report.executables} executables "
         f"({report.probed} probed, {report.reused} unchanged) in {report.seconds:.2f} s"
@@ -237,8 +242,10 @@ def show(
         f"source: {resolved.source}{' (cached)' if resolved.cached else ''}; "
         f"{resolved.path or 'no executable'}"
     )
+    claim = resolved.renamed is not None and not resolved.renamed.alias
     for part, origin in resolved.origins.items():
-        ctx.info(f"  {part}: {origin}")
+        if not (part == "name" and claim):  # warned about already
+            ctx.info(f"  {part}: {origin}")
     return Document(dumps(resolved.tool))
 
 
