@@ -582,7 +582,6 @@ def test_stdout_carries_only_the_protocol_and_the_exit_is_clean(tmp_path, env):
         (["--tool", "missing.json"], 10, "--tool missing.json: no such file"),
         (["--tool", "broken.json"], 65, "--tool broken.json:"),
         (["--only", "notes", "--policy", "broken.json"], 65, "not a policy"),
-        (["--only", "notes", "--tool", "notes.json"], 2, "two tools named 'notes'"),
     ],
 )
 def test_what_cannot_be_served_is_an_error_with_its_exit_code(tmp_path, env, args, exit_code, says):

@@ -454,6 +454,3 @@ def test_usage_errors_before_serving(tmp_path):
     invalid = refused("--tdp", "--tool", str(bad))
     assert invalid["exit_code"] == 65
     assert invalid["message"].startswith(f"--tool {bad}: ")
-    gh = str(EXAMPLES / "tools" / "gh.json")
-    twice = refused("--tdp", "--tool", gh, "--tool", gh)
-    assert (twice["exit_code"], twice["details"]) == (2, {"param": "tool", "name": "gh"})

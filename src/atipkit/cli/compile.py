@@ -103,7 +103,9 @@ def compile_tools(
         fitted = _fit(ctx, tools, provider, strict, budget, query)
         compiled, payload = fitted.compiled, fitted.to_builtins()
     else:
-        compiled = compile_documents(tools, provider, strict=strict, strategy=strategy)
+        compiled = compile_documents(
+            tools, provider, strict=strict, strategy=strategy, sources=files
+        )
         payload = _deferred(compiled, tools) if deferred else compiled.payload()
     for problem in compiled.warnings:
         ctx.warn(f"{problem.location + ': ' if problem.location else ''}{problem.message}")

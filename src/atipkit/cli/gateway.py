@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
@@ -77,7 +78,10 @@ def serve(
     through the result filter (secrets redacted, output cut to --max-output). What the
     policy wants confirmed is asked through MCP elicitation when the client offers it;
     --yes confirms it without asking. The tool list follows the registry: clients are
-    told when it changes. With --deferred the client sees three tools (search_tools,
+    told when it changes. Two tools of one name (a --tool document and a registry entry)
+    are both offered, the second's commands named after its key, and a warning says so; a
+    tool's calls run the binary it was described from, and only while it still is that
+    binary. With --deferred the client sees three tools (search_tools,
     get_tool_schema, call_tool) instead of thousands. Over stdio, stdout carries the
     protocol only and nothing else is printed on it; over http the result is one record,
     where it listens ({url, tools, mode}), given as soon as it listens. Exit status: 0
@@ -86,7 +90,7 @@ def serve(
     file, 40 the mcp or serve extra is missing, 65 a --tool file or --policy is not what
     it should be, or the registry cannot be read.
     """
-    from atipkit.serve.gateway import Gateway, GatewayError, Selection, Unavailable
+    from atipkit.serve.gateway import Gateway, Selection, Unavailable
 
     _require_extras(transport, deferred)
     names = split(only) or []
@@ -112,12 +116,10 @@ def serve(
             result_filter=ResultFilter(max_chars=max_output),
             deferred=deferred,
             yes=ctx.settings.yes,
-            log=ctx.warn,
+            log=_logger(ctx),
         )
     except Unavailable as exc:
         raise resolution_error(exc.cause, exc.name) or exc.cause from None
-    except GatewayError as exc:
-        raise InputError(str(exc), code="E1002", details={"param": "tool"}) from None
     if transport == "http" and host not in ("127.0.0.1", "localhost", "::1"):
         ctx.warn(
             f"{host} is not a loopback address: anyone who reaches it can run the tools' "
@@ -145,6 +147,15 @@ def _serving(gateway: Gateway, host: str, port: int, interval: float) -> Iterato
         "mode": "deferred" if gateway.deferred else "one tool a command",
     }
     servers.run(web, sock)
+
+
+def _logger(ctx: Context) -> Callable[[str], None]:
+    """Where the gateway's lines go (a tool skipped, a name claimed twice, the list
+    changed): stderr as they happen, whatever the output format, since stdout carries the
+    protocol (stdio) or the one record (http) and no envelope follows; nowhere with -q."""
+    if ctx.settings.quiet:
+        return lambda _line: None
+    return lambda line: print(line, file=sys.stderr, flush=True)
 
 
 def _require_extras(transport: str, deferred: bool) -> None:

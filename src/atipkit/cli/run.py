@@ -27,6 +27,7 @@ from atipkit.cli._effects import runs_anything
 from atipkit.cli._resolve import bad_registry, resolve
 
 if TYPE_CHECKING:
+    from atipkit.binding import Bound, Pinned
     from atipkit.bridge.calls import ToolCall
     from atipkit.execute.executor import Outcome
     from atipkit.execute.policy import Decision
@@ -81,7 +82,7 @@ def run(
     from atipkit.execute import AuditLog, Executor
 
     provider, response = _as_response(sys.stdin.read() if call == "-" else call)
-    documents, executables = _documents(tool, ctx)
+    documents, executables, _, _ = _documents(tool, ctx)
     rules = load_policy(policy)
     compiled = compile_tools(documents, provider)
     [parsed] = parse_tool_calls(provider, response, compiled)[:1] or [None]
@@ -231,13 +232,16 @@ def _as_response(text: str) -> tuple[str, Any]:
     )
 
 
-def _documents(tools: list[str], ctx: Context) -> tuple[list[Tool], dict[str, str]]:
-    """The tools a call may name, and where to run each: an executable file is resolved
-    (registry, probe, shim), any other file is read as an ATIP document, a bare name is
-    resolved on PATH and in the registry. Registry entries that no longer resolve are
-    skipped with a warning; a tool named with --tool must resolve."""
+def _documents(tools: list[str], ctx: Context) -> Bound:
+    """The tools a call may name, and the binary each one's calls run (`atipkit.binding`):
+    an executable file is resolved (registry, probe, shim), any other file is read as an
+    ATIP document, a bare name is resolved on PATH and in the registry. Registry entries
+    that no longer resolve are skipped with a warning; a tool named with --tool must
+    resolve. Two tools of one name are both kept, the second under its key, with a
+    warning naming both."""
+    from atipkit.binding import bind
     from atipkit.errors import DocumentError
-    from atipkit.model import load
+    from atipkit.model import is_tool_name, load
     from atipkit.registry.local import LocalRegistry, RegistryError
 
     named = list(tools)
@@ -245,11 +249,14 @@ def _documents(tools: list[str], ctx: Context) -> tuple[list[Tool], dict[str, st
         names = named or sorted(LocalRegistry().read().tools)
     except RegistryError as exc:
         raise bad_registry(exc) from None
-    documents, executables = [], {}
+    entries: list[tuple[Tool, str, Pinned | None]] = []
     for name in names:
+        if not named and not is_tool_name(name):  # a hand-made entry: never a path
+            ctx.warn(f"skipped {name!r}: not a tool name")
+            continue
         if os.path.isfile(name) and not os.access(name, os.X_OK):
             try:
-                documents.append(load(name))
+                entries.append((load(name), name, None))
             except DocumentError as exc:
                 raise DataFormatError(f"--tool {name}: {exc}") from None
             continue
@@ -266,10 +273,12 @@ def _documents(tools: list[str], ctx: Context) -> tuple[list[Tool], dict[str, st
                 ctx.warn(f"skipped {name}: {exc.message}")
                 continue
             raise
-        documents.append(resolved.tool)
-        if resolved.path:
-            executables[resolved.tool.name] = resolved.path
-    return documents, executables
+        source = name if named else f"registry entry {name}"
+        entries.append((resolved.tool, source, resolved.pinned()))
+    bound = bind(entries)
+    for line in bound.clashes:
+        ctx.warn(line)
+    return bound
 
 
 def load_policy(path: Path | None) -> Policy:

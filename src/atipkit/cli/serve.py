@@ -87,17 +87,18 @@ def serve(
     --registry: the registry's files with ETag and Last-Modified (304 answers), HEAD, its
     content types and Cache-Control, JSON 404s, no directory listings. --tdp: the
     manifest of the registry's tools (each resolved as atip run does; rebuilt when the
-    registry or a tool changes) or of the --tool documents, at GET /api/v1/tools and
+    registry or a tool changes) or of the --tool documents (two of one name are both
+    served, the second named as a compile names it, and a warning logged), at GET /api/v1/tools and
     /api/v1/tools/{name}, with Cache-Control public, max-age=60, CORS, OPTIONS, a JSON
     404 for an unknown tool and 503 while the tools cannot be read. Both together: the
     manifest under /api/v1/tools, the registry everywhere else. The result is one record,
     where it listens ({registry, tdp, url}), given as soon as it listens with --jsonl,
     --plain or text output (JSON output, the envelope, comes when the server stops).
     Requests are logged on stderr. Exit status: 0 stopped (Ctrl-C or SIGTERM), 2 neither
-    --registry nor --tdp (or --tool, --scenario, --no-x-atip without --tdp, or two --tool
-    documents of one tool), 10 the directory or a --tool file does not exist, 20 cannot
-    listen on the address, 30 a --tool file may not be read, 40 the serve extra is
-    missing, 65 a --tool file is not a valid ATIP document.
+    --registry nor --tdp (or --tool, --scenario, --no-x-atip without --tdp), 10 the
+    directory or a --tool file does not exist, 20 cannot listen on the address, 30 a
+    --tool file may not be read, 40 the serve extra is missing, 65 a --tool file is not a
+    valid ATIP document.
     """
     from atipkit import serve as servers
 
@@ -113,6 +114,7 @@ def serve(
         errors.require_directory(
             registry, "--registry", "Give the directory atip registry build wrote."
         )
+    tool = list(dict.fromkeys(tool))  # a file named twice is served once
     documents = [read_document(path, "--tool") for path in tool]
     try:
         servers.require_extra()
@@ -145,14 +147,7 @@ def _tdp_app(
     from atipkit.interop.tdp import atip_scenario
     from atipkit.serve.tdp import ToolSource, tdp_app
 
-    names = [d.name for d in documents]
-    duplicates = sorted({n for n in names if names.count(n) > 1})
-    if duplicates:
-        raise InputError(
-            f"--tool: two documents describe {duplicates[0]!r}; a manifest needs unique names",
-            code="E1002",
-            details={"param": "tool", "name": duplicates[0]},
-        )
+    names = list(dict.fromkeys(d.name for d in documents))
     described = ", ".join(names) if names else "the tools of this machine's ATIP registry"
     source = ToolSource(files, scenario=atip_scenario(described, scenario), extensions=x_atip)
     return tdp_app(source, fallback=fallback)

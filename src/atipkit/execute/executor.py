@@ -17,7 +17,9 @@ from typing import Any, Literal
 
 import msgspec
 
+from atipkit.binding import Pinned
 from atipkit.bridge.calls import ToolCall
+from atipkit.bridge.names import tool_keys
 from atipkit.bridge.result_filter import ResultFilter
 from atipkit.execute.argv import ArgumentProblem, InvalidArguments, Invocation, build_argv
 from atipkit.execute.audit import AuditLog
@@ -78,9 +80,13 @@ class Outcome(msgspec.Struct, kw_only=True):
 
 class Executor:
     """Runs calls of `tools` under `policy`. `confirm` is asked about calls the policy
-    wants confirmed (without it they are not run); `executables` maps a tool name to the
-    path to run (default: the name, found on PATH); `trust_levels` maps a tool name to its
-    binary's verified `TrustLevel` (`atipkit.trust.levels.verify_tool`)."""
+    wants confirmed (without it they are not run); `executables` maps a tool's key (its
+    name, unless an earlier tool has that name: `bridge.names.tool_keys`, as a compile of
+    the same tools names it) to the path to run, or to the `Pinned` binary it was
+    described from, which runs only while it is still that binary (default: the name,
+    found on PATH); `trust_levels` maps a tool's key to its binary's verified
+    `TrustLevel` (`atipkit.trust.levels.verify_tool`). The policy sees each tool's own
+    name."""
 
     def __init__(
         self,
@@ -90,14 +96,14 @@ class Executor:
         confirm: Confirm | None = None,
         audit: AuditLog | None = None,
         result_filter: ResultFilter | None = None,
-        executables: Mapping[str, str] | None = None,
+        executables: Mapping[str, str | Pinned] | None = None,
         credential: Callable[[], bytes | None] | None = None,
         trust_levels: Mapping[str, int] | None = None,
         jobs: int = 4,
         billable_used: int = 0,
     ) -> None:
         batch = [tools] if isinstance(tools, Tool) else list(tools)
-        self.tools = {t.name: t for t in batch}
+        self.tools = dict(zip(tool_keys(batch), batch, strict=True))
         self.policy = policy or Policy()
         self.confirm = confirm
         self.audit = audit
@@ -126,6 +132,10 @@ class Executor:
                 call, Decision("deny", [reason]), None, None, f"error: {reason}", True
             )
         tool = self.tools[call.tool]
+        where = self.executables.get(call.tool)
+        if isinstance(where, Pinned) and (changed := where.changed()) is not None:
+            text = f"not run: {changed}"
+            return self._finish(call, Decision("deny", [changed]), None, None, text, True)
         with self._lock:
             decision = decide(
                 self.policy,
@@ -133,7 +143,7 @@ class Executor:
                 call.path,
                 call.values,
                 billable_used=self._billable,
-                trust_level=self.trust_levels.get(tool.name),
+                trust_level=self.trust_levels.get(call.tool),
             )
         stop: Stop = "denied"
         if decision.action == "confirm":
@@ -152,7 +162,10 @@ class Executor:
                 return self._call_mcp(call, tool, decision, stdin=stdin, dry_run=dry_run)
         try:
             invocation = build_argv(
-                tool, call.path, call.values, executable=self.executables.get(tool.name)
+                tool,
+                call.path,
+                call.values,
+                executable=where.path if isinstance(where, Pinned) else where,
             )
         except InvalidArguments as exc:
             return self._invalid(call, decision, exc)

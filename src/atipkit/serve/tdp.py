@@ -117,18 +117,31 @@ class ToolSource:
             raise Unavailable(str(exc)) from None
 
     def _tools(self) -> list[Tool]:
+        """The tools to serve; two of one name are both served (the manifest names the
+        second after its key, `bridge.names.tool_keys`), and the clash is logged, as is
+        metadata that claims a name not its own (`atipkit.naming`)."""
+        from atipkit.bridge.names import name_clashes
         from atipkit.registry.local import RegistryError
         from atipkit.resolve import resolve_registry
 
         if self.files:
-            return [self._load(f) for f in self.files]
-        try:
-            resolved, skipped = resolve_registry(self.registry)
-        except RegistryError as exc:
-            raise Unavailable(str(exc)) from None
-        for line in skipped:  # the others are still served
-            log.warning("left out %s", line)
-        return [r.tool for r in resolved]
+            tools = [self._load(f) for f in self.files]
+            sources = [str(f) for f in self.files]
+        else:
+            try:
+                resolved, skipped = resolve_registry(self.registry)
+            except RegistryError as exc:
+                raise Unavailable(str(exc)) from None
+            for line in skipped:  # the others are still served
+                log.warning("left out %s", line)
+            for claim in (r.renamed for r in resolved):
+                if claim is not None and not claim.alias:
+                    log.warning("%s", claim.message)
+            tools = [r.tool for r in resolved]
+            sources = [f"registry entry {r.name}" for r in resolved]
+        for line in name_clashes(tools, sources):
+            log.warning("%s", line)
+        return tools
 
     def _load(self, path: Path) -> Tool:
         from atipkit.errors import DocumentError

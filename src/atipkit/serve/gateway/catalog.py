@@ -42,7 +42,7 @@ class Catalog:
 
         self.version = version
         self.loaded = loaded
-        self.compiled = compile_tools(loaded.tools, "mcp")
+        self.compiled = compile_tools(loaded.tools, "mcp", sources=loaded.sources or None)
         self.definitions = {d["name"]: d for d in self.compiled.tools}
         self.names = list(self.definitions)
         self._asker = threading.local()
@@ -62,7 +62,10 @@ class Catalog:
 
     @property
     def warnings(self) -> list[str]:
-        return [f"{w.path}: {w.message}" if w.path else w.message for w in self.compiled.warnings]
+        return [
+            f"{w.location}: {w.message}" if w.location else w.message
+            for w in self.compiled.warnings
+        ]
 
     @functools.cached_property
     def sdk_tools(self) -> list[Any]:

@@ -11,12 +11,13 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from atipkit.errors import AtipError
 
 if TYPE_CHECKING:
+    from atipkit.binding import Pinned
     from atipkit.model import Tool
     from atipkit.registry.local import LocalRegistry
 
 
 class GatewayError(AtipError):
-    """The gateway cannot offer what it was asked to: two tools of one name."""
+    """The gateway cannot offer what it was asked to."""
 
 
 class Unavailable(GatewayError):
@@ -44,56 +45,59 @@ class Selection:
 
 
 class Loaded(NamedTuple):
-    """The tools of one look at the selection, where to run each, and what was left out
-    (a registry entry that no longer resolves: one line each, for the log)."""
+    """The tools of one look at the selection (`atipkit.binding.bind`: two of one name
+    are both offered, the second under its key), the binary each tool's calls run by
+    key, what was left out (a registry entry that no longer resolves: one line each, for
+    the log), where each tool came from, and what to say of metadata that claimed a name
+    not its own (`atipkit.naming`)."""
 
     tools: list[Tool]
-    executables: dict[str, str]
+    executables: dict[str, Pinned]
     skipped: list[str]
+    sources: tuple[str, ...] = ()
+    renamed: tuple[str, ...] = ()
 
 
 def load(selection: Selection, registry: LocalRegistry | None = None) -> Loaded:
-    """The tools `selection` names, now. A named tool or file that cannot be had raises
-    `Unavailable`, two tools of one name `GatewayError`; with `every`, a registry entry
-    that no longer resolves is skipped and reported."""
+    """The tools `selection` names, now: the files, the names, then the registry's. A
+    named tool or file that cannot be had raises `Unavailable`; with `every`, a registry
+    entry that no longer resolves is skipped and reported. A registry entry that is a
+    tool already named is offered once."""
+    from atipkit.binding import bind
     from atipkit.model import load as load_document
     from atipkit.registry.local import LocalRegistry
-    from atipkit.resolve import resolve_registry, resolve_tool
+    from atipkit.resolve import Resolved, resolve_registry, resolve_tool
 
     registry = registry or LocalRegistry()
-    tools: list[Tool] = []
-    executables: dict[str, str] = {}
+    entries: list[tuple[Tool, str, Pinned | None]] = []
     skipped: list[str] = []
-    origin: dict[str, str] = {}
+    renamed: list[str] = []
 
-    def add(tool: Tool, where: str, path: str | None = None) -> None:
-        if tool.name in origin:
-            raise GatewayError(f"two tools named {tool.name!r}: {origin[tool.name]} and {where}")
-        origin[tool.name] = where
-        tools.append(tool)
-        if path:
-            executables[tool.name] = path
+    def add(resolved: Resolved, where: str) -> None:
+        entries.append((resolved.tool, where, resolved.pinned()))
+        if resolved.renamed is not None and not resolved.renamed.alias:
+            renamed.append(resolved.renamed.message)
 
     for file in selection.files:
         try:
             document = load_document(file)
         except (AtipError, OSError) as exc:
             raise Unavailable(str(file), exc) from exc
-        add(document, str(file))
+        entries.append((document, str(file), None))
     for name in selection.names:
         try:
-            resolved = resolve_tool(name, registry=registry)
+            add(resolve_tool(name, registry=registry), name)
         except (AtipError, OSError) as exc:
             raise Unavailable(name, exc) from exc
-        add(resolved.tool, name, resolved.path)
     if selection.every:
         try:
-            everything, skipped = resolve_registry(registry, exclude=set(origin))
+            everything, skipped = resolve_registry(registry)
         except AtipError as exc:
             raise Unavailable(str(registry.index_path), exc) from exc
         for resolved in everything:
-            add(resolved.tool, f"registry entry {resolved.name}", resolved.path)
-    return Loaded(tools, executables, skipped)
+            add(resolved, f"registry entry {resolved.name}")
+    bound = bind(entries)
+    return Loaded(bound.tools, bound.executables, skipped, tuple(bound.sources), tuple(renamed))
 
 
 def fingerprint(selection: Selection, registry: LocalRegistry) -> tuple[Any, ...]:

@@ -68,6 +68,8 @@ class Gateway:
     def _build(self, loaded: Loaded, version: int, billable_used: int = 0) -> Catalog:
         for line in loaded.skipped:
             self.log(f"skipped {line}")
+        for line in loaded.renamed:
+            self.log(f"warning: {line}")
         catalog = Catalog(
             loaded,
             policy=self.policy,
