@@ -15,6 +15,7 @@ the executable its calls run, and a line for each name claimed twice.
 from __future__ import annotations
 
 import os
+import stat as statmod
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -52,6 +53,8 @@ class Pinned(msgspec.Struct, frozen=True, kw_only=True):
             return f"{self.path} is gone since its metadata was read ({exc.strerror or exc})"
         if self.state is not None and fingerprint(stat) == self.state:
             return None
+        if not statmod.S_ISREG(stat.st_mode):  # a FIFO put there would block the hashing
+            return f"{self.path} is no longer a regular file since its metadata was read"
         try:
             now = sha256_file(self.path)
         except OSError as exc:
