@@ -400,7 +400,9 @@ def test_scan_text_is_the_table_with_notes_on_stderr_and_json_is_the_report(
         "seconds",
         "inferred",
         "inference",
+        "renamed",
     }
+    assert report["renamed"] == []
     assert (report["inferred"], report["inference"]) == (0, None)  # no --infer
     assert report["skipped_dirs"] == [{"path": str(shared), "reason": "world-writable"}]
     assert (report["probed"], report["reused"]) == (0, 2)
