@@ -25,8 +25,8 @@ from atipkit.bridge import (
     safety_prompt,
     tool_result_messages,
 )
-from atipkit.execute import Decision, Executor, Outcome
-from atipkit.policy import Policy
+from atipkit.execute import Executor, Outcome
+from atipkit.policy import Decision, Policy
 
 SYSTEM = (
     "You operate command-line tools for the user. Prefer read-only commands; explain what you did."

@@ -468,24 +468,3 @@ def test_a_delegated_deny_of_gh_repo_delete_holds_even_with_yes(tmp_path, atip):
     assert out["result"]["reasons"] == [
         "'gh repo delete' is denied by delegation ('gh repo delete')"
     ]
-
-
-def test_verified_trust_levels_feed_the_policy(notes):
-    from atipkit.trust.levels import TrustLevel
-
-    tool, exe, _ = notes
-    [call] = calls(tool, ("notes_list", {}))
-    compromised = Executor(
-        tool, executables=exe, trust_levels={"notes": TrustLevel.COMPROMISED}
-    ).execute(call)
-    assert compromised.decision.action == "deny"
-    assert "COMPROMISED" in compromised.text
-    strict = Policy(minimum_verification="VERIFIED")
-    unsigned = Executor(
-        tool, policy=strict, executables=exe, trust_levels={"notes": TrustLevel.UNSIGNED}
-    ).execute(call)
-    assert "the binary is UNSIGNED; the policy requires VERIFIED" in unsigned.text
-    verified = Executor(
-        tool, policy=strict, executables=exe, trust_levels={"notes": TrustLevel.VERIFIED}
-    ).execute(call)
-    assert verified.decision.action == "allow"

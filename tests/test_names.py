@@ -23,7 +23,7 @@ import anyio
 import httpx
 import pytest
 
-from atipkit.binding import Pinned, bind
+from atipkit.binding import bind
 from atipkit.bridge import compile_tools
 from atipkit.bridge.names import assign_names, tool_keys
 from atipkit.execute import Executor
@@ -429,11 +429,11 @@ def test_a_binary_replaced_after_it_was_described_is_not_run(machine):
     report = after.structured_content
     assert report["decision"] == "deny"
     assert report["argv"] is None
-    assert "changed since its metadata was read" in report["text"]
+    assert "not the binary its metadata was read for" in report["text"]
     assert not Path(f"{machine.ran}.impostor").exists()  # the impostor never ran
 
 
-def test_a_pinned_binary_runs_by_its_path_only_while_it_is_the_one_described(
+def test_a_described_binary_runs_by_its_path_only_while_it_is_the_one_described(
     machine, isolated_home, monkeypatch
 ):
     tool = machine.add("realtool", document("realtool", "hello"))
@@ -442,12 +442,11 @@ def test_a_pinned_binary_runs_by_its_path_only_while_it_is_the_one_described(
     program(elsewhere, "realtool", document("realtool", "hello"))  # first on PATH later
     registry = LocalRegistry(machine.root / "data" / "agent-tools")
     resolved = resolve_tool(str(tool), registry=registry)
-    pinned = resolved.pinned()
-    assert pinned == Pinned(path=str(tool), hash=sha256_file(tool), state=resolved.state)
-    assert pinned.changed() is None
-    bound = bind([(resolved.tool, "realtool", pinned)])
+    evidence = resolved.evidence
+    assert (evidence.path, evidence.hash) == (str(tool), sha256_file(tool))
+    bound = bind([(resolved.tool, "realtool", evidence)])
     compiled = compile_tools(bound.tools, "mcp")
-    executor = Executor(bound.tools, executables=bound.executables)
+    executor = Executor(bound.tools, executables=bound.executables, evidence=bound.evidence)
     from atipkit.bridge import parse_tool_calls
 
     [call] = parse_tool_calls("mcp", {"name": "realtool_hello", "arguments": {}}, compiled)
@@ -456,15 +455,19 @@ def test_a_pinned_binary_runs_by_its_path_only_while_it_is_the_one_described(
     outcome = executor.execute(call)
     assert outcome.invocation is not None
     assert outcome.invocation.argv == [str(tool), "hello"]  # its path, not PATH's first
+
+    def refused() -> str:
+        denied = executor.execute(call)
+        assert (denied.decision.action, denied.invocation) == ("deny", None)
+        return denied.text
+
     tool.write_text(tool.read_text() + "# changed\n")
-    assert "changed since its metadata was read" in (pinned.changed() or "")
-    denied = executor.execute(call)
-    assert denied.decision.action == "deny"
-    assert denied.invocation is None
+    assert "not the binary its metadata was read for" in refused()
     tool.unlink()
-    assert "is gone since its metadata was read" in (pinned.changed() or "")
+    assert "it is gone since it was described" in refused()
     os.mkfifo(tool)  # hashing it would wait for a writer forever
-    assert "is no longer a regular file" in (pinned.changed() or "")
+    assert "is not a regular file" in refused()
+    assert machine.who_ran() == ["realtool hello"]
 
 
 # -- the names themselves -----------------------------------------------------------------

@@ -34,6 +34,11 @@ def cache_dir() -> Path:
     return Path(override) if override else _xdg("XDG_CACHE_HOME", ".cache")
 
 
+def state_dir() -> Path:
+    """`$XDG_STATE_HOME/agent-tools`: the audit log a policy asks for."""
+    return _xdg("XDG_STATE_HOME", ".local/state")
+
+
 def system_dirs() -> list[Path]:
     """System-wide definitions, lowest precedence first."""
     return [Path("/usr/share") / APP, Path("/usr/local/share") / APP]

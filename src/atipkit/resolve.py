@@ -9,8 +9,8 @@ project files. `Resolved.origins` says where each part came from.
 A tool is called by the name it was asked for (a name on PATH, or a path's file name), the
 name the registry records it under, whatever its metadata says (`atipkit.naming`): a
 metadata `name` that differs is rewritten, and reported in `Resolved.renamed` and
-`origins["name"]`. `Resolved.pinned()` is the binary the metadata describes, for the
-executor to run (`atipkit.binding`).
+`origins["name"]`. `Resolved.evidence` is what the policy trusts and the executor checks:
+where the metadata came from, and the path and hash of the binary it describes.
 """
 
 from __future__ import annotations
@@ -26,18 +26,19 @@ import msgspec
 
 from atipkit import paths
 from atipkit._atomic import write_atomic
-from atipkit.binding import Fingerprint, Pinned, fingerprint
 from atipkit.errors import AtipError
 from atipkit.layering import layer_patterns, merge_patch
 from atipkit.model import Tool, dumps, from_dict, is_tool_name, to_dict
 from atipkit.naming import BadToolName, Renamed, check_file_name, named, renamed
 from atipkit.partial import select
+from atipkit.policy import Evidence
 from atipkit.probe import DEFAULT_TIMEOUT, ProbeFailure, probe
 from atipkit.registry.local import Entry, LocalRegistry, timestamp
 from atipkit.trust.digest import sha256_file
 from atipkit.validation import validate_file
 
 if TYPE_CHECKING:
+    from atipkit.policy import TrustRank
     from atipkit.registry.remote import RemoteRegistries
 
 
@@ -63,15 +64,10 @@ class Resolved(msgspec.Struct, kw_only=True):
     origins: dict[str, str] = {}
     renamed: Renamed | None = None
     """The metadata called the tool otherwise than `name` (it is called `name` now)."""
-    state: Fingerprint | None = None
-    """The binary's `stat` when `hash` was taken (or found still true)."""
-
-    def pinned(self) -> Pinned | None:
-        """The binary the metadata describes, as its calls must find it; None without an
-        executable."""
-        if self.path is None or self.hash is None:
-            return None
-        return Pinned(path=self.path, hash=self.hash, state=self.state)
+    evidence: Evidence = Evidence()
+    """What atipkit established about the tool (where its metadata came from, the
+    binary's path and hash): what the policy trusts, and what the executor checks the
+    binary against before running it."""
 
 
 def resolve_tool(
@@ -173,8 +169,59 @@ def resolve_tool(
         cached=cached,
         origins=origins,
         renamed=claim,
-        state=fingerprint(stat) if stat else None,
+        evidence=evidence_of(source, origins, registry, real, hash_),
     )
+
+
+def evidence_of(
+    source: Literal["native", "shim", "inferred"],
+    origins: dict[str, str],
+    registry: LocalRegistry,
+    path: str | None,
+    hash_: str | None,
+) -> Evidence:
+    """Where resolving found the metadata, as the facts a policy trusts: the binary's own
+    `--agent`, atipkit's inference, a registry's shim (with the trust registries.json
+    gives that registry and the signer atipkit verified), or a shim file of the user's or
+    the system's."""
+    if source == "native":
+        return Evidence(origin="native", path=path, hash=hash_)
+    if source == "inferred":
+        return Evidence(origin="inferred", path=path, hash=hash_)
+    where = origins.get("metadata", "")
+    url = origins.get("registry")
+    if where.startswith("remote:") and url:
+        signed = origins.get("signature")
+        return Evidence(
+            origin="registry",
+            registry=url,
+            registry_trust=_registry_trust(url),
+            signer=signer_of(signed) if signed else None,
+            path=path,
+            hash=hash_,
+        )
+    file = Path(where.removeprefix("shim:"))
+    mine = file.is_relative_to(registry.data_dir)
+    return Evidence(origin="user" if mine else "system", path=path, hash=hash_)
+
+
+def signer_of(verified: str) -> str:
+    """The identity in a remote lookup's `verified` (`sigstore: ID (ISSUER)`,
+    `minisign: KEY`, `ssh: PRINCIPAL`)."""
+    method, _, who = verified.partition(": ")
+    return who.rsplit(" (", 1)[0] if method == "sigstore" else who
+
+
+def _registry_trust(url: str) -> TrustRank | None:
+    """The trust registries.json gives the registry at `url` (None: unknown there)."""
+    from atipkit.registry.config import RegistryConfigError, load_settings
+
+    try:
+        settings = load_settings()
+    except RegistryConfigError:
+        return None
+    wanted = url.rstrip("/")
+    return next((r.trust for r in settings.registries if r.url.rstrip("/") == wanted), None)
 
 
 def _find_shim(
@@ -244,6 +291,8 @@ def find_shim(
             if lookup.tool is not None and lookup.registry:
                 origins["metadata"] = f"remote:{lookup.url or lookup.registry}"
                 origins["registry"] = lookup.registry
+                if lookup.verified:
+                    origins["signature"] = lookup.verified
                 return lookup.tool
     return _first_shim(by_name, hash_, origins)
 

@@ -44,6 +44,10 @@ def serve(
     policy: Annotated[
         Path | None, Option(help="The policy calls run under (JSON).", dir_okay=False)
     ] = None,
+    audit: Annotated[
+        Path | None,
+        Option(help="Append every call's decision to this JSONL audit log.", dir_okay=False),
+    ] = None,
     deferred: Annotated[
         bool,
         Option(help="List search_tools, get_tool_schema and call_tool instead of every command."),
@@ -104,16 +108,20 @@ def serve(
             ),
         )
     from atipkit.bridge.result_filter import ResultFilter
-    from atipkit.cli.run import load_policy
+    from atipkit.cli._policy import audit_path, load_policy
+    from atipkit.execute.audit import AuditLog
 
     for path in tool:  # each file's own error, before the gateway reads them all
         read_document(path, "--tool")
     selection = Selection(tuple(dict.fromkeys(names)), all_tools, tuple(dict.fromkeys(tool)))
+    rules = load_policy(policy)
+    log = audit_path(rules, audit)
     try:
         gateway = Gateway(
             selection,
-            policy=load_policy(policy),
+            policy=rules,
             result_filter=ResultFilter(max_chars=max_output),
+            audit=AuditLog(log) if log else None,
             deferred=deferred,
             yes=ctx.settings.yes,
             log=_logger(ctx),

@@ -24,15 +24,15 @@ from atipkit.app import (
 from atipkit.cli import _errors as errors
 from atipkit.cli import app
 from atipkit.cli._effects import runs_anything
+from atipkit.cli._policy import audit_path, load_policy
 from atipkit.cli._resolve import bad_registry, resolve
 
 if TYPE_CHECKING:
-    from atipkit.binding import Bound, Pinned
+    from atipkit.binding import Bound
     from atipkit.bridge.calls import ToolCall
     from atipkit.execute.executor import Outcome
-    from atipkit.execute.policy import Decision
     from atipkit.model import Tool
-    from atipkit.policy import Policy
+    from atipkit.policy import Decision, Evidence
 
 
 def _text(result: dict[str, Any]) -> str:
@@ -82,8 +82,9 @@ def run(
     from atipkit.execute import AuditLog, Executor
 
     provider, response = _as_response(sys.stdin.read() if call == "-" else call)
-    documents, executables, _, _ = _documents(tool, ctx)
+    documents, executables, evidence, _, _ = _documents(tool, ctx)
     rules = load_policy(policy)
+    audit = audit_path(rules, audit)
     compiled = compile_tools(documents, provider)
     [parsed] = parse_tool_calls(provider, response, compiled)[:1] or [None]
     if parsed is None:
@@ -104,6 +105,7 @@ def run(
         confirm=confirm,
         audit=AuditLog(audit) if audit else None,
         executables=executables,
+        evidence=evidence,
     )
     outcome = executor.execute(parsed, stdin=stdin, dry_run=ctx.dry_run)
     report = outcome.report()
@@ -233,15 +235,17 @@ def _as_response(text: str) -> tuple[str, Any]:
 
 
 def _documents(tools: list[str], ctx: Context) -> Bound:
-    """The tools a call may name, and the binary each one's calls run (`atipkit.binding`):
-    an executable file is resolved (registry, probe, shim), any other file is read as an
-    ATIP document, a bare name is resolved on PATH and in the registry. Registry entries
-    that no longer resolve are skipped with a warning; a tool named with --tool must
-    resolve. Two tools of one name are both kept, the second under its key, with a
+    """The tools a call may name, the binary each one's calls run and what atipkit
+    established about each (`atipkit.binding`, `Resolved.evidence`): an executable file
+    is resolved (registry, probe, shim), any other file is read as an ATIP document
+    (evidence: given), a bare name is resolved on PATH and in the registry. Registry
+    entries that no longer resolve are skipped with a warning; a tool named with --tool
+    must resolve. Two tools of one name are both kept, the second under its key, with a
     warning naming both."""
     from atipkit.binding import bind
     from atipkit.errors import DocumentError
     from atipkit.model import is_tool_name, load
+    from atipkit.policy import Evidence
     from atipkit.registry.local import LocalRegistry, RegistryError
 
     named = list(tools)
@@ -249,14 +253,14 @@ def _documents(tools: list[str], ctx: Context) -> Bound:
         names = named or sorted(LocalRegistry().read().tools)
     except RegistryError as exc:
         raise bad_registry(exc) from None
-    entries: list[tuple[Tool, str, Pinned | None]] = []
+    entries: list[tuple[Tool, str, Evidence]] = []
     for name in names:
         if not named and not is_tool_name(name):  # a hand-made entry: never a path
             ctx.warn(f"skipped {name!r}: not a tool name")
             continue
         if os.path.isfile(name) and not os.access(name, os.X_OK):
             try:
-                entries.append((load(name), name, None))
+                entries.append((load(name), name, Evidence(origin="given")))
             except DocumentError as exc:
                 raise DataFormatError(f"--tool {name}: {exc}") from None
             continue
@@ -274,26 +278,8 @@ def _documents(tools: list[str], ctx: Context) -> Bound:
                 continue
             raise
         source = name if named else f"registry entry {name}"
-        entries.append((resolved.tool, source, resolved.pinned()))
+        entries.append((resolved.tool, source, resolved.evidence))
     bound = bind(entries)
     for line in bound.clashes:
         ctx.warn(line)
     return bound
-
-
-def load_policy(path: Path | None) -> Policy:
-    """The policy in file `path` (the default policy for None), or the error it means."""
-    import msgspec
-
-    from atipkit.policy import Policy
-
-    if path is None:
-        return Policy()
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise NotFoundError(f"--policy {path}: no such file", details={"path": str(path)}) from None
-    try:
-        return Policy.from_json(data)
-    except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise DataFormatError(f"--policy {path}: not a policy: {exc}") from None

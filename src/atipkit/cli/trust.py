@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -21,11 +20,12 @@ from atipkit.app import (
 from atipkit.cli import _errors as errors
 from atipkit.cli import app
 from atipkit.cli._effects import read_only, resolving, signs_files
+from atipkit.cli._policy import load_trust_policy
 from atipkit.cli._resolve import resolve
 
 if TYPE_CHECKING:
     from atipkit.model import Tool
-    from atipkit.trust.levels import TrustPolicy
+    from atipkit.policy import Evidence
 
 
 def _existing(path: Path, what: str) -> Path:
@@ -74,9 +74,8 @@ def verify(
     """
     from atipkit.trust.levels import TrustLevel, verify_tool
 
-    binary, document = _binary_and_metadata(tool, metadata)
-    rules = _trust_policy(policy)
-    report = verify_tool(binary, document, rules)
+    binary, document, evidence = _binary_and_metadata(tool, metadata)
+    report = verify_tool(binary, document, load_trust_policy(policy), evidence=evidence)
     result = {"tool": document.name, "binary": binary, **report.to_dict()}
     if report.level is TrustLevel.COMPROMISED:
         failed = [c.name for c in report.checks if c.ok is False]
@@ -99,16 +98,19 @@ def verify(
     return result
 
 
-def _binary_and_metadata(tool: str, metadata: Path | None) -> tuple[str, Tool]:
+def _binary_and_metadata(tool: str, metadata: Path | None) -> tuple[str, Tool, Evidence]:
+    """The binary, the metadata to check it against, and where that metadata came from
+    (its source trust): a --metadata file is a document given (`low` at most)."""
     from atipkit.errors import DocumentError
     from atipkit.model import load
+    from atipkit.policy import Evidence
 
     if metadata is not None:  # the document is given: only the binary is needed
         binary = shutil.which(tool) if os.sep not in tool else os.path.abspath(tool)
         if binary is None or not os.path.isfile(binary):
             raise NotFoundError(f"no executable {tool!r}", details={"tool": tool})
         try:
-            return binary, load(_existing(metadata, "--metadata"))
+            return binary, load(_existing(metadata, "--metadata")), Evidence(origin="given")
         except DocumentError as exc:
             raise DataFormatError(f"--metadata {metadata}: {exc}") from None
     resolved = resolve(
@@ -119,33 +121,7 @@ def _binary_and_metadata(tool: str, metadata: Path | None) -> tuple[str, Tool]:
     )
     if resolved.path is None:
         raise NotFoundError(f"{tool} has no binary on this machine", details={"tool": tool})
-    return resolved.path, resolved.tool
-
-
-def _trust_policy(path: Path | None) -> TrustPolicy:
-    """The policy file given, else config.json's `trust`, else the default."""
-    import msgspec
-
-    from atipkit import paths
-    from atipkit.trust.levels import TrustPolicy
-
-    if path is not None:
-        data = _existing(path, "--policy").read_bytes()
-        try:
-            return TrustPolicy.from_json(data)
-        except (ValueError, TypeError, msgspec.ValidationError) as exc:
-            raise DataFormatError(f"--policy {path}: not a trust policy: {exc}") from None
-    configured = paths.user_config().get("trust")
-    if not configured:
-        return TrustPolicy()
-    try:
-        return TrustPolicy.from_json(json.dumps(configured))
-    except (ValueError, TypeError, msgspec.ValidationError) as exc:
-        raise InputError(
-            f"{paths.config_dir() / 'config.json'}: trust: {exc}",
-            code="E1009",
-            suggestion="Fix the trust section of config.json, or give --policy.",
-        ) from None
+    return resolved.path, resolved.tool, resolved.evidence
 
 
 # -- atip shim sign | verify -------------------------------------------------------------

@@ -4,13 +4,11 @@
 from atipkit.execute.argv import ArgumentProblem, InvalidArguments, Invocation, build_argv
 from atipkit.execute.audit import AuditLog
 from atipkit.execute.executor import Executor, Outcome
-from atipkit.execute.policy import Decision, decide
 from atipkit.execute.runner import RunRefused, RunResult, parse_duration, run
 
 __all__ = [
     "ArgumentProblem",
     "AuditLog",
-    "Decision",
     "Executor",
     "InvalidArguments",
     "Invocation",
@@ -18,7 +16,6 @@ __all__ = [
     "RunRefused",
     "RunResult",
     "build_argv",
-    "decide",
     "parse_duration",
     "run",
 ]

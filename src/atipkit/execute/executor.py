@@ -9,6 +9,8 @@ together — and calls that may write run alone, in the order the model gave the
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -17,16 +19,14 @@ from typing import Any, Literal
 
 import msgspec
 
-from atipkit.binding import Pinned
 from atipkit.bridge.calls import ToolCall
 from atipkit.bridge.names import tool_keys
 from atipkit.bridge.result_filter import ResultFilter
 from atipkit.execute.argv import ArgumentProblem, InvalidArguments, Invocation, build_argv
 from atipkit.execute.audit import AuditLog
-from atipkit.execute.policy import Decision, decide
 from atipkit.execute.runner import RunRefused, RunResult, run, timeout_of
 from atipkit.model import Effects, Tool, effective_effects
-from atipkit.policy import Policy
+from atipkit.policy import Decision, Evidence, Policy, TrustLevel, decide
 
 Confirm = Callable[[ToolCall, Decision], bool]
 
@@ -80,13 +80,19 @@ class Outcome(msgspec.Struct, kw_only=True):
 
 class Executor:
     """Runs calls of `tools` under `policy`. `confirm` is asked about calls the policy
-    wants confirmed (without it they are not run); `executables` maps a tool's key (its
-    name, unless an earlier tool has that name: `bridge.names.tool_keys`, as a compile of
-    the same tools names it) to the path to run, or to the `Pinned` binary it was
-    described from, which runs only while it is still that binary (default: the name,
-    found on PATH); `trust_levels` maps a tool's key to its binary's verified
-    `TrustLevel` (`atipkit.trust.levels.verify_tool`). The policy sees each tool's own
-    name."""
+    wants confirmed (without it they are not run). `executables` and `evidence` are keyed
+    by each tool's key (its name, unless an earlier tool has that name:
+    `bridge.names.tool_keys`, as a compile of the same tools names it): the path to run
+    (default: the evidence's path, else the name found on PATH when the call comes), and
+    what atipkit established about the tool (`atipkit.policy.Evidence`: where its metadata
+    came from, the path and hash of the binary it describes; `resolve_tool` gives it).
+    The policy sees each tool's own name.
+
+    Before a call runs, its binary is verified against its metadata
+    (`atipkit.trust.levels.verify_tool`, with the policy's `trust`), and against the hash
+    it had when its metadata was read: a binary that does not match, or is gone, is
+    COMPROMISED and never runs, whatever the policy. The binary run is the one verified,
+    by its absolute path."""
 
     def __init__(
         self,
@@ -96,9 +102,9 @@ class Executor:
         confirm: Confirm | None = None,
         audit: AuditLog | None = None,
         result_filter: ResultFilter | None = None,
-        executables: Mapping[str, str | Pinned] | None = None,
+        executables: Mapping[str, str] | None = None,
         credential: Callable[[], bytes | None] | None = None,
-        trust_levels: Mapping[str, int] | None = None,
+        evidence: Mapping[str, Evidence] | None = None,
         jobs: int = 4,
         billable_used: int = 0,
     ) -> None:
@@ -110,10 +116,11 @@ class Executor:
         self.filter = result_filter or ResultFilter()
         self.executables = dict(executables or {})
         self.credential = credential
-        self.trust_levels = dict(trust_levels or {})
+        self.evidence = dict(evidence or {})
         self.jobs = jobs
         self._billable = billable_used
         self._lock = threading.Lock()
+        self._verified: dict[tuple[Any, ...], tuple[TrustLevel | None, str]] = {}
 
     @property
     def billable_used(self) -> int:
@@ -132,18 +139,16 @@ class Executor:
                 call, Decision("deny", [reason]), None, None, f"error: {reason}", True
             )
         tool = self.tools[call.tool]
-        where = self.executables.get(call.tool)
-        if isinstance(where, Pinned) and (changed := where.changed()) is not None:
-            text = f"not run: {changed}"
-            return self._finish(call, Decision("deny", [changed]), None, None, text, True)
+        facts = self._facts(call.tool, tool)
         with self._lock:
             decision = decide(
                 self.policy,
                 tool,
                 call.path,
                 call.values,
+                evidence=facts,
                 billable_used=self._billable,
-                trust_level=self.trust_levels.get(call.tool),
+                audited=self.audit is not None,
             )
         stop: Stop = "denied"
         if decision.action == "confirm":
@@ -161,12 +166,7 @@ class Executor:
             if is_mcp(tool):
                 return self._call_mcp(call, tool, decision, stdin=stdin, dry_run=dry_run)
         try:
-            invocation = build_argv(
-                tool,
-                call.path,
-                call.values,
-                executable=where.path if isinstance(where, Pinned) else where,
-            )
+            invocation = build_argv(tool, call.path, call.values, executable=facts.path)
         except InvalidArguments as exc:
             return self._invalid(call, decision, exc)
         if dry_run:
@@ -254,6 +254,56 @@ class Executor:
             request=sent,
             structured_content=answer.structured_content,
         )
+
+    def _facts(self, key: str, tool: Tool) -> Evidence:
+        """What is known of the tool under `key`, with its binary located and verified
+        now: the binary that runs is the one checked (by absolute path, not looked up
+        again)."""
+        facts = self.evidence.get(key) or Evidence()
+        if "x-mcp" in tool.extensions:
+            from atipkit.interop.mcp import is_mcp
+
+            if is_mcp(tool):
+                return facts  # a server, not a binary of ours to check
+        path = self.executables.get(key) or facts.path or shutil.which(tool.name)
+        if path is None:
+            return facts
+        level, why = self._verify(os.path.abspath(path), tool, facts.hash)
+        return msgspec.structs.replace(
+            facts, path=os.path.abspath(path), level=level, verification=why
+        )
+
+    def _verify(self, path: str, tool: Tool, expected: str | None) -> tuple[TrustLevel | None, str]:
+        """The binary's trust level and, below VERIFIED, why; kept while the file is
+        unchanged (its digests are cached by the same stat, so a re-check is cheap)."""
+        from atipkit.errors import AtipError
+        from atipkit.trust.digest import sha256_file
+        from atipkit.trust.levels import verify_tool
+
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            return None, f"cannot be read: {exc.strerror or exc}"
+        key = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, id(tool), expected)
+        known = self._verified.get(key)
+        if known is not None:
+            return known
+        try:
+            actual = sha256_file(path)
+            if expected is not None and actual != expected:
+                found: tuple[TrustLevel | None, str] = (
+                    TrustLevel.COMPROMISED,
+                    f"{path} is {actual}, not the binary its metadata was read for ({expected})",
+                )
+            else:
+                report = verify_tool(path, tool, self.policy.trust_rules)
+                failed = [f"{c.name}: {c.detail}" for c in report.checks if c.ok is not True]
+                found = (report.level, "; ".join(failed))
+        except (AtipError, OSError, ValueError) as exc:
+            found = (None, f"cannot be verified: {exc}")
+        with self._lock:
+            self._verified[key] = found
+        return found
 
     def _invalid(self, call: ToolCall, decision: Decision, exc: InvalidArguments) -> Outcome:
         """Values that do not fit: the model reads the ATDF error."""

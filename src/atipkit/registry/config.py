@@ -24,6 +24,7 @@ import msgspec
 from atipkit import _jsontext, paths
 from atipkit._duration import parse_duration
 from atipkit.errors import AtipError
+from atipkit.policy.rules import TrustRank
 from atipkit.registry.layout import Signer
 
 DEFAULT_MAX_BYTES = 16 * 1024 * 1024
@@ -58,6 +59,11 @@ class RemoteRegistry(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
     require_signatures: bool | None = None
     """None: the file's `defaults`. The registry's manifest can require them too."""
     auth: Auth | None = None
+    trust: TrustRank = "low"
+    """How far the shims of this registry are trusted (a policy's `minimumTrust` compares
+    it): `low`, a community registry's, unless the user says more. Over plain HTTP to
+    another host, unsigned shims are trusted `low` at most whatever this says; a shim
+    may lower its own trust (`trust.source`), never raise it."""
     signers: list[Signer] = []
     """Sigstore identities (certificate SAN and OIDC issuer) whose bundles are accepted."""
     minisign_keys: list[str] = []

@@ -15,48 +15,15 @@ from __future__ import annotations
 
 import json
 import os
-from enum import IntEnum
 from pathlib import Path
 from typing import Any
 
 import msgspec
 
 from atipkit.model import Tool
-from atipkit.policy import TrustRank, trust_of
+from atipkit.policy import Evidence, TrustLevel, TrustPolicy, TrustRank, source_trust
 from atipkit.trust import signatures, slsa
 from atipkit.trust.digest import BadHash, file_digest, parse_checksum
-
-
-class TrustLevel(IntEnum):
-    COMPROMISED = 0
-    UNSIGNED = 1
-    UNVERIFIED = 2
-    PROVENANCE_FAIL = 3
-    VERIFIED = 4
-
-
-class TrustPolicy(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
-    """An organization's trust requirements (RFC 0.6 §3.2.2, §4.8), from config.json's
-    `trust` or a registry's policy.json."""
-
-    require_signature: bool = False
-    allowed_signers: list[str] = []
-    minimum_slsa_level: int = 0
-    trusted_builders: list[str] = []
-    trusted_root: str | None = None
-    """A Sigstore trusted root file (default: the one the sigstore package ships)."""
-    minisign_keys: list[str] = []
-    """Minisign public keys (base64 or files)."""
-    ssh_allowed_signers: str | None = None
-    provenance_keys: list[str] = []
-    """PEM files of keys that sign provenance envelopes."""
-
-    @classmethod
-    def from_json(cls, data: bytes | str) -> TrustPolicy:
-        raw = json.loads(data)
-        if isinstance(raw, dict) and isinstance(raw.get("policy"), dict):
-            raw = raw["policy"].get("trust", raw["policy"])  # a registry's policy.json
-        return msgspec.convert(raw, cls)
 
 
 class Check(msgspec.Struct, frozen=True):
@@ -79,9 +46,15 @@ class TrustReport(msgspec.Struct, frozen=True):
 
 
 def verify_tool(
-    binary: str | os.PathLike[str], tool: Tool, policy: TrustPolicy | None = None
+    binary: str | os.PathLike[str],
+    tool: Tool,
+    policy: TrustPolicy | None = None,
+    *,
+    evidence: Evidence | None = None,
 ) -> TrustReport:
-    """Verify `binary` against what `tool` (its metadata or shim) declares."""
+    """Verify `binary` against what `tool` (its metadata or shim) declares. `evidence` is
+    where the metadata came from, for the report's source trust (without it: a document
+    handed over, `atipkit.policy.source_trust`)."""
     policy = policy or TrustPolicy()
     path = Path(binary)
     checks: list[Check] = []
@@ -134,7 +107,7 @@ def verify_tool(
             lower(TrustLevel.UNVERIFIED)
     if policy.require_signature and not signature.ok:
         checks.append(Check("policy", False, "the policy requires a verified signature"))
-    return TrustReport(level, trust_of(tool), checks)
+    return TrustReport(level, source_trust(evidence, tool), checks)
 
 
 def _declared_signature(tool: Tool) -> bool:

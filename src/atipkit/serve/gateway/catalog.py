@@ -14,9 +14,9 @@ from atipkit.serve.gateway.deferred import SEARCH_LIMIT, deferred_definitions
 if TYPE_CHECKING:
     from atipkit.bridge.calls import ToolCall
     from atipkit.bridge.result_filter import ResultFilter
+    from atipkit.execute.audit import AuditLog
     from atipkit.execute.executor import Outcome
-    from atipkit.execute.policy import Decision
-    from atipkit.policy import Policy
+    from atipkit.policy import Decision, Policy
     from atipkit.search import CommandIndex
     from atipkit.serve.gateway.selection import Loaded
 
@@ -34,6 +34,7 @@ class Catalog:
         *,
         policy: Policy | None = None,
         result_filter: ResultFilter | None = None,
+        audit: AuditLog | None = None,
         version: int = 0,
         billable_used: int = 0,
     ) -> None:
@@ -51,6 +52,8 @@ class Catalog:
             policy=policy,
             result_filter=result_filter,
             executables=loaded.executables,
+            evidence=loaded.evidence,
+            audit=audit,
             confirm=self._confirm,
             billable_used=billable_used,
         )

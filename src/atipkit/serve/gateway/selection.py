@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from atipkit.errors import AtipError
 
 if TYPE_CHECKING:
-    from atipkit.binding import Pinned
     from atipkit.model import Tool
+    from atipkit.policy import Evidence
     from atipkit.registry.local import LocalRegistry
 
 
@@ -46,16 +46,18 @@ class Selection:
 
 class Loaded(NamedTuple):
     """The tools of one look at the selection (`atipkit.binding.bind`: two of one name
-    are both offered, the second under its key), the binary each tool's calls run by
-    key, what was left out (a registry entry that no longer resolves: one line each, for
-    the log), where each tool came from, and what to say of metadata that claimed a name
-    not its own (`atipkit.naming`)."""
+    are both offered, the second under its key), the binary each tool's calls run and
+    what atipkit established about each tool (`Resolved.evidence`) by key, what was left
+    out (a registry entry that no longer resolves: one line each, for the log), where
+    each tool came from, and what to say of metadata that claimed a name not its own
+    (`atipkit.naming`)."""
 
     tools: list[Tool]
-    executables: dict[str, Pinned]
+    executables: dict[str, str]
     skipped: list[str]
     sources: tuple[str, ...] = ()
     renamed: tuple[str, ...] = ()
+    evidence: dict[str, Evidence] = {}  # noqa: RUF012 - a NamedTuple default, never mutated
 
 
 def load(selection: Selection, registry: LocalRegistry | None = None) -> Loaded:
@@ -65,16 +67,17 @@ def load(selection: Selection, registry: LocalRegistry | None = None) -> Loaded:
     tool already named is offered once."""
     from atipkit.binding import bind
     from atipkit.model import load as load_document
+    from atipkit.policy import Evidence
     from atipkit.registry.local import LocalRegistry
     from atipkit.resolve import Resolved, resolve_registry, resolve_tool
 
     registry = registry or LocalRegistry()
-    entries: list[tuple[Tool, str, Pinned | None]] = []
+    entries: list[tuple[Tool, str, Evidence]] = []
     skipped: list[str] = []
     renamed: list[str] = []
 
     def add(resolved: Resolved, where: str) -> None:
-        entries.append((resolved.tool, where, resolved.pinned()))
+        entries.append((resolved.tool, where, resolved.evidence))
         if resolved.renamed is not None and not resolved.renamed.alias:
             renamed.append(resolved.renamed.message)
 
@@ -83,7 +86,7 @@ def load(selection: Selection, registry: LocalRegistry | None = None) -> Loaded:
             document = load_document(file)
         except (AtipError, OSError) as exc:
             raise Unavailable(str(file), exc) from exc
-        entries.append((document, str(file), None))
+        entries.append((document, str(file), Evidence(origin="given")))
     for name in selection.names:
         try:
             add(resolve_tool(name, registry=registry), name)
@@ -97,7 +100,14 @@ def load(selection: Selection, registry: LocalRegistry | None = None) -> Loaded:
         for resolved in everything:
             add(resolved, f"registry entry {resolved.name}")
     bound = bind(entries)
-    return Loaded(bound.tools, bound.executables, skipped, tuple(bound.sources), tuple(renamed))
+    return Loaded(
+        bound.tools,
+        bound.executables,
+        skipped,
+        tuple(bound.sources),
+        tuple(renamed),
+        bound.evidence,
+    )
 
 
 def fingerprint(selection: Selection, registry: LocalRegistry) -> tuple[Any, ...]:

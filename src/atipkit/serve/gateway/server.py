@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 
     from atipkit.bridge.calls import ToolCall
     from atipkit.bridge.result_filter import ResultFilter
-    from atipkit.execute.policy import Decision
-    from atipkit.policy import Policy
+    from atipkit.execute.audit import AuditLog
+    from atipkit.policy import Decision, Policy
     from atipkit.registry.local import LocalRegistry
 
 PAGE_SIZE = 500
@@ -47,6 +47,8 @@ class Gateway:
     selection: Selection
     policy: Policy | None = None
     result_filter: ResultFilter | None = None
+    audit: AuditLog | None = None
+    """Where every call's decision is appended (JSONL), if anywhere."""
     deferred: bool = False
     yes: bool = False
     """Confirm what the policy wants confirmed without asking (never what it denies)."""
@@ -74,6 +76,7 @@ class Gateway:
             loaded,
             policy=self.policy,
             result_filter=self.result_filter,
+            audit=self.audit,
             version=version,
             billable_used=billable_used,  # the budget is the gateway's, not a catalog's
         )
