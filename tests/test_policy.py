@@ -146,6 +146,36 @@ def test_a_binary_replaced_after_its_metadata_was_read_never_runs(keeper):
     assert keeper.runs == []
 
 
+def test_a_binary_rewritten_to_the_same_size_and_mtime_is_still_caught(keeper):
+    """Anyone can put an mtime back (`touch -r`); nobody can put a ctime back."""
+    resolved = resolve_tool("keeper")
+    executor = Executor(resolved.tool, evidence={"keeper": resolved.evidence})
+    call = call_of(resolved.tool, "keeper_list")
+    assert executor.execute(call).decision.action == "allow"
+    before = keeper.path.stat()
+    content = keeper.path.read_bytes()
+    keeper.path.write_bytes(content.replace(b"did", b"hid"))  # same size, same inode
+    os.utime(keeper.path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    outcome = executor.execute(call)
+    assert outcome.decision.action == "deny"
+    assert "not the binary its metadata was read for" in outcome.text
+    assert keeper.runs == ["list"]
+
+
+def test_a_binary_replaced_by_a_fifo_is_refused_without_reading_it(keeper):
+    resolved = resolve_tool("keeper")
+    keeper.path.unlink()
+    os.mkfifo(keeper.path)  # reading it would block until a writer came
+    executor = Executor(
+        resolved.tool,
+        executables={"keeper": str(keeper.path)},
+        evidence={"keeper": resolved.evidence},
+    )
+    outcome = executor.execute(call_of(resolved.tool, "keeper_list"))
+    assert outcome.decision.action == "deny"
+    assert "is not a regular file" in outcome.text
+
+
 def test_atip_run_enforces_minimum_verification(keeper, tmp_path):
     strict = write(tmp_path / "strict.json", {"minimumVerification": "VERIFIED"})
     unsigned = run_call("keeper_list", "--tool", "keeper", "--policy", str(strict))

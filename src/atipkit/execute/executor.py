@@ -275,21 +275,26 @@ class Executor:
 
     def _verify(self, path: str, tool: Tool, expected: str | None) -> tuple[TrustLevel | None, str]:
         """The binary's trust level and, below VERIFIED, why; kept while the file is
-        unchanged (its digests are cached by the same stat, so a re-check is cheap)."""
+        unchanged (device, inode, size, mtime and ctime), as its digests are."""
+        import stat
+
         from atipkit.errors import AtipError
-        from atipkit.trust.digest import sha256_file
+        from atipkit.trust.digest import file_digest
         from atipkit.trust.levels import verify_tool
 
         try:
             st = os.stat(path)
         except OSError as exc:
-            return None, f"cannot be read: {exc.strerror or exc}"
-        key = (path, st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, id(tool), expected)
+            return None, f"{path} cannot be read: {exc.strerror or exc}"
+        if not stat.S_ISREG(st.st_mode):  # a FIFO put there would block the hashing
+            return TrustLevel.COMPROMISED, f"{path} is not a regular file"
+        state = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+        key = (path, *state, id(tool), expected)
         known = self._verified.get(key)
         if known is not None:
             return known
         try:
-            actual = sha256_file(path)
+            actual = file_digest(path)
             if expected is not None and actual != expected:
                 found: tuple[TrustLevel | None, str] = (
                     TrustLevel.COMPROMISED,

@@ -5,8 +5,10 @@ hex digits is refused before it reaches the filesystem or the network: `../../et
 never becomes a path.
 
 Hashing a large binary costs; verifying it again should not. `file_digest` remembers each
-digest with the file's fingerprint (real path, size, mtime, inode) — in memory and in
-`digests.json` in the cache directory — and hashes again only when the file changed.
+digest with the file's fingerprint (real path, device, inode, size, mtime and ctime) — in
+memory and in `digests.json` in the cache directory — and hashes again only when the file
+changed. The ctime is part of it because anyone can put an mtime back (`touch -r`), and
+nobody can put a ctime back: a binary rewritten in place to the same size is hashed anew.
 """
 
 from __future__ import annotations
@@ -65,6 +67,8 @@ class _Seen(msgspec.Struct, frozen=True):
     mtime_ns: int
     inode: int
     digest: str
+    ctime_ns: int = 0
+    device: int = 0
 
 
 class _Store(msgspec.Struct):
@@ -88,14 +92,22 @@ def file_digest(
     if seen is None:
         store = _read(cache or paths.cache_dir() / "digests.json")
         seen = store.digests.get(f"{algorithm}:{real}")
-    if seen and (seen.size, seen.mtime_ns, seen.inode) == (st.st_size, st.st_mtime_ns, st.st_ino):
+    if seen and _state(seen) == _state_of(st):
         _memory[key] = seen
         return seen.digest
     digest = hash_file(real, algorithm)
-    fresh = _Seen(st.st_size, st.st_mtime_ns, st.st_ino, digest)
+    fresh = _Seen(st.st_size, st.st_mtime_ns, st.st_ino, digest, st.st_ctime_ns, st.st_dev)
     _memory[key] = fresh
     _remember(cache or paths.cache_dir() / "digests.json", f"{algorithm}:{real}", fresh)
     return digest
+
+
+def _state(seen: _Seen) -> tuple[int, ...]:
+    return (seen.device, seen.inode, seen.size, seen.mtime_ns, seen.ctime_ns)
+
+
+def _state_of(st: os.stat_result) -> tuple[int, ...]:
+    return (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
 def _read(path: Path) -> _Store:
