@@ -223,7 +223,8 @@ def test_a_document_and_a_tool_of_one_name_are_both_offered(crowded):
         f"second is called {key!r} here"
     ) in out["meta"]["warnings"]
     plan = crowded.run("deploy_z", str(doc), "deploy")
-    assert plan["argv"] == ["deploy", "z"]  # a document runs its name, found on PATH
+    # a document runs its name, found on PATH (and verified there: the path it found)
+    assert plan["argv"] == [str(crowded.bin / "deploy"), "z"]
     assert plan["call"] == {"name": "deploy_z", "tool": "deploy", "command": ["z"]}
     second = crowded.run(f"{key}_x", str(doc), "deploy")
     assert second["argv"] == [str(crowded.bin / "deploy"), "x"]

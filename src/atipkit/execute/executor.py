@@ -285,7 +285,10 @@ class Executor:
         try:
             st = os.stat(path)
         except OSError as exc:
-            return None, f"{path} cannot be read: {exc.strerror or exc}"
+            reason = f"{path} cannot be read: {exc.strerror or exc}"
+            if expected is not None:  # described, and gone: whatever comes there is not it
+                return TrustLevel.COMPROMISED, f"{reason} (it is gone since it was described)"
+            return None, reason
         if not stat.S_ISREG(st.st_mode):  # a FIFO put there would block the hashing
             return TrustLevel.COMPROMISED, f"{path} is not a regular file"
         state = (st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
