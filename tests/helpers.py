@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -139,3 +140,67 @@ def atip_answer(env: dict[str, str], *args: str) -> tuple[int, dict[str, Any], s
     lines = done.stdout.splitlines()
     assert len(lines) == 1, (done.stdout, done.stderr)
     return done.returncode, json.loads(lines[0]), done.stderr
+
+
+@dataclass
+class Measured:
+    """An `atip` process that has ended: what it printed, how long it took, and the most
+    memory it held (its own peak resident set, from the kernel's accounting)."""
+
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+    peak_mb: float
+
+    def envelope(self) -> dict[str, Any]:
+        lines = self.stdout.splitlines()
+        assert len(lines) == 1, (self.stdout, self.stderr)
+        envelope: dict[str, Any] = json.loads(lines[0])
+        return envelope
+
+
+_MEASURE = """
+import os, sys
+pid = os.posix_spawn(sys.argv[2], sys.argv[2:], os.environ)
+_, status, usage = os.wait4(pid, 0)
+with open(sys.argv[1], "w") as out:
+    out.write(f"{os.waitstatus_to_exitcode(status)} {usage.ru_maxrss}")
+"""
+
+
+def atip_measured(env: dict[str, str], *args: str, timeout: float = 120) -> Measured:
+    """`atip ARGS` as a process, with its peak memory (its rusage from `wait4`), killed
+    past `timeout`. A small Python process starts it and reads its rusage: Linux counts
+    into a child's peak the memory of the process it was forked from (at exec), which
+    here would be this test process's."""
+    import signal
+    import tempfile
+    import time
+
+    with (
+        tempfile.TemporaryFile() as out,
+        tempfile.TemporaryFile() as err,
+        tempfile.NamedTemporaryFile("r") as report,
+    ):
+        started = time.monotonic()
+        wrapper = subprocess.Popen(
+            [sys.executable, "-c", _MEASURE, report.name, *ATIP, *args],
+            env=env,
+            stdout=out,
+            stderr=err,
+            start_new_session=True,
+        )
+        try:
+            wrapper.wait(timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(wrapper.pid, signal.SIGKILL)
+            wrapper.wait()
+            raise
+        seconds = time.monotonic() - started
+        returncode, peak_kib = (int(v) for v in report.read().split())
+        out.seek(0)
+        err.seek(0)
+        return Measured(
+            returncode, out.read().decode(), err.read().decode(), seconds, peak_kib / 1024
+        )

@@ -1,5 +1,7 @@
-"""Real servers for the tests, started on loopback: nginx serving a directory, and moto's
-standalone S3-compatible server.
+"""Real servers for the tests, started on loopback: nginx serving a directory, moto's
+standalone S3-compatible server, and a hostile registry (`hostile_registry`) that answers
+with compression bombs, deep nesting, drips, redirect loops, bad validators and shims
+that vouch for themselves.
 
 `.ci/run` installs what they need (nginx with apt-get, moto with the test extra). Where a
 program is missing, a test that needs it is skipped locally and fails under CI (`CI` set),
@@ -9,16 +11,22 @@ so CI can never pass by skipping.
 from __future__ import annotations
 
 import contextlib
+import functools
+import http.server
+import json
 import os
+import re
 import shutil
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -181,3 +189,333 @@ def moto_s3(run: Path) -> Iterator[S3Server]:
         yield S3Server(f"http://127.0.0.1:{port}")
     finally:
         stop(process)
+
+
+# -- a hostile registry ------------------------------------------------------------------------
+
+
+def _deflate_zeros(size: int, wbits: int) -> bytes:
+    """`size` zero bytes compressed (gzip for wbits 31, raw deflate for -15), built in
+    a few milliseconds: after a full flush the compressor starts afresh, so every MiB of
+    zeros compresses to the same bytes, which are repeated."""
+    import zlib
+
+    mib = bytes(1 << 20)
+    head = zlib.compressobj(9, zlib.DEFLATED, wbits)
+    first = head.compress(mib) + head.flush(zlib.Z_FULL_FLUSH)
+    block = head.compress(mib) + head.flush(zlib.Z_FULL_FLUSH)
+    body = first + block * (size // len(mib) - 1)
+    end = zlib.compressobj(9, zlib.DEFLATED, -15).flush()  # an empty final block
+    if wbits < 0:
+        return body + end
+    crc = 0
+    for _ in range(size // len(mib)):
+        crc = zlib.crc32(mib, crc)
+    return body + end + crc.to_bytes(4, "little") + (size & 0xFFFFFFFF).to_bytes(4, "little")
+
+
+@functools.cache
+def bomb(kind: str, size: int = 1 << 30) -> bytes:
+    """A compression bomb of `size` zero bytes: `gzip`, `deflate`, or `gzip, gzip` (a
+    gzip stream of a gzip stream: 1 GiB in under 2 KB)."""
+    import gzip
+
+    if kind == "gzip, gzip":
+        return gzip.compress(_deflate_zeros(size, 31), 9)
+    return _deflate_zeros(size, 31 if kind == "gzip" else -15)
+
+
+def deep(depth: int) -> str:
+    """JSON arrays nested `depth` deep."""
+    return "[" * depth + "]" * depth
+
+
+def hostile_shim(hex_digits: str, **extra: Any) -> dict[str, Any]:
+    """A valid shim for the binary `hex_digits`, with `extra` keys on top."""
+    return {
+        "atip": {"version": "0.6"},
+        "binary": {"hash": f"sha256:{hex_digits}", "name": "victim", "version": "1.0"},
+        "trust": {"source": "community"},
+        "description": "A shim from a hostile registry",
+        "commands": {"": {"description": "Run it", "effects": {"network": False}}},
+        **extra,
+    }
+
+
+@dataclass
+class Asked:
+    """One request the hostile registry received."""
+
+    registry: str
+    """The registry asked: the path prefix (`gzip-bomb`, `manifest/deep-500`)."""
+    path: str
+    """The path under the registry (`/shims/sha256/<hex>.json`)."""
+    headers: dict[str, str]
+    at: float
+    """When the request arrived (`time.time()`)."""
+
+
+@dataclass
+class HostileRegistry:
+    """Registries that answer badly, one per behaviour, on one loopback server.
+
+    `registry(behaviour)` is the URL of a registry whose shims (`/shims/sha256/<hex>.json`)
+    get that answer; `registry(behaviour, at="manifest")` one whose manifest
+    (`/.well-known/atip-registry.json`) gets it and whose shims are missing;
+    `at="signature"` answers its signature files (`.json.bundle`, `.minisig`, `.sig`) so,
+    its shims being healthy; `at="any"` answers every path so (a TDP manifest, a crawler's
+    download). `BEHAVIOURS` lists them. `asked` records every request, so a
+    test can see which registries were asked, with which headers.
+
+    `local_path` is the file the `local-bundle` shim names as its signature bundle and
+    provenance (a secret, `/proc/self/environ`, a FIFO).
+    """
+
+    url: str
+    asked: list[Asked]
+    local_path: str = "/proc/self/environ"
+
+    def registry(self, behaviour: str, *, at: str = "shim") -> str:
+        if behaviour not in BEHAVIOURS:
+            raise ValueError(f"unknown behaviour {behaviour!r}")
+        prefix = "" if at == "shim" else f"{at}/"
+        return f"{self.url}/{prefix}{behaviour}"
+
+    def requests_to(self, behaviour: str, *, at: str = "shim") -> list[Asked]:
+        name = behaviour if at == "shim" else f"{at}/{behaviour}"
+        return [a for a in self.asked if a.registry == name]
+
+
+_MANIFEST = ".well-known/atip-registry.json"
+BAD_ETAG = '"\xff\xfe\xe9"'  # bytes ff fe e9 on the wire (latin-1), not visible ASCII
+BAD_DATE = "Thu, 01 Jan 1970 00:00:00 GMT\xff\xfe\xe9"
+
+
+def _behaviours() -> dict[str, Any]:
+    """Each behaviour by name: a function (handler, hex digits of the shim asked for) that
+    writes the whole answer through the `_Handler`'s helpers."""
+
+    def valid(h: _Handler, hex_digits: str, **extra: Any) -> bytes:
+        """A valid shim, or a valid manifest when the manifest is asked for."""
+        if h.at == "manifest":
+            return json.dumps({"registry": {"name": "hostile"}}).encode()
+        return json.dumps(hostile_shim(hex_digits, **extra)).encode()
+
+    def send(h: _Handler, body: bytes, *, status: int = 200, **headers: str) -> None:
+        h.answer(status, body, headers)
+
+    def encoded(kind: str) -> Any:
+        def answer(h: _Handler, hex_digits: str) -> None:
+            raw = b"junk that is not brotli nor zstd" if kind in ("br", "zstd") else bomb(kind)
+            send(h, raw, **{"Content-Type": "application/json", "Content-Encoding": kind})
+
+        return answer
+
+    def compressed(kind: str, change: Any = bytes) -> Any:
+        """A valid shim, compressed (`gzip`, `deflate` in its zlib wrapper, `raw-deflate`
+        without it, as some servers send), then passed through `change`."""
+
+        def answer(h: _Handler, hex_digits: str) -> None:
+            import zlib
+
+            wbits = {"gzip": 31, "deflate": 15, "raw-deflate": -15}[kind]
+            packer = zlib.compressobj(6, zlib.DEFLATED, wbits)
+            body = change(packer.compress(valid(h, hex_digits)) + packer.flush())
+            send(h, body, **{"Content-Encoding": kind.removeprefix("raw-")})
+
+        return answer
+
+    def nested(depth: int) -> Any:
+        """Arrays nested `depth` deep where the schema expects patterns: it walks them."""
+
+        def answer(h: _Handler, hex_digits: str) -> None:
+            doc = json.dumps(hostile_shim(hex_digits, patterns=0))
+            send(h, doc.replace('"patterns": 0', f'"patterns": {deep(depth)}', 1).encode())
+
+        return answer
+
+    def deep_commands(depth: int) -> Any:
+        """Commands within commands: a nesting the schema itself walks."""
+
+        def answer(h: _Handler, hex_digits: str) -> None:
+            level = '{"description": "level", "commands": {"sub": '
+            inner = level * depth + '{"description": "leaf"}' + "}}" * depth
+            doc = json.dumps(hostile_shim(hex_digits, commands=0))
+            send(h, doc.replace('"commands": 0', f'"commands": {{"": {inner}}}', 1).encode())
+
+        return answer
+
+    def huge(h: _Handler, hex_digits: str) -> None:
+        h.answer_stream(200, (b" " * 65536 for _ in range(400)), {})  # 25 MiB, no length
+
+    def huge_declared(h: _Handler, hex_digits: str) -> None:
+        h.answer_head(200, {"Content-Length": str(10**10)})
+
+    def drip(h: _Handler, hex_digits: str) -> None:
+        h.answer_stream(200, h.dripping(valid(h, hex_digits), 0.2), {})
+
+    def drip_headers(h: _Handler, hex_digits: str) -> None:
+        h.drip_raw(b"HTTP/1.0 200 OK\r\n" + b"X-Padding: " + b"p" * 1000 + b"\r\n\r\n", 0.2)
+
+    def stall(h: _Handler, hex_digits: str) -> None:
+        h.server.closing.wait(60)  # type: ignore[attr-defined]
+
+    def redirect_loop(h: _Handler, hex_digits: str) -> None:
+        send(h, b"", status=302, Location=h.path)
+
+    def redirect_away(h: _Handler, hex_digits: str) -> None:
+        send(h, b"", status=302, Location=f"http://localhost:{free_port()}/x.json")
+
+    def redirect_chain(h: _Handler, hex_digits: str) -> None:
+        """Always one more hop, each to a new address: a loop no URL repeats in."""
+        hop = int(h.path.partition("?hop=")[2] or 0)
+        send(h, b"", status=302, Location=f"{h.path.split('?')[0]}?hop={hop + 1}")
+
+    def bad_etag(h: _Handler, hex_digits: str) -> None:
+        if h.headers.get("If-None-Match") == BAD_ETAG:
+            send(h, b"", status=304, ETag=BAD_ETAG)
+            return
+        send(h, valid(h, hex_digits), ETag=BAD_ETAG, **{"Last-Modified": BAD_DATE})
+
+    def vouching(h: _Handler, hex_digits: str) -> None:
+        trust = {"source": "vendor", "verified": True}
+        send(h, valid(h, hex_digits, trust=trust))
+
+    def local_bundle(h: _Handler, hex_digits: str) -> None:
+        path = h.server.registry.local_path  # type: ignore[attr-defined]
+        signature = {"type": "cosign", "identity": "x@example.com", "issuer": "https://x"}
+        trust = {
+            "source": "vendor",
+            "verified": True,
+            "integrity": {"signature": {**signature, "bundle": path}},
+            "provenance": {"url": path, "slsaLevel": 3, "builder": "https://x"},
+            "shimIntegrity": {"signature": {**signature, "bundle": path}},
+        }
+        send(h, valid(h, hex_digits, trust=trust))
+
+    return {
+        "healthy": lambda h, x: send(h, valid(h, x)),
+        "gzip-bomb": encoded("gzip"),
+        "deflate-bomb": encoded("deflate"),
+        "gzip-gzip-bomb": encoded("gzip, gzip"),
+        "br": encoded("br"),
+        "zstd": encoded("zstd"),
+        "gzip": compressed("gzip"),
+        "deflate": compressed("deflate"),
+        "raw-deflate": compressed("raw-deflate"),
+        "gzip-cut-short": compressed("gzip", lambda body: body[: len(body) // 2]),
+        "gzip-trailing": compressed("gzip", lambda body: body + b"more"),
+        "gzip-corrupt": compressed("gzip", lambda body: body[:12] + b"\xff" * 8 + body[20:]),
+        "invalid-json": lambda h, x: send(h, b'{"atip": {"version": "0.6"}, "binary": '),
+        "html": lambda h, x: send(
+            h, b"<html><body>Welcome</body></html>", **{"Content-Type": "text/html"}
+        ),
+        "other-binary": lambda h, x: send(h, valid(h, "0" * 64)),
+        "deep-500": nested(500),
+        "deep-100000": nested(100_000),
+        "deep-commands": deep_commands(500),
+        "huge": huge,
+        "huge-declared": huge_declared,
+        "drip": drip,
+        "drip-headers": drip_headers,
+        "stall": stall,
+        "redirect-loop": redirect_loop,
+        "redirect-chain": redirect_chain,
+        "redirect-away": redirect_away,
+        "status-500": lambda h, x: send(h, b"oops", status=500),
+        "bad-etag": bad_etag,
+        "vouching": vouching,
+        "local-bundle": local_bundle,
+    }
+
+
+class _Handler(http.server.BaseHTTPRequestHandler):
+    server_version = "hostile/1"
+    at = "shim"
+    """What is being answered: `shim`, `manifest` or `signature`."""
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_GET(self) -> None:
+        registry: HostileRegistry = self.server.registry  # type: ignore[attr-defined]
+        parts = self.path.split("?")[0].strip("/").split("/")
+        at = parts[0] if parts and parts[0] in ("manifest", "signature", "any") else "shim"
+        if at != "shim":
+            parts = parts[1:]
+        behaviour, rest = (parts[0], "/" + "/".join(parts[1:])) if parts else ("", "/")
+        name = behaviour if at == "shim" else f"{at}/{behaviour}"
+        self.at = at
+        registry.asked.append(Asked(name, rest, dict(self.headers.items()), time.time()))
+        answer = BEHAVIOURS.get(behaviour)
+        shim = re.fullmatch(r"/shims/sha256/([0-9a-f]{64})\.json", rest)
+        signature = re.fullmatch(r"/shims/sha256/([0-9a-f]{64})\.json\.(bundle|minisig|sig)", rest)
+        target = {"shim": shim, "signature": signature}.get(at)
+        if answer and (at == "any" or (at == "manifest" and rest == "/" + _MANIFEST)):
+            answer(self, "0" * 64)
+        elif at == "signature" and shim:
+            BEHAVIOURS["healthy"](self, shim.group(1))
+        elif answer and target:
+            answer(self, target.group(1))
+        else:
+            self.answer(404, b"not here", {})
+
+    # -- ways to answer --
+
+    def answer_head(self, status: int, headers: dict[str, str]) -> None:
+        self.send_response(status)
+        for name, value in headers.items():
+            self.send_header(name, value)
+        self.end_headers()
+
+    def answer(self, status: int, body: bytes, headers: dict[str, str]) -> None:
+        self.answer_head(status, {"Content-Length": str(len(body)), **headers})
+        self._write(body)
+
+    def answer_stream(self, status: int, chunks: Iterator[bytes], headers: dict[str, str]) -> None:
+        self.answer_head(status, headers)  # no length: the body ends when the connection does
+        for chunk in chunks:
+            if not self._write(chunk):
+                return
+
+    def dripping(self, body: bytes, pause: float) -> Iterator[bytes]:
+        for i in range(len(body)):
+            if self.server.closing.wait(pause):  # type: ignore[attr-defined]
+                return
+            yield body[i : i + 1]
+
+    def drip_raw(self, raw: bytes, pause: float) -> None:
+        for chunk in self.dripping(raw, pause):
+            if not self._write(chunk):
+                return
+
+    def _write(self, data: bytes) -> bool:
+        try:
+            self.wfile.write(data)
+            self.wfile.flush()
+        except OSError:  # the client gave up: as it should
+            return False
+        return True
+
+
+BEHAVIOURS: dict[str, Any] = _behaviours()
+
+
+@contextlib.contextmanager
+def hostile_registry() -> Iterator[HostileRegistry]:
+    """The hostile registries (`HostileRegistry`), served from a thread on a free
+    loopback port for the duration of the block."""
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
+    server.daemon_threads = True
+    server.closing = threading.Event()  # type: ignore[attr-defined]
+    registry = HostileRegistry(f"http://127.0.0.1:{server.server_port}", [])
+    server.registry = registry  # type: ignore[attr-defined]
+    thread = threading.Thread(target=server.serve_forever, name="hostile-registry", daemon=True)
+    thread.start()
+    try:
+        yield registry
+    finally:
+        server.closing.set()  # type: ignore[attr-defined]
+        server.shutdown()
+        server.server_close()
+        thread.join(5)

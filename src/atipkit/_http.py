@@ -3,24 +3,34 @@
 Remote registries and the crawler fetch from hosts that may be slow, broken or hostile, so
 every request here has the same guards:
 
-- a size cap, checked against `Content-Length` before reading and counted while reading
-  (decoded bytes, so a compressed bomb stops at the cap too);
+- a size cap, checked against `Content-Length` before reading and counted while reading,
+  both the bytes received and the bytes they decode to: atipkit decodes `gzip` and
+  `deflate` itself, one layer at most, in steps of 64 KiB, so a compression bomb stops at
+  the cap after 64 KiB more (httpx would decode a whole received chunk at once, and
+  `Content-Encoding: gzip, gzip` made 6.7 KB cost 8.4 GB). Stacked or other encodings
+  (`br`, `zstd`, which atipkit never asks for) are refused;
 - timeouts per operation and a deadline for the whole response, headers included (a
   server that drips one byte a second does not hold a lookup for ever);
 - redirects followed by hand, only to the same origin (scheme, host and port) unless the
   caller allows other origins, never from https to http, at most five;
 - credentials (an `Authorization` header) sent only to the origin they belong to, never
-  after a redirect elsewhere, and never written into an error message.
+  after a redirect elsewhere, and never written into an error message;
+- header values that HTTP does not allow (bytes outside visible ASCII, such as a hostile
+  server's `ETag` sent back in `If-None-Match`) are refused before anything is sent.
+  `entity_tag` and `http_date` tell a caller which validators it may keep.
 
 `httpx` is imported when a `Fetcher` is made, so `import atipkit` does not pay for it.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
+import re
 import threading
 import time
+import zlib
 from collections.abc import Collection, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
@@ -32,11 +42,22 @@ from atipkit._version import __version__
 from atipkit.errors import AtipError
 
 if TYPE_CHECKING:
+    import ssl
+
     import httpx
 
 MAX_REDIRECTS = 5
 USER_AGENT = f"atipkit/{__version__}"
 _REDIRECTS = frozenset({301, 302, 303, 307, 308})
+ACCEPT_ENCODING = "gzip, deflate"
+"""What `get` asks for: the encodings decoded here, each within the cap. `download` asks
+for `identity` (archives are compressed already, and their digest is of the file)."""
+_WBITS = {"gzip": zlib.MAX_WBITS | 16, "x-gzip": zlib.MAX_WBITS | 16, "deflate": zlib.MAX_WBITS}
+_STEP = 64 * 1024
+"""The most one decompression step may produce: the memory a bomb costs beyond the cap."""
+_HEADER_VALUE = re.compile(r"[\x20-\x7e]*\Z")
+_ENTITY_TAG = re.compile(r'(W/)?"[\x21\x23-\x7e]*"\Z')
+MAX_VALIDATOR = 1024
 
 
 class HttpError(AtipError):
@@ -58,6 +79,11 @@ class ResponseTooLarge(HttpError):
 
 class RedirectRefused(HttpError):
     """A redirect to another origin (or from https to http) that was not allowed."""
+
+
+class EncodingRefused(HttpError):
+    """A body in a `Content-Encoding` that is not decoded here (stacked, unknown), or one
+    that does not decode."""
 
 
 class StatusError(HttpError):
@@ -84,6 +110,28 @@ def origin(url: str) -> str:
     scheme = parts.scheme.lower()
     port = parts.port or {"http": 80, "https": 443}.get(scheme)
     return f"{scheme}://{(parts.hostname or '').lower()}:{port}"
+
+
+def entity_tag(value: object) -> str | None:
+    """`value` when it is an entity tag RFC 9110 §8.8.3 allows — `"..."` or `W/"..."`
+    of visible ASCII but `"` — and at most `MAX_VALIDATOR` long; else None. (The RFC also
+    allows obs-text, bytes 0x80-0xFF; they cannot be sent back as a header here.)"""
+    if isinstance(value, str) and len(value) <= MAX_VALIDATOR and _ENTITY_TAG.match(value):
+        return value
+    return None
+
+
+def http_date(value: object) -> str | None:
+    """`value` when it is an HTTP-date (RFC 9110 §5.6.7) of printable ASCII; else None."""
+    import email.utils
+
+    if not isinstance(value, str) or len(value) > 64 or not _HEADER_VALUE.match(value):
+        return None
+    try:
+        email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    return value
 
 
 def is_loopback(url: str) -> bool:
@@ -117,6 +165,7 @@ class Fetcher:
             follow_redirects=False,
             headers={"User-Agent": USER_AGENT},
             transport=transport,
+            verify=_tls_context(),
             trust_env=False,  # no proxy or .netrc surprises: registries are configured
         )
 
@@ -147,7 +196,8 @@ class Fetcher:
 
         `credentials` are headers (such as `Authorization`) sent only to the origin of `url`.
         """
-        with self._open(url, headers, credentials) as (response, final_url, deadline):
+        sent = {"Accept-Encoding": ACCEPT_ENCODING, **(headers or {})}
+        with self._open(url, sent, credentials) as (response, final_url, deadline):
             body = b"".join(self._chunks(response, final_url, max_bytes, deadline))
             return Response(final_url, response.status_code, response.headers, body)
 
@@ -166,7 +216,8 @@ class Fetcher:
         target = Path(destination)
         partial = target.with_name(f".{target.name}.part")
         digest = hashlib.sha256()
-        with self._open(url, headers, credentials) as (response, final_url, deadline):
+        sent = {"Accept-Encoding": "identity", **(headers or {})}
+        with self._open(url, sent, credentials) as (response, final_url, deadline):
             if response.status_code != 200:
                 raise StatusError(final_url, response.status_code)
             try:
@@ -190,6 +241,9 @@ class Fetcher:
     ) -> Iterator[tuple[httpx.Response, str, float]]:
         import httpx
 
+        for name, value in {**(headers or {}), **(credentials or {})}.items():
+            if not _HEADER_VALUE.match(value):
+                raise HttpError(url, f"the {name} header holds bytes HTTP does not allow; not sent")
         home = origin(url)
         current = url
         started = time.monotonic()
@@ -263,24 +317,104 @@ class Fetcher:
     def _chunks(
         self, response: httpx.Response, url: str, max_bytes: int, deadline: float
     ) -> Iterator[bytes]:
+        """The body as it arrives, decoded, within `max_bytes` (received and decoded) and
+        the deadline."""
         import httpx
 
         declared = response.headers.get("content-length", "")
         if declared.isdigit() and int(declared) > max_bytes:
             raise ResponseTooLarge(url, f"{int(declared)} bytes, more than the limit {max_bytes}")
-        seen = 0
+        decoder = _Decoder.of(url, response.headers.get("content-encoding", ""))
+        received = produced = 0
+
+        def counted(piece: bytes) -> bytes:
+            nonlocal produced
+            produced += len(piece)
+            if produced > max_bytes:
+                raise ResponseTooLarge(url, f"more than the limit of {max_bytes} bytes")
+            if time.monotonic() > deadline:
+                raise NetworkError(url, f"the response took longer than {self.deadline:g} s")
+            return piece
+
         try:
-            for chunk in response.iter_bytes():  # as it arrives: a chunk size would buffer
-                seen += len(chunk)
-                if seen > max_bytes:
+            for chunk in response.iter_raw():  # as it arrives: a chunk size would buffer
+                received += len(chunk)
+                if received > max_bytes:
                     raise ResponseTooLarge(url, f"more than the limit of {max_bytes} bytes")
-                if time.monotonic() > deadline:
-                    raise NetworkError(url, f"the response took longer than {self.deadline:g} s")
-                yield chunk
+                for piece in decoder.feed(chunk) if decoder else (chunk,):
+                    yield counted(piece)
+            if decoder and received:  # an empty body (a 304, say) is empty in any encoding
+                yield counted(decoder.finish())
         except httpx.TimeoutException:
             raise NetworkError(url, "timed out while reading") from None
         except httpx.HTTPError as exc:
             raise NetworkError(url, _reason(exc)) from None
+
+
+class _Decoder:
+    """One layer of gzip or deflate, decoded in steps of at most `_STEP` bytes: however
+    much a received chunk expands to, no step holds more than that, and the caller counts
+    every step against the cap."""
+
+    def __init__(self, url: str, encoding: str) -> None:
+        self.url = url
+        self.encoding = encoding
+        self._inflate = zlib.decompressobj(_WBITS[encoding])
+        self._started = False
+
+    @classmethod
+    def of(cls, url: str, header: str) -> _Decoder | None:
+        """The decoder for a `Content-Encoding` value; None for none (or `identity`)."""
+        layers = [e.strip().lower() for e in header.split(",") if e.strip()]
+        layers = [e for e in layers if e != "identity"]
+        if not layers:
+            return None
+        if len(layers) > 1:
+            raise EncodingRefused(
+                url, f"Content-Encoding {header[:80]!r}: more than one layer is not accepted"
+            )
+        if layers[0] not in _WBITS:
+            raise EncodingRefused(
+                url, f"Content-Encoding {layers[0][:40]!r} is not accepted (gzip or deflate)"
+            )
+        return cls(url, layers[0])
+
+    def feed(self, data: bytes) -> Iterator[bytes]:
+        while data:
+            if self._inflate.eof:
+                raise EncodingRefused(self.url, f"data after the end of the {self.encoding} body")
+            try:
+                out = self._inflate.decompress(data, _STEP)
+            except zlib.error:
+                if self.encoding == "deflate" and not self._started:
+                    # raw deflate, without the zlib wrapper, as some servers send it
+                    self._inflate, self._started = zlib.decompressobj(-zlib.MAX_WBITS), True
+                    continue
+                raise EncodingRefused(
+                    self.url, f"the {self.encoding} body does not decode"
+                ) from None
+            self._started = True
+            data = self._inflate.unconsumed_tail
+            if self._inflate.eof and self._inflate.unused_data:
+                raise EncodingRefused(self.url, f"data after the end of the {self.encoding} body")
+            if out:
+                yield out
+
+    def finish(self) -> bytes:
+        """What remains once the body has arrived (at most a few hundred bytes: the tail
+        of the last match); a body cut short is refused."""
+        if not self._inflate.eof:
+            raise EncodingRefused(self.url, f"the {self.encoding} body is cut short")
+        return self._inflate.flush()
+
+
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """One TLS context (certifi's roots) for every client: each registry has its own
+    `Fetcher`, and a context of its own (certifi loaded again) costs each about 0.7 MB."""
+    import httpx
+
+    return httpx.create_ssl_context()
 
 
 def _reason(exc: Any) -> str:

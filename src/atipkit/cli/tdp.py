@@ -73,9 +73,10 @@ def import_tdp(
     that cannot name a file in --out, --out not writable); 10 no such file, or the
     server has no manifest there (HTTP 404); 30 no permission to read the file or to
     write --out; 40 the server cannot be reached, answers too slowly, or with another
-    error status (5xx may be retried); 65 not JSON, not a manifest, too large or too
-    deeply nested, or of a major protocol version other than 1 (the message names the
-    JSON path and what was expected).
+    error status (5xx may be retried); 65 not JSON, not a manifest, too large (decoded
+    too), in a Content-Encoding other than one layer of gzip or deflate, too deeply
+    nested, or of a major protocol version other than 1 (the message names the JSON path
+    and what was expected).
     """
     from atipkit.errors import DocumentError
     from atipkit.interop import tdp
@@ -114,7 +115,7 @@ def _is_url(source: str) -> bool:
 
 
 def _fetch(url: str, timeout: float) -> Manifest:
-    from atipkit._http import HttpError, ResponseTooLarge
+    from atipkit._http import EncodingRefused, HttpError, ResponseTooLarge
     from atipkit.errors import DocumentError
     from atipkit.interop import tdp
 
@@ -133,7 +134,7 @@ def _fetch(url: str, timeout: float) -> Manifest:
         raise DependencyError(
             str(exc), is_retryable=exc.status >= 500, details={"url": exc.url, "status": exc.status}
         ) from None
-    except ResponseTooLarge as exc:
+    except (ResponseTooLarge, EncodingRefused) as exc:  # a bad answer, not a server down
         raise DataFormatError(str(exc), details={"url": exc.url}) from None
     except HttpError as exc:
         raise DependencyError(
