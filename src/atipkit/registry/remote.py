@@ -22,14 +22,17 @@ is still served, marked stale. A shim is served from the cache only while the re
 came from is still configured.
 
 Every lookup returns a `Lookup` that says what happened at each registry, so a refusal is
-never silent.
+never silent. Each registry's answer is judged alone: one that cannot be used (too large,
+encoded in a way not decoded here, nested deeper than the validator follows, a bad
+manifest) is that registry's refusal, and the next registry is asked. Validators are kept
+and sent back only as RFC 9110 allows them (`_http.entity_tag`, `http_date`): a hostile
+`ETag` of bytes outside ASCII is dropped, also from a cache written before this check.
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import json
 import os
 from pathlib import Path
 from types import TracebackType
@@ -39,7 +42,16 @@ import msgspec
 
 from atipkit import _jsontext, paths
 from atipkit._atomic import write_atomic
-from atipkit._http import Fetcher, HttpError, NetworkError, Response, StatusError, is_loopback
+from atipkit._http import (
+    Fetcher,
+    HttpError,
+    NetworkError,
+    Response,
+    StatusError,
+    entity_tag,
+    http_date,
+    is_loopback,
+)
 from atipkit.errors import AtipError, DocumentError
 from atipkit.model import Tool
 from atipkit.registry import layout
@@ -50,6 +62,8 @@ from atipkit.validation import validate
 
 SIGNATURE_MAX_BYTES = 1024 * 1024
 MANIFEST_MAX_BYTES = 1024 * 1024
+_STAMPS_BYTES = 64 * 1024
+"""Room for the cache's stamps beside a shim of a registry's `maxBytes`."""
 Outcome = Literal["found", "not-modified", "not-found", "rejected", "unreachable", "skipped"]
 Refusal = Literal["other-binary", "unsigned", "invalid"]
 
@@ -271,10 +285,10 @@ class RemoteRegistries:
         path = self.cache_dir / "registries" / f"{_url_key(registry.url)}.json"
         stamps: dict[str, Any] = {}
         try:
-            stamps = json.loads(path.read_bytes())
+            stamps = _jsontext.decode(_jsontext.read_bytes(path, max_bytes=2 * MANIFEST_MAX_BYTES))
             if not isinstance(stamps, dict) or stamps.get("url") != registry.url:
                 stamps = {}
-        except (OSError, ValueError):
+        except (OSError, ValueError):  # DocumentError is one: damaged, too large, too deep
             stamps = {}
         fresh = False
         if stamps.get("cachedAt") and not self.refresh:
@@ -283,8 +297,8 @@ class RemoteRegistries:
         if not fresh:
             url = layout.join(registry.url, layout.MANIFEST)
             headers = {}
-            if stamps.get("etag"):
-                headers["If-None-Match"] = stamps["etag"]
+            if etag := entity_tag(stamps.get("etag")):  # a bad one stored earlier is dropped
+                headers["If-None-Match"] = etag
             response = self._get(registry, url, MANIFEST_MAX_BYTES, headers)
             if response.status == 304 and stamps:
                 stamps["cachedAt"] = timestamp()
@@ -298,7 +312,7 @@ class RemoteRegistries:
                 stamps = {
                     "url": registry.url,
                     "cachedAt": timestamp(),
-                    "etag": response.headers.get("etag"),
+                    "etag": entity_tag(response.headers.get("etag")),
                     "manifest": document,
                 }
             else:
@@ -405,16 +419,17 @@ class RemoteRegistries:
 
     def _read_cache(self, hex_digits: str) -> _Cached | None:
         path = self._cache_path(hex_digits)
+        limit = max((r.max_bytes for r in self.registries), default=0) + _STAMPS_BYTES
         try:
-            raw = path.read_bytes()
-        except OSError:
+            raw = _jsontext.read_bytes(path, max_bytes=limit)
+        except (OSError, DocumentError):  # gone, or larger than any registry may send
             return None
         try:
             tool, data = _accept(raw, str(path), f"sha256:{hex_digits}")
             stamped = _parse_time(str(data["_cached_at"]))
             # a revalidation (304) marks the copy fresh by its mtime, not by rewriting it
             touched = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC)
-        except (Rejected, KeyError, ValueError, OSError):
+        except (Rejected, KeyError, ValueError, OSError, RecursionError):
             return None  # damaged: a cache costs one fetch
         source = str(data.get("_cached_from", ""))
         registry = next((r for r in self.registries if r.url == source), None)
@@ -426,8 +441,8 @@ class RemoteRegistries:
             tool=tool,
             cached_at=max(stamped, touched),
             source=source,
-            etag=data.get("_etag"),
-            last_modified=data.get("_last_modified"),
+            etag=entity_tag(data.get("_etag")),  # a bad one stored earlier is dropped
+            last_modified=http_date(data.get("_last_modified")),
             verified=data.get("_verified"),
         )
 
@@ -444,9 +459,9 @@ class RemoteRegistries:
             stamped.pop(name, None)
         stamped["_cached_at"] = timestamp()
         stamped["_cached_from"] = source
-        if etag := response.headers.get("etag"):
+        if etag := entity_tag(response.headers.get("etag")):
             stamped["_etag"] = etag
-        if modified := response.headers.get("last-modified"):
+        if modified := http_date(response.headers.get("last-modified")):
             stamped["_last_modified"] = modified
         if verified:
             stamped["_verified"] = verified
@@ -480,7 +495,10 @@ def _accept(raw: bytes, source: str, key: str) -> tuple[Tool, dict[str, Any]]:
         raise OtherBinary(
             f"binary.hash is {str(binary.get('hash'))[:80]}, not the lookup key {key}"
         )
-    report = validate(data, source=source)
+    try:
+        report = validate(data, source=source)
+    except (RecursionError, ValueError) as exc:  # jsonschema-rs: "Recursion limit reached"
+        raise Rejected(f"not a valid shim: it cannot be validated ({str(exc)[:80]})") from None
     if not report.ok or report.tool is None:
         first = report.errors[0] if report.errors else None
         raise Rejected(f"not a valid shim: {first.format() if first else 'invalid'}")
