@@ -156,3 +156,72 @@ def test_a_writer_killed_mid_write_never_leaves_a_corrupt_file(tmp_path):
     with registry.transaction():  # the next writer clears what killed writers left
         pass
     assert [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")] == []
+
+
+# -- files read whole, read only within their caps (issue 19, item 11) -----------------------
+
+
+def sparse(path: Path, size: int) -> Path:
+    """A file of `size` bytes that costs no disk (and all of `size` to read)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "wb") as f:
+        f.truncate(size)
+    return path
+
+
+def test_a_registry_json_over_the_cap_is_refused_before_it_is_read(tmp_path):
+    """245 MB made `atip list` use 1.3 GB: now a clear error naming the file, exit 65,
+    without reading it, and a scan does not replace it (nothing stored is lost)."""
+    from atipkit.registry.local import MAX_INDEX_BYTES
+    from tests.helpers import atip_measured, machine_env
+
+    index = sparse(tmp_path / "data" / "agent-tools" / "registry.json", 300 * 1024 * 1024)
+    env = machine_env(tmp_path)
+    listed = atip_measured(env, "list")
+    assert listed.returncode == 65, listed.stdout
+    error = listed.envelope()["error"]
+    assert error["code"] == "E1010"
+    assert error["message"] == (
+        f"{index}: document is {300 * 1024 * 1024:,} bytes; the limit is {MAX_INDEX_BYTES:,} bytes"
+    )
+    assert listed.peak_mb < 64
+    before = index.stat()
+    (tmp_path / "empty").mkdir()
+    scanned = atip_measured(env, "scan", "--path", str(tmp_path / "empty"))
+    assert (scanned.returncode, scanned.peak_mb < 64) == (65, True)
+    assert (index.stat().st_size, index.stat().st_mtime_ns) == (before.st_size, before.st_mtime_ns)
+
+
+def test_store_files_over_their_caps_are_not_read(tmp_path):
+    """A cached metadata file too large is not ours: the tool is probed again. An override
+    too large, or nested too deep, is a clear error naming it (65), never a crash (70)."""
+    import shutil
+
+    from atipkit.trust.digest import sha256_file
+    from tests.helpers import EXAMPLES, atip_measured, machine_env
+
+    binary = tmp_path / "bin" / "deploy"
+    binary.parent.mkdir()
+    shutil.copy(EXAMPLES / "bin" / "deploy", binary)
+    hex_digits = sha256_file(binary).removeprefix("sha256:")
+    env = machine_env(tmp_path)
+    assert atip_measured(env, "show", str(binary)).returncode == 0
+    cached = tmp_path / "data" / "agent-tools" / "tools" / f"sha256-{hex_digits}.json"
+    assert cached.is_file()
+    sparse(cached, 300 * 1024 * 1024)
+    shown = atip_measured(env, "show", str(binary))
+    assert shown.returncode == 0, shown.stdout
+    assert shown.envelope()["result"]["name"] == "deploy"  # probed again
+    assert shown.peak_mb < 64
+
+    override = tmp_path / "config" / "agent-tools" / "overrides" / "sha256" / f"{hex_digits}.json"
+    sparse(override, 300 * 1024 * 1024)
+    too_large = atip_measured(env, "show", str(binary))
+    assert (too_large.returncode, too_large.peak_mb < 64) == (65, True)
+    message = too_large.envelope()["error"]["message"]
+    assert str(override) in message
+    assert "the limit is 16,777,216 bytes" in message
+    override.write_text("[" * 100_000 + "]" * 100_000)
+    too_deep = atip_measured(env, "show", str(binary))
+    assert too_deep.returncode == 65, too_deep.stdout
+    assert "nested too deeply" in too_deep.envelope()["error"]["message"]

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
-from atipkit import paths
+from atipkit import _jsontext, paths
 from atipkit._atomic import write_atomic
 from atipkit.errors import AtipError
 from atipkit.layering import layer_patterns, merge_patch
@@ -357,7 +357,8 @@ def _layer(
     if hash_:
         override = registry.override_path(hash_)
         if override.is_file():
-            data = merge_patch(data, json.loads(override.read_text("utf-8")))
+            patch = _jsontext.decode(_jsontext.read_bytes(override), str(override))  # capped
+            data = merge_patch(data, patch)
             origins["override"] = str(override)
     project_patterns = (project_dir or Path.cwd()) / ".agent-tools" / "patterns"
     layers: list[tuple[str, list[dict[str, Any]]]] = [("tool", data.get("patterns", []))]
