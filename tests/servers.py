@@ -19,6 +19,7 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import threading
@@ -516,6 +517,86 @@ def hostile_registry() -> Iterator[HostileRegistry]:
         yield registry
     finally:
         server.closing.set()  # type: ignore[attr-defined]
+        server.shutdown()
+        server.server_close()
+        thread.join(5)
+
+
+# -- https on loopback ----------------------------------------------------------------------
+
+
+@dataclass
+class TlsServer:
+    url: str
+    """`https://127.0.0.1:<port>`, serving `root`."""
+    root: Path
+    client_context: ssl.SSLContext
+    """A client context that trusts the server's own self-signed certificate."""
+
+
+def _self_signed(run: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 and its key, made with `cryptography`."""
+    import datetime as dt
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = dt.datetime.now(dt.UTC)
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(hours=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(key, hashes.SHA256())
+    )
+    cert_file, key_file = run / "cert.pem", run / "key.pem"
+    cert_file.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    key_file.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return cert_file, key_file
+
+
+@contextlib.contextmanager
+def tls_server(root: Path, run: Path) -> Iterator[TlsServer]:
+    """A static https server for `root` on a free loopback port, with a self-signed
+    certificate that only `client_context` trusts."""
+    run.mkdir(parents=True, exist_ok=True)
+    cert_file, key_file = _self_signed(run)
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    handler = functools.partial(Quiet, directory=str(root))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(cert_file, key_file)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    thread = threading.Thread(target=server.serve_forever, name="tls-server", daemon=True)
+    thread.start()
+    client = ssl.create_default_context(cafile=str(cert_file))
+    try:
+        yield TlsServer(f"https://127.0.0.1:{server.server_port}", root, client)
+    finally:
         server.shutdown()
         server.server_close()
         thread.join(5)

@@ -410,3 +410,96 @@ def test_a_header_that_cannot_be_sent_is_an_http_error_not_a_crash(hostile):
             hostile.registry("healthy"), max_bytes=1024, headers={"If-None-Match": BAD_ETAG}
         )
     assert hostile.asked == []
+
+
+# -- the trust cases: shims that name local files, shims that vouch for themselves ----------
+
+SECRET = "ghp_FAKEt0kenTHATmustNEVERbePRINTED0123456"
+
+
+class FifoWatch:
+    """Whether anyone opened a FIFO for reading: a non-blocking open for writing
+    succeeds only while a reader holds it open (else ENXIO). A read of it would also
+    block the reader for ever, so a run that ends did not read it."""
+
+    def __init__(self, path: Path) -> None:
+        import os
+        import threading
+
+        os.mkfifo(path)
+        self.path = path
+        self.opened = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._watch, daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        import os
+
+        while not self._stop.wait(0.005):
+            try:
+                fd = os.open(self.path, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError:
+                continue
+            self.opened = True
+            os.close(fd)
+
+    def stop(self) -> bool:
+        self._stop.set()
+        self._thread.join()
+        return self.opened
+
+
+@pytest.mark.parametrize("target", ["secret-file", "fifo", "/proc/self/environ"])
+def test_a_shim_naming_a_local_file_never_makes_atip_verify_read_it(hostile, tmp_path, target):
+    """A served shim names a local file as its signature bundle, its shim signature's and
+    its provenance: `atip verify` neither opens nor quotes it, and says why in the check."""
+    secret = tmp_path / "aws" / "credentials"
+    secret.parent.mkdir()
+    secret.write_text(f"[default]\naws_secret_access_key = {SECRET}\n")
+    fifo = FifoWatch(tmp_path / "pipe") if target == "fifo" else None
+    hostile.local_path = {"secret-file": str(secret), "fifo": str(tmp_path / "pipe")}.get(
+        target, target
+    )
+    binary, _ = legacy_tool(tmp_path)
+    env = {
+        **machine(tmp_path, hostile.registry("local-bundle")),
+        "GITHUB_TOKEN": SECRET,  # in /proc/self/environ, last
+    }
+    try:
+        run = atip_measured(env, "verify", str(binary), timeout=60)
+    finally:
+        opened = fifo.stop() if fifo else False
+    assert not opened
+    assert run.returncode == 30, (run.stdout, run.stderr)
+    report = run.envelope()["result"]
+    checks = {c["name"]: c for c in report["checks"]}
+    assert report["level"] == "UNVERIFIED"
+    assert checks["signature"]["ok"] is None
+    assert checks["signature"]["detail"] == (
+        f"a cosign signature is declared; its bundle {hostile.local_path} is not read: the "
+        "metadata names an absolute path; material is read beside the binary, from an https "
+        "URL, or relative to a --metadata file"
+    )
+    assert checks["provenance"]["ok"] is None
+    assert checks["provenance"]["detail"].startswith(f"provenance {hostile.local_path} is not read")
+    for part in (SECRET, SECRET[:12], SECRET[-12:]):
+        assert part not in run.stdout + run.stderr
+
+
+def vouching(hostile: HostileRegistry, tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    """A binary and an environment in which the one registry, over plain http and
+    unsigned, serves a shim for it saying `"trust": {"source": "vendor", "verified":
+    true}`. For the trust checks (issue 19, item 2): the shim must get the registry's
+    configured trust, never `high` for what it says of itself."""
+    binary, _ = legacy_tool(tmp_path)
+    return binary, machine(tmp_path, hostile.registry("vouching"))
+
+
+def test_a_shim_that_vouches_for_itself_is_served(hostile, tmp_path):
+    binary, env = vouching(hostile, tmp_path)
+    shown = atip_measured(env, "show", str(binary))
+    assert shown.returncode == 0, shown.stdout
+    assert shown.envelope()["result"]["trust"] == {"source": "vendor", "verified": True}
+    verified = atip_measured(env, "verify", str(binary))
+    assert verified.envelope()["result"]["level"] == "UNSIGNED"  # nothing signs it

@@ -520,3 +520,127 @@ def test_atip_verify_missing_and_invalid_inputs(tmp_path, binary, monkeypatch):
     assert (undescribed.exit_code, envelope_of(undescribed)["error"]["code"]) == (10, "E3011")
     nowhere = atip("verify", "no-such-tool-anywhere")
     assert (nowhere.exit_code, envelope_of(nowhere)["error"]["code"]) == (10, "E3001")
+
+
+# -- where bundles and provenance are read from (issue 19, item 6) ---------------------------
+
+P1 = SIGSTORE / "production-v03-message-gha"
+SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+
+
+def signed(bundle: str, provenance: str | None = None) -> dict:
+    """A document declaring P1's signer, its bundle at `bundle`."""
+    signature = {"type": "cosign", "identity": GHA, "issuer": GHA_ISSUER, "bundle": bundle}
+    trust: dict = {"integrity": {"signature": signature}}
+    if provenance is not None:
+        trust["provenance"] = {"url": provenance, "slsaLevel": 3, "builder": BUILDER}
+    return minimal(trust=trust)
+
+
+@pytest.fixture
+def p1_binary(tmp_path: Path) -> Path:
+    """P1's signed message as a binary, and a policy trusting P1's root."""
+    path = tmp_path / "bin" / "tool"
+    path.parent.mkdir()
+    shutil.copy(P1 / "a.txt", path)
+    path.chmod(0o755)
+    (tmp_path / "policy.json").write_text(json.dumps({"trustedRoot": str(root("production"))}))
+    return path
+
+
+def verify_with(tmp_path: Path, binary: Path, document: dict) -> tuple[int, dict, str]:
+    """`atip verify BINARY --metadata meta/tool.json --policy policy.json`: its status,
+    the signature and provenance checks by name, and everything it printed."""
+    meta = tmp_path / "meta" / "tool.json"
+    meta.parent.mkdir(exist_ok=True)
+    meta.write_text(json.dumps(document))
+    policy = tmp_path / "policy.json"
+    result = atip("verify", str(binary), "--metadata", str(meta), "--policy", str(policy))
+    report = envelope_of(result).get("result") or {}
+    checks = {c["name"]: c for c in report.get("checks", [])}
+    return result.exit_code, {"level": report.get("level"), **checks}, result.output
+
+
+@needs_sigstore
+def test_a_metadata_file_may_name_a_bundle_inside_its_own_directory(
+    tmp_path, p1_binary, monkeypatch
+):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    bundle = P1 / "bundle.sigstore.json"
+    (tmp_path / "meta" / "sigs").mkdir(parents=True)
+    shutil.copy(bundle, tmp_path / "meta" / "sigs" / "tool.sigstore.json")
+    shutil.copy(bundle, tmp_path / "outside.json")
+    status, checks, _ = verify_with(tmp_path, p1_binary, signed("sigs/tool.sigstore.json"))
+    assert (status, checks["level"], checks["signature"]["ok"]) == (0, "VERIFIED", True)
+    for named, why in (
+        ("../outside.json", f"is not read: it leads out of {tmp_path / 'meta'}"),
+        (str(tmp_path / "outside.json"), "is not read: the metadata names an absolute path"),
+        ("~/outside.json", "is not read: the metadata names a path in a home directory"),
+        (f"file://{tmp_path}/outside.json", "is not read: the metadata names a file: URL"),
+    ):
+        status, checks, _ = verify_with(tmp_path, p1_binary, signed(named))
+        assert (status, checks["level"], checks["signature"]["ok"]) == (30, "UNVERIFIED", None)
+        assert why in checks["signature"]["detail"]
+
+
+def test_what_a_bundle_or_provenance_file_holds_is_never_echoed(tmp_path, binary):
+    """A file named as a bundle or as provenance that is neither — a credentials file —
+    is a failed check that names the file and the kind of problem, never its content,
+    and never exit 70 (a non-JSON provenance file exited 70)."""
+    (tmp_path / "meta").mkdir()
+    (tmp_path / "meta" / "credentials").write_text(
+        f"[default]\naws_access_key_id = AKIAIOSFODNN7EXAMPLE\naws_secret_access_key = {SECRET}\n"
+    )
+    (tmp_path / "meta" / "config.json").write_text(json.dumps({"password": SECRET}))
+    (tmp_path / "policy.json").write_text("{}")
+    (tmp_path / "meta" / "envelope.json").write_text(
+        json.dumps({"payloadType": SECRET, "payload": "", "signatures": []})
+    )
+    for named, bundle, provenance in (
+        ("credentials", "not JSON", f"format: {tmp_path / 'meta'}/credentials is not a DSSE"),
+        ("config.json", "missing fields", "signature: envelope does not verify: not a DSSE"),
+        ("envelope.json", "", "signature: envelope does not verify: the payload type is not"),
+    ):
+        status, checks, output = verify_with(tmp_path, binary, signed(named, named))
+        assert status == 30
+        assert checks["level"] == "UNSIGNED"  # the bundle is read, and is not one
+        assert checks["signature"]["detail"].startswith("sigstore: not a Sigstore bundle: ")
+        assert bundle in checks["signature"]["detail"]
+        assert checks["provenance"]["ok"] is False
+        assert checks["provenance"]["detail"].startswith(provenance)
+        for part in (SECRET, SECRET[-8:], SECRET[:8], "AKIA", "aws_secret", "password"):
+            assert part not in output
+
+
+@needs_sigstore
+def test_a_bundle_at_an_https_url_is_fetched_once_and_verified_offline(tmp_path, p1_binary):
+    import httpx
+
+    from atipkit._http import Fetcher
+    from atipkit.trust.material import Sources
+    from tests.servers import tls_server
+
+    (tmp_path / "www").mkdir()
+    shutil.copy(P1 / "bundle.sigstore.json", tmp_path / "www" / "tool.bundle")
+    policy = TrustPolicy(trusted_root=str(root("production")))
+    cache = tmp_path / "trust-cache"
+    with tls_server(tmp_path / "www", tmp_path / "tls") as server:
+        tool = atipkit.from_dict(signed(f"{server.url}/tool.bundle"))
+        transport = httpx.HTTPTransport(verify=server.client_context)
+        with Fetcher(transport=transport) as fetcher:
+            sources = Sources(fetch=True, fetcher=fetcher, cache_dir=cache)
+            assert (
+                verify_tool(p1_binary, tool, policy, sources=sources).level is TrustLevel.VERIFIED
+            )
+    assert len(list(cache.iterdir())) == 1
+    offline = verify_tool(p1_binary, tool, policy, sources=Sources(cache_dir=cache))
+    assert offline.level is TrustLevel.VERIFIED  # the server is gone: the cached copy
+    never = verify_tool(p1_binary, tool, policy, sources=Sources(cache_dir=tmp_path / "none"))
+    assert never.level is TrustLevel.UNVERIFIED
+    [signature] = [c for c in never.checks if c.name == "signature"]
+    assert signature.detail.endswith("is not fetched here (offline, or not asked to fetch)")
+    plain = atipkit.from_dict(signed("http://127.0.0.1:9/tool.bundle"))
+    report = verify_tool(p1_binary, plain, policy, sources=Sources(fetch=True, cache_dir=cache))
+    [signature] = [c for c in report.checks if c.name == "signature"]
+    assert (report.level, signature.ok) == (TrustLevel.UNVERIFIED, None)
+    assert "the metadata names a http: URL (only https is fetched)" in signature.detail

@@ -49,6 +49,11 @@ def refresh_requested() -> bool:
     return os.environ.get("ATIP_REFRESH", "") not in ("", "0", "false", "no")
 
 
+def offline_requested() -> bool:
+    """`ATIP_OFFLINE=1`: nothing is fetched; what is cached is used (RFC 0.6 §4.6)."""
+    return os.environ.get("ATIP_OFFLINE", "").strip().lower() not in ("", "0", "false", "no", "off")
+
+
 def user_config() -> dict[str, object]:
     """`config.json` in the config directory (an empty object when absent or unreadable:
     a broken preferences file must not stop discovery)."""

@@ -67,15 +67,23 @@ def verify(
     """Verify a tool's binary against its metadata: checksums, signatures, provenance.
 
     Reports the trust level (COMPROMISED, UNSIGNED, UNVERIFIED, PROVENANCE_FAIL,
-    VERIFIED) and each check. Anything less than VERIFIED is a permission error (exit
-    30) whose result is the report: code E2010 for COMPROMISED (the binary is not what
-    its metadata says), E2011 for a level between. A tool, binary or file that does not
-    exist is exit 10; an invalid document or policy is exit 65.
+    VERIFIED) and each check. Bundles and provenance are read beside the binary, from an
+    https URL the metadata names (fetched unless ATIP_OFFLINE; cached), or from a path
+    relative to the --metadata file; a path any other document names is never read.
+    Anything less than VERIFIED is a permission error (exit 30) whose result is the
+    report: code E2010 for COMPROMISED (the binary is not what its metadata says), E2011
+    for a level between. A tool, binary or file that does not exist is exit 10; an
+    invalid document or policy is exit 65.
     """
+    from atipkit import paths
     from atipkit.trust.levels import TrustLevel, verify_tool
+    from atipkit.trust.material import Sources
 
     binary, document, evidence = _binary_and_metadata(tool, metadata)
-    report = verify_tool(binary, document, load_trust_policy(policy), evidence=evidence)
+    sources = Sources(metadata_file=metadata, fetch=not paths.offline_requested())
+    report = verify_tool(
+        binary, document, load_trust_policy(policy), evidence=evidence, sources=sources
+    )
     result = {"tool": document.name, "binary": binary, **report.to_dict()}
     if report.level is TrustLevel.COMPROMISED:
         failed = [c.name for c in report.checks if c.ok is False]

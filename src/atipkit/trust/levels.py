@@ -7,13 +7,13 @@
     VERIFIED         every declared check passed, a signature among them
 
 Signatures and provenance are looked for next to the binary (`<binary>.sigstore.json`,
-`.minisig`, `.sig`, `.intoto.json`) and at the paths the metadata names, never fetched:
-remote registries bring them (issue 8).
+`.minisig`, `.sig`, `.intoto.json`), then where the metadata names them — only an https
+URL, or a path relative to the user's own `--metadata` file: `trust.material` decides
+what may be read, and a document never makes atipkit read a file of its choosing.
 """
 
 from __future__ import annotations
 
-import json
 import os
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ import msgspec
 
 from atipkit.model import Tool
 from atipkit.policy import Evidence, TrustLevel, TrustPolicy, TrustRank, source_trust
-from atipkit.trust import signatures, slsa
+from atipkit.trust import material, signatures, slsa
 from atipkit.trust.digest import BadHash, file_digest, parse_checksum
 
 
@@ -51,11 +51,15 @@ def verify_tool(
     policy: TrustPolicy | None = None,
     *,
     evidence: Evidence | None = None,
+    sources: material.Sources | None = None,
 ) -> TrustReport:
     """Verify `binary` against what `tool` (its metadata or shim) declares. `evidence` is
     where the metadata came from, for the report's source trust (without it: a document
-    handed over, `atipkit.policy.source_trust`)."""
+    handed over, `atipkit.policy.source_trust`). `sources` says what besides the binary's
+    directory may be read: the directory of the user's own metadata file, https URLs
+    (default: neither; a copy fetched before is used)."""
     policy = policy or TrustPolicy()
+    sources = sources or material.Sources()
     path = Path(binary)
     checks: list[Check] = []
     level = TrustLevel.VERIFIED
@@ -90,7 +94,7 @@ def verify_tool(
         if not ok:
             lower(TrustLevel.COMPROMISED)
 
-    signature = _signature(path, tool, policy)
+    signature = _signature(path, tool, policy, sources)
     checks.append(signature)
     if signature.ok is None:
         lower(TrustLevel.UNVERIFIED if _declared_signature(tool) else TrustLevel.UNSIGNED)
@@ -99,7 +103,7 @@ def verify_tool(
 
     provenance = trust.provenance if trust and trust.provenance else None
     if provenance or policy.minimum_slsa_level:
-        result = _provenance(path, tool, policy)
+        result = _provenance(path, tool, policy, sources)
         checks.append(result)
         if result.ok is False:
             lower(TrustLevel.PROVENANCE_FAIL)
@@ -115,19 +119,20 @@ def _declared_signature(tool: Tool) -> bool:
     return bool(trust and ((trust.integrity and trust.integrity.signature) or trust.shim_signature))
 
 
-def _signature(path: Path, tool: Tool, policy: TrustPolicy) -> Check:
-    """The first signature material found next to the binary that verifies."""
+def _signature(path: Path, tool: Tool, policy: TrustPolicy, sources: material.Sources) -> Check:
+    """The first signature material found that verifies: a Sigstore bundle beside the
+    binary or where `trust.material` allows the metadata to name one, a minisign or SSH
+    signature beside the binary."""
     declared = tool.trust.integrity.signature if tool.trust and tool.trust.integrity else None
-    for candidate in (
-        f"{path}.sigstore.json",
-        f"{path}.sigstore",
-        f"{path}.bundle",
-        str(declared.bundle) if declared and declared.bundle else "",
-    ):
-        if candidate and os.path.isfile(candidate) and declared:
+    bundle = None
+    if declared:
+        named = str(declared.bundle) if declared.bundle else None
+        suffixes = (".sigstore.json", ".sigstore", ".bundle")
+        bundle = material.find(path, suffixes, named, sources, material.BUNDLE_MAX_BYTES)
+        if bundle is not None and bundle.data is not None:
             result = signatures.sigstore_verify(
                 path,
-                candidate,
+                bundle.data,
                 identity=declared.identity or "",
                 issuer=declared.issuer or "",
                 trusted_root=policy.trusted_root,
@@ -144,11 +149,8 @@ def _signature(path: Path, tool: Tool, policy: TrustPolicy) -> Check:
                 return Check("signature", True, f"ssh signature by {signer}")
         return Check("signature", False, "ssh signature does not verify for an allowed signer")
     if declared:
-        return Check(
-            "signature",
-            None,
-            f"a {declared.type} signature is declared; no bundle is available here to check it",
-        )
+        why = f"its bundle {bundle.where} {bundle.problem}" if bundle else "no bundle is here"
+        return Check("signature", None, f"a {declared.type} signature is declared; {why}")
     return Check("signature", None, "no signature")
 
 
@@ -167,23 +169,28 @@ def _allowed(
     return Check("signature", True, f"{result.method} signature by {who or 'a trusted key'}")
 
 
-def _provenance(path: Path, tool: Tool, policy: TrustPolicy) -> Check:
-    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+def _provenance(path: Path, tool: Tool, policy: TrustPolicy, sources: material.Sources) -> Check:
+    from atipkit import _jsontext
+    from atipkit.errors import DocumentError
 
     declared = tool.trust.provenance if tool.trust and tool.trust.provenance else None
     claimed = declared.slsa_level if declared and declared.slsa_level is not None else None
-    location = next(
-        (
-            c
-            for c in (f"{path}.intoto.json", str(declared.url) if declared and declared.url else "")
-            if c and os.path.isfile(c)
-        ),
-        None,
-    )
-    if location is None:
+    named = str(declared.url) if declared and declared.url else None
+    found = material.find(path, (".intoto.json",), named, sources, material.PROVENANCE_MAX_BYTES)
+    if found is None:
         return Check("provenance", None, "no provenance attestation is available here")
-    envelope = json.loads(Path(location).read_text())
-    keys = [load_pem_public_key(Path(k).read_bytes()) for k in policy.provenance_keys]
+    if found.data is None:
+        return Check("provenance", None, f"provenance {found.where} {found.problem}")
+    try:  # what the file says is never quoted: it may not be provenance at all
+        envelope = _jsontext.decode(found.data)
+    except DocumentError:
+        envelope = None
+    if not isinstance(envelope, dict):
+        return Check("provenance", False, f"format: {found.where} is not a DSSE envelope (JSON)")
+    try:
+        keys = [_public_key(k) for k in policy.provenance_keys]
+    except (OSError, ValueError) as exc:
+        return Check("provenance", False, f"signature: a provenance key cannot be used: {exc}")
     builders = policy.trusted_builders or (
         [declared.builder] if declared and declared.builder else []
     )
@@ -196,3 +203,13 @@ def _provenance(path: Path, tool: Tool, policy: TrustPolicy) -> Check:
         minimum_level=policy.minimum_slsa_level,
     )
     return Check("provenance", result.ok, f"{result.reason}: {result.message}")
+
+
+def _public_key(path: str) -> object:
+    """A PEM public key of the policy's; `ValueError` naming the file when it is not one."""
+    from cryptography.hazmat.primitives.serialization import load_pem_public_key
+
+    try:
+        return load_pem_public_key(Path(path).read_bytes())
+    except ValueError:
+        raise ValueError(f"{path} is not a PEM public key") from None

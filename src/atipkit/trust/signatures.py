@@ -211,12 +211,11 @@ def sigstore_verify(
     """Verify a Sigstore bundle (a file, or its bytes) over an artifact, offline, for a
     signer identity (the certificate's SAN) and OIDC issuer."""
     from sigstore.errors import Error as SigstoreError
-    from sigstore.models import Bundle
     from sigstore.verify.policy import Identity
 
     try:
         data = _bytes(artifact)
-        parsed = Bundle.from_json(_bytes(bundle))
+        parsed = _bundle(_bytes(bundle))
         _verifier(trusted_root).verify_artifact(
             data, parsed, Identity(identity=identity, issuer=issuer)
         )
@@ -224,9 +223,32 @@ def sigstore_verify(
         return SignatureResult(
             False, "sigstore", f"missing file: {exc.filename}", missing=exc.filename
         )
+    except NotABundle as exc:
+        return SignatureResult(False, "sigstore", str(exc))
     except (SigstoreError, ValueError) as exc:
         return SignatureResult(False, "sigstore", f"bundle does not verify: {exc}")
     return SignatureResult(True, "sigstore", signer=identity)
+
+
+class NotABundle(ValueError):
+    """Bytes that are not a Sigstore bundle. The message says what kind of problem, and
+    never quotes the bytes: a file named as a bundle may be anything, a secret among
+    them (sigstore's own error quotes the start and end of its input)."""
+
+
+def _bundle(raw: bytes) -> Any:
+    from sigstore.models import Bundle, InvalidBundle
+
+    try:
+        return Bundle.from_json(raw)
+    except InvalidBundle as exc:
+        cause = exc.__cause__ or exc.__context__
+        kinds = sorted({e["type"] for e in getattr(cause, "errors", list)()})
+        if kinds == ["json_invalid"]:
+            raise NotABundle("not a Sigstore bundle: not JSON") from None
+        words = {"missing": "missing fields", "extra_forbidden": "unknown fields"}
+        said = ", ".join(sorted({words.get(k, "values of the wrong type") for k in kinds}))
+        raise NotABundle(f"not a Sigstore bundle: {said or 'unreadable'}") from None
 
 
 def sigstore_verify_dsse(
@@ -241,11 +263,10 @@ def sigstore_verify_dsse(
     import json
 
     from sigstore.errors import Error as SigstoreError
-    from sigstore.models import Bundle
     from sigstore.verify.policy import Identity
 
     try:
-        parsed = Bundle.from_json(Path(bundle).read_bytes())
+        parsed = _bundle(Path(bundle).read_bytes())
         payload_type, payload = _verifier(trusted_root).verify_dsse(
             parsed, Identity(identity=identity, issuer=issuer)
         )
@@ -253,6 +274,8 @@ def sigstore_verify_dsse(
         return SignatureResult(
             False, "sigstore", f"missing file: {exc.filename}", missing=exc.filename
         ), None
+    except NotABundle as exc:
+        return SignatureResult(False, "sigstore", str(exc)), None
     except (SigstoreError, ValueError) as exc:
         return SignatureResult(False, "sigstore", f"bundle does not verify: {exc}"), None
     if payload_type != "application/vnd.in-toto+json":

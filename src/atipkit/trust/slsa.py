@@ -69,8 +69,8 @@ def verify_envelope(envelope: dict[str, Any], public_keys: Sequence[Any]) -> dic
         signatures = [base64.b64decode(s["sig"]) for s in envelope["signatures"]]
     except (KeyError, TypeError, ValueError) as exc:
         raise ValueError(f"not a DSSE envelope: {exc}") from None
-    if payload_type != PAYLOAD_TYPE:
-        raise ValueError(f"unexpected payload type {payload_type!r}")
+    if payload_type != PAYLOAD_TYPE:  # not quoted: unsigned, it may be anything at all
+        raise ValueError(f"the payload type is not {PAYLOAD_TYPE}")
     message = pae(payload_type, payload)
     for key in public_keys:
         for signature in signatures:
