@@ -503,3 +503,19 @@ def test_a_shim_that_vouches_for_itself_is_served(hostile, tmp_path):
     assert shown.envelope()["result"]["trust"] == {"source": "vendor", "verified": True}
     verified = atip_measured(env, "verify", str(binary))
     assert verified.envelope()["result"]["level"] == "UNSIGNED"  # nothing signs it
+
+
+@pytest.mark.usefixtures("isolated_home")
+def test_resolve_tool_asks_past_a_registry_whose_shim_cannot_be_validated(
+    hostile, healthy, tmp_path, monkeypatch
+):
+    from atipkit.resolve import resolve_tool
+
+    binary, hex_digits = legacy_tool(tmp_path)
+    shim = hostile_shim(hex_digits, description="From the healthy registry")
+    (healthy.root / "shims" / "sha256" / f"{hex_digits}.json").write_text(json.dumps(shim))
+    monkeypatch.setenv("ATIP_REGISTRIES", f"{hostile.registry('deep-500')},{healthy.url}")
+    resolved = resolve_tool(str(binary))
+    assert resolved.tool.description == "From the healthy registry"
+    refused = f"rejected:{hostile.registry('deep-500')}/shims/sha256/{hex_digits}.json"
+    assert resolved.origins[refused].startswith("not a valid shim: it cannot be validated")
