@@ -31,7 +31,7 @@ MAX_AGE = dt.timedelta(days=7)
 MAX_INDEX_BYTES = 32 * 1024 * 1024
 """The largest registry.json read: ~110 000 tools at ~300 bytes each (45 times a machine
 with 2 450 executables), parsed in 0.2 s and 80 MB. A larger file is refused before it is
-read (decision 236): a 245 MB one made `atip list` use 1.3 GB."""
+read (decision 233): a 245 MB one made `atip list` use 1.3 GB."""
 
 
 class RegistryError(AtipError):
