@@ -364,6 +364,9 @@ def _behaviours() -> dict[str, Any]:
     def redirect_loop(h: _Handler, hex_digits: str) -> None:
         send(h, b"", status=302, Location=h.path)
 
+    def redirect_to(location: str) -> Any:
+        return lambda h, hex_digits: send(h, b"", status=302, Location=location)
+
     def redirect_away(h: _Handler, hex_digits: str) -> None:
         send(h, b"", status=302, Location=f"http://localhost:{free_port()}/x.json")
 
@@ -423,6 +426,9 @@ def _behaviours() -> dict[str, Any]:
         "redirect-loop": redirect_loop,
         "redirect-chain": redirect_chain,
         "redirect-away": redirect_away,
+        "redirect-bad-port": redirect_to("http://127.0.0.1:99999/x.json"),
+        "redirect-bad-host": redirect_to("http://[::1/x.json"),
+        "redirect-ftp": redirect_to("ftp://127.0.0.1/x.json"),
         "status-500": lambda h, x: send(h, b"oops", status=500),
         "bad-etag": bad_etag,
         "vouching": vouching,

@@ -131,6 +131,9 @@ SHIM_ANSWERS = [
     ("redirect-loop", "rejected", "more than 5 redirects"),
     ("redirect-chain", "rejected", "more than 5 redirects"),
     ("redirect-away", "rejected", "redirect to another origin"),
+    ("redirect-bad-port", "rejected", "redirect to an invalid address (http://127.0.0.1:99999/"),
+    ("redirect-bad-host", "unreachable", "Invalid URL in location header"),  # httpx's own
+    ("redirect-ftp", "rejected", "redirect to a non-HTTP address (ftp://127.0.0.1/x.json)"),
     ("status-500", "unreachable", "HTTP 500"),
     ("gzip-cut-short", "rejected", "the gzip body is cut short"),
     ("gzip-trailing", "rejected", "data after the end of the gzip body"),

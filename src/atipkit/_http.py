@@ -244,14 +244,20 @@ class Fetcher:
         for name, value in {**(headers or {}), **(credentials or {})}.items():
             if not _HEADER_VALUE.match(value):
                 raise HttpError(url, f"the {name} header holds bytes HTTP does not allow; not sent")
-        home = origin(url)
+        try:
+            home = origin(url)
+        except ValueError:  # a port out of range, an unclosed [
+            raise HttpError(url[:200], "not a valid address") from None
         current = url
         started = time.monotonic()
         for _hop in range(MAX_REDIRECTS + 1):
             sent: dict[str, str] = dict(headers or {})
             if credentials and origin(current) == home:
                 sent.update(credentials)
-            request = self._client.build_request("GET", current, headers=sent)
+            try:
+                request = self._client.build_request("GET", current, headers=sent)
+            except (httpx.InvalidURL, ValueError):
+                raise HttpError(current[:200], "not a URL that can be asked") from None
             try:
                 response = self._send(request, current, started + self.deadline)
             except httpx.TimeoutException:
@@ -303,6 +309,11 @@ class Fetcher:
         return outcome["response"]
 
     def _check_redirect(self, current: str, target: str, home: str) -> None:
+        try:
+            origin(target)
+        except ValueError:  # a port out of range, an unclosed [
+            reason = f"redirect to an invalid address ({target[:200]})"
+            raise RedirectRefused(current, reason) from None
         if urlsplit(target).scheme.lower() not in ("http", "https"):
             raise RedirectRefused(current, f"redirect to a non-HTTP address ({target[:200]})")
         if urlsplit(current).scheme == "https" and urlsplit(target).scheme == "http":
