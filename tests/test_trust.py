@@ -644,3 +644,28 @@ def test_a_bundle_at_an_https_url_is_fetched_once_and_verified_offline(tmp_path,
     [signature] = [c for c in report.checks if c.name == "signature"]
     assert (report.level, signature.ok) == (TrustLevel.UNVERIFIED, None)
     assert "the metadata names a http: URL (only https is fetched)" in signature.detail
+
+
+@pytest.mark.parametrize(
+    ("named", "why"),
+    [
+        ("https://[::1/x", "is not read: not a URL nor a path"),
+        ("a\x00b", "is not read: not a URL nor a path"),
+        ("https://127.0.0.1:99999/x", "cannot be fetched: not a valid address"),
+        ("https://127.0.0.1:1/\x00", "is not read: not a URL nor a path"),
+        ("..", "is not read: it leads out of"),
+        (".", "is not read: not a regular file"),
+    ],
+)
+def test_a_name_that_is_neither_url_nor_path_is_a_check_not_a_crash(tmp_path, binary, named, why):
+    from atipkit.trust.material import Sources
+
+    (tmp_path / "meta").mkdir()
+    (tmp_path / "meta" / "tool.json").write_text("{}")
+    sources = Sources(metadata_file=tmp_path / "meta" / "tool.json", fetch=True, cache_dir=tmp_path)
+    tool = atipkit.from_dict(signed(named, named))
+    report = verify_tool(binary, tool, sources=sources)
+    checks = {c.name: c for c in report.checks}
+    assert report.level is TrustLevel.UNVERIFIED
+    assert why in checks["signature"].detail
+    assert why in checks["provenance"].detail

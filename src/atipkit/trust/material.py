@@ -82,7 +82,12 @@ def find(
             return _local(beside, max_bytes)
     if not named:
         return None
-    scheme = urlsplit(named).scheme.lower()
+    try:
+        scheme = urlsplit(named).scheme.lower()
+    except ValueError:  # an unclosed [, say
+        return Material(named[:200], problem="is not read: not a URL nor a path")
+    if "\x00" in named:
+        return Material(named[:200], problem="is not read: not a URL nor a path")
     if scheme == "https":
         return _remote(named, sources, max_bytes)
     if scheme or named.startswith(("/", "~")) or os.path.isabs(named):
@@ -107,7 +112,7 @@ def find(
 def _kind(named: str) -> str:
     scheme = urlsplit(named).scheme.lower()
     if scheme:
-        return f"a {scheme}: URL (only https is fetched)"
+        return f"a {scheme[:20]}: URL (only https is fetched)"
     return "an absolute path" if not named.startswith("~") else "a path in a home directory"
 
 
