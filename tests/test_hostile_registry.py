@@ -522,3 +522,22 @@ def test_resolve_tool_asks_past_a_registry_whose_shim_cannot_be_validated(
     assert resolved.tool.description == "From the healthy registry"
     refused = f"rejected:{hostile.registry('deep-500')}/shims/sha256/{hex_digits}.json"
     assert resolved.origins[refused].startswith("not a valid shim: it cannot be validated")
+
+
+@pytest.mark.parametrize("wbits", [15, -15], ids=["zlib-wrapped", "raw"])
+@pytest.mark.parametrize("step", [1, 2, 3, 4096])
+def test_deflate_is_decoded_however_its_bytes_arrive(wbits, step):
+    """Whether deflate has its zlib wrapper is told by its first two bytes, which may
+    arrive one at a time."""
+    import zlib
+
+    from atipkit._http import _Decoder
+
+    body = json.dumps(hostile_shim(A)).encode() * 50
+    packer = zlib.compressobj(6, zlib.DEFLATED, wbits)
+    packed = packer.compress(body) + packer.flush()
+    decoder = _Decoder("http://x", "deflate")
+    out = b"".join(
+        b"".join(decoder.feed(packed[i : i + step])) for i in range(0, len(packed), step)
+    )
+    assert out + decoder.finish() == body

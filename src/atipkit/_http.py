@@ -371,7 +371,8 @@ class _Decoder:
         self.url = url
         self.encoding = encoding
         self._inflate = zlib.decompressobj(_WBITS[encoding])
-        self._started = False
+        self._head: bytes | None = b"" if encoding == "deflate" else None
+        """deflate's first bytes, until two tell whether the zlib wrapper is there."""
 
     @classmethod
     def of(cls, url: str, header: str) -> _Decoder | None:
@@ -391,20 +392,24 @@ class _Decoder:
         return cls(url, layers[0])
 
     def feed(self, data: bytes) -> Iterator[bytes]:
+        if self._head is not None:
+            data = self._head + data
+            if len(data) < 2:
+                self._head = data
+                return
+            self._head = None
+            if data[0] & 0x0F != 8 or (data[0] << 8 | data[1]) % 31:
+                # raw deflate, without the zlib wrapper, as some servers send it
+                self._inflate = zlib.decompressobj(-zlib.MAX_WBITS)
         while data:
             if self._inflate.eof:
                 raise EncodingRefused(self.url, f"data after the end of the {self.encoding} body")
             try:
                 out = self._inflate.decompress(data, _STEP)
             except zlib.error:
-                if self.encoding == "deflate" and not self._started:
-                    # raw deflate, without the zlib wrapper, as some servers send it
-                    self._inflate, self._started = zlib.decompressobj(-zlib.MAX_WBITS), True
-                    continue
                 raise EncodingRefused(
                     self.url, f"the {self.encoding} body does not decode"
                 ) from None
-            self._started = True
             data = self._inflate.unconsumed_tail
             if self._inflate.eof and self._inflate.unused_data:
                 raise EncodingRefused(self.url, f"data after the end of the {self.encoding} body")
