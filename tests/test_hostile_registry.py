@@ -499,13 +499,21 @@ def vouching(hostile: HostileRegistry, tmp_path: Path) -> tuple[Path, dict[str, 
     return binary, machine(tmp_path, hostile.registry("vouching"))
 
 
-def test_a_shim_that_vouches_for_itself_is_served(hostile, tmp_path):
+def test_a_shim_that_vouches_for_itself_is_served_and_trusted_as_its_registry(hostile, tmp_path):
     binary, env = vouching(hostile, tmp_path)
     shown = atip_measured(env, "show", str(binary))
     assert shown.returncode == 0, shown.stdout
     assert shown.envelope()["result"]["trust"] == {"source": "vendor", "verified": True}
     verified = atip_measured(env, "verify", str(binary))
-    assert verified.envelope()["result"]["level"] == "UNSIGNED"  # nothing signs it
+    report = verified.envelope()["result"]
+    assert report["level"] == "UNSIGNED"  # nothing signs it
+    assert report["sourceTrust"] == "low"  # the registry's default trust, not "vendor"
+    policy = tmp_path / "high.json"
+    policy.write_text(json.dumps({"minimumTrust": "high"}))
+    call = json.dumps({"name": binary.name, "arguments": {}})
+    run = atip_measured(env, "run", "--call", call, "--tool", str(binary), "--policy", str(policy))
+    assert run.returncode == 30, run.stdout
+    assert "is trusted low (a shim from" in run.envelope()["error"]["message"]
 
 
 @pytest.mark.usefixtures("isolated_home")
