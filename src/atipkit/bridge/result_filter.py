@@ -12,32 +12,8 @@ import re
 
 import msgspec
 
-_SECRETS: list[tuple[str, re.Pattern[str]]] = [
-    (
-        "private-key",
-        re.compile(
-            r"-----BEGIN ([A-Z0-9 ]*)PRIVATE KEY-----.*?(?:-----END \1PRIVATE KEY-----|\Z)", re.S
-        ),
-    ),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    ("anthropic-key", re.compile(r"\bsk-ant-[A-Za-z0-9_-]{20,}")),
-    ("openai-key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}")),
-    (
-        "github-token",
-        re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})"),
-    ),
-    ("gitlab-token", re.compile(r"\bglpat-[A-Za-z0-9_-]{20,}")),
-    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("slack-webhook", re.compile(r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]+")),
-    ("aws-access-key", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[0-9A-Z]{16}\b")),
-    ("gcp-api-key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
-]
-# `aws_secret_access_key = ...` and the like: keep the name, redact the value
-_ASSIGNED = re.compile(
-    r"(?i)\b((?:aws_secret_access_key|aws_secret_key|secret_access_key)\s*[=:]\s*[\"']?)"
-    r"[A-Za-z0-9/+=]{40}"
-)
-_URL_CREDENTIALS = re.compile(r"\b([a-z][a-z0-9+.-]*://[^/\s:@]+):[^/\s@]+@", re.I)
+from atipkit.bridge.secret_kinds import redact
+
 _ANSI = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor movement
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # OSC: titles, hyperlinks
@@ -66,13 +42,7 @@ class ResultFilter:
         text = _clean_terminal(text)
         count = 0
         if self.redact:
-            for kind, pattern in _SECRETS:
-                text, n = pattern.subn(f"[REDACTED:{kind}]", text)
-                count += n
-            text, n = _ASSIGNED.subn(r"\1[REDACTED:aws-secret-key]", text)
-            count += n
-            text, n = _URL_CREDENTIALS.subn(r"\1:[REDACTED:password]@", text)
-            count += n
+            text, count = redact(text)
         text, cut = _truncate(text, self.max_chars)
         return Filtered(text, count, cut)
 
