@@ -62,14 +62,17 @@ _PLACEHOLDER = (
     r"<|[$%]\{|\$\(|\{\{|\{[0-9]{0,2}\}END|%\([a-z_]{1,40}\)sEND|%[sd]END"  # references
     r"|\$[A-Za-z_][A-Za-z0-9_]{0,63}END"
     r"|(?:\*{3,}|[xX]{3,}|•{3,}|\.{3,}|#{3,}|\?{3,}|_{3,}|-{3,})END"  # masks
-    r"|[*•]{3,}[A-Za-z0-9]{1,8}END"  # a masked value showing its end: ****************ABCD
+    r"|[A-Za-z0-9_-]{0,12}[*•]{3,}[A-Za-z0-9]{0,8}END"  # ****ABCD, gho_*******
     r"|\[(?:redacted|REDACTED|hidden|masked|filtered|secret)"
     r"|(?:null|none|nil|true|false|undefined|yes|no|on|off|required|optional|any"  # not values
     r"|string|str|text|integer|int|number|float|boolean|bool|object|array|bytes"  # types
     r"|password|passwd|pass|pwd|passphrase|secret|token|key|api[_-]?key|credentials?)END"
 ).replace("END", _END)
 # code, not a value, where code is printed (`token = self.token`, `os.environ["X"]`)
-_CODE = rf"|[a-z_$]{{1,40}}+(?:\.[a-z_$]{{1,40}}+){{1,8}}+[(\[]?{_END}|[a-z_$]{{1,64}}+[(\[]"
+_CODE = (
+    rf"|[a-z_$]{{1,40}}+(?:\.[a-z_$]{{1,40}}+){{0,8}}+[(\[]"  # a call, an index: f(, os.environ[
+    rf"|[a-z_$]{{1,40}}+(?:\.[a-z_$]{{1,40}}+){{1,8}}+{_END}"  # an attribute: self.token
+)
 # a metavariable of help text (`--password PASSWORD`), where case is known
 _METAVAR = rf"|[A-Z][A-Z_]{{1,31}}+{_END}"
 
@@ -90,7 +93,7 @@ _NOT_A_SECRET = (
     "prompt|hint|required|expires|expiry|expiration|ttl|timeout|type|name|id|ids|arn|ref|"
     "header|field|env|var|command|cmd|count|limit|usage|enabled|disabled|reset|rotation|"
     "changed|updated|created|version|algorithm|alg|format|mode|store|provider|source|label|"
-    "description|help|schema|pattern|placeholder"
+    "description|help|schema|pattern|placeholder|public|publishable"
 )
 _KEY_REST = rf"(?:[_.-](?!(?:{_NOT_A_SECRET})(?![a-z0-9]))[a-z0-9]{{1,24}}){{0,3}}"
 _STOP = "\\s\"'`,;&<>\\\\)\\]}"  # what ends a bare value: space, quotes, separators, brackets
@@ -100,18 +103,23 @@ def _value(minimum: int, *, colon: bool) -> str:
     """The value after a separator, as group `secret`: in double quotes (escapes allowed;
     inside `\"…\"`, JSON within JSON, up to the escaped quote), in single quotes, or bare.
     A bare value never starts like a structure (`{"type": …}`, `[`, `(`) and holds no
-    closing bracket (`User{password=x}`); after a colon it must end its line (`passwd:
-    password updated successfully` is a message, not `passwd`'s value) and holds no colon.
-    Repetitions are possessive: a value that does not fit is given up at once.
+    closing bracket (`User{password=x}`). After a colon, as in YAML, a bare value follows a
+    space (`https://x-access-token:ghs_…@github.com` is a URL's user, not a key) and ends
+    its line (`passwd: password updated successfully` is a message, not `passwd`'s value);
+    a colon in it is followed by no space. Repetitions are possessive: a value that does
+    not fit is given up at once.
     """
-    stop = _STOP + (":" if colon else "")
     n = f"{{{minimum},512}}+"
     escaped = rf"(?<=\\\")(?:[^\"\\\n]|\\[^\"\n]){n}(?=\\\")"
     double = rf"(?<!\\\")(?<=\")(?:[^\"\\\n]|\\[^\n]){n}(?=\")"
     single = rf"(?<=')[^'\n]{n}(?=')"
-    bare = rf"(?<![\\\"'])[^{stop}{{\[(][^{stop}]{{{minimum - 1},511}}+"
     if colon:
-        bare += r"(?=[ \t]{0,64}(?:[\r\n#,}\\]|$))"
+        bare = (
+            rf"(?<=[ \t])[^{_STOP}:{{\[(](?:[^{_STOP}:]|:(?![\s:])){{{minimum - 1},511}}+"
+            r"(?=[ \t]{0,64}(?:[\r\n#,}\\]|$))"
+        )
+    else:
+        bare = rf"(?<![\\\"'])[^{_STOP}{{\[(][^{_STOP}]{{{minimum - 1},511}}+"
     return rf"(?:\\?[\"'])?" + _secret(f"{escaped}|{double}|{single}|{bare}", code=True)
 
 
@@ -168,7 +176,7 @@ RULES: tuple[Rule, ...] = (
     Rule("private-key", r"Private-Lines: [0-9]{1,4}\r?\n(?P<secret>(?:[A-Za-z0-9+/=]{1,128}\r?\n){1,256})"),
     Rule(
         "private-key",
-        r"(?:tls\.key|ssh-privatekey)\\?[\"']?[ \t]{0,8}:[ \t]{0,8}\\?[\"']?"
+        r"(?:tls\.key|ssh-privatekey|client-key-data)\\?[\"']?[ \t]{0,8}:[ \t]{0,8}\\?[\"']?"
         r"(?P<secret>[a-z0-9+/]{16,16384}={0,2})",
         fold=True,
     ),
@@ -303,8 +311,19 @@ RULES: tuple[Rule, ...] = (
         fold=True,
     ),
     Rule("azure-storage-key", r"accountkey=(?P<secret>[a-z0-9+/]{40,100}={0,2})", fold=True),
+    Rule(  # az storage account keys list
+        "azure-storage-key",
+        r"\"keyname\": \"key[0-9]\",\s{1,40}\"permissions\": \"[a-z]{1,10}\",\s{1,40}"
+        r"\"value\": \"(?P<secret>[a-z0-9+/]{86}==)\"",
+        fold=True,
+    ),
     Rule("azure-shared-access-key", r"sharedaccesskey=(?P<secret>[a-z0-9+/]{40,100}={0,2})", fold=True),
     Rule("azure-sas-signature", r"sig=(?<=[?&;]sig=)(?P<secret>[a-z0-9%+/=]{16,256})", fold=True),
+    Rule(  # terraform output -json
+        "sensitive-value",
+        r"\"sensitive\": true,\s{1,40}\"type\": \"string\",\s{1,40}\"value\": \"(?P<secret>(?:[^\"\\\n]|\\[^\n]){1,512}+)\"",
+        fold=True,
+    ),
     Rule("request-signature", r"signature=(?P<secret>[0-9a-f]{64})(?![0-9a-z])", fold=True),
     Rule(
         "docker-auth",
@@ -337,6 +356,12 @@ RULES: tuple[Rule, ...] = (
         "password",
         r"--pass(?:word|wd)[ \t]{1,4}[\"']?" + _secret(r"[^\s\"'-][^\s\"']{0,255}+", metavar=True),
     ),
+    Rule(  # SQL: CREATE ROLE … PASSWORD '…', … IDENTIFIED BY '…'
+        "password",
+        r"pass(?:word|wd)\s{1,8}'" + _secret(r"[^'\n]{1,256}+(?=')"),
+        fold=True,
+    ),
+    Rule("password", r"identified\s{1,8}by\s{1,8}'" + _secret(r"[^'\n]{1,256}+(?=')"), fold=True),
     # -- HTTP authentication --------------------------------------------------------------
     _header("bearer-token", r"bearer[ \t]{1,8}", r"[^\s\"',;]{1,4096}+"),
     _header("basic-auth", r"basic[ \t]{1,8}", r"[a-z0-9+/=]{4,4096}+"),
@@ -377,7 +402,7 @@ RULES: tuple[Rule, ...] = (
     *_assign("secret", r"secret(?:key|token|value|string)?"),
     *(
         rule
-        for word in ("access", "auth", "app", "master", "encryption", "signing")
+        for word in ("access", "auth", "app", "master", "encryption", r"signing(?<!user\.signing)")
         for rule in _assign("secret", rf"{word}[_.-]?key")
     ),
     *_assign("token", _TOKEN_KEY),
