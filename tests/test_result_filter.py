@@ -1,0 +1,287 @@
+"""The result filter (RFC 0.6 §11.3) against the secrets corpus and hostile output.
+
+The corpus (tests/fixtures/secrets, see its README) holds secrets as commands print them
+and look-alikes that must stay. Every pattern is applied to untrusted text, so each is run
+on adversarial input at the runner's 4 MiB output cap: the time must stay small and grow
+with the size, not with its square. And while a call's output is filtered, the gateway
+keeps answering others.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client
+
+from atipkit.bridge import ResultFilter
+from atipkit.bridge.secret_kinds import RULES, find, redact
+from atipkit.execute.runner import MAX_OUTPUT
+from tests.helpers import machine_env
+from tests.servers import free_port, stop, wait_for_port
+
+CORPUS = Path(__file__).parent / "fixtures" / "secrets"
+SECRETS = [json.loads(line) for line in (CORPUS / "secrets.jsonl").read_text().splitlines()]
+LOOKALIKES = [json.loads(line) for line in (CORPUS / "lookalikes.jsonl").read_text().splitlines()]
+
+
+def redacted(record: dict[str, str]) -> str:
+    """The record's text as it must come out: its secret replaced, all else as it was."""
+    return record["text"].replace(record["secret"], f"[REDACTED:{record['kind']}]")
+
+
+# -- the corpus ---------------------------------------------------------------------------
+
+
+def test_the_corpus_is_what_its_generator_writes(tmp_path):
+    script = CORPUS / "make_corpus.py"
+    shutil.copy(script, tmp_path / script.name)
+    subprocess.run([sys.executable, str(tmp_path / script.name)], check=True, capture_output=True)
+    for name in ("secrets.jsonl", "lookalikes.jsonl"):
+        assert (tmp_path / name).read_text() == (CORPUS / name).read_text(), name
+
+
+def test_the_corpus_covers_the_kinds_the_issue_names():
+    kinds = {r["kind"] for r in SECRETS}
+    assert len(kinds) >= 60
+    assert len(LOOKALIKES) >= len(SECRETS)
+    prefixes = ("sk_live_", "rk_live_", "npm_", "pypi-", "hf_", "SG.", "dop_v1_", "shpat_")
+    for prefix in prefixes:
+        assert any(r["secret"].startswith(prefix) for r in SECRETS), prefix
+    texts = [r["text"] for r in SECRETS]
+    for needle in (
+        "Authorization: Bearer",
+        "Authorization: Basic",
+        "PASSWORD=",
+        '"password":',
+        '"SecretAccessKey":',
+        '"SessionToken":',
+        "TWILIO_AUTH_TOKEN=",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----",
+        "AccountKey=",
+        '"auths"',
+        "://:",  # a URL with an empty user
+    ):
+        assert any(needle in text for text in texts), needle
+    urls = [r["secret"] for r in SECRETS if r["where"] == "url" and r["kind"] == "password"]
+    assert any("/" in p for p in urls) and any("@" in p for p in urls)
+
+
+def test_secrets_are_redacted_naming_their_kind_and_keeping_the_rest():
+    """≥ 97 % of the corpus's secrets are gone; each one that is, is replaced by a marker
+    naming its kind, with the key, the quotes and the rest of the output untouched."""
+    gone = [r for r in SECRETS if r["secret"] not in ResultFilter(max_chars=None)(r["text"])]
+    assert len(gone) / len(SECRETS) >= 0.97, [r["kind"] for r in SECRETS if r not in gone]
+    wrong = [
+        (r["kind"], r["where"], ResultFilter(max_chars=None)(r["text"]))
+        for r in gone
+        if ResultFilter(max_chars=None)(r["text"]) != redacted(r)
+    ]
+    assert wrong == []
+
+
+def test_lookalikes_are_left_alone():
+    altered = [
+        (r["what"], out)
+        for r in LOOKALIKES
+        if (out := ResultFilter(max_chars=None)(r["text"])) != r["text"]
+    ]
+    assert altered == []
+
+
+def test_the_count_is_of_secrets_and_overlapping_finds_are_one():
+    text = "\n".join(r["text"] for r in SECRETS[:40])
+    out = ResultFilter(max_chars=None).apply(text)
+    assert out.redactions == 40 == out.text.count("[REDACTED:")
+    # a token in a password's place is one secret, named by the more telling kind
+    token = "ghp_" + "a1B2c3" * 6
+    assert redact(f"password={token}") == ("password=[REDACTED:github-token]", 1)
+    assert redact(f"Authorization: Bearer {token}") == (
+        "Authorization: Bearer [REDACTED:github-token]",
+        1,
+    )
+
+
+def test_markers_are_never_redacted_again():
+    """Filtering filtered output changes nothing: no row finds a secret in a marker."""
+    for kind in {rule.kind for rule in RULES}:
+        marker = f"[REDACTED:{kind}]"
+        for text in (
+            marker,
+            f"PASSWORD={marker}",
+            f'{{"token": "{marker}"}}',
+            f"secret: {marker}",
+            f"https://u:{marker}@host/x",
+            f"Authorization: Bearer {marker}",
+        ):
+            assert redact(text) == (text, 0), text
+
+
+def test_positions_hold_where_lowering_changes_the_length():
+    """Keys are matched case-insensitively on lowered text; `İ` lowers to two characters,
+    and the positions must still be the text's own."""
+    text = "İİİ PASSWORD=hunter2 İ token: abcdef123456"
+    assert redact(text) == ("İİİ PASSWORD=[REDACTED:password] İ token: [REDACTED:token]", 2)
+    assert [kind for _s, _e, kind in find(text)] == ["password", "token"]
+
+
+def test_surrounding_output_is_kept_readable():
+    assert ResultFilter()('{"password": "s3cr\\"et", "user": "bob"}') == (
+        '{"password": "[REDACTED:password]", "user": "bob"}'
+    )
+    assert ResultFilter()("curl -u bob:s3cret https://x") == (
+        "curl -u bob:[REDACTED:basic-auth] https://x"
+    )
+    # a password holding `@` or `/`: the host follows the last `@` before the path
+    for password in ("p@ss", "pa/ss", "p@ss@w0rd", "p/a/ss"):
+        assert ResultFilter()(f"https://u:{password}@host/x@y") == (
+            "https://u:[REDACTED:password]@host/x@y"
+        )
+
+
+# -- linear time on hostile output --------------------------------------------------------
+
+# each repeated to the runner's 4 MiB cap: prefixes that almost match, runs a pattern could
+# rescan, unterminated blocks and quotes, separators without values, dense matches
+ADVERSARIAL = {
+    "a.a.a.": "a.",
+    "x://x: repeated": "x://x:",
+    "word characters": "a",
+    "-----BEGIN without END": "-----BEGIN ",
+    "private key without END": "-----BEGIN PRIVATE KEY-----\n",
+    "eyJ repeated": "eyJ",
+    "JWT segments": "eyJaaaaaaaaaa.",
+    "sk- repeated": "sk-",
+    "password= repeated": "password=",
+    "password: repeated": "password:",
+    "token=\" unclosed": 'token="',
+    "Authorization: Bearer repeated": "Authorization: Bearer ",
+    "URL user without host": "://u:",
+    "URL with @ runs": "https://u:p@",
+    "gated kinds": "abc1Q~0123456789abcdef0123456789abcdef-us12345678:AA",
+    "terminal escapes": "\x1b[\x1b]",
+    "control characters": "\x00a\r",
+}
+
+
+def seconds(function: Callable[[], object]) -> float:
+    """CPU seconds of the fastest of two runs: the filter is single-threaded, and the
+    machine's other load does not count against it."""
+    best = float("inf")
+    for _ in range(2):
+        start = time.process_time()
+        function()
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def check_linear(text_of: Callable[[int], str]) -> None:
+    """Filtering 64 KiB takes well under a second (the quadratic filter took 27 s on
+    `a.a.a.`), 4 MiB a few seconds at most, and 4 MiB about four times what 1 MiB does."""
+    filt = ResultFilter()
+    small = seconds(lambda: filt.apply(text_of(64 * 1024)))
+    assert small < 1.0
+    one = seconds(lambda: filt.apply(text_of(MAX_OUTPUT // 4)))
+    four = seconds(lambda: filt.apply(text_of(MAX_OUTPUT)))
+    assert four < 5.0
+    assert four < 8 * max(one, 0.01), (one, four)  # 16 if it were quadratic
+
+
+def repeat(unit: str) -> Callable[[int], str]:
+    return lambda size: (unit * (size // len(unit) + 1))[:size]
+
+
+@pytest.mark.parametrize("unit", ADVERSARIAL.values(), ids=ADVERSARIAL)
+def test_adversarial_output_is_filtered_in_linear_time(unit):
+    check_linear(repeat(unit))
+
+
+@pytest.mark.parametrize("cut", ["prefix", "all but the last character", "the whole"])
+def test_every_row_is_linear_on_near_misses_of_its_own_secrets(cut):
+    """Each corpus text, with its secret cut short, repeated (a mixture of every row's
+    near misses: a row that rescanned would dominate the time and grow with its square);
+    "the whole" repeats the corpus itself, a dense output of real matches."""
+
+    def near_miss(record: dict[str, str]) -> str:
+        secret = record["secret"]
+        part = {"prefix": secret[:4], "all but the last character": secret[:-1]}.get(cut, secret)
+        return record["text"].replace(secret, part)
+
+    check_linear(repeat("\n".join(near_miss(r) for r in SECRETS)))
+
+
+# -- the gateway keeps answering ----------------------------------------------------------
+
+FLOOD = '''#!/usr/bin/env python3
+import json, sys
+if "--agent" in sys.argv:
+    print(json.dumps({"atip": {"version": "0.6"}, "name": "flood", "version": "1.0.0",
+        "description": "Print a lot", "trust": {"source": "native", "verified": False},
+        "commands": {"out": {"description": "Print 4 MiB of URL-like text",
+            "effects": {"network": False, "idempotent": True,
+                        "filesystem": {"write": False}}}}}))
+    sys.exit(0)
+sys.stdout.write(("https://u:p@h " * 100_000 + "x://x:" * 200_000 + "a." * 1_000_000)[:4194304])
+'''
+
+
+def test_a_slow_call_does_not_stall_the_gateway(tmp_path):
+    """While one client's call filters 4 MiB of hostile output, another client's
+    tools/list is answered at once (the filter once held the interpreter for minutes, and
+    a concurrent tools/list waited 12 s), and the call itself ends in seconds."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "flood").write_text(FLOOD)
+    (bin_dir / "flood").chmod(0o755)
+    env = machine_env(tmp_path, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    atip = [sys.executable, "-m", "atipkit.cli"]
+    subprocess.run([*atip, "scan", "--path", str(bin_dir)], env=env, check=True, capture_output=True)
+    port = free_port()
+    log = tmp_path / "gateway.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [*atip, "mcp", "serve", "--only", "flood", "--transport", "http", "--port", str(port)],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    try:
+        wait_for_port(port, process, log)
+        url = f"http://127.0.0.1:{port}/mcp"
+        waits: list[float] = []
+        call_took: list[float] = []
+
+        async def call() -> None:
+            async with Client(url, mode="legacy") as client:
+                start = time.monotonic()
+                result = await client.call_tool("flood_out", {})
+                call_took.append(time.monotonic() - start)
+                [block] = result.content
+                assert "[REDACTED:password]" in block.text
+
+        async def scenario() -> None:
+            async with Client(url, mode="legacy") as lister:
+                await lister.list_tools()  # connected before the call starts
+                with anyio.fail_after(60):
+                    async with anyio.create_task_group() as tasks:
+                        tasks.start_soon(call)
+                        await anyio.sleep(0.5)  # the command has run; its output is filtered
+                        while not call_took:
+                            start = time.monotonic()
+                            assert [t.name for t in (await lister.list_tools()).tools] == ["flood_out"]
+                            waits.append(time.monotonic() - start)
+                            await anyio.sleep(0.05)
+
+        anyio.run(scenario)
+    finally:
+        stop(process)
+    assert call_took[0] < 20
+    assert waits and max(waits) < 1.0, waits
