@@ -72,7 +72,8 @@ def test_the_corpus_covers_the_kinds_the_issue_names():
     ):
         assert any(needle in text for text in texts), needle
     urls = [r["secret"] for r in SECRETS if r["where"] == "url" and r["kind"] == "password"]
-    assert any("/" in p for p in urls) and any("@" in p for p in urls)
+    assert any("/" in p for p in urls)
+    assert any("@" in p for p in urls)
 
 
 def test_secrets_are_redacted_naming_their_kind_and_keeping_the_rest():
@@ -162,7 +163,7 @@ ADVERSARIAL = {
     "sk- repeated": "sk-",
     "password= repeated": "password=",
     "password: repeated": "password:",
-    "token=\" unclosed": 'token="',
+    'token=" unclosed': 'token="',
     "Authorization: Bearer repeated": "Authorization: Bearer ",
     "URL user without host": "://u:",
     "URL with @ runs": "https://u:p@",
@@ -220,7 +221,7 @@ def test_every_row_is_linear_on_near_misses_of_its_own_secrets(cut):
 
 # -- the gateway keeps answering ----------------------------------------------------------
 
-FLOOD = '''#!/usr/bin/env python3
+FLOOD = """#!/usr/bin/env python3
 import json, sys
 if "--agent" in sys.argv:
     print(json.dumps({"atip": {"version": "0.6"}, "name": "flood", "version": "1.0.0",
@@ -230,7 +231,7 @@ if "--agent" in sys.argv:
                         "filesystem": {"write": False}}}}}))
     sys.exit(0)
 sys.stdout.write(("https://u:p@h " * 100_000 + "x://x:" * 200_000 + "a." * 1_000_000)[:4194304])
-'''
+"""
 
 
 def test_a_slow_call_does_not_stall_the_gateway(tmp_path):
@@ -243,7 +244,9 @@ def test_a_slow_call_does_not_stall_the_gateway(tmp_path):
     (bin_dir / "flood").chmod(0o755)
     env = machine_env(tmp_path, PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     atip = [sys.executable, "-m", "atipkit.cli"]
-    subprocess.run([*atip, "scan", "--path", str(bin_dir)], env=env, check=True, capture_output=True)
+    subprocess.run(
+        [*atip, "scan", "--path", str(bin_dir)], env=env, check=True, capture_output=True
+    )
     port = free_port()
     log = tmp_path / "gateway.log"
     with open(log, "wb") as out:
@@ -276,7 +279,9 @@ def test_a_slow_call_does_not_stall_the_gateway(tmp_path):
                         await anyio.sleep(0.5)  # the command has run; its output is filtered
                         while not call_took:
                             start = time.monotonic()
-                            assert [t.name for t in (await lister.list_tools()).tools] == ["flood_out"]
+                            assert [t.name for t in (await lister.list_tools()).tools] == [
+                                "flood_out"
+                            ]
                             waits.append(time.monotonic() - start)
                             await anyio.sleep(0.05)
 
@@ -284,4 +289,5 @@ def test_a_slow_call_does_not_stall_the_gateway(tmp_path):
     finally:
         stop(process)
     assert call_took[0] < 20
-    assert waits and max(waits) < 1.0, waits
+    assert waits
+    assert max(waits) < 1.0, waits

@@ -120,7 +120,7 @@ def _value(minimum: int, *, colon: bool) -> str:
         )
     else:
         bare = rf"(?<![\\\"'])[^{_STOP}{{\[(][^{_STOP}]{{{minimum - 1},511}}+"
-    return rf"(?:\\?[\"'])?" + _secret(f"{escaped}|{double}|{single}|{bare}", code=True)
+    return r"(?:\\?[\"'])?" + _secret(f"{escaped}|{double}|{single}|{bare}", code=True)
 
 
 def _assign(kind: str, key: str, *, minimum: int = 6) -> tuple[Rule, Rule]:
@@ -134,34 +134,30 @@ def _assign(kind: str, key: str, *, minimum: int = 6) -> tuple[Rule, Rule]:
 
 def _header(kind: str, scheme: str, value: str) -> Rule:
     """`Authorization: <scheme> <value>`, as a header, in JSON or in a curl command."""
-    pattern = (
-        rf"authorization\\?[\"']?[ \t]{{0,8}}[:=][ \t]{{0,8}}\\?[\"']?{scheme}"
-        + _secret(value)
+    pattern = rf"authorization\\?[\"']?[ \t]{{0,8}}[:=][ \t]{{0,8}}\\?[\"']?{scheme}" + _secret(
+        value
     )
     return Rule(kind, pattern, fold=True)
 
 
 # A key named by its keyword: what a prefix says is not the secret (`next_token`) is left
-_TOKEN_KEY = (
-    "token"
-    + "".join(
-        f"(?<!{p}token)"
-        for p in (
-            "next",
-            "next_",
-            "page",
-            "page_",
-            "continuation",
-            "continuation_",
-            "sync",
-            "sync_",
-            "cancellation",
-            "cancellation_",
-            "resume",
-            "resume_",
-            "pagination",
-            "pagination_",
-        )
+_TOKEN_KEY = "token" + "".join(
+    f"(?<!{p}token)"
+    for p in (
+        "next",
+        "next_",
+        "page",
+        "page_",
+        "continuation",
+        "continuation_",
+        "sync",
+        "sync_",
+        "cancellation",
+        "cancellation_",
+        "resume",
+        "resume_",
+        "pagination",
+        "pagination_",
     )
 )
 
@@ -173,16 +169,31 @@ RULES: tuple[Rule, ...] = (
         r"(?P<secret>-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----[\s\S]*?"
         r"(?:-----END [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----|\Z))",
     ),
-    Rule("private-key", r"Private-Lines: [0-9]{1,4}\r?\n(?P<secret>(?:[A-Za-z0-9+/=]{1,128}\r?\n){1,256})"),
     Rule(
         "private-key",
-        r"(?:tls\.key|ssh-privatekey|client-key-data)\\?[\"']?[ \t]{0,8}:[ \t]{0,8}\\?[\"']?"
-        r"(?P<secret>[a-z0-9+/]{16,16384}={0,2})",
-        fold=True,
+        r"Private-Lines: [0-9]{1,4}\r?\n(?P<secret>(?:[A-Za-z0-9+/=]{1,128}\r?\n){1,256})",
     ),
-    Rule("age-secret-key", _token("AGE-SECRET-KEY-1", "[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", right=_W)),
+    *(  # base64 of a PEM key in a Kubernetes secret or a kubeconfig
+        Rule(
+            "private-key",
+            key + r"\\?[\"']?[ \t]{0,8}:[ \t]{0,8}\\?[\"']?(?P<secret>[a-z0-9+/]{16,16384}={0,2})",
+            fold=True,
+        )
+        for key in (r"tls\.key", "ssh-privatekey", "client-key-data")
+    ),
+    Rule(
+        "age-secret-key",
+        _token("AGE-SECRET-KEY-1", "[QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L]{58}", right=_W),
+    ),
     # -- tokens with a prefix of their own ------------------------------------------------
-    Rule("jwt", _token("eyJ", r"[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{4,8192}\.[A-Za-z0-9_-]{8,4096}", left=r"A-Za-z0-9_\-./+=")),
+    Rule(
+        "jwt",
+        _token(
+            "eyJ",
+            r"[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{4,8192}\.[A-Za-z0-9_-]{8,4096}",
+            left=r"A-Za-z0-9_\-./+=",
+        ),
+    ),
     Rule("anthropic-key", _token("sk-ant-", "[A-Za-z0-9_-]{20,300}")),
     Rule(
         "openai-key",
@@ -194,13 +205,27 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule("github-token", _token("gh[pousr]_", "[A-Za-z0-9]{36,251}")),
     Rule("github-token", _token("github_pat_", "[A-Za-z0-9_]{22,251}")),
-    Rule("gitlab-token", _token("gl", "(?:pat|dt|rt|ptt|ft|imt|agent|oas|soat|ffct|cbt)-[A-Za-z0-9_.-]{20,300}")),
+    Rule(
+        "gitlab-token",
+        _token("gl", "(?:pat|dt|rt|ptt|ft|imt|agent|oas|soat|ffct|cbt)-[A-Za-z0-9_.-]{20,300}"),
+    ),
     Rule("gitlab-runner-token", _token("GR1348941", "[A-Za-z0-9_-]{20,64}")),
     Rule("slack-token", _token("xox", "[abposre](?:\\.xox[bp])?-[0-9]{1,13}-[A-Za-z0-9-]{8,250}")),
-    Rule("slack-app-token", _token("xapp-", "[0-9]-[A-Z0-9]{6,16}-[0-9]{6,16}-[A-Za-z0-9]{20,128}")),
-    Rule("slack-webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9+/_-]{20,128})"),
-    Rule("discord-webhook", r"discord(?:app)?\.com/api/webhooks/[0-9]{5,30}/(?P<secret>[A-Za-z0-9_-]{40,100})"),
-    Rule("aws-access-key", _token("A", "(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}", right="A-Za-z0-9")),
+    Rule(
+        "slack-app-token", _token("xapp-", "[0-9]-[A-Z0-9]{6,16}-[0-9]{6,16}-[A-Za-z0-9]{20,128}")
+    ),
+    Rule(
+        "slack-webhook",
+        r"hooks\.slack\.com/(?:services|workflows|triggers)/(?P<secret>[A-Za-z0-9+/_-]{20,128})",
+    ),
+    Rule(
+        "discord-webhook",
+        r"discord(?:app)?\.com/api/webhooks/[0-9]{5,30}/(?P<secret>[A-Za-z0-9_-]{40,100})",
+    ),
+    Rule(
+        "aws-access-key",
+        _token("A", "(?:KIA|SIA|BIA|CCA|3T[A-Z0-9])[A-Z0-9]{16}", right="A-Za-z0-9"),
+    ),
     Rule("gcp-api-key", _token("AIza", "[A-Za-z0-9_-]{35}", right=_W + "-")),
     Rule("google-oauth-secret", _token("GOCSPX-", "[A-Za-z0-9_-]{28}", right=_W + "-")),
     Rule("google-oauth-token", _token(r"ya29\.", "[A-Za-z0-9_-]{20,2048}")),
@@ -227,7 +252,10 @@ RULES: tuple[Rule, ...] = (
     Rule("notion-token", _token("ntn_", "[0-9]{11}[A-Za-z0-9]{35}", right=_W)),
     Rule("notion-token", _token("secret_", "[A-Za-z0-9]{43}", right=_W)),
     Rule("postman-api-key", _token("PMAK-", "[a-f0-9]{24}-[a-f0-9]{34}", right=_W)),
-    Rule("doppler-token", _token(r"dp\.", r"(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}", right=_W)),
+    Rule(
+        "doppler-token",
+        _token(r"dp\.", r"(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,44}", right=_W),
+    ),
     Rule("pulumi-token", _token("pul-", "[a-f0-9]{40}", right=_W)),
     Rule("rubygems-key", _token("rubygems_", "[a-f0-9]{48}", right=_W)),
     Rule("grafana-token", _token("glsa_", "[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}", right=_W)),
@@ -277,7 +305,10 @@ RULES: tuple[Rule, ...] = (
         gate=(".atlasv1.",),
     ),
     Rule("cloudflare-origin-key", _token(r"v1\.0-", "[a-f0-9]{24}-[a-f0-9]{146}", right=_W)),
-    Rule("mapbox-secret-token", _token(r"sk\.", r"eyJ[A-Za-z0-9_-]{20,200}\.[A-Za-z0-9_-]{20,100}", right=_W + "-")),
+    Rule(
+        "mapbox-secret-token",
+        _token(r"sk\.", r"eyJ[A-Za-z0-9_-]{20,200}\.[A-Za-z0-9_-]{20,100}", right=_W + "-"),
+    ),
     Rule(
         "azure-ad-client-secret",
         r"(?<![A-Za-z0-9_~.-])(?P<secret>[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34})(?![A-Za-z0-9_~.-])",
@@ -317,11 +348,16 @@ RULES: tuple[Rule, ...] = (
         r"\"value\": \"(?P<secret>[a-z0-9+/]{86}==)\"",
         fold=True,
     ),
-    Rule("azure-shared-access-key", r"sharedaccesskey=(?P<secret>[a-z0-9+/]{40,100}={0,2})", fold=True),
+    Rule(
+        "azure-shared-access-key",
+        r"sharedaccesskey=(?P<secret>[a-z0-9+/]{40,100}={0,2})",
+        fold=True,
+    ),
     Rule("azure-sas-signature", r"sig=(?<=[?&;]sig=)(?P<secret>[a-z0-9%+/=]{16,256})", fold=True),
     Rule(  # terraform output -json
         "sensitive-value",
-        r"\"sensitive\": true,\s{1,40}\"type\": \"string\",\s{1,40}\"value\": \"(?P<secret>(?:[^\"\\\n]|\\[^\n]){1,512}+)\"",
+        r"\"sensitive\": true,\s{1,40}\"type\": \"string\",\s{1,40}\"value\": \""
+        r"(?P<secret>(?:[^\"\\\n]|\\[^\n]){1,512}+)\"",
         fold=True,
     ),
     Rule("request-signature", r"signature=(?P<secret>[0-9a-f]{64})(?![0-9a-z])", fold=True),
@@ -385,7 +421,11 @@ RULES: tuple[Rule, ...] = (
         r"--user[ \t=]{1,4}[\"']?[^\s:\"']{1,128}:(?![0-9]{1,10}(?:[\s\"']|$))"
         + _secret(r"[^\s\"']{1,256}+"),
     ),
-    Rule("basic-auth", r"_auth(?![a-z])[ \t]{0,8}=[ \t]{0,8}[\"']?(?P<secret>[a-z0-9+/]{8,1024}={0,2})", fold=True),
+    Rule(
+        "basic-auth",
+        r"_auth(?![a-z])[ \t]{0,8}=[ \t]{0,8}[\"']?(?P<secret>[a-z0-9+/]{8,1024}={0,2})",
+        fold=True,
+    ),
     Rule(  # the whole header, `name=value; Path=/; HttpOnly` and all
         "cookie",
         r"cookie(?<![a-z0-9_]cookie)\\?[\"']?[ \t]{0,8}:[ \t]{0,8}\\?[\"']?"
@@ -448,7 +488,7 @@ def find(text: str) -> list[tuple[int, int, str]]:
     """Each secret in `text` as (start, end, kind), in order; overlapping ones are one,
     named by the earliest row."""
     starts, ends, kinds = _find(text)
-    return list(zip(starts, ends, kinds))
+    return list(zip(starts, ends, kinds, strict=True))
 
 
 def redact(text: str) -> tuple[str, int]:
@@ -495,7 +535,7 @@ def _find(text: str) -> tuple[list[int], list[int], list[str]]:
             map(tuple.__add__, spans, itertools.repeat((rank,))) for rank, spans in found
         )
     )
-    starts, ends, ranks = (list(column) for column in zip(*ranked))
+    starts, ends, ranks = (list(column) for column in zip(*ranked, strict=True))
     if any(map(operator.lt, starts[1:], ends)):  # overlaps: one secret, the earliest row's
         starts, ends, ranks = _merge(starts, ends, ranks)
     return starts, ends, [rules[r].kind for r in ranks]
@@ -505,7 +545,7 @@ def _merge(
     starts: list[int], ends: list[int], ranks: list[int]
 ) -> tuple[list[int], list[int], list[int]]:
     merged: tuple[list[int], list[int], list[int]] = ([starts[0]], [ends[0]], [ranks[0]])
-    for s, e, r in zip(starts, ends, ranks):
+    for s, e, r in zip(starts, ends, ranks, strict=True):
         if s < merged[1][-1]:
             merged[1][-1] = max(merged[1][-1], e)
             merged[2][-1] = min(merged[2][-1], r)
