@@ -77,11 +77,28 @@ _CODE = (
 _METAVAR = rf"|[A-Z][A-Z_]{{1,31}}+{_END}"
 
 
-def _secret(value: str, *, code: bool = False, metavar: bool = False) -> str:
-    """Group `secret`: `value` unless it is a placeholder. The value is matched first and
-    only then looked at, so text where no value fits costs no placeholder check."""
-    placeholder = f"{_PLACEHOLDER}{_CODE if code else ''}{_METAVAR if metavar else ''}"
-    return f"(?=(?P<secret>{value}))(?!{placeholder})(?P=secret)"
+def _secret(
+    value: str,
+    *,
+    code: bool = False,
+    metavar: bool = False,
+    then: str = "",
+    placeholder: str = _PLACEHOLDER,
+) -> str:
+    """Group `secret`: `value` (followed by `then`) unless it is a placeholder. The value is
+    matched first and only then looked at, so text where no value fits costs no
+    placeholder check."""
+    placeholder += (_CODE if code else "") + (_METAVAR if metavar else "")
+    return f"(?=(?P<secret>{value}){then})(?!{placeholder})(?P=secret)"
+
+
+# a URL's password is never code, a type or a flag's metavariable: a check of its own,
+# cheaper where a text is dense with URLs
+_URL_PLACEHOLDER = (
+    r"<|\[|\$[{(]|\{\{|%\(|\$[A-Za-z_][A-Za-z0-9_]{0,63}@"  # references, a marker
+    r"|(?:\*{3,}|[xX]{3,}|•{3,}|\.{3,})@|[A-Za-z0-9_-]{0,12}[*•]{3,}[A-Za-z0-9]{0,8}@"  # masks
+    r"|(?:password|pass|passwd|pwd|secret|token|null|none)@"  # its own name
+)
 
 
 # -- assignments: KEY=value, "key": "value", key: value, key => value ---------------------
@@ -378,9 +395,10 @@ RULES: tuple[Rule, ...] = (
         "password",
         r"://[^\s/:@\"'<>`]{0,256}:(?![0-9]{1,5}(?:[/?#\s\"'<>]|$))"
         + _secret(
-            r"(?:[^\s:@\"'<>`]|:(?!//)){1,256}(?:@(?:[^\s:@/\"'<>`]|:(?!//)){1,256}(?=@)){0,16}"
-        )
-        + r"(?=@[^\s@/\"'<>`])",
+            r"(?:[^\s:@\"'<>`]|:(?!//)){1,256}(?:@(?:[^\s:@/\"'<>`]|:(?!//)){1,256}(?=@)){0,16}",
+            then=r"@[^\s@/\"'<>`]",
+            placeholder=_URL_PLACEHOLDER,
+        ),
     ),
     Rule(
         "password",
