@@ -466,7 +466,13 @@ def test_atip_run_calls_an_imported_tool_under_the_policy(imported_file, tmp_pat
     ran = run_call(document, "echo", args, "--policy", str(policy), "--audit", str(audit))
     assert ran.exit_code == 0, ran.output
     report = envelope_of(ran)["result"]
-    assert json.loads(report["text"]) == {"tool": "echo", "arguments": args, "token": "s3cret"}
+    # the token reached the server (unset, it would be `${NOTES_SECRET}`, a placeholder the
+    # filter keeps) and, being a secret, not the model
+    assert json.loads(report["text"]) == {
+        "tool": "echo",
+        "arguments": args,
+        "token": "[REDACTED:token]",
+    }
     assert (report["decision"], report["isError"], report["exitCode"]) == ("allow", False, 0)
     page = {"url": "https://example.com"}
     denied = run_call(document, "fetch_page", page, "--policy", str(policy), "--audit", str(audit))
@@ -607,7 +613,7 @@ def test_http_import_and_calls_send_the_named_header(http_url, imported, tmp_pat
     }
     echo, created = executor.execute_all(parse_tool_calls("openai", response, compiled))
     said = json.loads(echo.text)
-    assert said["token"] == "s3cret"
+    assert said["token"] == "[REDACTED:token]"  # sent with the header; not shown to the model
     assert said["arguments"] == {"text": "x"}
     assert echo.invocation.argv == [http_url]
     assert created.structured_content == {"id": "n3", "title": "h"}
