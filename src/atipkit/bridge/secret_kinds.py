@@ -13,8 +13,9 @@ Tool output is untrusted, so every pattern runs in time linear in the text:
   that cannot has a `gate`, literals one of which must occur for it to be tried at all;
 - a token that must begin a word says so with a lookbehind *after* its literal prefix
   (placed before, it would make the engine try every position of the text);
-- every repetition is bounded and either always succeeds or stops at a character that
-  begins the next occurrence, so no character is scanned from more than a few starts.
+- every repetition is bounded, or always succeeds (a private key block runs to its END
+  line or to the end of the text), and stops at a character that begins the next
+  occurrence, so no character is scanned from more than a few starts.
 tests/test_result_filter.py runs every row on adversarial text at the runner's 4 MiB cap.
 
 What is a secret and what only looks like one is decision 215 in docs/decisions.md; the
