@@ -93,6 +93,15 @@ def _secret(
     return f"(?=(?P<secret>{value}){then})(?!{placeholder})(?P=secret)"
 
 
+# a URL's password: runs of characters up to a `:` (not `://`, where the next URL begins)
+# or the `@` of the host; `@…` parts followed by another `@` belong to it too, those
+# holding no `/` (the path begins there). Possessive: never rescanned.
+_URL_CHAR = r"[^\s:@\"'<>`]"
+_URL_PART = r"[^\s:@/\"'<>`]"
+_URL_PASSWORD = (
+    rf"(?:{_URL_CHAR}|:(?!//)){_URL_CHAR}*+(?::(?!//){_URL_CHAR}*+)*+"
+    rf"(?:@{_URL_PART}++(?::(?!//){_URL_PART}*+)*+(?=@)){{0,16}}+"
+)
 # a URL's password is never code, a type or a flag's metavariable: a check of its own,
 # cheaper where a text is dense with URLs
 _URL_PLACEHOLDER = (
@@ -394,12 +403,8 @@ RULES: tuple[Rule, ...] = (
     # maybe holding `/` or `@` (the host follows the last `@` before the path); not a port
     Rule(
         "password",
-        r"://[^\s/:@\"'<>`]{0,256}:(?![0-9]{1,5}(?:[/?#\s\"'<>]|$))"
-        + _secret(
-            r"(?:[^\s:@\"'<>`]|:(?!//)){1,256}(?:@(?:[^\s:@/\"'<>`]|:(?!//)){1,256}(?=@)){0,16}",
-            then=r"@[^\s@/\"'<>`]",
-            placeholder=_URL_PLACEHOLDER,
-        ),
+        r"://[^\s/:@\"'<>`]{0,256}+:(?![0-9]{1,5}+(?:[/?#\s\"'<>]|$))"
+        + _secret(_URL_PASSWORD, then=r"@[^\s@/\"'<>`]", placeholder=_URL_PLACEHOLDER),
     ),
     Rule(
         "password",
@@ -517,7 +522,10 @@ def redact(text: str) -> tuple[str, int]:
         return text, 0
     parts: list[str] = [""] * (2 * len(starts) + 1)
     parts[0::2] = map(text.__getitem__, map(slice, [0, *ends], [*starts, len(text)]))
-    parts[1::2] = map(_MARKERS.__getitem__, kinds)
+    if len(set(kinds)) == 1:
+        parts[1::2] = [_MARKERS[kinds[0]]] * len(starts)
+    else:
+        parts[1::2] = map(_MARKERS.__getitem__, kinds)
     return "".join(parts), len(starts)
 
 
@@ -546,9 +554,8 @@ def _find(text: str) -> tuple[list[int], list[int], list[str]]:
         return [], [], []
     if len(found) == 1:  # one row's matches: in order and apart
         rank, spans = found[0]
-        starts = list(map(operator.itemgetter(0), spans))
-        ends = list(map(operator.itemgetter(1), spans))
-        return starts, ends, [rules[rank].kind] * len(spans)
+        flat = list(itertools.chain.from_iterable(spans))
+        return flat[0::2], flat[1::2], [rules[rank].kind] * len(spans)
     ranked = sorted(
         itertools.chain.from_iterable(
             map(tuple.__add__, spans, itertools.repeat((rank,))) for rank, spans in found
