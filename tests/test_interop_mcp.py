@@ -473,6 +473,7 @@ def test_atip_run_calls_an_imported_tool_under_the_policy(imported_file, tmp_pat
         "arguments": args,
         "token": "[REDACTED:token]",
     }
+    assert report["structuredContent"]["token"] == "[REDACTED:token]"  # nor there
     assert (report["decision"], report["isError"], report["exitCode"]) == ("allow", False, 0)
     page = {"url": "https://example.com"}
     denied = run_call(document, "fetch_page", page, "--policy", str(policy), "--audit", str(audit))

@@ -250,7 +250,7 @@ def build(mode: str, page_size: int) -> Server:
         if token or os.environ.get("NOTES_TOKEN"):
             said["token"] = token or os.environ["NOTES_TOKEN"]
         text = json.dumps(said, sort_keys=True)
-        return types.CallToolResult(content=[types.TextContent(text=text)])
+        return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=said)
 
     return Server(
         NAME,

@@ -8,7 +8,9 @@ much was cut.
 
 from __future__ import annotations
 
+import json
 import re
+from typing import Any
 
 import msgspec
 
@@ -45,6 +47,22 @@ class ResultFilter:
             text, count = redact(text)
         text, cut = _truncate(text, self.max_chars)
         return Filtered(text, count, cut)
+
+    def structure(self, value: Any) -> Any:
+        """A tool's structured result (an MCP tool's `structuredContent`) with its secrets
+        redacted. It is filtered as the JSON text a model reads, so a rule that needs
+        its key (`"token": "..."`) sees it; should a redaction ever leave that text
+        unparseable, the filtered text itself is returned."""
+        if value is None or not self.redact:
+            return value
+        text = json.dumps(value, ensure_ascii=False)
+        cleaned, count = redact(text)
+        if not count:
+            return value
+        try:
+            return json.loads(cleaned)
+        except ValueError:
+            return cleaned
 
 
 def _clean_terminal(text: str) -> str:

@@ -252,7 +252,7 @@ class Executor:
             self.filter(answer.text),
             answer.is_error,
             request=sent,
-            structured_content=answer.structured_content,
+            structured_content=self.filter.structure(answer.structured_content),
         )
 
     def _facts(self, key: str, tool: Tool) -> Evidence:
