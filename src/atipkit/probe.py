@@ -1,11 +1,12 @@
 """The one way atipkit runs a tool to learn about it: `tool --agent`, sandboxed.
 
 SPEC-NOTES 14: an argv list (never a shell), stdin closed, a fresh empty working directory,
-a throwaway HOME and XDG directories, a minimal explicit environment, its own session and
-process group, killed whole on timeout (default 2 s), and stdout and stderr capped (default
-16 MiB together). The session has no controlling terminal, so a tool that opens /dev/tty
-fails instead of waiting for a person. Whatever the tool writes into its working directory
-or HOME is deleted with them.
+a throwaway HOME and XDG directories, a minimal explicit environment, its own session,
+killed with everything it started on timeout (default 2 s), and stdout and stderr capped
+(default 16 MiB together). The session has no controlling terminal, so a tool that opens
+/dev/tty fails instead of waiting for a person. Whatever the tool writes into its working
+directory or HOME is deleted with them. Where the kernel allows it, it runs in
+namespaces: no network, a read-only filesystem, a private /tmp (`atipkit.sandbox`).
 
 The result is the validated metadata or a typed failure; probing never raises for what
 the tool does.
@@ -15,16 +16,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Mapping, Sequence
-from pathlib import Path
 from typing import Literal
 
 import msgspec
 
-from atipkit import _jsontext
-from atipkit._process import Captured, run_captured
+from atipkit import _jsontext, sandbox
+from atipkit._process import Captured
 from atipkit.errors import DocumentError
 from atipkit.model import Tool
 from atipkit.problems import Problem
@@ -42,6 +41,7 @@ FailureKind = Literal[
     "not-atip",
     "invalid",
     "denied",
+    "sandbox",
 ]
 
 
@@ -99,20 +99,14 @@ def probe(
         message = f"{os.path.basename(path)} is on the deny list: never run (atipkit.deny)"
         return ProbeResult(path, argv, 0.0, failure=ProbeFailure("denied", message))
     start = time.monotonic()
-    with tempfile.TemporaryDirectory(prefix="atip-probe-") as sandbox:
-        try:
-            workdir = Path(sandbox) / "work"
-            workdir.mkdir(mode=0o700)
-            captured = run_captured(
-                argv,
-                cwd=workdir,
-                env=sandbox_env(Path(sandbox), env),
-                timeout=timeout,
-                max_bytes=max_bytes,
-            )
-        except OSError as exc:
-            failure = ProbeFailure("not-executable", f"cannot run {path}: {exc.strerror or exc}")
-            return ProbeResult(path, argv, time.monotonic() - start, failure=failure)
+    try:
+        captured = sandbox.run(argv, timeout=timeout, max_bytes=max_bytes, env=env)
+    except OSError as exc:
+        failure = ProbeFailure("not-executable", f"cannot run {path}: {exc.strerror or exc}")
+        return ProbeResult(path, argv, time.monotonic() - start, failure=failure)
+    except sandbox.SandboxError as exc:
+        failure = ProbeFailure("sandbox", f"cannot sandbox {path}: {exc}")
+        return ProbeResult(path, argv, time.monotonic() - start, failure=failure)
     seconds = time.monotonic() - start
     code, stdout, stopped = captured.exit_code, captured.stdout, captured.stopped
     tail = captured.stderr[-STDERR_KEPT:].decode("utf-8", "replace")
@@ -156,40 +150,14 @@ def run_sandboxed(
     stdin: bytes | None = None,
 ) -> Captured:
     """Run `executable args...` in the same sandbox as the probe (for `--help`,
-    `--version` and the like); raises `OSError` if it cannot be started. `env` adds to
-    the sandbox's minimal environment (a crawled package's `LD_LIBRARY_PATH`, say);
-    `stdin` is fed to the program (a man page to groff), else stdin is closed."""
+    `--version` and the like); raises `OSError` if it, or the sandbox, cannot be
+    started. `env` adds to the sandbox's minimal environment (a
+    crawled package's `LD_LIBRARY_PATH`, say); `stdin` is fed to the program (a man page
+    to groff), else stdin is /dev/null."""
     path = _locate(os.fspath(executable))
-    with tempfile.TemporaryDirectory(prefix="atip-probe-") as sandbox:
-        workdir = Path(sandbox) / "work"
-        workdir.mkdir(mode=0o700)
-        return run_captured(
-            [path, *args],
-            cwd=workdir,
-            env=sandbox_env(Path(sandbox), env),
-            timeout=timeout,
-            max_bytes=max_bytes,
-            stdin=stdin,
+    try:
+        return sandbox.run(
+            [path, *args], timeout=timeout, max_bytes=max_bytes, env=env, stdin=stdin
         )
-
-
-def sandbox_env(sandbox: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
-    """A minimal environment whose home and XDG directories are inside `sandbox`."""
-    dirs = {name: sandbox / name for name in ("home", "config", "data", "cache", "state", "tmp")}
-    for directory in dirs.values():
-        directory.mkdir(mode=0o700)
-    env = {
-        "PATH": os.environ.get("PATH", os.defpath),
-        "HOME": str(dirs["home"]),
-        "XDG_CONFIG_HOME": str(dirs["config"]),
-        "XDG_DATA_HOME": str(dirs["data"]),
-        "XDG_CACHE_HOME": str(dirs["cache"]),
-        "XDG_STATE_HOME": str(dirs["state"]),
-        "TMPDIR": str(dirs["tmp"]),
-        "LANG": "C.UTF-8",
-        "LC_ALL": "C.UTF-8",
-        "TERM": "dumb",
-        "NO_COLOR": "1",
-    }
-    env.update(extra or {})
-    return env
+    except sandbox.SandboxError as exc:
+        raise OSError(f"cannot sandbox {path}: {exc}") from exc

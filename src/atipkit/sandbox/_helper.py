@@ -1,0 +1,642 @@
+"""The inside of the sandbox: a small program run as `python -I -S _helper.py ...`.
+
+Standard library only (it runs without site-packages, inside the namespaces), and no
+import of atipkit. Two commands:
+
+- `serve FD PLAN`: the session's server. It reads requests from the socket FD (one
+  `SOCK_SEQPACKET` message each, with the program's stdio and a channel as SCM_RIGHTS) and
+  forks a *warden* per request. The warden is a child subreaper (`PR_SET_CHILD_SUBREAPER`):
+  every process the program leaves behind — `setsid()`, double forks — is re-parented to
+  it, so when the program is done (or the host says `kill`, or goes away) the warden kills
+  and reaps all of them, then removes the program's directory, which nothing can write
+  into any more. Only then does it answer `done`.
+- `exec PLAN -- ARGV`: run one command in the namespaces with the caller's stdio (the
+  runner's `isolate`, where bubblewrap is not installed); everything it started dies
+  with it.
+
+PLAN is JSON: `{"unshare": bool, "mounts": [[kind, path], ...], "tmp_size": int}`. With
+`unshare`, the helper enters the namespaces itself (user, mount, network, IPC, UTS, PID:
+`enter_namespaces`); without, it runs where it was started (inside bubblewrap, or on the
+host when no namespaces are available).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import gc
+import json
+import os
+import select
+import shutil
+import signal
+import socket
+import struct
+import sys
+import time
+
+PR_SET_PDEATHSIG = 1
+PR_CAPBSET_DROP = 24
+PR_SET_SECUREBITS = 28
+PR_SET_NO_NEW_PRIVS = 38
+PR_SET_CHILD_SUBREAPER = 36
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY = 1
+MS_NOSUID = 2
+MS_NODEV = 4
+MS_NOEXEC = 8
+MS_BIND = 4096
+MS_REC = 16384
+MS_PRIVATE = 1 << 18
+AT_FDCWD = -100
+AT_RECURSIVE = 0x8000
+MOUNT_ATTR_RDONLY = 1
+SYS_MOUNT_SETATTR = 442  # the same number on every architecture (kernel 5.12)
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41, "arm64": 41, "riscv64": 41, "ppc64le": 203}
+MNT_DETACH = 2
+# SECBIT_NOROOT, SECBIT_NO_SETUID_FIXUP, SECBIT_KEEP_CAPS_LOCKED... and their locks: uid 0
+# gains nothing at exec
+SECUREBITS = 0x2F
+
+MAX_REQUEST = 1 << 20
+KILL_PATIENCE = 2.0  # seconds to kill and reap everything a program left
+SUBDIRS = ("work", "home", "config", "data", "cache", "state", "tmp")
+DEFAULT_SIGNALS = signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP}
+"""Set to their default action in the program: Python ignores SIGPIPE, and an ignored
+signal stays ignored across exec."""
+
+_libc = ctypes.CDLL(None, use_errno=True)
+
+
+def _check(result: int, what: str) -> None:
+    if result != 0:
+        code = ctypes.get_errno()
+        raise OSError(code, f"{what}: {os.strerror(code)}")
+
+
+def _prctl(option: int, value: int) -> int:
+    return int(_libc.prctl(option, ctypes.c_ulong(value), 0, 0, 0))
+
+
+def _mount(source: str | None, target: str, kind: str | None, flags: int, data: str = "") -> None:
+    _check(
+        _libc.mount(
+            source.encode() if source else None,
+            target.encode(),
+            kind.encode() if kind else None,
+            ctypes.c_ulong(flags),
+            data.encode() if data else None,
+        ),
+        f"mount {target}",
+    )
+
+
+def _read_only(path: str, *, writable: bool = False) -> None:
+    """Make the mount tree at `path` read-only (or writable) recursively."""
+    attr = struct.pack(
+        "QQQQ", 0 if writable else MOUNT_ATTR_RDONLY, MOUNT_ATTR_RDONLY if writable else 0, 0, 0
+    )
+    buf = ctypes.create_string_buffer(attr)
+    _check(
+        _libc.syscall(
+            ctypes.c_long(SYS_MOUNT_SETATTR),
+            ctypes.c_int(AT_FDCWD),
+            path.encode(),
+            ctypes.c_uint(AT_RECURSIVE),
+            buf,
+            ctypes.c_size_t(len(attr)),
+        ),
+        f"read-only {path}",
+    )
+
+
+# -- namespaces (the unshare path) --------------------------------------------------------
+
+
+def enter_namespaces(plan: dict) -> None:
+    """Enter new user, mount, network, IPC, UTS and PID namespaces and lay out the
+    filesystem as `plan["mounts"]` says; return in the namespace's PID 1. The calling
+    process stays outside, waits for PID 1 and exits with its status (it never returns).
+
+    As bubblewrap does: a tmpfs becomes the root with the old tree under `/old` (where
+    what the new tree hides is still reachable), the new tree is built at `/new` from
+    binds of `/old`, and becomes the root; `/old` is detached."""
+    uid, gid = os.getuid(), os.getgid()
+    _check(
+        _libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS),
+        "unshare",
+    )
+    maps = (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1"))
+    for name, text in maps:
+        with open(f"/proc/self/{name}", "w") as file:
+            file.write(text)
+    _mount(None, "/", None, MS_REC | MS_PRIVATE)
+    _mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=1m")
+    os.mkdir("/tmp/old")
+    os.mkdir("/tmp/new")
+    _pivot_root("/tmp", "/tmp/old")
+    os.chdir("/")
+    _mount("/old", "/new", None, MS_BIND | MS_REC)
+    _read_only("/new")
+    size = int(plan.get("tmp_size") or 0)
+    for kind, path in [*plan["mounts"], ["tmpfs", "/dev/shm"]]:
+        target = "/new" + path
+        if kind == "tmpfs":
+            data = "mode=1777" if path == "/dev/shm" else "mode=0755"
+            _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, data + f",size={size}")
+            continue
+        if os.path.isdir("/old" + path):
+            os.makedirs(target, exist_ok=True)
+        elif not os.path.exists(target):  # a file: the mount point is an empty file
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            os.close(os.open(target, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o600))
+        _mount("/old" + path, target, None, MS_BIND | MS_REC)
+        _read_only(target, writable=kind == "rw")
+    os.chdir("/new")
+    _pivot_root(".", ".")
+    _check(_libc.umount2(b".", MNT_DETACH), "umount the old root")
+    os.chdir("/")
+    _check(_libc.unshare(CLONE_NEWPID), "unshare pid")
+    child = os.fork()
+    if child:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        _, status = os.waitpid(child, 0)
+        os._exit(_exit_code(status))
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the outside killed: all of this dies
+    _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    _drop_privileges()
+
+
+def _pivot_root(new: str, old: str) -> None:
+    number = SYS_PIVOT_ROOT.get(os.uname().machine)
+    if number is None:
+        raise OSError(errno.ENOSYS, f"pivot_root: unknown on {os.uname().machine}")
+    _check(_libc.syscall(ctypes.c_long(number), new.encode(), old.encode()), "pivot_root")
+
+
+def _drop_privileges() -> None:
+    """No capability survives an exec, even as uid 0 in the namespace, and no set-user-ID
+    program gains any (inherited by every descendant)."""
+    for cap in range(64):
+        if _prctl(PR_CAPBSET_DROP, cap) != 0:
+            break  # past the last capability this kernel knows
+    _prctl(PR_SET_SECUREBITS, SECUREBITS)
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+
+
+def _exit_code(status: int) -> int:
+    code = os.waitstatus_to_exitcode(status)
+    return 128 - code if code < 0 else code
+
+
+# -- checks ----------------------------------------------------------------------------------
+
+
+def checks() -> dict:
+    """What the host verifies before it claims isolation: the network interfaces, and
+    whether / and a scratch directory are writable."""
+    try:
+        interfaces = [name for _, name in socket.if_nameindex()]
+    except OSError:
+        interfaces = []
+    return {
+        "interfaces": interfaces,
+        "rootWritable": not os.statvfs("/").f_flag & os.ST_RDONLY,
+        "pid": os.getpid(),
+    }
+
+
+# -- serve: the session's server -----------------------------------------------------------
+
+
+def serve(control_fd: int, plan: dict) -> None:
+    """Hand each request to an idle warden, forking one when none is idle. A warden
+    serves one program at a time, so whatever is re-parented to it is that program's;
+    it is reused (no fork per program) unless something it had to kill would not die.
+
+    The server is a subreaper too: should a program kill (or the host have to kill) its
+    warden, what the program left is re-parented here and killed (`_sweep`)."""
+    if plan.get("unshare"):
+        enter_namespaces(plan)
+    control = socket.socket(fileno=control_fd)
+    try:
+        root = _make_root(plan)
+    except OSError as exc:
+        control.send(json.dumps({"error": str(exc)}).encode())
+        return
+    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the host decides; EOF ends the session
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    gc.freeze()  # a forked warden shares these pages instead of copying them
+    control.send(json.dumps({"ready": True, "root": root, "checks": checks()}).encode())
+    server = _Server(control, root)
+    try:
+        server.loop()
+    finally:
+        server.close()
+        remove(root)
+
+
+class _Server:
+    def __init__(self, control: socket.socket, root: str) -> None:
+        self.control = control
+        self.root = root
+        self.idle: list[socket.socket] = []
+        self.wardens: dict[socket.socket, tuple[int, int | None]] = {}  # pid, pidfd
+
+    def loop(self) -> None:
+        while True:
+            ready, _, _ = select.select([self.control, *self.wardens], [], [])
+            for link in ready:
+                if link is not self.control and link.recv(16) == b"idle":
+                    self.idle.append(link)
+                elif link is not self.control:  # retired, or killed
+                    self._retire(link, kill=False)
+            if self.control not in ready:
+                continue
+            try:
+                data, fds = _receive(self.control)
+            except OSError:
+                return
+            if not data:
+                return  # the host closed the session (or is gone)
+            request = json.loads(data)
+            if "stuck" in request:  # a warden that did not answer `done`: stopped?
+                self._kill(request["stuck"])
+            else:
+                self._dispatch(data, fds)
+            for fd in fds:
+                os.close(fd)  # the warden has them (or, failing, the host sees EOF)
+
+    def _dispatch(self, data: bytes, fds: list[int]) -> None:
+        for _ in range(3):  # a warden that died meanwhile is replaced
+            link = self.idle.pop() if self.idle else self._fork()
+            try:
+                link.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _ints(fds))])
+                return
+            except OSError:
+                self._drop(link)
+
+    def _fork(self) -> socket.socket:
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        pid = os.fork()
+        if pid == 0:
+            code = 1
+            try:
+                self.control.close()
+                mine.close()
+                for link in self.wardens:
+                    link.close()
+                signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+                code = _warden(theirs, self.root)
+            finally:
+                os._exit(code)
+        theirs.close()
+        try:
+            pidfd: int | None = os.pidfd_open(pid)
+        except (AttributeError, OSError):
+            pidfd = None
+        self.wardens[mine] = (pid, pidfd)
+        return mine
+
+    def _kill(self, pid: int) -> None:
+        """Kill a warden (the host's word: it did not finish), then what it left."""
+        for link, (warden, _) in list(self.wardens.items()):
+            if warden == pid:
+                self._retire(link, kill=True)
+
+    def _retire(self, link: socket.socket, *, kill: bool) -> None:
+        """A warden is gone (or to be killed): once it has exited, its children are
+        re-parented here, and are killed."""
+        pid, pidfd = self.wardens[link]
+        try:
+            if kill and pidfd is not None:  # never another process that got the number
+                signal.pidfd_send_signal(pidfd, signal.SIGKILL)
+            elif kill:
+                os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+        if pidfd is not None:
+            select.select([pidfd], [], [], KILL_PATIENCE)  # readable once it has exited
+        self._drop(link)
+        _sweep(self._pids())
+
+    def _drop(self, link: socket.socket) -> None:
+        _, pidfd = self.wardens.pop(link, (0, None))
+        if pidfd is not None:
+            os.close(pidfd)
+        if link in self.idle:
+            self.idle.remove(link)
+        link.close()
+
+    def _pids(self) -> set[int]:
+        return {pid for pid, _ in self.wardens.values()}
+
+    def close(self) -> None:
+        for link in list(self.wardens):
+            self._drop(link)
+
+
+def _sweep(wardens: set[int]) -> None:
+    """Kill every child of this server but its wardens (orphans of a warden that died)
+    until there is none, or `KILL_PATIENCE` has passed."""
+    deadline = time.monotonic() + KILL_PATIENCE
+    while time.monotonic() < deadline:
+        orphans = [child for child in _children(os.getpid()) if child not in wardens]
+        if not orphans:
+            return
+        for child in orphans:
+            with contextlib.suppress(OSError):
+                os.kill(child, signal.SIGKILL)
+        time.sleep(0.002)
+
+
+def _ints(fds: list[int]) -> bytes:
+    return struct.pack(f"{len(fds)}i", *fds)
+
+
+def _make_root(plan: dict) -> str:
+    """The session's scratch directory: in /tmp, the sandbox's own tmpfs with namespaces,
+    else the host's temporary directory."""
+    base = "/tmp" if plan.get("isolated") else (os.environ.get("TMPDIR") or "/tmp")
+    for _ in range(100):
+        path = os.path.join(base, f"atip-probe-{os.getpid()}-{os.urandom(4).hex()}")
+        try:
+            os.mkdir(path, 0o700)
+            return path
+        except FileExistsError:
+            continue
+    raise FileExistsError(errno.EEXIST, "no free name for the sandbox directory")
+
+
+def _receive(link: socket.socket) -> tuple[bytes, list[int]]:
+    fds = []
+    data, ancillary, _, _ = link.recvmsg(
+        MAX_REQUEST, socket.CMSG_SPACE(8 * 4), socket.MSG_CMSG_CLOEXEC
+    )
+    for level, kind, payload in ancillary:
+        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
+            usable = len(payload) - len(payload) % 4
+            fds.extend(struct.unpack(f"{usable // 4}i", payload[:usable]))
+    return data, fds
+
+
+def _warden(link: socket.socket, root: str) -> int:
+    """Serve programs one at a time until the server goes away, or one leaves a process
+    that will not die (then this warden retires: what is left is not the next one's)."""
+    _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)  # no set-user-ID program: nothing it starts escapes kill()
+    count = 0
+    while True:
+        try:
+            data, fds = _receive(link)
+        except OSError:
+            return 0
+        if not data:
+            return 0
+        count += 1
+        home = os.path.join(root, f"p{os.getpid()}-{count}")
+        try:
+            clean = _run(json.loads(data), fds, home)
+        finally:
+            for fd in fds:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        os.chdir("/")
+        remove(home)
+        if not clean:
+            return 0
+        try:
+            link.send(b"idle")
+        except OSError:
+            return 0
+
+
+def _run(request: dict, fds: list[int], home: str) -> bool:
+    """One program, start to finish: start it in `home`, tell the host its exit status,
+    and when the host says so, kill and reap everything it left and answer `done`. Whether
+    everything died."""
+    channel = socket.socket(fileno=os.dup(fds[0]))
+    try:
+        stdin = fds[3] if request.get("stdin") else os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+        if stdin not in fds:
+            fds.append(stdin)  # closed with the others
+        try:
+            pid = _start(request, home, stdin, fds[1], fds[2])
+        except OSError as exc:
+            _send(channel, {"error": exc.errno or 0, "message": exc.strerror or str(exc)})
+            return True
+        for fd in fds[1:]:
+            os.close(fd)  # the program has them: EOF reaches the host when it is done
+        del fds[1:]
+        _send(channel, {"pid": pid, "warden": os.getpid()})
+        alive = _watch(channel, pid)
+        left = kill_all(pid if alive else None)
+        _send(channel, {"done": True, "left": left})  # nothing of it runs any more
+        return not left
+    finally:
+        channel.close()
+
+
+def _start(request: dict, home: str, stdin: int, stdout: int, stderr: int) -> int:
+    os.mkdir(home, 0o700)
+    for name in SUBDIRS:
+        os.mkdir(f"{home}/{name}", 0o700)
+    env = {
+        **request.get("env", {}),
+        "HOME": f"{home}/home",
+        "XDG_CONFIG_HOME": f"{home}/config",
+        "XDG_DATA_HOME": f"{home}/data",
+        "XDG_CACHE_HOME": f"{home}/cache",
+        "XDG_STATE_HOME": f"{home}/state",
+        "TMPDIR": f"{home}/tmp",
+        **request.get("extra", {}),
+    }
+    os.chdir(f"{home}/work")
+    argv = request["argv"]
+    return os.posix_spawn(
+        argv[0],
+        argv,
+        env,
+        file_actions=[
+            (os.POSIX_SPAWN_DUP2, stdin, 0),
+            (os.POSIX_SPAWN_DUP2, stdout, 1),
+            (os.POSIX_SPAWN_DUP2, stderr, 2),
+        ],
+        setsid=True,
+        setsigdef=DEFAULT_SIGNALS,
+        setsigmask=(),
+    )
+
+
+def _send(channel: socket.socket, message: dict) -> None:
+    with contextlib.suppress(OSError):  # the host is gone: nothing to tell
+        channel.send(json.dumps(message).encode())
+
+
+def _watch(channel: socket.socket, pid: int) -> bool:
+    """Until the host says `kill` (or goes away); report the program's exit on the way.
+    Whether the program is still running."""
+    try:
+        pidfd: int | None = os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        pidfd = None
+    running = True
+    while True:
+        watched = [channel] + ([pidfd] if running and pidfd is not None else [])
+        timeout = 0.02 if running and pidfd is None else None
+        ready, _, _ = select.select(watched, [], [], timeout)
+        if running:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                running = False
+                _send(channel, {"exit": status})
+                if pidfd is not None:
+                    os.close(pidfd)
+                    pidfd = None
+        if channel in ready:
+            try:
+                message = channel.recv(64)
+            except OSError:
+                message = b""
+            if message in (b"", b"kill"):
+                return running
+
+
+def kill_all(pid: int | None) -> list[int]:
+    """SIGKILL the program (`pid`, its group) and every process re-parented to this
+    subreaper, and reap them all; the processes that could not be killed in
+    `KILL_PATIENCE` seconds (none, unless one is stuck in the kernel)."""
+    if pid is not None:
+        for kill in (os.killpg, os.kill):
+            with contextlib.suppress(OSError):
+                kill(pid, signal.SIGKILL)
+    deadline = time.monotonic() + KILL_PATIENCE
+    children: list[int] = []
+    while True:
+        try:
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass  # reap what is dead
+        except ChildProcessError:
+            return []  # no child left at all: every descendant is gone
+        if time.monotonic() > deadline:
+            return children
+        children = _children(os.getpid())
+        for child in children:
+            with contextlib.suppress(OSError):
+                os.kill(child, signal.SIGKILL)
+        time.sleep(0.001)
+
+
+def _children(parent: int) -> list[int]:
+    """The processes whose parent is `parent` (/proc: the kernel may lack the `children`
+    file)."""
+    found = []
+    for name in os.listdir("/proc"):
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as file:
+                fields = file.read().rsplit(b")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if int(fields[1]) == parent:
+            found.append(int(name))
+    return found
+
+
+def remove(path: str) -> bool:
+    """Remove a directory tree whatever its permissions (a program may have made a
+    directory unreadable); retried, since in the fallback another program could still be
+    writing into it. Never raises: whether it is gone."""
+    try:  # the common case: the directories the warden made, left empty
+        for name in SUBDIRS:
+            os.rmdir(f"{path}/{name}")
+        os.rmdir(path)
+        return True
+    except OSError:
+        pass
+    for attempt in range(5):
+        try:
+            shutil.rmtree(path)
+        except FileNotFoundError:
+            pass  # removed meanwhile, in part or whole
+        except OSError:
+            _unlock(path)
+            time.sleep(0.005 * attempt)
+        if not os.path.lexists(path):
+            return True
+    return False
+
+
+def _unlock(path: str) -> None:
+    """Make every directory under `path` ours to list and empty (never following a link)."""
+    stack = [path]
+    while stack:
+        directory = stack.pop()
+        try:
+            fd = os.open(directory, os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            continue
+        try:  # through the descriptor: never a link put in the directory's place
+            os.chmod(f"/proc/self/fd/{fd}", 0o700)
+            with os.scandir(directory) as entries:
+                names = [e.name for e in entries if e.is_dir(follow_symlinks=False)]
+            stack.extend(os.path.join(directory, name) for name in names)
+        except OSError:
+            continue
+        finally:
+            os.close(fd)
+
+
+# -- exec: one command, the caller's stdio ------------------------------------------------
+
+
+def run_one(plan: dict, argv: list[str]) -> int:
+    """Run `argv` inside the namespaces with inherited stdio (and terminal); when it ends,
+    everything it left in the PID namespace is killed. Its exit status."""
+    enter_namespaces(plan)
+    cwd = plan.get("cwd")
+    if cwd:
+        os.chdir(cwd)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    try:
+        pid = os.posix_spawn(
+            argv[0],
+            argv,
+            dict(os.environ),
+            setsigdef=DEFAULT_SIGNALS,
+            setsigmask=(),
+        )
+    except OSError as exc:
+        sys.stderr.write(f"cannot run {argv[0]}: {exc.strerror or exc}\n")
+        return 127
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    while True:
+        done, status = os.waitpid(-1, 0)
+        if done == pid:
+            break
+    with contextlib.suppress(ProcessLookupError):  # nothing else was left
+        os.kill(-1, signal.SIGKILL)  # PID 1 of the namespace: everything else in it
+    return _exit_code(status)
+
+
+def main(argv: list[str]) -> int:
+    command = argv[1] if len(argv) > 1 else ""
+    if command == "serve" and len(argv) == 4:
+        serve(int(argv[2]), json.loads(argv[3]))
+        return 0
+    if command == "exec" and len(argv) > 4 and argv[3] == "--":
+        return run_one(json.loads(argv[2]), argv[4:])
+    sys.stderr.write("usage: _helper.py serve FD PLAN | exec PLAN -- ARGV...\n")
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,445 @@
+"""The host's side of the sandbox: which isolation this machine allows, the helper
+sessions, and running a program through one.
+
+A *session* is one helper process (`_helper.py serve`), started on first use — inside
+bubblewrap, or entering the namespaces itself (`unshare`), or, where neither works, on the
+host — and kept for the life of this process (at most `IDLE_SESSIONS` idle ones: another
+set of visible paths is another session). Each program is one request to it: the pipes
+and a channel travel as SCM_RIGHTS, a warden forked for it starts the program and, when
+this side says `kill`, kills and reaps everything the program left. Starting a program
+costs a fork in the helper, not a new sandbox: that is what keeps a scan of a thousand
+executables within 1.3 times its cost without isolation (bench/scan.py).
+
+Which isolation: `ATIP_SANDBOX` = `auto` (default: bwrap, else unshare, else none),
+`bwrap`, `unshare` or `none`. A mode is used only once its helper has started and
+checked from inside that the network has no interface but loopback and the root is read
+only; otherwise the next is tried, and falling back to `none` is said once (a
+`SandboxWarning`).
+"""
+
+from __future__ import annotations
+
+import array
+import atexit
+import collections
+import contextlib
+import functools
+import json
+import os
+import select
+import shutil
+import socket
+import subprocess
+import tempfile
+import threading
+import time
+import warnings
+from collections.abc import Mapping, Sequence
+from typing import Literal
+
+from atipkit._process import Captured, collect, kill_group
+from atipkit.errors import AtipError
+from atipkit.sandbox import plan as layout
+
+Isolation = Literal["bwrap", "unshare", "none"]
+MODES: tuple[Isolation, ...] = ("bwrap", "unshare", "none")
+ENV = "ATIP_SANDBOX"
+START_TIMEOUT = 10.0
+"""Seconds a helper may take to start and answer `ready`."""
+KILL_WAIT = 3.0
+"""Seconds to wait for a warden's `done` (it kills and reaps within 2 s); then it is
+taken for stopped by the program, and the server kills it and what it left."""
+IDLE_SESSIONS = 2
+FIRST_WORD = 5.0
+"""Seconds within which a warden says it started the program (or why not), whatever the
+program's own timeout: no word means the session is broken, and a new one is started."""
+
+
+class SandboxError(AtipError):
+    """The sandbox could not be started, or the program's session went away."""
+
+
+class SandboxWarning(UserWarning):
+    """Programs run without namespaces: see the README's 'What the sandbox guarantees'."""
+
+
+def base_env() -> dict[str, str]:
+    """The environment every sandboxed program gets (the helper adds HOME, the XDG
+    directories and TMPDIR, all in its own throwaway directory)."""
+    return {
+        "PATH": os.environ.get("PATH", os.defpath),
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TERM": "dumb",
+        "NO_COLOR": "1",
+    }
+
+
+def run(
+    argv: Sequence[str],
+    *,
+    timeout: float,
+    max_bytes: int,
+    env: Mapping[str, str] | None = None,
+    stdin: bytes | None = None,
+) -> Captured:
+    """Run `argv` (its first item an absolute path) in the sandbox: a throwaway working
+    directory, HOME and XDG directories, `base_env` plus `env`, stdin fed from `stdin`
+    (else /dev/null); stopped at `timeout` or past `max_bytes` of output. Everything the
+    program started is dead when this returns. Raises `OSError` when it cannot be started
+    (missing, not executable) and `SandboxError` when the sandbox cannot."""
+    visible = layout.needed([argv[0]], env)
+    for attempt in range(2):
+        session = _sessions.acquire(visible)
+        try:
+            return session.run(list(argv), dict(env or {}), timeout, max_bytes, stdin)
+        except _Gone:
+            session.close()
+            if attempt:
+                raise SandboxError("the sandbox session ended twice in a row") from None
+        finally:
+            _sessions.release(session)
+    raise AssertionError("unreachable")
+
+
+def isolation() -> Isolation:
+    """The isolation programs get here (deciding it, once, if nothing has run yet)."""
+    return _sessions.mode()
+
+
+def used() -> Isolation | None:
+    """The isolation programs got in this process; None if none has run."""
+    return _sessions.decided.get(_requested())
+
+
+def wrap(argv: Sequence[str], *, cwd: str) -> tuple[list[str], Isolation]:
+    """`argv` as a command that runs it isolated (for the runner: its own stdio, a
+    terminal if it has one), `cwd` writable; and which isolation. Raises `SandboxError`
+    where there are no namespaces."""
+    mode = isolation()
+    if mode == "none":
+        raise SandboxError(f"no namespaces here: {_sessions.reasons.get(_requested(), '')}")
+    mounts = layout.layout(layout.needed([argv[0]]), writable=[cwd])
+    if mode == "bwrap":
+        prefix = layout.bwrap_argv(mounts, features=_bwrap_features(), cwd=cwd)
+        return [*prefix, "--die-with-parent", "--", *argv], mode
+    plan = {"unshare": True, "mounts": mounts, "tmp_size": layout.TMP_SIZE, "cwd": cwd}
+    helper = [layout.interpreter(), "-I", "-S", layout.HELPER]
+    return [*helper, "exec", json.dumps(plan), "--", *argv], mode
+
+
+def _requested() -> str:
+    value = os.environ.get(ENV, "auto").strip().lower() or "auto"
+    return value if value in (*MODES, "auto") else "auto"
+
+
+@functools.cache
+def _bwrap_features() -> frozenset[str]:
+    """The options of the installed bubblewrap that older ones lack."""
+    try:
+        done = subprocess.run(
+            ["bwrap", "--help"], capture_output=True, text=True, timeout=5, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return frozenset()
+    return frozenset(o for o in ("--disable-userns", "--size") if o in done.stdout)
+
+
+class _Gone(Exception):
+    """The session's helper is gone (the request could not be sent)."""
+
+
+class _Session:
+    """One helper process and its control socket."""
+
+    def __init__(self, mode: Isolation, mounts: tuple[layout.Mount, ...]) -> None:
+        self.mode = mode
+        self.users = 0
+        self.lock = threading.Lock()
+        control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        helper_plan = {
+            "unshare": mode == "unshare",
+            "isolated": mode != "none",
+            "mounts": mounts,
+            "tmp_size": layout.TMP_SIZE,
+        }
+        argv = [
+            layout.interpreter(),
+            "-I",
+            "-S",
+            layout.HELPER,
+            "serve",
+            str(theirs.fileno()),
+            json.dumps(helper_plan),
+        ]
+        if mode == "bwrap":
+            argv = [*layout.bwrap_argv(mounts, features=_bwrap_features()), "--", *argv]
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                pass_fds=[theirs.fileno()],
+                env={"PATH": os.defpath, "LANG": "C.UTF-8", "TMPDIR": tempfile.gettempdir()},
+                start_new_session=True,
+            )
+        except OSError as exc:
+            control.close()
+            raise SandboxError(f"cannot start {argv[0]}: {exc.strerror or exc}") from None
+        finally:
+            theirs.close()
+        self.control = control
+        try:
+            self._ready()
+        except BaseException:
+            self.close()
+            raise
+
+    def _ready(self) -> None:
+        ready, _, _ = select.select([self.control], [], [], START_TIMEOUT)
+        message = self.control.recv(65536) if ready else b""
+        answer = json.loads(message) if message else {}
+        if not answer.get("ready"):
+            assert self.proc.stderr is not None
+            if self.proc.poll() is None:
+                self.proc.kill()
+            said = self.proc.stderr.read().decode("utf-8", "replace").strip().splitlines()
+            reason = answer.get("error") or (said[-1] if said else "no answer")
+            raise SandboxError(f"{self.mode}: {reason}")
+        checks = answer.get("checks", {})
+        if self.mode != "none":
+            if set(checks.get("interfaces", [])) - {"lo"}:
+                raise SandboxError(f"{self.mode}: a network interface is reachable")
+            if checks.get("rootWritable", True):
+                raise SandboxError(f"{self.mode}: the root filesystem is writable")
+        assert self.proc.stderr is not None
+        self.proc.stderr.close()
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def run(
+        self,
+        argv: list[str],
+        extra: dict[str, str],
+        timeout: float,
+        max_bytes: int,
+        stdin: bytes | None,
+    ) -> Captured:
+        start = time.monotonic()
+        out_r, out_w = os.pipe()
+        err_r, err_w = os.pipe()
+        in_r, in_w = os.pipe() if stdin is not None else (None, None)
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        request = {"argv": argv, "env": base_env(), "extra": extra, "stdin": stdin is not None}
+        passed = [theirs.fileno(), out_w, err_w] + ([in_r] if in_r is not None else [])
+        try:
+            with self.lock:
+                self.control.sendmsg(
+                    [json.dumps(request).encode()],
+                    [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", passed))],
+                )
+        except OSError:
+            for fd in (out_r, err_r, in_w):
+                if fd is not None:
+                    os.close(fd)
+            mine.close()
+            raise _Gone from None
+        finally:
+            theirs.close()
+            for fd in (out_w, err_w, in_r):
+                if fd is not None:
+                    os.close(fd)
+        warded = _Warded(mine, self)
+        try:
+            warded.started(start + timeout)
+        except BaseException:
+            for fd in (out_r, err_r, in_w):
+                if fd is not None:
+                    os.close(fd)
+            warded.kill()
+            raise
+        return collect(
+            warded, out_r, err_r, in_w, stdin, start=start, timeout=timeout, max_bytes=max_bytes
+        )
+
+    def stuck(self, warden: int) -> None:
+        """Ask the server to kill a warden that did not finish, and what it left."""
+        with contextlib.suppress(OSError), self.lock:
+            self.control.send(json.dumps({"stuck": warden}).encode())
+
+    def close(self) -> None:
+        """End the session: its server exits when the socket closes; if it does not in
+        2 s (stopped by a program?), its process group is killed, namespace and all."""
+        self.control.close()
+        try:
+            self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            kill_group(self.proc.pid)
+            self.proc.wait()
+
+
+class _Warded:
+    """A program started by a warden: its messages (`pid`, `exit`, `done`) arrive on a
+    channel; `kill` is one message back."""
+
+    def __init__(self, channel: socket.socket, session: _Session) -> None:
+        self.channel = channel
+        self.session = session
+        self.warden: int | None = None
+        self.exited: int | None = None
+        self.finished = False  # `done` received, or the warden is gone
+
+    @property
+    def fd(self) -> int | None:
+        return None if self.finished else self.channel.fileno()
+
+    def started(self, deadline: float) -> None:
+        """Wait for the warden's first word; `OSError` if the program could not start."""
+        message = self._next(max(deadline - time.monotonic(), FIRST_WORD))
+        if message is None:
+            raise _Gone  # no answer at all: the session is in trouble
+        if "error" in message:
+            self.kill()
+            raise OSError(message["error"], message.get("message", "cannot run"))
+
+    def _next(self, timeout: float | None) -> dict | None:
+        """The next message, waiting up to `timeout` (None: forever); None on timeout or
+        when the warden is gone (then `finished`)."""
+        if self.finished:
+            return None
+        ready, _, _ = select.select([self.channel], [], [], timeout)
+        if not ready:
+            return None
+        try:
+            data = self.channel.recv(65536)
+        except OSError:
+            data = b""
+        if not data:
+            self.finished = True
+            if self.exited is None:
+                self.exited = -9  # its warden was killed: so was it
+            return None
+        message: dict = json.loads(data)
+        if "warden" in message:
+            self.warden = message["warden"]
+        if "exit" in message:
+            self.exited = os.waitstatus_to_exitcode(message["exit"])
+        if message.get("done"):
+            self.finished = True
+        return message
+
+    def poll(self) -> int | None:
+        while self.exited is None and not self.finished and self._next(0) is not None:
+            pass
+        return self.exited
+
+    def wait(self, timeout: float) -> int:
+        deadline = time.monotonic() + timeout
+        while self.exited is None:
+            left = deadline - time.monotonic()
+            if left <= 0 or self.finished:
+                raise subprocess.TimeoutExpired("sandboxed program", timeout)
+            self._next(left)
+        return self.exited
+
+    def kill(self) -> int | None:
+        try:
+            self.channel.send(b"kill")
+        except OSError:
+            self.finished = True
+        deadline = time.monotonic() + KILL_WAIT
+        while not self.finished and time.monotonic() < deadline:
+            self._next(deadline - time.monotonic())
+        if not self.finished and self.warden is not None:
+            self.session.stuck(self.warden)
+        self.channel.close()
+        self.finished = True
+        return self.exited
+
+
+class _Sessions:
+    """The sessions of this process, by isolation and mounts; the isolation decided per
+    requested mode (`ATIP_SANDBOX`)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.sessions: collections.OrderedDict[tuple, _Session] = collections.OrderedDict()
+        self.decided: dict[str, Isolation] = {}
+        self.reasons: dict[str, str] = {}
+        self.warned = False
+        self.owner = os.getpid()
+
+    def mode(self) -> Isolation:
+        session = self.acquire(layout.needed([]))
+        self.release(session)
+        return session.mode
+
+    def acquire(self, visible: list[str]) -> _Session:
+        mounts = layout.layout(visible)
+        requested = _requested()
+        with self.lock:
+            if self.owner != os.getpid():  # a forked child: the parent's sessions are not ours
+                self.sessions.clear()
+                self.owner = os.getpid()
+            mode = self.decided.get(requested)
+            session = self.sessions.get((mode, mounts)) if mode else None
+            if session is None or not session.alive:
+                if session is not None:
+                    self.sessions.pop((mode, mounts))
+                session = self._start(requested, mounts)
+                self.sessions[(session.mode, mounts)] = session
+            self.sessions.move_to_end((session.mode, mounts))
+            session.users += 1
+            return session
+
+    def _start(self, requested: str, mounts: tuple[layout.Mount, ...]) -> _Session:
+        decided = self.decided.get(requested)
+        if decided is not None:
+            return _Session(decided, mounts)
+        order: tuple[Isolation, ...] = (
+            MODES if requested == "auto" else (requested, "none")  # type: ignore[assignment]
+        )
+        reasons = []
+        for mode in dict.fromkeys(order):
+            if mode == "bwrap" and shutil.which("bwrap") is None:
+                reasons.append("bwrap is not installed")
+                continue
+            try:
+                session = _Session(mode, mounts)
+            except SandboxError as exc:
+                reasons.append(str(exc))
+                continue
+            self.decided[requested] = mode
+            if mode == "none":
+                self.reasons[requested] = "; ".join(reasons) or f"{ENV}=none"
+                if reasons and not self.warned:
+                    self.warned = True
+                    warnings.warn(
+                        "programs run without namespaces (no private /tmp, read-only "
+                        "filesystem or network isolation): " + "; ".join(reasons),
+                        SandboxWarning,
+                        stacklevel=4,
+                    )
+            return session
+        raise SandboxError("cannot start the sandbox: " + "; ".join(reasons))
+
+    def release(self, session: _Session) -> None:
+        with self.lock:
+            session.users -= 1
+            idle = [k for k, s in self.sessions.items() if s.users == 0]
+            for key in idle[: max(0, len(idle) - IDLE_SESSIONS)]:
+                self.sessions.pop(key).close()
+
+    def close_all(self) -> None:
+        with self.lock:
+            if self.owner == os.getpid():
+                for session in self.sessions.values():
+                    session.close()
+            self.sessions.clear()
+
+
+_sessions = _Sessions()
+atexit.register(_sessions.close_all)
