@@ -292,7 +292,8 @@ def test_commands_on_the_skip_list_are_never_run(tmp_path):
     assert list(tmp_path.glob("ran-*")) == []
 
 
-def test_skip_list_is_configurable(tmp_path):
+def test_skip_list_is_configurable(tmp_path, monkeypatch):
+    monkeypatch.setenv("ATIP_SANDBOX", "none")  # the scripts leave their marks in tmp_path
     bin_dir = tmp_path / "bin"
     for name in ("one", "two", "three"):
         plain_script(bin_dir, name, f"touch {tmp_path}/ran-{name}")
@@ -401,9 +402,12 @@ def test_scan_text_is_the_table_with_notes_on_stderr_and_json_is_the_report(
         "inferred",
         "inference",
         "renamed",
+        "failures",
+        "isolation",
     }
     assert report["renamed"] == []
     assert (report["inferred"], report["inference"]) == (0, None)  # no --infer
+    assert (report["failures"], report["isolation"]) == ([], None)  # nothing was run
     assert report["skipped_dirs"] == [{"path": str(shared), "reason": "world-writable"}]
     assert (report["probed"], report["reused"]) == (0, 2)
 

@@ -70,6 +70,9 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
         monkeypatch.setenv(name, value)
     for name in [n for n in os.environ if n.startswith("ATIP_")]:
         monkeypatch.delenv(name)
+    # the scripts log their runs into the test's directory, which the sandbox's
+    # namespaces keep read-only (tests/test_sandbox.py tests them)
+    monkeypatch.setenv("ATIP_SANDBOX", "none")
     return {**os.environ}
 
 

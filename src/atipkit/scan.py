@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from atipkit import paths
+from atipkit import paths, sandbox
 from atipkit._atomic import write_atomic
 from atipkit.deny import DEFAULT_SKIP, DenyList, configured
 from atipkit.infer.coverage import (
@@ -53,7 +53,7 @@ from atipkit.probe import DEFAULT_TIMEOUT, probe
 from atipkit.registry.local import MAX_AGE, Entry, LocalRegistry, timestamp, utcnow
 from atipkit.resolve import find_shim, is_inferred
 
-__all__ = ["DEFAULT_SKIP", "ScanReport", "discover", "safe_dirs", "scan"]
+__all__ = ["DEFAULT_SKIP", "ProbeFailed", "ScanReport", "discover", "safe_dirs", "scan"]
 
 DEFAULT_INFER_BUDGET = 300.0
 """Seconds for `scan(infer=True)`, probe pass included. A first run over a whole PATH
@@ -81,6 +81,17 @@ class Found(msgspec.Struct, frozen=True):
     cached: bool
 
 
+class ProbeFailed(msgspec.Struct, frozen=True):
+    """A probe of this run that did not yield ATIP metadata, and why: the probe's failure
+    kind (`atipkit.probe.FailureKind`: `exit-code` for a tool that does not speak ATIP,
+    `timeout`, `invalid`, ...) or `error` when examining the tool raised."""
+
+    name: str
+    path: str
+    kind: str
+    message: str
+
+
 class ScanReport(msgspec.Struct, kw_only=True):
     found: list[Found]
     skipped_dirs: list[SkippedDir]
@@ -97,6 +108,12 @@ class ScanReport(msgspec.Struct, kw_only=True):
     is recorded under its file name. `alias` is true where the other name is still this
     binary's (a copy of it on PATH, a shim's name for it); false where it is another
     tool's, or nobody's: a claim, warned about."""
+    failures: list[ProbeFailed] = []
+    """Every probe of this run that failed, and why (a rescan reuses verdicts without
+    probing, so lists only what changed)."""
+    isolation: str | None = None
+    """What the programs run by this scan were isolated by: `bwrap`, `unshare`, or `none`
+    (no namespaces: see `atipkit.sandbox`); None when nothing was run."""
 
 
 _CACHE_VERSION = 2
@@ -208,19 +225,26 @@ def scan(
         else:
             todo.append((name, real, st))
     done = 0
+    failures: list[ProbeFailed] = []
 
-    def work(item: Item) -> tuple[str, _Seen]:
+    def work(item: Item) -> tuple[str, _Seen, ProbeFailed | None]:
         nonlocal done
         name, real, st = item
-        seen = _examine(name, real, st, registry, timeout)
+        try:
+            seen, failed = _examine(name, real, st, registry, timeout)
+        except Exception as exc:  # one tool's failure never stops the scan
+            seen = _fingerprint(name, st)
+            failed = ProbeFailed(name, real, "error", f"{type(exc).__name__}: {exc}")
         done += 1
         if progress:
             progress(done, len(todo))
-        return real, seen
+        return real, seen, failed
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for real, seen in pool.map(work, todo):
+        for real, seen, failed in pool.map(work, todo):
             verdicts[real] = seen
+            if failed is not None:
+                failures.append(failed)
     for real, seen in verdicts.items():  # a shim removed since: inferred again, or nothing
         if seen.verdict == "inferred" and not (seen.hash and has_shim(registry, seen.hash)):
             verdicts[real] = msgspec.structs.replace(seen, verdict="none")
@@ -266,6 +290,8 @@ def scan(
         inferred=inferred,
         inference=inference,
         renamed=renames,
+        failures=failures,
+        isolation=sandbox.used() if todo or infer else None,
     )
 
 
@@ -442,9 +468,13 @@ def _same(seen: _Seen, st: os.stat_result, now: dt.datetime) -> bool:
 
 def _examine(
     name: str, real: str, st: os.stat_result, registry: LocalRegistry, timeout: float
-) -> _Seen:
-    """Probe one changed executable, hash it once, look for a shim if it is not native."""
+) -> tuple[_Seen, ProbeFailed | None]:
+    """Probe one changed executable, hash it once, look for a shim if it is not native;
+    and why the probe failed, if it did."""
     result = probe(real, timeout=timeout)
+    failed = None
+    if result.failure is not None:
+        failed = ProbeFailed(name, real, result.failure.kind, result.failure.message)
     hash_ = file_hash(real)
     verdict: Verdict = "none"
     version = None
@@ -456,9 +486,10 @@ def _examine(
         verdict, version = ("inferred" if is_inferred(shim) else "shim"), shim.version
         described = shim
     claimed = described.name if described is not None and described.name != name else None
-    return msgspec.structs.replace(
+    seen = msgspec.structs.replace(
         _fingerprint(name, st), verdict=verdict, hash=hash_, version=version, claimed=claimed
     )
+    return seen, failed
 
 
 def _update(

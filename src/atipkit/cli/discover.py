@@ -88,13 +88,19 @@ def scan(
     note when it is one of this binary's own, `alias`). With `--infer`, every executable
     that is neither native nor has a shim gets an inferred shim too (`inference` in the
     result: how many, from man pages or help, and what was left for the next run); a
-    binary already inferred is never inferred again.
+    binary already inferred is never inferred again. `failures` lists every probe that
+    gave no metadata and why (name, path, kind, message); `isolation` says what the
+    sandbox was (`bwrap`, `unshare`, or `none` where the kernel allows no namespaces).
     """
+    import warnings
+    from collections import Counter
+
     import msgspec
 
     from atipkit.app import InputError
     from atipkit.deny import configured
     from atipkit.registry.local import RegistryError
+    from atipkit.sandbox import SandboxWarning
     from atipkit.scan import DEFAULT_INFER_BUDGET
     from atipkit.scan import scan as scan_dirs
 
@@ -113,24 +119,33 @@ def scan(
         ctx.progress(f"inferring {done}/{total}")
 
     never = configured() | (split(skip) or [])
-    try:
-        report = scan_dirs(
-            path.split(":") if path else None,
-            only=split(only),
-            skip=never,
-            jobs=jobs,
-            timeout=probe_timeout,
-            allow_unsafe_dirs=allow_unsafe_dirs,
-            refresh=refresh,
-            progress=progress,
-            infer=infer,
-            infer_budget=DEFAULT_INFER_BUDGET if budget is None else budget,
-            infer_progress=inferring,
-        )
-    except RegistryError as exc:
-        raise bad_registry(exc) from None
-    finally:
-        ctx.progress(None)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", SandboxWarning)
+        try:
+            report = scan_dirs(
+                path.split(":") if path else None,
+                only=split(only),
+                skip=never,
+                jobs=jobs,
+                timeout=probe_timeout,
+                allow_unsafe_dirs=allow_unsafe_dirs,
+                refresh=refresh,
+                progress=progress,
+                infer=infer,
+                infer_budget=DEFAULT_INFER_BUDGET if budget is None else budget,
+                infer_progress=inferring,
+            )
+        except RegistryError as exc:
+            raise bad_registry(exc) from None
+        finally:
+            ctx.progress(None)
+    for warning in caught:
+        if issubclass(warning.category, SandboxWarning):
+            ctx.warn(str(warning.message))
+        else:
+            warnings.showwarning(
+                warning.message, warning.category, warning.filename, warning.lineno
+            )
     for skipped in report.skipped_dirs:
         ctx.info(f"skipped {skipped.path}: {skipped.reason}")
     for rename in report.renamed:
@@ -139,6 +154,13 @@ def scan(
         f"{len(report.found)} ATIP tool(s) among {report.executables} executables "
         f"({report.probed} probed, {report.reused} unchanged) in {report.seconds:.2f} s"
     )
+    if report.failures:
+        kinds = Counter(failure.kind for failure in report.failures)
+        ctx.info(
+            "probes without ATIP metadata: "
+            + ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
+            + " (each with its reason in --json's failures)"
+        )
     inference = report.inference
     if inference is not None:
         ctx.info(
