@@ -5,19 +5,23 @@ stdin follows `effects.interactive.stdin`: `none` gets /dev/null; `optional` get
 if any; `required` is refused without data, before anything starts; `password` is never
 taken from the model — it comes from a credential callback or the run is refused. The
 timeout is the caller's, else the command's `duration.timeout`, else 60 s; on timeout the
-whole process group is killed. Output is capped and the result says what was cut.
+whole process group is killed. Output is capped and the result says what was cut. With
+`isolate`, it runs in the sandbox's namespaces (RFC §11.1: "use sandboxing for untrusted
+tools"), where nothing it starts outlives it.
 """
 
 from __future__ import annotations
 
 import os
 import select
+import termios
 import time
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 import msgspec
 
+from atipkit import sandbox
 from atipkit._duration import parse_duration
 from atipkit._process import kill_group, run_captured
 from atipkit.errors import AtipError
@@ -44,6 +48,7 @@ class RunResult(msgspec.Struct, frozen=True, kw_only=True):
     timed_out: bool = False
     truncated: bool = False
     tty: bool = False
+    isolation: sandbox.Isolation | None = None  # what isolated it, when `isolate` asked
 
     @property
     def ok(self) -> bool:
@@ -66,9 +71,20 @@ def run(
     max_output: int = MAX_OUTPUT,
     cwd: str | None = None,
     env: Mapping[str, str] | None = None,
+    isolate: bool = False,
 ) -> RunResult:
     """Run `invocation` as its effects require. Raises `RunRefused` before starting when
-    the input it needs is missing, and `OSError` when the executable cannot be started."""
+    the input it needs is missing, and `OSError` when the executable cannot be started.
+
+    `isolate=True` runs it in the sandbox (`atipkit.sandbox`): new user, mount, PID,
+    network, IPC and UTS namespaces, no capability; no network at all, loopback
+    included; the filesystem read-only except the working directory (`cwd`, else this
+    process's), which stays writable; `/tmp`, `/var/tmp`, `/run` and `$HOME` empty
+    throwaways (but for PATH directories and the executable's, read-only); its
+    environment as without `isolate`. When it ends or is killed, everything it started
+    dies with it, in whatever session. Where the kernel allows no namespaces, it is
+    refused (`RunRefused`) rather than run unisolated; `RunResult.isolation` names what
+    isolated it (`bwrap` or `unshare`)."""
     interactive = effects.interactive or None
     mode = interactive.stdin if interactive and interactive.stdin else "optional"
     data = stdin.encode() if isinstance(stdin, str) else stdin
@@ -85,12 +101,20 @@ def run(
     if timeout is None:
         timeout = timeout_of(effects)
     full_env = {**(os.environ if env is None else env), **invocation.env}
+    argv, isolation = invocation.argv, None
+    if isolate:
+        try:
+            argv, isolation = sandbox.wrap(argv, cwd=os.path.abspath(cwd or os.getcwd()))
+        except sandbox.SandboxError as exc:
+            raise RunRefused(f"isolation was asked for and is not available: {exc}") from None
     if interactive and interactive.tty:
-        return _run_pty(invocation, data, timeout, max_output, cwd, full_env)
+        result = _run_pty(invocation.argv, argv, data, timeout, max_output, cwd, full_env)
+        return msgspec.structs.replace(result, isolation=isolation)
     captured = run_captured(
-        invocation.argv, cwd=cwd, env=full_env, timeout=timeout, max_bytes=max_output, stdin=data
+        argv, cwd=cwd, env=full_env, timeout=timeout, max_bytes=max_output, stdin=data
     )
     return RunResult(
+        isolation=isolation,
         argv=invocation.argv,
         exit_code=captured.exit_code,
         stdout=_cut(captured.stdout, max_output),
@@ -108,10 +132,17 @@ def _cut(data: bytes, limit: int) -> str:
 #: A terminal program is typed to one line at a time, each once it has been quiet this long
 #: (it has prompted): a program that sets up its terminal flushes input typed too early.
 TYPING_PAUSE = 0.1
+#: Once the input is all typed and ended, a program still waiting quietly this long gets
+#: end of input again (at most `MORE_EOFS` times), as a person presses Ctrl-D again: a
+#: terminal gives one end-of-file per EOF character, and some readers want a second
+#: (Python's `input()` after a partial line).
+EOF_AGAIN = 0.5
+MORE_EOFS = 8
 
 
 def _run_pty(
-    invocation: Invocation,
+    shown: list[str],
+    argv: list[str],
     data: bytes | None,
     timeout: float,
     max_output: int,
@@ -119,12 +150,12 @@ def _run_pty(
     env: Mapping[str, str],
 ) -> RunResult:
     """A terminal for programs that insist on one (prompts read from /dev/tty). The input
-    is typed line by line as the program asks; stdout and stderr arrive mixed, as on a
-    real terminal."""
+    is typed line by line as the program asks, then ended as a terminal ends it; stdout
+    and stderr arrive mixed, as on a real terminal. `argv` is run, `shown` reported."""
     from ptyprocess import PtyProcess
 
     start = time.monotonic()
-    child = PtyProcess.spawn(invocation.argv, cwd=cwd, env=dict(env), echo=False)
+    child = PtyProcess.spawn(argv, cwd=cwd, env=dict(env), echo=False)
     try:
         out, timed_out, truncated = _converse(child, data, start + timeout, max_output)
     finally:  # also when a signal (a caller's deadline) cuts in: no child left behind
@@ -133,7 +164,7 @@ def _run_pty(
     code = None if timed_out or truncated else child.exitstatus
     text = b"".join(out)[:max_output].decode("utf-8", "replace").replace("\r\n", "\n")
     return RunResult(
-        argv=invocation.argv,
+        argv=shown,
         exit_code=code,
         stdout=text,
         stderr="",
@@ -144,12 +175,31 @@ def _run_pty(
     )
 
 
+def typed(data: bytes | None, eof: bytes) -> list[bytes]:
+    """What is typed, in turns: each line of `data`, then end of input as a terminal
+    ends it. The EOF character sends a partial line without a newline, and ends input
+    only at the start of a line: so twice after a partial line, once after a whole one.
+    Nothing at all without `data` (the program may read no input)."""
+    if data is None:
+        return []
+    lines = data.splitlines(keepends=True)
+    if lines and not lines[-1].endswith((b"\n", b"\r")):
+        lines[-1] += eof  # sends the partial line as it is
+    return [*lines, eof]
+
+
 def _converse(
     child: PtyProcess, data: bytes | None, deadline: float, max_output: int
 ) -> tuple[list[bytes], bool, bool]:
-    """Type the input line by line as the program pauses, and read what it writes: the
-    output, and whether the deadline or the cap stopped it."""
-    lines = (data or b"").splitlines(keepends=True)
+    """Type the input line by line as the program pauses (then end of input), and read
+    what it writes: the output, and whether the deadline or the cap stopped it."""
+    try:
+        eof = termios.tcgetattr(child.fd)[6][termios.VEOF]
+    except (termios.error, OSError):
+        eof = b"\x04"
+    eof = eof if isinstance(eof, bytes) else bytes([eof])
+    turns = typed(data, eof)
+    more = MORE_EOFS if data is not None else 0
     out: list[bytes] = []
     total, timed_out, truncated = 0, False, False
     last_event = time.monotonic()
@@ -158,8 +208,15 @@ def _converse(
         if now >= deadline:
             timed_out = True
             break
-        if lines and now - last_event >= TYPING_PAUSE:
-            child.write(lines.pop(0))
+        if (turns and now - last_event >= TYPING_PAUSE) or (
+            not turns and more and now - last_event >= EOF_AGAIN
+        ):
+            if not turns:
+                more -= 1
+            try:
+                child.write(turns.pop(0) if turns else eof)
+            except OSError:  # the program is gone: nothing reads it
+                turns, more = [], 0
             last_event = now
         ready, _, _ = select.select([child.fd], [], [], min(deadline - now, TYPING_PAUSE / 2))
         if not ready:
