@@ -12,6 +12,7 @@ import pytest
 
 from atipkit.probe import probe
 from tests.helpers import EXAMPLES, minimal
+from tests.sandboxing import marker, running
 
 GOOD = json.dumps(minimal())
 
@@ -21,14 +22,6 @@ def script(tmp_path: Path, name: str, body: str) -> Path:
     path.write_text(body)
     path.chmod(path.stat().st_mode | stat.S_IXUSR)
     return path
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0]
-    except FileNotFoundError:
-        return False
-    return state != "Z"
 
 
 HOSTILE = {
@@ -86,39 +79,34 @@ def test_not_executable(tmp_path):
 
 
 def test_children_holding_the_pipes_are_killed_and_the_answer_kept(tmp_path):
-    pidfile = tmp_path / "child.pid"
+    mark = marker()
     tool = script(
-        tmp_path, "forks", (f"#!/bin/sh\nsleep 300 &\necho $! > \"$PIDFILE\"\necho '{GOOD}'\n")
+        tmp_path,
+        "forks",
+        f"#!/bin/sh\nsh -c 'while :; do sleep 1; done' {mark} &\necho '{GOOD}'\n",
     )
     start = time.monotonic()
-    result = probe(tool, timeout=5.0, env={"PIDFILE": str(pidfile)})
+    result = probe(tool, timeout=5.0)
     assert time.monotonic() - start < 2  # did not wait for the child
     assert result.ok, result.failure
-    child = int(pidfile.read_text())
-    for _ in range(50):
-        if not alive(child):
-            break
-        time.sleep(0.02)
-    assert not alive(child)
+    assert running(mark) == []
 
 
 def test_a_hung_group_leaves_no_process(tmp_path):
-    pidfile = tmp_path / "pids"
+    mark = marker()
     tool = script(
         tmp_path,
         "hang-tree",
         (
             "#!/bin/sh\ntrap '' TERM\n"
-            'sleep 300 & echo $! >> "$PIDFILE"\n'
-            'sleep 300 & echo $! >> "$PIDFILE"\n'
-            'echo $$ >> "$PIDFILE"\nwait\n'
+            f"sh -c 'trap \"\" TERM; sleep 300' {mark}-a &\n"
+            f"sh -c 'sleep 300' {mark}-b &\n"
+            "wait\n"
         ),
     )
-    result = probe(tool, timeout=0.5, env={"PIDFILE": str(pidfile)})
+    result = probe(tool, timeout=0.5)
     assert result.failure.kind == "timeout"
-    pids = [int(p) for p in pidfile.read_text().split()]
-    time.sleep(0.1)
-    assert [p for p in pids if alive(p)] == []
+    assert running(mark) == []
 
 
 def test_writes_stay_in_the_sandbox(tmp_path, monkeypatch):

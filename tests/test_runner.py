@@ -11,6 +11,8 @@ import pytest
 from atipkit.execute.argv import Invocation
 from atipkit.execute.runner import RunRefused, parse_duration, run
 from atipkit.model import Duration, Effects, Interactive
+from atipkit.sandbox import session
+from tests.sandboxing import ISOLATED, Listener, marker, mode_fixture, running, use_mode
 
 PY = sys.executable
 
@@ -142,3 +144,98 @@ def test_a_deadline_that_interrupts_the_run_leaves_no_child(tty):
     while _running(marker) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert _running(marker) == []
+
+
+# -- end of input under a terminal (issue 19, item 13) ----------------------------------------
+
+TTY = Effects(interactive=Interactive(tty=True))
+
+
+@pytest.mark.parametrize(
+    ("given", "got"), [("Bob", "'Bob'"), ("Bob\n", "'Bob\\n'"), ("", "''"), ("a\nb", "'a\\nb'")]
+)
+def test_a_terminal_program_reading_to_the_end_gets_the_input_then_its_end(given, got):
+    """Typed, then ended as a terminal ends it: the EOF character twice after a partial
+    line (the first sends the line, the second ends input), once after a whole one."""
+    program = "import sys; print('got', repr(sys.stdin.read()))"
+    start = time.monotonic()
+    result = run(inv(PY, "-c", program), TTY, stdin=given, timeout=20)
+    assert time.monotonic() - start < 10
+    assert not result.timed_out
+    assert result.exit_code == 0
+    assert f"got {got}" in result.stdout
+
+
+def test_a_line_without_a_newline_ends_a_prompt_instead_of_the_timeout():
+    """`--stdin "Bob"` to a program reading a line: it ends (as on a terminal where
+    Ctrl-D is pressed until it does), where it waited for the timeout."""
+    program = "name = input('Name? '); print('hello', name)"
+    shell = 'read name; echo "hello $name"'
+    for argv in ([PY, "-c", program], ["sh", "-c", shell]):
+        start = time.monotonic()
+        result = run(inv(*argv), TTY, stdin="Bob", timeout=20)
+        assert time.monotonic() - start < 10, argv
+        assert not result.timed_out
+        assert "hello Bo" in result.stdout  # input() drops a last character it takes for \n
+    assert run(inv("sh", "-c", shell), TTY, stdin="Bob", timeout=20).stdout.endswith("hello Bob\n")
+
+
+def test_the_eof_character_is_the_terminals():
+    from atipkit.execute.runner import typed
+
+    assert typed(b"Bob", b"\x04") == [b"Bob\x04", b"\x04"]
+    assert typed(b"a\nb\n", b"\x1a") == [b"a\n", b"b\n", b"\x1a"]
+    assert typed(b"", b"\x04") == [b"\x04"]
+    assert typed(None, b"\x04") == []
+
+
+# -- isolate (RFC §11.1: sandboxing for untrusted tools) -----------------------------------
+
+isolated = mode_fixture(ISOLATED)
+
+
+@pytest.mark.parametrize("tty", [False, True])
+def test_isolate_writes_only_the_working_directory(tmp_path, isolated, tty):
+    work = tmp_path / "work"
+    work.mkdir()
+    outside = tmp_path / "outside"
+    script = f"echo made > here; echo owned > {outside}; cat here"
+    effects = Effects(interactive=Interactive(tty=tty))
+    result = run(inv("sh", "-c", script), effects, cwd=str(work), isolate=True, timeout=20)
+    assert result.isolation == isolated
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert (work / "here").read_text() == "made\n"
+    assert "made" in result.stdout
+    assert not outside.exists()
+
+
+def test_isolate_has_no_network_and_leaves_nothing_running(tmp_path, isolated):
+    listener = Listener.tcp()
+    mark = marker()
+    program = (
+        "import socket, subprocess\n"
+        f"subprocess.Popen(['sh', '-c', 'sleep 300', '{mark}'], start_new_session=True)\n"
+        "try:\n"
+        f"    socket.create_connection(('127.0.0.1', {listener.port}), timeout=2)\n"
+        "    print('reached')\n"
+        "except OSError as exc:\n"
+        "    print('refused', exc.errno)\n"
+    )
+    try:
+        result = run(inv(PY, "-c", program), Effects(), cwd=str(tmp_path), isolate=True)
+    finally:
+        listener.close()
+    assert result.stdout.startswith("refused"), result.stdout + result.stderr
+    assert listener.accepted == 0
+    assert running(mark) == []
+
+
+def test_isolate_is_refused_without_namespaces(tmp_path, monkeypatch):
+    use_mode("none", monkeypatch)
+    marker_file = tmp_path / "ran"
+    try:
+        with pytest.raises(RunRefused, match="isolation was asked for"):
+            run(inv("sh", "-c", f"touch {marker_file}"), Effects(), isolate=True)
+    finally:
+        session._sessions.close_all()
+    assert not marker_file.exists()

@@ -116,7 +116,7 @@ def probe(
         return ProbeResult(path, argv, seconds, failure=failure, stderr=tail)
 
     if stopped == "timeout":
-        return failed("timeout", f"no answer within {timeout:g} s; the process group was killed")
+        return failed("timeout", f"no answer within {timeout:g} s; killed, with all it started")
     if stopped == "too-large":
         return failed("too-large", f"output exceeded {max_bytes:,} bytes; stopped")
     if code != 0:

@@ -230,12 +230,11 @@ def serve(control_fd: int, plan: dict) -> None:
     except OSError as exc:
         control.send(json.dumps({"error": str(exc)}).encode())
         return
-    signal.signal(signal.SIGCHLD, signal.SIG_IGN)  # children are reaped by the kernel
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the host decides; EOF ends the session
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
+    server = _Server(control, root)
     gc.freeze()  # a forked warden shares these pages instead of copying them
     control.send(json.dumps({"ready": True, "root": root, "checks": checks()}).encode())
-    server = _Server(control, root)
     try:
         server.loop()
     finally:
@@ -244,17 +243,28 @@ def serve(control_fd: int, plan: dict) -> None:
 
 
 class _Server:
+    """The server's state: the control socket, its wardens (by link: pid and pidfd),
+    the idle ones; SIGCHLD wakes its loop (`_reap`)."""
+
     def __init__(self, control: socket.socket, root: str) -> None:
         self.control = control
         self.root = root
         self.idle: list[socket.socket] = []
         self.wardens: dict[socket.socket, tuple[int, int | None]] = {}  # pid, pidfd
+        self.wakeup, write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
+        signal.set_wakeup_fd(write)
+        signal.signal(signal.SIGCHLD, lambda *_: None)
 
     def loop(self) -> None:
         while True:
-            ready, _, _ = select.select([self.control, *self.wardens], [], [])
+            ready, _, _ = select.select([self.control, self.wakeup, *self.wardens], [], [])
+            if self.wakeup in ready:
+                _drain(self.wakeup)
+                _reap()
             for link in ready:
-                if link is not self.control and link.recv(16) == b"idle":
+                if link in (self.control, self.wakeup):
+                    continue
+                if link.recv(16) == b"idle":
                     self.idle.append(link)
                 elif link is not self.control:  # retired, or killed
                     self._retire(link, kill=False)
@@ -293,6 +303,7 @@ class _Server:
                 mine.close()
                 for link in self.wardens:
                     link.close()
+                signal.set_wakeup_fd(-1)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 code = _warden(theirs, self.root)
             finally:
@@ -339,8 +350,38 @@ class _Server:
         return {pid for pid, _ in self.wardens.values()}
 
     def close(self) -> None:
+        """Let the wardens finish (an idle one exits when its link closes; a busy one
+        when its program is done), for up to `KILL_PATIENCE` seconds."""
+        pidfds = [pidfd for _, pidfd in self.wardens.values() if pidfd is not None]
         for link in list(self.wardens):
-            self._drop(link)
+            link.close()
+        deadline = time.monotonic() + KILL_PATIENCE
+        while pidfds and time.monotonic() < deadline:
+            ready, _, _ = select.select(pidfds, [], [], deadline - time.monotonic())
+            for pidfd in ready:
+                pidfds.remove(pidfd)
+                os.close(pidfd)
+
+
+def _drain(fd: int) -> None:
+    with contextlib.suppress(BlockingIOError):
+        while os.read(fd, 512):
+            pass
+
+
+def _reap() -> None:
+    """Reap the server's children that exited (wardens, orphans it killed), and resume
+    a warden a program stopped (SIGSTOP): it has a program to end."""
+    while True:
+        try:
+            pid, status = os.waitpid(-1, os.WNOHANG | os.WUNTRACED)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            return
+        if os.WIFSTOPPED(status):
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGCONT)
 
 
 def _sweep(wardens: set[int]) -> None:
@@ -348,6 +389,7 @@ def _sweep(wardens: set[int]) -> None:
     until there is none, or `KILL_PATIENCE` has passed."""
     deadline = time.monotonic() + KILL_PATIENCE
     while time.monotonic() < deadline:
+        _reap()
         orphans = [child for child in _children(os.getpid()) if child not in wardens]
         if not orphans:
             return
@@ -423,6 +465,7 @@ def _run(request: dict, fds: list[int], home: str) -> bool:
     and when the host says so, kill and reap everything it left and answer `done`. Whether
     everything died."""
     channel = socket.socket(fileno=os.dup(fds[0]))
+    _send(channel, {"warden": os.getpid()})  # before the program can stop or kill it
     try:
         stdin = fds[3] if request.get("stdin") else os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
         if stdin not in fds:
@@ -435,7 +478,7 @@ def _run(request: dict, fds: list[int], home: str) -> bool:
         for fd in fds[1:]:
             os.close(fd)  # the program has them: EOF reaches the host when it is done
         del fds[1:]
-        _send(channel, {"pid": pid, "warden": os.getpid()})
+        _send(channel, {"pid": pid})
         alive = _watch(channel, pid)
         left = kill_all(pid if alive else None)
         _send(channel, {"done": True, "left": left})  # nothing of it runs any more
@@ -546,7 +589,7 @@ def _children(parent: int) -> list[int]:
                 fields = file.read().rsplit(b")", 1)[1].split()
         except (OSError, IndexError):
             continue
-        if int(fields[1]) == parent:
+        if int(fields[1]) == parent and fields[0] != b"Z":  # a zombie needs no killing
             found.append(int(name))
     return found
 
@@ -607,7 +650,7 @@ def run_one(plan: dict, argv: list[str]) -> int:
         os.chdir(cwd)
     signal.signal(signal.SIGINT, signal.SIG_DFL)
     try:
-        pid = os.posix_spawn(
+        pid = os.posix_spawnp(  # found on PATH, as without isolation
             argv[0],
             argv,
             dict(os.environ),

@@ -93,12 +93,20 @@ def _visible_root(path: str, hidden: list[str]) -> str | None:
 
 
 def bwrap_argv(
-    mounts: Iterable[Mount], *, features: frozenset[str], cwd: str | None = None
+    mounts: Iterable[Mount],
+    *,
+    features: frozenset[str],
+    cwd: str | None = None,
+    as_pid_1: bool = False,
 ) -> list[str]:
     """bubblewrap's arguments for `mounts`: new user (with no further user namespaces
     where bwrap can forbid them), mount, PID, network, IPC and UTS namespaces, no
-    capability, a fresh /dev and /proc; `cwd` the directory to start in."""
+    capability, a fresh /dev and /proc; `cwd` the directory to start in. `as_pid_1`: the
+    command is the namespace's init, which nothing inside can kill or stop (the
+    session's server), rather than bwrap's."""
     argv = ["bwrap", "--unshare-all", "--unshare-user", "--cap-drop", "ALL"]
+    if as_pid_1:
+        argv.append("--as-pid-1")
     if "--disable-userns" in features:
         argv.append("--disable-userns")
     argv += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]

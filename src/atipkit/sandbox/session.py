@@ -40,16 +40,20 @@ from typing import Literal
 from atipkit._process import Captured, collect, kill_group
 from atipkit.errors import AtipError
 from atipkit.sandbox import plan as layout
+from atipkit.sandbox._helper import remove
 
 Isolation = Literal["bwrap", "unshare", "none"]
 MODES: tuple[Isolation, ...] = ("bwrap", "unshare", "none")
 ENV = "ATIP_SANDBOX"
 START_TIMEOUT = 10.0
 """Seconds a helper may take to start and answer `ready`."""
-KILL_WAIT = 3.0
-"""Seconds to wait for a warden's `done` (it kills and reaps within 2 s); then it is
-taken for stopped by the program, and the server kills it and what it left."""
+KILL_WAIT = 0.5
+"""Seconds to wait for a warden's `done` (it takes milliseconds; 2 s at most for a
+process stuck in the kernel); then it is taken for stopped by the program, and the
+server kills it and what it left."""
 IDLE_SESSIONS = 2
+CLOSE_WAIT = 5.0
+"""Seconds a session's server may take to exit once closed (its wardens finishing)."""
 FIRST_WORD = 5.0
 """Seconds within which a warden says it started the program (or why not), whatever the
 program's own timeout: no word means the session is broken, and a new one is started."""
@@ -154,6 +158,7 @@ class _Session:
 
     def __init__(self, mode: Isolation, mounts: tuple[layout.Mount, ...]) -> None:
         self.mode = mode
+        self.root = ""  # the server's directory, from its `ready`
         self.users = 0
         self.lock = threading.Lock()
         control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
@@ -173,7 +178,8 @@ class _Session:
             json.dumps(helper_plan),
         ]
         if mode == "bwrap":
-            argv = [*layout.bwrap_argv(mounts, features=_bwrap_features()), "--", *argv]
+            prefix = layout.bwrap_argv(mounts, features=_bwrap_features(), as_pid_1=True)
+            argv = [*prefix, "--", *argv]
         try:
             self.proc = subprocess.Popen(
                 argv,
@@ -207,6 +213,7 @@ class _Session:
             said = self.proc.stderr.read().decode("utf-8", "replace").strip().splitlines()
             reason = answer.get("error") or (said[-1] if said else "no answer")
             raise SandboxError(f"{self.mode}: {reason}")
+        self.root = str(answer.get("root", ""))
         checks = answer.get("checks", {})
         if self.mode != "none":
             if set(checks.get("interfaces", [])) - {"lo"}:
@@ -271,14 +278,18 @@ class _Session:
             self.control.send(json.dumps({"stuck": warden}).encode())
 
     def close(self) -> None:
-        """End the session: its server exits when the socket closes; if it does not in
-        2 s (stopped by a program?), its process group is killed, namespace and all."""
+        """End the session: its server exits when the socket closes, once its wardens
+        are done; if it does not within `CLOSE_WAIT` (stopped by a program?), its
+        process group is killed, namespace and all. Its directory on the host (without
+        namespaces) is removed whatever became of it."""
         self.control.close()
         try:
-            self.proc.wait(timeout=2)
+            self.proc.wait(timeout=CLOSE_WAIT)
         except subprocess.TimeoutExpired:
             kill_group(self.proc.pid)
             self.proc.wait()
+        if self.mode == "none" and self.root:
+            remove(self.root)
 
 
 class _Warded:
@@ -289,6 +300,7 @@ class _Warded:
         self.channel = channel
         self.session = session
         self.warden: int | None = None
+        self.pid: int | None = None  # the program's, in the sandbox
         self.exited: int | None = None
         self.finished = False  # `done` received, or the warden is gone
 
@@ -297,13 +309,23 @@ class _Warded:
         return None if self.finished else self.channel.fileno()
 
     def started(self, deadline: float) -> None:
-        """Wait for the warden's first word; `OSError` if the program could not start."""
-        message = self._next(max(deadline - time.monotonic(), FIRST_WORD))
-        if message is None:
-            raise _Gone  # no answer at all: the session is in trouble
-        if "error" in message:
-            self.kill()
-            raise OSError(message["error"], message.get("message", "cannot run"))
+        """Wait for the warden's word that it started the program; `OSError` if the
+        program could not start. No word at all (not even the warden's greeting) within
+        `FIRST_WORD` means the session is in trouble (`_Gone`). A warden gone, or
+        stopped, before it said the program started was killed or stopped by the program
+        (its first act), or with the whole session: the program is left to `collect`,
+        which ends it at the deadline."""
+        if self._next(max(deadline - time.monotonic(), FIRST_WORD)) is None:
+            if not self.finished:
+                raise _Gone
+            return
+        while self.pid is None and not self.finished:
+            message = self._next(max(deadline - time.monotonic(), 0.0))
+            if message is None:
+                return  # the deadline: `collect` sees it at once
+            if "error" in message:
+                self.kill()
+                raise OSError(message["error"], message.get("message", "cannot run"))
 
     def _next(self, timeout: float | None) -> dict | None:
         """The next message, waiting up to `timeout` (None: forever); None on timeout or
@@ -325,6 +347,8 @@ class _Warded:
         message: dict = json.loads(data)
         if "warden" in message:
             self.warden = message["warden"]
+        if "pid" in message:
+            self.pid = message["pid"]
         if "exit" in message:
             self.exited = os.waitstatus_to_exitcode(message["exit"])
         if message.get("done"):

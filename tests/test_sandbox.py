@@ -1,0 +1,299 @@
+"""The sandbox (`atipkit.sandbox`) against hostile programs, in each isolation mode this
+machine allows (`bwrap`, `unshare`, and the fallback `none`): nothing a program starts
+outlives its run, and, with namespaces, nothing it does reaches the host's files,
+sockets or network."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import pytest
+
+from atipkit import sandbox
+from atipkit.probe import probe, run_sandboxed
+from atipkit.sandbox import session
+from tests.helpers import ATIP, machine_env, minimal
+from tests.sandboxing import (
+    ISOLATED,
+    MODES,
+    Listener,
+    marker,
+    mode_fixture,
+    running,
+    script,
+    use_mode,
+)
+
+GOOD = json.dumps(minimal())
+mode = mode_fixture(MODES)
+isolated = mode_fixture(ISOLATED)
+LOOP = "while :; do sleep 1; done"
+
+
+def escaper(directory: Path, mark: str, then: str = "") -> Path:
+    """A tool that leaves processes in sessions of their own (setsid), double-forked
+    (their parent gone), and ignoring SIGHUP and SIGTERM, then does `then` (default:
+    answers with valid metadata)."""
+    return script(
+        directory,
+        "escaper",
+        "#!/bin/sh\n"
+        f"setsid sh -c '{LOOP}' {mark}-setsid &\n"
+        f"( sh -c '{LOOP}' {mark}-double & ) &\n"
+        f"( setsid sh -c 'trap \"\" HUP TERM; {LOOP}' {mark}-both & ) &\n"
+        f"sh -c '( sh -c \"{LOOP}\" {mark}-deep & ) &' &\n"
+        "sleep 0.2\n" + (then or f"echo '{GOOD}'\n"),
+    )
+
+
+def test_setsid_and_double_fork_children_are_gone_when_the_probe_returns(tmp_path, mode):
+    mark = marker()
+    result = probe(escaper(tmp_path / "bin", mark), timeout=5)
+    assert result.ok, result.failure
+    assert running(mark) == []  # at once: the probe returned only once they were dead
+
+
+def test_and_when_the_probe_times_out(tmp_path, mode):
+    mark = marker()
+    tool = escaper(tmp_path / "bin", mark, then="trap '' TERM\nsleep 60\n")
+    start = time.monotonic()
+    result = probe(tool, timeout=1)
+    assert time.monotonic() - start < 5
+    assert result.failure.kind == "timeout"
+    assert running(mark) == []
+
+
+@pytest.mark.parametrize("attack", ["kill -9 $PPID", "kill -STOP $PPID"])
+def test_a_program_that_kills_or_stops_its_warden_leaves_nothing(tmp_path, mode, attack):
+    """The warden is the program's parent, same user: the program can kill or stop it.
+    The helper is a subreaper too, and kills a warden that does not finish in time."""
+    mark = marker()
+    tool = escaper(tmp_path / "bin", mark, then=f"{attack}\necho '{GOOD}'\n")
+    probe(tool, timeout=1)
+    deadline = time.monotonic() + 1  # the helper kills them as the warden dies
+    while running(mark) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert running(mark) == []
+    again = script(tmp_path / "bin", "good", f"#!/bin/sh\necho '{GOOD}'\n")
+    assert probe(again).ok  # the sandbox still serves
+
+
+def test_a_racer_against_cleanup_breaks_nothing_and_leaves_nothing(tmp_path, mode):
+    """A tool that keeps creating files and locked directories from a setsid loop while
+    its directory is removed: `atip scan` records it as a failure, finds the tool after
+    it, exits 0, and leaves no directory in TMPDIR and no process."""
+    mark = marker()
+    bin_dir = tmp_path / "bin"
+    racer = (
+        'i=0; while :; do i=$((i+1)); mkdir -p d$i/e; touch d$i/f x$i "$HOME/h$i" '
+        '"$TMPDIR/t$i"; chmod 000 d$i; done'
+    )
+    script(bin_dir, "a-racer", f"#!/bin/sh\nsetsid sh -c '{racer}' {mark} &\nsleep 0.3\nexit 3\n")
+    script(bin_dir, "b-good", f"#!/bin/sh\necho '{json.dumps(minimal(name='b-good'))}'\n")
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = machine_env(tmp_path, TMPDIR=str(temp), ATIP_SANDBOX=mode)
+    done = subprocess.run(
+        [*ATIP, "scan", "--path", str(bin_dir), "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)["result"]
+    assert [f["name"] for f in report["found"]] == ["b-good"]
+    assert [(f["name"], f["kind"]) for f in report["failures"]] == [("a-racer", "exit-code")]
+    assert report["isolation"] == mode
+    assert list(temp.iterdir()) == []
+    assert running(mark) == []
+
+
+def test_writes_outside_the_sandbox_fail_or_stay_in_it(tmp_path, monkeypatch, isolated):
+    """Absolute paths on the host (the test's directory, $HOME, /tmp, /var/tmp, the
+    tool's own directory) are read-only or throwaways."""
+    home = tmp_path / "home"
+    home.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    mark = marker()
+    bin_dir = tmp_path / "bin"
+    targets = [
+        tmp_path / "outside",
+        home / ".bashrc",
+        Path("/tmp") / mark,
+        Path("/var/tmp") / mark,
+        bin_dir / "planted",
+    ]
+    writes = "".join(f"echo owned > {t} 2>/dev/null\n" for t in targets)
+    tool = script(bin_dir, "writer", f"#!/bin/sh\n{writes}echo '{GOOD}'\n")
+    result = probe(tool)
+    assert result.ok, result.failure
+    assert [t for t in targets if t.exists()] == []
+
+
+def test_without_namespaces_writes_do_reach_the_host(tmp_path, monkeypatch):
+    """What the fallback does not guarantee (README): a probe writes where you can."""
+    use_mode("none", monkeypatch)
+    target = tmp_path / "outside"
+    result = probe(script(tmp_path / "bin", "w", f"#!/bin/sh\ntouch {target}\necho '{GOOD}'\n"))
+    session._sessions.close_all()
+    assert result.ok
+    assert target.exists()
+
+
+def _connector(directory: Path, targets: list[str]) -> Path:
+    """A tool that tries each `host:port` (or Unix socket path) and says, in its
+    metadata, which connected."""
+    return script(
+        directory,
+        "connector",
+        "#!" + sys.executable + "\n"
+        "import json, socket\n"
+        f"doc = {minimal()!r}\n"
+        "reached = []\n"
+        f"for target in {targets!r}:\n"
+        "    try:\n"
+        "        if target.startswith('/'):\n"
+        "            s = socket.socket(socket.AF_UNIX)\n"
+        "            s.connect(target)\n"
+        "        else:\n"
+        "            host, port = target.rsplit(':', 1)\n"
+        "            s = socket.create_connection((host.strip('[]'), int(port)), timeout=1)\n"
+        "        reached.append(target)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "doc['x-reached'] = reached\n"
+        "print(json.dumps(doc))\n",
+    )
+
+
+def _loopbacks() -> list[Listener]:
+    listeners = [Listener.tcp("127.0.0.1")]
+    if socket.has_ipv6:
+        with contextlib.suppress(OSError):  # no IPv6 loopback here
+            listeners.append(Listener.tcp("::1"))
+    return listeners
+
+
+def test_loopback_services_are_unreachable(tmp_path, mode):
+    """A real listener on the host's loopback counts what reaches it: nothing with
+    namespaces; without them, everything (not guaranteed, as the README says)."""
+    listeners = _loopbacks()
+    try:
+        targets = [f"[{each.sock.getsockname()[0]}]:{each.port}" for each in listeners]
+        result = probe(_connector(tmp_path / "bin", targets), timeout=10)
+        assert result.ok, result.failure
+        accepted = sum(listener.accepted for listener in listeners)
+    finally:
+        for listener in listeners:
+            listener.close()
+    if mode == "none":
+        assert (accepted, result.tool.extensions["x-reached"]) == (len(targets), targets)
+    else:
+        assert (accepted, result.tool.extensions["x-reached"]) == (0, [])
+
+
+def test_sockets_and_secrets_in_home_and_tmp_are_hidden(tmp_path, monkeypatch, isolated):
+    """$HOME and /tmp are throwaways: an agent's socket and a private key there are not
+    seen, though the tool's own directory (under /tmp here) is."""
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_test").write_text("PRIVATE")
+    monkeypatch.setenv("HOME", str(home))
+    agent = Listener.unix(home / "agent.sock")
+    loose = Path(f"/tmp/{marker()}.sock")
+    tmp_agent = Listener.unix(loose)
+    try:
+        bin_dir = tmp_path / "bin"
+        tool = _connector(bin_dir, [str(home / "agent.sock"), str(loose)])
+        text = tool.read_text().replace(
+            "print(json.dumps(doc))",
+            "import os\n"
+            f"doc['x-key'] = os.path.exists({str(home / '.ssh' / 'id_test')!r})\n"
+            "doc['x-run'] = os.listdir('/run')\n"
+            "doc['x-self'] = os.path.exists(__file__)\n"
+            "print(json.dumps(doc))",
+        )
+        tool.write_text(text)
+        result = probe(tool)
+        accepted = agent.accepted + tmp_agent.accepted
+    finally:
+        agent.close()
+        tmp_agent.close()
+        loose.unlink()
+    assert result.ok, result.failure
+    ext = result.tool.extensions
+    assert (accepted, ext["x-reached"], ext["x-key"], ext["x-run"]) == (0, [], False, [])
+    assert ext["x-self"] is True
+
+
+def test_no_capability_no_new_privileges_own_processes_only(tmp_path, isolated):
+    tool = script(
+        tmp_path / "bin",
+        "status",
+        "#!" + sys.executable + "\n"
+        "import json, os\n"
+        f"doc = {minimal()!r}\n"
+        "status = dict(l.split(':\\t', 1) for l in open('/proc/self/status').read().splitlines())\n"
+        "doc['x-caps'] = status['CapEff'].strip()\n"
+        "doc['x-nnp'] = status['NoNewPrivs'].strip()\n"
+        "doc['x-pids'] = len([p for p in os.listdir('/proc') if p.isdigit()])\n"
+        "print(json.dumps(doc))\n",
+    )
+    ext = probe(tool).tool.extensions
+    assert (int(ext["x-caps"], 16), ext["x-nnp"]) == (0, "1")
+    assert ext["x-pids"] < 30  # the sandbox's own, not the machine's
+
+
+def test_the_fallback_is_said_once_and_reported(tmp_path, monkeypatch):
+    """bwrap asked for and not installed: programs run without namespaces, said once with
+    a SandboxWarning; `isolation()` says `none`; an isolated run is refused."""
+    monkeypatch.setattr(session, "_sessions", session._Sessions())
+    monkeypatch.setenv(sandbox.ENV, "bwrap")
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bwrap-here"))
+    tool = script(tmp_path / "bin", "t", f"#!/bin/sh\necho '{GOOD}'\n")
+    try:
+        with pytest.warns(sandbox.SandboxWarning, match="bwrap is not installed"):
+            assert probe(tool).ok
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            assert probe(tool).ok  # once
+        assert sandbox.isolation() == sandbox.used() == "none"
+        with pytest.raises(sandbox.SandboxError, match="no namespaces"):
+            sandbox.wrap([str(tool)], cwd=str(tmp_path))
+    finally:
+        session._sessions.close_all()
+
+
+def test_run_sandboxed_feeds_stdin_and_keeps_the_minimal_environment(tmp_path, mode, monkeypatch):
+    monkeypatch.setenv("SECRET_TOKEN", "hunter2")
+    tool = script(tmp_path / "bin", "env", "#!/bin/sh\ncat\nenv | sort\n")
+    captured = run_sandboxed(tool, [], stdin=b"fed\n", env={"EXTRA": "1"})
+    lines = captured.stdout.decode().splitlines()
+    assert lines[0] == "fed"
+    names = {line.split("=", 1)[0] for line in lines[1:]}
+    assert "SECRET_TOKEN" not in names
+    assert {"EXTRA", "HOME", "TMPDIR", "PATH"} <= names
+    home = Path(next(line for line in lines if line.startswith("HOME=")).split("=", 1)[1])
+    assert str(home) != os.environ["HOME"]
+    deadline = time.monotonic() + 2  # removed right after `done`, by its warden
+    while home.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert not home.exists()
+
+
+def test_a_program_that_cannot_start_is_an_oserror(tmp_path, mode):
+    plain = tmp_path / "plain"
+    plain.write_text("#!/bin/sh\n")
+    for path in (plain, tmp_path / "missing"):
+        with pytest.raises(OSError, match=r"Permission denied|No such file"):
+            run_sandboxed(path, [])
+        assert probe(path).failure.kind == "not-executable"
