@@ -235,7 +235,31 @@ def test_sockets_and_secrets_in_home_and_tmp_are_hidden(tmp_path, monkeypatch, i
     assert ext["x-self"] is True
 
 
-def test_no_capability_no_new_privileges_own_processes_only(tmp_path, isolated):
+def test_isolation_is_claimed_only_after_the_helper_saw_it(monkeypatch):
+    """A helper checks from inside what its mode promises (loopback only, a read-only
+    root) before the mode is used: what one on the host sees does not pass."""
+    from atipkit.sandbox.plan import needed
+
+    seen = {}
+    for mode in MODES:
+        monkeypatch.setattr(session, "_sessions", session._Sessions())
+        monkeypatch.setenv(sandbox.ENV, mode)
+        one = session._sessions.acquire(needed([]))
+        seen[one.mode] = one.checks
+        session._sessions.release(one)
+        session._sessions.close_all()
+    host = seen["none"]
+    assert host["rootWritable"] is True
+    for mode in ISOLATED:
+        with pytest.raises(sandbox.SandboxError, match=r"writable|network"):
+            session.verify(mode, host)
+    for mode in set(seen) - {"none"}:
+        assert set(seen[mode]["interfaces"]) <= {"lo"}
+        assert seen[mode]["rootWritable"] is False
+        session.verify(mode, seen[mode])
+
+
+def test_no_capability_no_new_privileges_own_processes_only(tmp_path, mode):
     tool = script(
         tmp_path / "bin",
         "status",
@@ -249,8 +273,29 @@ def test_no_capability_no_new_privileges_own_processes_only(tmp_path, isolated):
         "print(json.dumps(doc))\n",
     )
     ext = probe(tool).tool.extensions
-    assert (int(ext["x-caps"], 16), ext["x-nnp"]) == (0, "1")
-    assert ext["x-pids"] < 30  # the sandbox's own, not the machine's
+    assert ext["x-nnp"] == "1"  # everywhere: no set-user-ID program gains anything
+    if mode != "none":
+        assert int(ext["x-caps"], 16) == 0
+        assert ext["x-pids"] < 30  # the sandbox's own, not the machine's
+
+
+def test_a_program_cannot_signal_the_hosts_processes(tmp_path, mode):
+    """In its own PID namespace, a program cannot name a process of the host: a
+    bystander it tries to kill lives (without namespaces, it does not)."""
+    mark = marker()
+    bystander = subprocess.Popen(["sh", "-c", "sleep 30", mark])
+    try:
+        tool = script(
+            tmp_path / "bin",
+            "killer",
+            f"#!/bin/sh\nkill -9 {bystander.pid} 2>/dev/null\nsleep 0.1\necho '{GOOD}'\n",
+        )
+        assert probe(tool).ok
+        time.sleep(0.1)
+        assert (bystander.poll() is None) == (mode != "none")
+    finally:
+        bystander.kill()
+        bystander.wait()
 
 
 def test_the_fallback_is_said_once_and_reported(tmp_path, monkeypatch):

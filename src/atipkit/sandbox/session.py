@@ -149,6 +149,17 @@ def _bwrap_features() -> frozenset[str]:
     return frozenset(o for o in ("--disable-userns", "--size") if o in done.stdout)
 
 
+def verify(mode: Isolation, checks: dict) -> None:
+    """What a helper saw from inside must be what `mode` promises: no network interface
+    but loopback, a read-only root; else `SandboxError` (and the next mode is tried)."""
+    if mode == "none":
+        return
+    if set(checks.get("interfaces", [])) - {"lo"}:
+        raise SandboxError(f"{mode}: a network interface is reachable")
+    if checks.get("rootWritable", True):
+        raise SandboxError(f"{mode}: the root filesystem is writable")
+
+
 class _Gone(Exception):
     """The session's helper is gone (the request could not be sent)."""
 
@@ -214,12 +225,8 @@ class _Session:
             reason = answer.get("error") or (said[-1] if said else "no answer")
             raise SandboxError(f"{self.mode}: {reason}")
         self.root = str(answer.get("root", ""))
-        checks = answer.get("checks", {})
-        if self.mode != "none":
-            if set(checks.get("interfaces", [])) - {"lo"}:
-                raise SandboxError(f"{self.mode}: a network interface is reachable")
-            if checks.get("rootWritable", True):
-                raise SandboxError(f"{self.mode}: the root filesystem is writable")
+        self.checks: dict = answer.get("checks", {})
+        verify(self.mode, self.checks)
         assert self.proc.stderr is not None
         self.proc.stderr.close()
 
