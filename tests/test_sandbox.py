@@ -139,6 +139,20 @@ def test_writes_outside_the_sandbox_fail_or_stay_in_it(tmp_path, monkeypatch, is
     assert [t for t in targets if t.exists()] == []
 
 
+def test_tools_in_hidden_places_still_run(tmp_path, monkeypatch, mode):
+    """A tool under /tmp, /dev/shm or $HOME (hidden places) comes back, read-only."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    shm = Path("/dev/shm") / marker()
+    try:
+        for directory in (tmp_path / "bin", shm, home / ".local" / "bin"):
+            assert probe(script(directory, "t", f"#!/bin/sh\necho '{GOOD}'\n")).ok, directory
+    finally:
+        for leftover in shm.iterdir():
+            leftover.unlink()
+        shm.rmdir()
+
+
 def test_without_namespaces_writes_do_reach_the_host(tmp_path, monkeypatch):
     """What the fallback does not guarantee (README): a probe writes where you can."""
     use_mode("none", monkeypatch)

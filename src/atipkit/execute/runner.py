@@ -79,8 +79,8 @@ def run(
     `isolate=True` runs it in the sandbox (`atipkit.sandbox`): new user, mount, PID,
     network, IPC and UTS namespaces, no capability; no network at all, loopback
     included; the filesystem read-only except the working directory (`cwd`, else this
-    process's), which stays writable; `/tmp`, `/var/tmp`, `/run` and `$HOME` empty
-    throwaways (but for PATH directories and the executable's, read-only); its
+    process's), which stays writable; `/tmp`, `/var/tmp`, `/run`, `/dev/shm` and `$HOME`
+    empty throwaways (but for PATH directories and the executable's, read-only); its
     environment as without `isolate`. When it ends or is killed, everything it started
     dies with it, in whatever session. Where the kernel allows no namespaces, it is
     refused (`RunRefused`) rather than run unisolated; `RunResult.isolation` names what

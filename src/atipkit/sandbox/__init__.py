@@ -14,8 +14,8 @@ Two guarantees hold everywhere:
 Where the kernel allows it (`isolation()` says which), the helper runs in new user,
 mount, PID, network, IPC and UTS namespaces — bubblewrap when installed, else entered by
 the helper itself (`unshare`): the filesystem is read-only but for the program's own
-directory in a private `/tmp`; `/tmp`, `/var/tmp`, `/run` and `$HOME` are empty
-throwaways except for what the program needs to run (`plan`); there is no network,
+directory in a private `/tmp`; `/tmp`, `/var/tmp`, `/run`, `/dev/shm` and `$HOME` are
+empty throwaways except for what the program needs to run (`plan`); there is no network,
 loopback included; no capability. Where it does not, programs run on the host with the
 user's rights — said once with a `SandboxWarning`, and reported as `none`.
 """

@@ -145,11 +145,11 @@ def enter_namespaces(plan: dict) -> None:
     _mount("/old", "/new", None, MS_BIND | MS_REC)
     _read_only("/new")
     size = int(plan.get("tmp_size") or 0)
-    for kind, path in [*plan["mounts"], ["tmpfs", "/dev/shm"]]:
+    for kind, path in plan["mounts"]:
         target = "/new" + path
         if kind == "tmpfs":
-            data = "mode=1777" if path == "/dev/shm" else "mode=0755"
-            _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, data + f",size={size}")
+            os.makedirs(target, exist_ok=True)  # inside a hidden place, it is not there
+            _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, f"mode=0755,size={size}")
             continue
         if os.path.isdir("/old" + path):
             os.makedirs(target, exist_ok=True)

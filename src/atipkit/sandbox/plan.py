@@ -3,14 +3,14 @@
 The whole filesystem is mounted read-only; on top of it, empty throwaway tmpfs mounts
 hide the places where a program could reach other programs or the user's secrets:
 `/tmp` and `/var/tmp` (other programs' sockets: ssh-agent, X11), `/run` (D-Bus, the
-container engine, `$XDG_RUNTIME_DIR`) and the user's `$HOME` (`~/.ssh`, its control
-sockets, `~/.gnupg`, cloud credentials). What a program needs from a hidden place comes
-back read-only: the directory under the hidden root that holds the executable, each PATH
-directory, the interpreter that runs the helper, paths named in the environment added for
-the program (a crawled package's `LD_LIBRARY_PATH`) — `~/.local` for `~/.local/bin/x`,
-`/tmp/pytest-of-me` for a test's executable. Writable: the program's own directory in
-the sandbox's `/tmp`, and whatever the caller names (`writable`, the runner's working
-directory).
+container engine, `$XDG_RUNTIME_DIR`), `/dev/shm` and the user's `$HOME` (`~/.ssh`, its
+control sockets, `~/.gnupg`, cloud credentials). What a program needs from a hidden place
+comes back read-only: the directory under the hidden root that holds the executable, each
+PATH directory, the interpreter that runs the helper, paths named in the environment
+added for the program (a crawled package's `LD_LIBRARY_PATH`) — `~/.local` for
+`~/.local/bin/x`, `/tmp/pytest-of-me` for a test's executable. Writable: the program's own
+directory in the sandbox's `/tmp`, and whatever the caller names (`writable`, the runner's
+working directory).
 
 Mounts are applied shallowest first, so a hidden place inside a visible one (a `$HOME`
 under `/tmp`) is hidden again, and a visible place inside a hidden one comes back.
@@ -27,7 +27,7 @@ from typing import Literal
 MountKind = Literal["tmpfs", "ro", "rw"]
 Mount = tuple[MountKind, str]
 
-HIDDEN = ("/tmp", "/var/tmp", "/run")
+HIDDEN = ("/tmp", "/var/tmp", "/run", "/dev/shm")
 """Hidden behind an empty tmpfs, with the user's `$HOME`."""
 TMP_SIZE = 256 * 1024 * 1024
 """Bytes each tmpfs may hold: programs write there, in memory."""
