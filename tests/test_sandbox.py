@@ -252,13 +252,13 @@ def test_sockets_and_secrets_in_home_and_tmp_are_hidden(tmp_path, monkeypatch, i
 def test_isolation_is_claimed_only_after_the_helper_saw_it(monkeypatch):
     """A helper checks from inside what its mode promises (loopback only, a read-only
     root) before the mode is used: what one on the host sees does not pass."""
-    from atipkit.sandbox.plan import needed
+    from atipkit.sandbox.plan import mounts
 
     seen = {}
     for mode in MODES:
         monkeypatch.setattr(session, "_sessions", session._Sessions())
         monkeypatch.setenv(sandbox.ENV, mode)
-        one = session._sessions.acquire(needed([]))
+        one = session._sessions.acquire(mounts([]))
         seen[one.mode] = one.checks
         session._sessions.release(one)
         session._sessions.close_all()

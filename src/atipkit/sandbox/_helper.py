@@ -216,12 +216,15 @@ def checks() -> dict:
 
 
 def serve(control_fd: int, plan: dict) -> None:
-    """Hand each request to an idle warden, forking one when none is idle. A warden
-    serves one program at a time, so whatever is re-parented to it is that program's;
-    it is reused (no fork per program) unless something it had to kill would not die.
+    """The session's server: it forks wardens when the host asks (`{"warden": true}`,
+    answered with the warden's pid and the host's end of a socket to it), kills a warden
+    the host reports as stuck (`{"stuck": pid}`), and ends when the host closes the
+    socket. A warden serves one program at a time, so whatever is re-parented to it is
+    that program's; the host reuses it, so a program costs no fork here.
 
-    The server is a subreaper too: should a program kill (or the host have to kill) its
-    warden, what the program left is re-parented here and killed (`_sweep`)."""
+    The server is a subreaper too: should a program kill its warden (or the host have
+    it killed), what the program left is re-parented here and killed (`_sweep`); a
+    warden a program stopped (SIGSTOP) is resumed at once."""
     if plan.get("unshare"):
         enter_namespaces(plan)
     control = socket.socket(fileno=control_fd)
@@ -243,57 +246,40 @@ def serve(control_fd: int, plan: dict) -> None:
 
 
 class _Server:
-    """The server's state: the control socket, its wardens (by link: pid and pidfd),
-    the idle ones; SIGCHLD wakes its loop (`_reap`)."""
+    """The server's state: the control socket and its wardens (pid: pidfd); SIGCHLD
+    wakes its loop."""
 
     def __init__(self, control: socket.socket, root: str) -> None:
         self.control = control
         self.root = root
-        self.idle: list[socket.socket] = []
-        self.wardens: dict[socket.socket, tuple[int, int | None]] = {}  # pid, pidfd
+        self.wardens: dict[int, int | None] = {}
         self.wakeup, write = os.pipe2(os.O_NONBLOCK | os.O_CLOEXEC)
         signal.set_wakeup_fd(write)
         signal.signal(signal.SIGCHLD, lambda *_: None)
 
     def loop(self) -> None:
         while True:
-            ready, _, _ = select.select([self.control, self.wakeup, *self.wardens], [], [])
+            ready, _, _ = select.select([self.control, self.wakeup], [], [])
             if self.wakeup in ready:
                 _drain(self.wakeup)
-                _reap()
-            for link in ready:
-                if link in (self.control, self.wakeup):
-                    continue
-                if link.recv(16) == b"idle":
-                    self.idle.append(link)
-                elif link is not self.control:  # retired, or killed
-                    self._retire(link, kill=False)
+                self._reap()
             if self.control not in ready:
                 continue
             try:
                 data, fds = _receive(self.control)
             except OSError:
                 return
+            for fd in fds:
+                os.close(fd)
             if not data:
                 return  # the host closed the session (or is gone)
             request = json.loads(data)
-            if "stuck" in request:  # a warden that did not answer `done`: stopped?
+            if "stuck" in request:
                 self._kill(request["stuck"])
-            else:
-                self._dispatch(data, fds)
-            for fd in fds:
-                os.close(fd)  # the warden has them (or, failing, the host sees EOF)
+            elif request.get("warden"):
+                self._fork()
 
-    def _dispatch(self, data: bytes, fds: list[int]) -> None:
-        for _ in range(3):  # a warden that died meanwhile is replaced
-            link = self.idle.pop() if self.idle else self._fork()
-            try:
-                link.sendmsg([data], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, _ints(fds))])
-                return
-            except OSError:
-                self._drop(link)
-
-    def _fork(self) -> socket.socket:
+    def _fork(self) -> None:
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         pid = os.fork()
         if pid == 0:
@@ -301,66 +287,69 @@ class _Server:
             try:
                 self.control.close()
                 mine.close()
-                for link in self.wardens:
-                    link.close()
                 signal.set_wakeup_fd(-1)
+                os.close(self.wakeup)
                 signal.signal(signal.SIGCHLD, signal.SIG_DFL)
                 code = _warden(theirs, self.root)
             finally:
                 os._exit(code)
         theirs.close()
         try:
-            pidfd: int | None = os.pidfd_open(pid)
+            self.wardens[pid] = os.pidfd_open(pid)
         except (AttributeError, OSError):
-            pidfd = None
-        self.wardens[mine] = (pid, pidfd)
-        return mine
+            self.wardens[pid] = None
+        with contextlib.suppress(OSError):
+            self.control.sendmsg(
+                [json.dumps({"warden": pid}).encode()],
+                [(socket.SOL_SOCKET, socket.SCM_RIGHTS, struct.pack("i", mine.fileno()))],
+            )
+        mine.close()
 
     def _kill(self, pid: int) -> None:
         """Kill a warden (the host's word: it did not finish), then what it left."""
-        for link, (warden, _) in list(self.wardens.items()):
-            if warden == pid:
-                self._retire(link, kill=True)
-
-    def _retire(self, link: socket.socket, *, kill: bool) -> None:
-        """A warden is gone (or to be killed): once it has exited, its children are
-        re-parented here, and are killed."""
-        pid, pidfd = self.wardens[link]
-        try:
-            if kill and pidfd is not None:  # never another process that got the number
+        if pid not in self.wardens:
+            return
+        pidfd = self.wardens[pid]
+        with contextlib.suppress(OSError):
+            if pidfd is not None:  # never another process that got the number
                 signal.pidfd_send_signal(pidfd, signal.SIGKILL)
-            elif kill:
+                select.select([pidfd], [], [], KILL_PATIENCE)  # readable once it exited
+            else:
                 os.kill(pid, signal.SIGKILL)
-        except OSError:
-            pass
-        if pidfd is not None:
-            select.select([pidfd], [], [], KILL_PATIENCE)  # readable once it has exited
-        self._drop(link)
-        _sweep(self._pids())
+        self._reap()
 
-    def _drop(self, link: socket.socket) -> None:
-        _, pidfd = self.wardens.pop(link, (0, None))
-        if pidfd is not None:
-            os.close(pidfd)
-        if link in self.idle:
-            self.idle.remove(link)
-        link.close()
-
-    def _pids(self) -> set[int]:
-        return {pid for pid, _ in self.wardens.values()}
+    def _reap(self) -> None:
+        """Reap the children that exited (wardens, orphans killed), resume a warden a
+        program stopped, and kill what a dead warden left."""
+        dead = False
+        while True:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG | os.WUNTRACED)
+            except ChildProcessError:
+                break
+            if pid == 0:
+                break
+            if os.WIFSTOPPED(status):
+                with contextlib.suppress(OSError):
+                    os.kill(pid, signal.SIGCONT)
+            elif pid in self.wardens:
+                pidfd = self.wardens.pop(pid)
+                if pidfd is not None:
+                    os.close(pidfd)
+                dead = True
+        if dead:
+            _sweep(set(self.wardens))
 
     def close(self) -> None:
-        """Let the wardens finish (an idle one exits when its link closes; a busy one
-        when its program is done), for up to `KILL_PATIENCE` seconds."""
-        pidfds = [pidfd for _, pidfd in self.wardens.values() if pidfd is not None]
-        for link in list(self.wardens):
-            link.close()
+        """Let the wardens finish (an idle one exits when the host's end of its socket
+        closes; a busy one when its program is done), for up to `KILL_PATIENCE`."""
         deadline = time.monotonic() + KILL_PATIENCE
-        while pidfds and time.monotonic() < deadline:
-            ready, _, _ = select.select(pidfds, [], [], deadline - time.monotonic())
-            for pidfd in ready:
-                pidfds.remove(pidfd)
-                os.close(pidfd)
+        while self.wardens and time.monotonic() < deadline:
+            pidfds = [fd for fd in self.wardens.values() if fd is not None]
+            if not pidfds:
+                break
+            select.select(pidfds, [], [], deadline - time.monotonic())
+            self._reap()
 
 
 def _drain(fd: int) -> None:
@@ -369,27 +358,11 @@ def _drain(fd: int) -> None:
             pass
 
 
-def _reap() -> None:
-    """Reap the server's children that exited (wardens, orphans it killed), and resume
-    a warden a program stopped (SIGSTOP): it has a program to end."""
-    while True:
-        try:
-            pid, status = os.waitpid(-1, os.WNOHANG | os.WUNTRACED)
-        except ChildProcessError:
-            return
-        if pid == 0:
-            return
-        if os.WIFSTOPPED(status):
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGCONT)
-
-
 def _sweep(wardens: set[int]) -> None:
     """Kill every child of this server but its wardens (orphans of a warden that died)
     until there is none, or `KILL_PATIENCE` has passed."""
     deadline = time.monotonic() + KILL_PATIENCE
     while time.monotonic() < deadline:
-        _reap()
         orphans = [child for child in _children(os.getpid()) if child not in wardens]
         if not orphans:
             return
@@ -397,10 +370,9 @@ def _sweep(wardens: set[int]) -> None:
             with contextlib.suppress(OSError):
                 os.kill(child, signal.SIGKILL)
         time.sleep(0.002)
-
-
-def _ints(fds: list[int]) -> bytes:
-    return struct.pack(f"{len(fds)}i", *fds)
+        with contextlib.suppress(ChildProcessError):
+            while os.waitpid(-1, os.WNOHANG)[0]:
+                pass
 
 
 def _make_root(plan: dict) -> str:
@@ -430,8 +402,9 @@ def _receive(link: socket.socket) -> tuple[bytes, list[int]]:
 
 
 def _warden(link: socket.socket, root: str) -> int:
-    """Serve programs one at a time until the server goes away, or one leaves a process
-    that will not die (then this warden retires: what is left is not the next one's)."""
+    """Serve the host's requests on `link`, one program at a time, until the host closes
+    it, or a program leaves a process that will not die (then this warden retires: what
+    is left is not the next program's)."""
     _prctl(PR_SET_CHILD_SUBREAPER, 1)
     _prctl(PR_SET_NO_NEW_PRIVS, 1)  # no set-user-ID program: nothing it starts escapes kill()
     count = 0
@@ -442,10 +415,14 @@ def _warden(link: socket.socket, root: str) -> int:
             return 0
         if not data:
             return 0
+        if data == b"kill":  # for a program that had exited meanwhile: done already
+            for fd in fds:
+                os.close(fd)
+            continue
         count += 1
         home = os.path.join(root, f"p{os.getpid()}-{count}")
         try:
-            clean = _run(json.loads(data), fds, home)
+            clean = _run(link, json.loads(data), fds, home)
         finally:
             for fd in fds:
                 with contextlib.suppress(OSError):
@@ -454,37 +431,28 @@ def _warden(link: socket.socket, root: str) -> int:
         remove(home)
         if not clean:
             return 0
-        try:
-            link.send(b"idle")
-        except OSError:
-            return 0
 
 
-def _run(request: dict, fds: list[int], home: str) -> bool:
-    """One program, start to finish: start it in `home`, tell the host its exit status,
-    and when the host says so, kill and reap everything it left and answer `done`. Whether
-    everything died."""
-    channel = socket.socket(fileno=os.dup(fds[0]))
-    _send(channel, {"warden": os.getpid()})  # before the program can stop or kill it
+def _run(link: socket.socket, request: dict, fds: list[int], home: str) -> bool:
+    """One program, start to finish: start it in `home` with the host's pipes (`fds`:
+    stdout, stderr, and stdin if it has data); when it exits, or the host says `kill`,
+    kill and reap everything it left and say `done` (with its exit status if it exited;
+    `error` if it could not start). Whether everything died."""
+    if not request.get("stdin"):
+        fds.append(os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))  # closed with the rest
     try:
-        stdin = fds[3] if request.get("stdin") else os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
-        if stdin not in fds:
-            fds.append(stdin)  # closed with the others
-        try:
-            pid = _start(request, home, stdin, fds[1], fds[2])
-        except OSError as exc:
-            _send(channel, {"error": exc.errno or 0, "message": exc.strerror or str(exc)})
-            return True
-        for fd in fds[1:]:
-            os.close(fd)  # the program has them: EOF reaches the host when it is done
-        del fds[1:]
-        _send(channel, {"pid": pid})
-        alive = _watch(channel, pid)
-        left = kill_all(pid if alive else None)
-        _send(channel, {"done": True, "left": left})  # nothing of it runs any more
-        return not left
-    finally:
-        channel.close()
+        pid = _start(request, home, fds[2], fds[0], fds[1])
+    except OSError as exc:
+        error = {"error": exc.errno or 0, "message": exc.strerror or str(exc)}
+        _send(link, {"done": True, "exit": None, "left": [], **error})
+        return True
+    for fd in fds:
+        os.close(fd)  # the program has them: EOF reaches the host when it is done
+    fds.clear()
+    status = _watch(link, pid)
+    left = kill_all(pid if status is None else None)
+    _send(link, {"done": True, "exit": status, "left": left})  # nothing of it runs any more
+    return not left
 
 
 def _start(request: dict, home: str, stdin: int, stdout: int, stderr: int) -> int:
@@ -518,38 +486,35 @@ def _start(request: dict, home: str, stdin: int, stdout: int, stderr: int) -> in
     )
 
 
-def _send(channel: socket.socket, message: dict) -> None:
+def _send(link: socket.socket, message: dict) -> None:
     with contextlib.suppress(OSError):  # the host is gone: nothing to tell
-        channel.send(json.dumps(message).encode())
+        link.send(json.dumps(message).encode())
 
 
-def _watch(channel: socket.socket, pid: int) -> bool:
-    """Until the host says `kill` (or goes away); report the program's exit on the way.
-    Whether the program is still running."""
+def _watch(link: socket.socket, pid: int) -> int | None:
+    """Until the program exits (its wait status) or the host says `kill` or goes away
+    (None: it still runs)."""
     try:
         pidfd: int | None = os.pidfd_open(pid)
     except (AttributeError, OSError):
         pidfd = None
-    running = True
-    while True:
-        watched = [channel] + ([pidfd] if running and pidfd is not None else [])
-        timeout = 0.02 if running and pidfd is None else None
-        ready, _, _ = select.select(watched, [], [], timeout)
-        if running:
+    try:
+        while True:
+            watched = [link] if pidfd is None else [link, pidfd]
+            ready, _, _ = select.select(watched, [], [], 0.02 if pidfd is None else None)
             done, status = os.waitpid(pid, os.WNOHANG)
             if done:
-                running = False
-                _send(channel, {"exit": status})
-                if pidfd is not None:
-                    os.close(pidfd)
-                    pidfd = None
-        if channel in ready:
-            try:
-                message = channel.recv(64)
-            except OSError:
-                message = b""
-            if message in (b"", b"kill"):
-                return running
+                return status
+            if link in ready:
+                try:
+                    message = link.recv(64)
+                except OSError:
+                    message = b""
+                if message in (b"", b"kill"):
+                    return None
+    finally:
+        if pidfd is not None:
+            os.close(pidfd)
 
 
 def kill_all(pid: int | None) -> list[int]:

@@ -18,6 +18,7 @@ under `/tmp`) is hidden again, and a visible place inside a hidden one comes bac
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 from collections.abc import Iterable, Mapping
@@ -34,49 +35,58 @@ TMP_SIZE = 256 * 1024 * 1024
 HELPER = str(Path(__file__).with_name("_helper.py"))
 
 
-def hidden_roots() -> list[str]:
-    """The real paths of the hidden places that exist here."""
-    roots = [*HIDDEN, os.environ.get("HOME", "")]
-    found: list[str] = []
-    for root in roots:
+def mounts(
+    executables: Iterable[str],
+    env: Mapping[str, str] | None = None,
+    writable: Iterable[str] = (),
+) -> tuple[Mount, ...]:
+    """The mounts over the read-only root for running `executables` with `env` added to
+    its environment: tmpfs over each hidden place, `ro` binds of what must stay visible
+    from them (the interpreter, the helper, PATH — worked out once per PATH and HOME —,
+    the executables, absolute paths in `env`'s values), `rw` binds of `writable`;
+    shallowest first."""
+    home = os.environ.get("HOME", "")
+    hidden, base = _base(os.environ.get("PATH", ""), home, os.path.isdir(home))
+    found = set(base)
+    paths = list(executables)
+    for value in (env or {}).values():
+        paths += value.split(os.pathsep)
+    for path in paths:
+        if os.path.isabs(path):
+            root = _visible_root(os.path.realpath(path), hidden)
+            if root is not None and os.path.exists(root):
+                found.add(("ro", root))
+    for path in writable:
+        real = os.path.realpath(path)
+        if os.path.isdir(real):
+            found.add(("rw", real))
+    order = {"tmpfs": 0, "ro": 1, "rw": 2}
+    return tuple(sorted(found, key=lambda m: (m[1].count("/"), order[m[0]], m[1])))
+
+
+@functools.lru_cache(maxsize=8)
+def _base(path: str, home: str, home_exists: bool) -> tuple[list[str], frozenset[Mount]]:
+    """The hidden places that exist here, and the mounts every program needs: tmpfs over
+    each, and the interpreter, the helper and PATH back (realpath costs: once)."""
+    hidden: list[str] = []
+    for root in [*HIDDEN, home]:
         if not root or not os.path.isabs(root):
             continue
         real = os.path.realpath(root)
-        if real != "/" and os.path.isdir(real) and real not in found:
-            found.append(real)
-    return found
+        if real != "/" and os.path.isdir(real) and real not in hidden:
+            hidden.append(real)
+    found: set[Mount] = {("tmpfs", root) for root in hidden}
+    for needed in [interpreter(), sys.base_prefix, HELPER, *path.split(os.pathsep)]:
+        if os.path.isabs(needed):
+            root = _visible_root(os.path.realpath(needed), hidden)
+            if root is not None and os.path.exists(root):
+                found.add(("ro", root))
+    return hidden, frozenset(found)
 
 
 def interpreter() -> str:
     """The Python that runs the helper (its real path: a venv's link resolved)."""
     return os.path.realpath(sys.executable)
-
-
-def needed(executables: Iterable[str], env: Mapping[str, str] | None = None) -> list[str]:
-    """What must stay visible: the interpreter, the helper, PATH, the executables, and
-    absolute paths in `env` (values split on `:`)."""
-    paths = [interpreter(), sys.base_prefix, HELPER, *executables]
-    paths += os.environ.get("PATH", "").split(os.pathsep)
-    for value in (env or {}).values():
-        paths += value.split(os.pathsep)
-    return [p for p in paths if os.path.isabs(p)]
-
-
-def layout(visible: Iterable[str], writable: Iterable[str] = ()) -> tuple[Mount, ...]:
-    """The mounts over the read-only root: tmpfs over each hidden place, `ro` binds of
-    what `visible` needs from them, `rw` binds of `writable`; shallowest first."""
-    hidden = hidden_roots()
-    mounts: set[Mount] = {("tmpfs", root) for root in hidden}
-    for path in visible:
-        root = _visible_root(os.path.realpath(path), hidden)
-        if root is not None and os.path.exists(root):
-            mounts.add(("ro", root))
-    for path in writable:
-        real = os.path.realpath(path)
-        if os.path.isdir(real):
-            mounts.add(("rw", real))
-    order = {"tmpfs": 0, "ro": 1, "rw": 2}
-    return tuple(sorted(mounts, key=lambda m: (m[1].count("/"), order[m[0]], m[1])))
 
 
 def _visible_root(path: str, hidden: list[str]) -> str | None:

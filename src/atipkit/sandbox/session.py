@@ -35,7 +35,7 @@ import threading
 import time
 import warnings
 from collections.abc import Mapping, Sequence
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from atipkit._process import Captured, collect, kill_group
 from atipkit.errors import AtipError
@@ -55,8 +55,8 @@ IDLE_SESSIONS = 2
 CLOSE_WAIT = 5.0
 """Seconds a session's server may take to exit once closed (its wardens finishing)."""
 FIRST_WORD = 5.0
-"""Seconds within which a warden says it started the program (or why not), whatever the
-program's own timeout: no word means the session is broken, and a new one is started."""
+"""Seconds within which the server answers for a new warden: no answer means the session
+is broken (a program stopped it?), and a new one is started."""
 
 
 class SandboxError(AtipError):
@@ -92,9 +92,9 @@ def run(
     (else /dev/null); stopped at `timeout` or past `max_bytes` of output. Everything the
     program started is dead when this returns. Raises `OSError` when it cannot be started
     (missing, not executable) and `SandboxError` when the sandbox cannot."""
-    visible = layout.needed([argv[0]], env)
+    mounts = layout.mounts([argv[0]], env)
     for attempt in range(2):
-        session = _sessions.acquire(visible)
+        session = _sessions.acquire(mounts)
         try:
             return session.run(list(argv), dict(env or {}), timeout, max_bytes, stdin)
         except _Gone:
@@ -123,7 +123,7 @@ def wrap(argv: Sequence[str], *, cwd: str) -> tuple[list[str], Isolation]:
     mode = isolation()
     if mode == "none":
         raise SandboxError(f"no namespaces here: {_sessions.reasons.get(_requested(), '')}")
-    mounts = layout.layout(layout.needed([argv[0]]), writable=[cwd])
+    mounts = layout.mounts([argv[0]], writable=[cwd])
     if mode == "bwrap":
         prefix = layout.bwrap_argv(mounts, features=_bwrap_features(), cwd=cwd)
         return [*prefix, "--die-with-parent", "--", *argv], mode
@@ -172,6 +172,7 @@ class _Session:
         self.root = ""  # the server's directory, from its `ready`
         self.users = 0
         self.lock = threading.Lock()
+        self.idle: list[_Link] = []  # wardens waiting for a program
         control, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         helper_plan = {
             "unshare": mode == "unshare",
@@ -243,41 +244,76 @@ class _Session:
         stdin: bytes | None,
     ) -> Captured:
         start = time.monotonic()
+        request = json.dumps(
+            {"argv": argv, "env": base_env(), "extra": extra, "stdin": stdin is not None}
+        ).encode()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         in_r, in_w = os.pipe() if stdin is not None else (None, None)
-        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        request = {"argv": argv, "env": base_env(), "extra": extra, "stdin": stdin is not None}
-        passed = [theirs.fileno(), out_w, err_w] + ([in_r] if in_r is not None else [])
+        passed = [out_w, err_w] + ([in_r] if in_r is not None else [])
+        mine = [out_r, err_r] + ([in_w] if in_w is not None else [])
         try:
-            with self.lock:
-                self.control.sendmsg(
-                    [json.dumps(request).encode()],
-                    [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", passed))],
-                )
-        except OSError:
-            for fd in (out_r, err_r, in_w):
-                if fd is not None:
-                    os.close(fd)
-            mine.close()
-            raise _Gone from None
-        finally:
-            theirs.close()
-            for fd in (out_w, err_w, in_r):
-                if fd is not None:
-                    os.close(fd)
-        warded = _Warded(mine, self)
-        try:
-            warded.started(start + timeout)
+            warded = self._send(request, passed)
         except BaseException:
-            for fd in (out_r, err_r, in_w):
-                if fd is not None:
-                    os.close(fd)
-            warded.kill()
+            for fd in mine:
+                os.close(fd)
             raise
-        return collect(
-            warded, out_r, err_r, in_w, stdin, start=start, timeout=timeout, max_bytes=max_bytes
-        )
+        finally:
+            for fd in passed:
+                os.close(fd)
+        try:
+            captured = collect(
+                warded, out_r, err_r, in_w, stdin, start=start, timeout=timeout, max_bytes=max_bytes
+            )
+        finally:
+            if warded.reusable:
+                with self.lock:
+                    self.idle.append(warded.link)
+            else:
+                warded.link.sock.close()
+        if warded.error is not None:
+            raise OSError(warded.error.get("error", 0), warded.error.get("message", "cannot run"))
+        return captured
+
+    def _send(self, request: bytes, fds: list[int]) -> _Warded:
+        """Hand the request to an idle warden (or a new one); a warden that died since
+        its last program is dropped and the next tried."""
+        for _ in range(3):
+            link = self._warden()
+            try:
+                link.sock.sendmsg(
+                    [request], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array("i", fds))]
+                )
+            except OSError:
+                link.sock.close()
+                continue
+            return _Warded(link, self)
+        raise _Gone
+
+    def _warden(self) -> _Link:
+        """An idle warden, or a new one from the server (`_Gone` if it does not answer)."""
+        with self.lock:
+            if self.idle:
+                return self.idle.pop()
+            try:
+                self.control.send(b'{"warden": true}')
+                ready, _, _ = select.select([self.control], [], [], FIRST_WORD)
+                if not ready:
+                    raise _Gone
+                data, ancillary, _, _ = self.control.recvmsg(
+                    4096, socket.CMSG_SPACE(4), socket.MSG_CMSG_CLOEXEC
+                )
+            except OSError:
+                raise _Gone from None
+            fds = [
+                fd
+                for level, kind, payload in ancillary
+                if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS
+                for fd in array.array("i", payload[: len(payload) - len(payload) % 4])
+            ]
+            if not data or not fds:
+                raise _Gone
+            return _Link(socket.socket(fileno=fds[0]), json.loads(data)["warden"])
 
     def stuck(self, warden: int) -> None:
         """Ask the server to kill a warden that did not finish, and what it left."""
@@ -289,6 +325,10 @@ class _Session:
         are done; if it does not within `CLOSE_WAIT` (stopped by a program?), its
         process group is killed, namespace and all. Its directory on the host (without
         namespaces) is removed whatever became of it."""
+        with self.lock:
+            for link in self.idle:
+                link.sock.close()
+            self.idle.clear()
         self.control.close()
         try:
             self.proc.wait(timeout=CLOSE_WAIT)
@@ -299,51 +339,41 @@ class _Session:
             remove(self.root)
 
 
-class _Warded:
-    """A program started by a warden: its messages (`pid`, `exit`, `done`) arrive on a
-    channel; `kill` is one message back."""
+class _Link(NamedTuple):
+    """A socket to a warden, and the warden's pid (in the session)."""
 
-    def __init__(self, channel: socket.socket, session: _Session) -> None:
-        self.channel = channel
+    sock: socket.socket
+    warden: int
+
+
+class _Warded:
+    """A program started by a warden: its `done` (exit status, or why it could not
+    start) arrives on the warden's socket once everything it started is dead; `kill` is
+    one message back. A warden gone without a word was killed, by the program it ran or
+    with the whole session: so was the program."""
+
+    def __init__(self, link: _Link, session: _Session) -> None:
+        self.link = link
         self.session = session
-        self.warden: int | None = None
-        self.pid: int | None = None  # the program's, in the sandbox
         self.exited: int | None = None
+        self.error: dict | None = None  # the program could not be started: why
         self.finished = False  # `done` received, or the warden is gone
+        self.reusable = False  # `done` said everything died: the warden serves again
 
     @property
     def fd(self) -> int | None:
-        return None if self.finished else self.channel.fileno()
-
-    def started(self, deadline: float) -> None:
-        """Wait for the warden's word that it started the program; `OSError` if the
-        program could not start. No word at all (not even the warden's greeting) within
-        `FIRST_WORD` means the session is in trouble (`_Gone`). A warden gone, or
-        stopped, before it said the program started was killed or stopped by the program
-        (its first act), or with the whole session: the program is left to `collect`,
-        which ends it at the deadline."""
-        if self._next(max(deadline - time.monotonic(), FIRST_WORD)) is None:
-            if not self.finished:
-                raise _Gone
-            return
-        while self.pid is None and not self.finished:
-            message = self._next(max(deadline - time.monotonic(), 0.0))
-            if message is None:
-                return  # the deadline: `collect` sees it at once
-            if "error" in message:
-                self.kill()
-                raise OSError(message["error"], message.get("message", "cannot run"))
+        return None if self.finished else self.link.sock.fileno()
 
     def _next(self, timeout: float | None) -> dict | None:
         """The next message, waiting up to `timeout` (None: forever); None on timeout or
         when the warden is gone (then `finished`)."""
         if self.finished:
             return None
-        ready, _, _ = select.select([self.channel], [], [], timeout)
+        ready, _, _ = select.select([self.link.sock], [], [], timeout)
         if not ready:
             return None
         try:
-            data = self.channel.recv(65536)
+            data = self.link.sock.recv(65536)
         except OSError:
             data = b""
         if not data:
@@ -352,14 +382,14 @@ class _Warded:
                 self.exited = -9  # its warden was killed: so was it
             return None
         message: dict = json.loads(data)
-        if "warden" in message:
-            self.warden = message["warden"]
-        if "pid" in message:
-            self.pid = message["pid"]
-        if "exit" in message:
-            self.exited = os.waitstatus_to_exitcode(message["exit"])
         if message.get("done"):
             self.finished = True
+            self.reusable = not message.get("left")
+            if "error" in message:
+                self.error = message
+                self.exited = 127
+            elif message.get("exit") is not None:
+                self.exited = os.waitstatus_to_exitcode(message["exit"])
         return message
 
     def poll(self) -> int | None:
@@ -377,17 +407,17 @@ class _Warded:
         return self.exited
 
     def kill(self) -> int | None:
-        try:
-            self.channel.send(b"kill")
-        except OSError:
-            self.finished = True
+        if not self.finished:
+            try:
+                self.link.sock.send(b"kill")
+            except OSError:
+                self.finished = True
         deadline = time.monotonic() + KILL_WAIT
         while not self.finished and time.monotonic() < deadline:
             self._next(deadline - time.monotonic())
-        if not self.finished and self.warden is not None:
-            self.session.stuck(self.warden)
-        self.channel.close()
-        self.finished = True
+        if not self.finished:
+            self.session.stuck(self.link.warden)
+            self.finished = True
         return self.exited
 
 
@@ -404,12 +434,11 @@ class _Sessions:
         self.owner = os.getpid()
 
     def mode(self) -> Isolation:
-        session = self.acquire(layout.needed([]))
+        session = self.acquire(layout.mounts([]))
         self.release(session)
         return session.mode
 
-    def acquire(self, visible: list[str]) -> _Session:
-        mounts = layout.layout(visible)
+    def acquire(self, mounts: tuple[layout.Mount, ...]) -> _Session:
         requested = _requested()
         with self.lock:
             if self.owner != os.getpid():  # a forked child: the parent's sessions are not ours
