@@ -3,13 +3,13 @@
 Standard library only (it runs without site-packages, inside the namespaces), and no
 import of atipkit. Two commands:
 
-- `serve FD PLAN`: the session's server. It reads requests from the socket FD (one
-  `SOCK_SEQPACKET` message each, with the program's stdio and a channel as SCM_RIGHTS) and
-  forks a *warden* per request. The warden is a child subreaper (`PR_SET_CHILD_SUBREAPER`):
-  every process the program leaves behind — `setsid()`, double forks — is re-parented to
-  it, so when the program is done (or the host says `kill`, or goes away) the warden kills
-  and reaps all of them, then removes the program's directory, which nothing can write
-  into any more. Only then does it answer `done`.
+- `serve FD PLAN`: the session's server, on the socket FD (`SOCK_SEQPACKET`). It forks a
+  *warden* when the host asks and hands the host a socket to it. A warden runs the
+  programs the host sends it (one message each, its stdio as SCM_RIGHTS), one at a time;
+  it is a child subreaper (`PR_SET_CHILD_SUBREAPER`): every process a program leaves
+  behind — `setsid()`, double forks — is re-parented to it, so when the program exits
+  (or the host says `kill`, or goes away) the warden kills and reaps all of them, answers
+  `done`, and removes the program's directory, which nothing can write into any more.
 - `exec PLAN -- ARGV`: run one command in the namespaces with the caller's stdio (the
   runner's `isolate`, where bubblewrap is not installed); everything it started dies
   with it.

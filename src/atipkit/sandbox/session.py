@@ -4,11 +4,12 @@ sessions, and running a program through one.
 A *session* is one helper process (`_helper.py serve`), started on first use — inside
 bubblewrap, or entering the namespaces itself (`unshare`), or, where neither works, on the
 host — and kept for the life of this process (at most `IDLE_SESSIONS` idle ones: another
-set of visible paths is another session). Each program is one request to it: the pipes
-and a channel travel as SCM_RIGHTS, a warden forked for it starts the program and, when
-this side says `kill`, kills and reaps everything the program left. Starting a program
-costs a fork in the helper, not a new sandbox: that is what keeps a scan of a thousand
-executables within 1.3 times its cost without isolation (bench/scan.py).
+set of visible paths is another session). Its server forks *wardens* on request and
+hands this side a socket to each; idle ones are kept. Each program is one message to an
+idle warden (its pipes travel as SCM_RIGHTS), which starts it and answers `done` once the
+program has exited — or this side said `kill` — and everything it left is dead.
+Starting a program costs neither a new sandbox nor a fork of Python: that is what keeps
+a cold scan of a thousand executables as fast as without isolation (bench/scan.py).
 
 Which isolation: `ATIP_SANDBOX` = `auto` (default: bwrap, else unshare, else none),
 `bwrap`, `unshare` or `none`. A mode is used only once its helper has started and
