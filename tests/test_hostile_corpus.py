@@ -18,7 +18,7 @@ from typing import NamedTuple
 import pytest
 
 from atipkit.trust.digest import sha256_file
-from tests.helpers import ATIP, machine_env
+from tests.helpers import ATIP, atip_run, machine_env
 from tests.hostile import Corpus, build
 from tests.sandboxing import MODES, Listener, marker, mode_fixture, running
 
@@ -181,18 +181,14 @@ def test_one_scan_of_the_hostile_corpus(setting: Setting, mode: str, tmp_path: P
 
     # no bad one accepted: the registry has the good ones and the stealer under its own
     # file name; good-alpha keeps its own path and hash, and resolves to itself
-    listed = subprocess.run(
-        [*ATIP, "list", "--json"], env=setting.env, capture_output=True, text=True
-    )
+    listed = atip_run(setting.env, "list", "--json")
     registry = json.loads(listed.stdout)["result"]
     assert sorted(registry) == sorted(corpus.good + corpus.stealers)
     alpha = corpus.bin / "good-alpha"
     assert registry["good-alpha"]["path"] == str(alpha)
     assert registry["good-alpha"]["hash"] == sha256_file(alpha)
     assert registry["zz-helper"]["path"] == str(corpus.bin / "zz-helper")
-    shown = subprocess.run(
-        [*ATIP, "show", "good-alpha", "--json"], env=setting.env, capture_output=True, text=True
-    )
+    shown = atip_run(setting.env, "show", "good-alpha", "--json")
     assert json.loads(shown.stdout)["result"]["name"] == "good-alpha"
 
     # nothing left running, no byte to the terminal, no directory left in TMPDIR
@@ -225,13 +221,7 @@ def test_the_name_stealer_is_reported_and_keeps_its_own_name(tmp_path: Path):
 
 def _stealer_is_reported(setting: Setting) -> None:
     corpus = setting.corpus
-    done = subprocess.run(
-        [*ATIP, "scan", "--path", str(corpus.bin), "--json"],
-        env=setting.env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = atip_run(setting.env, "scan", "--path", str(corpus.bin), "--json")
     out = json.loads(done.stdout)
     claims = {r["name"]: r for r in out["result"]["renamed"]}
     assert claims["zz-helper"] == {
@@ -241,7 +231,5 @@ def _stealer_is_reported(setting: Setting) -> None:
         "alias": False,
     }
     assert any("zz-helper" in w and "'good-alpha'" in w for w in out["meta"]["warnings"])
-    shown = subprocess.run(
-        [*ATIP, "show", "zz-helper", "--json"], env=setting.env, capture_output=True, text=True
-    )
+    shown = atip_run(setting.env, "show", "zz-helper", "--json")
     assert json.loads(shown.stdout)["result"]["name"] == "zz-helper"

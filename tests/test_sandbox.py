@@ -20,7 +20,7 @@ import pytest
 from atipkit import sandbox
 from atipkit.probe import probe, run_sandboxed
 from atipkit.sandbox import session
-from tests.helpers import ATIP, machine_env, minimal
+from tests.helpers import atip_run, machine_env, minimal
 from tests.sandboxing import (
     ISOLATED,
     MODES,
@@ -101,13 +101,7 @@ def test_a_racer_against_cleanup_breaks_nothing_and_leaves_nothing(tmp_path, mod
     temp = tmp_path / "tmp"
     temp.mkdir()
     env = machine_env(tmp_path, TMPDIR=str(temp), ATIP_SANDBOX=mode)
-    done = subprocess.run(
-        [*ATIP, "scan", "--path", str(bin_dir), "--json"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    done = atip_run(env, "scan", "--path", str(bin_dir), "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)["result"]
     assert [f["name"] for f in report["found"]] == ["b-good"]
