@@ -326,6 +326,22 @@ def test_the_fallback_is_said_once_and_reported(tmp_path, monkeypatch):
         session._sessions.close_all()
 
 
+def test_atip_scan_says_what_isolated_it_and_warns_when_nothing_did(tmp_path):
+    bin_dir = tmp_path / "bin"
+    script(bin_dir, "t", f"#!/bin/sh\necho '{json.dumps(minimal(name='t'))}'\n")
+    fallback = machine_env(tmp_path, ATIP_SANDBOX="bwrap", PATH=str(tmp_path / "no-bwrap"))
+    done = atip_run(fallback, "scan", "--path", str(bin_dir), "--json")
+    out = json.loads(done.stdout)
+    assert (done.returncode, out["result"]["isolation"]) == (0, "none")
+    assert [w for w in out["meta"]["warnings"] if "without namespaces" in w]
+    text = atip_run(fallback, "scan", "--path", str(bin_dir), "--refresh", "--text")
+    assert text.stderr.count("warning: programs run without namespaces") == 1
+    usual = machine_env(tmp_path / "usual", ATIP_SANDBOX="auto")
+    out = json.loads(atip_run(usual, "scan", "--path", str(bin_dir), "--json").stdout)
+    if out["result"]["isolation"] != "none":  # namespaces here: nothing to warn about
+        assert not [w for w in out["meta"]["warnings"] if "without namespaces" in w]
+
+
 def test_run_sandboxed_feeds_stdin_and_keeps_the_minimal_environment(tmp_path, mode, monkeypatch):
     monkeypatch.setenv("SECRET_TOKEN", "hunter2")
     tool = script(tmp_path / "bin", "env", "#!/bin/sh\ncat\nenv | sort\n")
