@@ -230,11 +230,17 @@ def test_isolate_has_no_network_and_leaves_nothing_running(tmp_path, isolated):
     assert running(mark) == []
 
 
+def test_isolate_refuses_the_root_as_working_directory(isolated):
+    """`/` writable would be no isolation at all."""
+    with pytest.raises(RunRefused, match="every file would be writable"):
+        run(inv("true"), Effects(), cwd="/", isolate=True)
+
+
 def test_isolate_is_refused_without_namespaces(tmp_path, monkeypatch):
     use_mode("none", monkeypatch)
     marker_file = tmp_path / "ran"
     try:
-        with pytest.raises(RunRefused, match="isolation was asked for"):
+        with pytest.raises(RunRefused, match="isolation was asked for and cannot be given"):
             run(inv("sh", "-c", f"touch {marker_file}"), Effects(), isolate=True)
     finally:
         session._sessions.close_all()

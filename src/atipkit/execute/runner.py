@@ -83,8 +83,8 @@ def run(
     empty throwaways (but for PATH directories and the executable's, read-only); its
     environment as without `isolate`. When it ends or is killed, everything it started
     dies with it, in whatever session. Where the kernel allows no namespaces, it is
-    refused (`RunRefused`) rather than run unisolated; `RunResult.isolation` names what
-    isolated it (`bwrap` or `unshare`)."""
+    refused (`RunRefused`) rather than run unisolated, and so is `/` as the working
+    directory; `RunResult.isolation` names what isolated it (`bwrap` or `unshare`)."""
     interactive = effects.interactive or None
     mode = interactive.stdin if interactive and interactive.stdin else "optional"
     data = stdin.encode() if isinstance(stdin, str) else stdin
@@ -106,7 +106,7 @@ def run(
         try:
             argv, isolation = sandbox.wrap(argv, cwd=os.path.abspath(cwd or os.getcwd()))
         except sandbox.SandboxError as exc:
-            raise RunRefused(f"isolation was asked for and is not available: {exc}") from None
+            raise RunRefused(f"isolation was asked for and cannot be given: {exc}") from None
     if interactive and interactive.tty:
         result = _run_pty(invocation.argv, argv, data, timeout, max_output, cwd, full_env)
         return msgspec.structs.replace(result, isolation=isolation)

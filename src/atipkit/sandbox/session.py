@@ -120,7 +120,9 @@ def used() -> Isolation | None:
 def wrap(argv: Sequence[str], *, cwd: str) -> tuple[list[str], Isolation]:
     """`argv` as a command that runs it isolated (for the runner: its own stdio, a
     terminal if it has one), `cwd` writable; and which isolation. Raises `SandboxError`
-    where there are no namespaces."""
+    where there are no namespaces, and for `/` as `cwd` (nothing would be read-only)."""
+    if os.path.realpath(cwd) == "/":
+        raise SandboxError("with / as the working directory, every file would be writable")
     mode = isolation()
     if mode == "none":
         raise SandboxError(f"no namespaces here: {_sessions.reasons.get(_requested(), '')}")
