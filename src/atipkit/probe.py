@@ -22,7 +22,7 @@ from typing import Literal
 
 import msgspec
 
-from atipkit import _jsontext, sandbox
+from atipkit import _jsontext
 from atipkit._process import Captured
 from atipkit.errors import DocumentError
 from atipkit.model import Tool
@@ -98,6 +98,8 @@ def probe(
     if configured().denies(path):
         message = f"{os.path.basename(path)} is on the deny list: never run (atipkit.deny)"
         return ProbeResult(path, argv, 0.0, failure=ProbeFailure("denied", message))
+    from atipkit import sandbox  # its helper's machinery: only where a program is run
+
     start = time.monotonic()
     try:
         captured = sandbox.run(argv, timeout=timeout, max_bytes=max_bytes, env=env)
@@ -151,9 +153,11 @@ def run_sandboxed(
 ) -> Captured:
     """Run `executable args...` in the same sandbox as the probe (for `--help`,
     `--version` and the like); raises `OSError` if it, or the sandbox, cannot be
-    started. `env` adds to the sandbox's minimal environment (a
-    crawled package's `LD_LIBRARY_PATH`, say); `stdin` is fed to the program (a man page
-    to groff), else stdin is /dev/null."""
+    started. `env` adds to the sandbox's minimal environment (a crawled package's
+    `LD_LIBRARY_PATH`, say); `stdin` is fed to the program (a man page to groff), else
+    stdin is /dev/null."""
+    from atipkit import sandbox
+
     path = _locate(os.fspath(executable))
     try:
         return sandbox.run(

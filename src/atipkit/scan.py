@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from atipkit import paths, sandbox
+from atipkit import paths
 from atipkit._atomic import write_atomic
 from atipkit.deny import DEFAULT_SKIP, DenyList, configured
 from atipkit.infer.coverage import (
@@ -291,7 +291,7 @@ def scan(
         inference=inference,
         renamed=renames,
         failures=failures,
-        isolation=sandbox.used() if todo or infer else None,
+        isolation=_isolation() if todo or infer else None,
     )
 
 
@@ -331,6 +331,11 @@ def _names(
         if report is not None:
             renames.append(report)
     return keys, renames
+def _isolation() -> str | None:
+    """What isolated the programs run (`atipkit.sandbox`, imported only then)."""
+    from atipkit import sandbox
+
+    return sandbox.used()
 
 
 def _cached(

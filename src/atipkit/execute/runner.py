@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from atipkit import sandbox
 from atipkit._duration import parse_duration
 from atipkit._process import kill_group, run_captured
 from atipkit.errors import AtipError
@@ -48,7 +47,7 @@ class RunResult(msgspec.Struct, frozen=True, kw_only=True):
     timed_out: bool = False
     truncated: bool = False
     tty: bool = False
-    isolation: sandbox.Isolation | None = None  # what isolated it, when `isolate` asked
+    isolation: str | None = None  # what isolated it (`bwrap`, `unshare`), when asked
 
     @property
     def ok(self) -> bool:
@@ -103,6 +102,8 @@ def run(
     full_env = {**(os.environ if env is None else env), **invocation.env}
     argv, isolation = invocation.argv, None
     if isolate:
+        from atipkit import sandbox
+
         try:
             argv, isolation = sandbox.wrap(argv, cwd=os.path.abspath(cwd or os.getcwd()))
         except sandbox.SandboxError as exc:

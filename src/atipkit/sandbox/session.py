@@ -31,7 +31,6 @@ import select
 import shutil
 import socket
 import subprocess
-import tempfile
 import threading
 import time
 import warnings
@@ -41,7 +40,6 @@ from typing import Literal, NamedTuple
 from atipkit._process import Captured, collect, kill_group
 from atipkit.errors import AtipError
 from atipkit.sandbox import plan as layout
-from atipkit.sandbox._helper import remove
 
 Isolation = Literal["bwrap", "unshare", "none"]
 MODES: tuple[Isolation, ...] = ("bwrap", "unshare", "none")
@@ -152,6 +150,12 @@ def _bwrap_features() -> frozenset[str]:
     return frozenset(o for o in ("--disable-userns", "--size") if o in done.stdout)
 
 
+def _tempdir() -> str:
+    import tempfile
+
+    return tempfile.gettempdir()
+
+
 def verify(mode: Isolation, checks: dict) -> None:
     """What a helper saw from inside must be what `mode` promises: no network interface
     but loopback, a read-only root; else `SandboxError` (and the next mode is tried)."""
@@ -202,7 +206,7 @@ class _Session:
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.PIPE,
                 pass_fds=[theirs.fileno()],
-                env={"PATH": os.defpath, "LANG": "C.UTF-8", "TMPDIR": tempfile.gettempdir()},
+                env={"PATH": os.defpath, "LANG": "C.UTF-8", "TMPDIR": _tempdir()},
                 start_new_session=True,
             )
         except OSError as exc:
@@ -339,6 +343,8 @@ class _Session:
             kill_group(self.proc.pid)
             self.proc.wait()
         if self.mode == "none" and self.root:
+            from atipkit.sandbox._helper import remove  # ctypes and libc: only here
+
             remove(self.root)
 
 
