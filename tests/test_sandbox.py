@@ -366,3 +366,25 @@ def test_a_program_that_cannot_start_is_an_oserror(tmp_path, mode):
         with pytest.raises(OSError, match=r"Permission denied|No such file"):
             run_sandboxed(path, [])
         assert probe(path).failure.kind == "not-executable"
+
+
+def test_a_tool_whose_examination_raises_is_its_failure_and_is_probed_again(
+    tmp_path, isolated_home
+):
+    """A document that makes the validator raise (a `name` nested 500 deep did): that
+    tool's failure, the scan goes on; not cached, so the next scan looks again."""
+    from atipkit.scan import scan
+
+    bin_dir = tmp_path / "bin"
+    script(bin_dir, "a-good", f"#!/bin/sh\necho '{json.dumps(minimal(name='a-good'))}'\n")
+    nested: dict = {}
+    for _ in range(500):
+        nested = {"a": nested}
+    script(bin_dir, "b-deep", f"#!/bin/sh\necho '{json.dumps(minimal(name=nested))}'\n")
+    first = scan([str(bin_dir)])
+    assert [f.name for f in first.found] == ["a-good"]
+    assert [f.name for f in first.failures] == ["b-deep"]
+    again = scan([str(bin_dir)])
+    assert (again.probed, [f.name for f in again.failures]) == (
+        (1, ["b-deep"]) if first.failures[0].kind == "error" else (0, [])
+    )

@@ -66,6 +66,9 @@ inferred shim; an inference that failed, a denied command with no page (`skipped
 nothing (yet)."""
 Item = tuple[str, str, os.stat_result]
 """An executable: its name on PATH, its real path, its `stat`."""
+UNSETTLED = ("sandbox", "error")
+"""Failures that say nothing lasting about the tool (the sandbox could not start; an
+exception while examining it): not cached, so the next scan probes it again."""
 
 
 class SkippedDir(msgspec.Struct, frozen=True):
@@ -240,11 +243,14 @@ def scan(
             progress(done, len(todo))
         return real, seen, failed
 
+    unsettled: set[str] = set()  # not cached: the next scan looks again
     with ThreadPoolExecutor(max_workers=jobs) as pool:
         for real, seen, failed in pool.map(work, todo):
             verdicts[real] = seen
             if failed is not None:
                 failures.append(failed)
+                if failed.kind in UNSETTLED:
+                    unsettled.add(real)
     for real, seen in verdicts.items():  # a shim removed since: inferred again, or nothing
         if seen.verdict == "inferred" and not (seen.hash and has_shim(registry, seen.hash)):
             verdicts[real] = msgspec.structs.replace(seen, verdict="none")
@@ -279,7 +285,7 @@ def scan(
                 Found(keys[real], real, seen.verdict, seen.version or "", real not in probed_now)
             )
     inferred = _update(registry, recorded, verdicts, keys)
-    _write_cache(cache_path, verdicts)
+    _write_cache(cache_path, {r: v for r, v in verdicts.items() if r not in unsettled})
     return ScanReport(
         found=found,
         skipped_dirs=skipped,
