@@ -621,3 +621,65 @@ def test_verified_levels_decide_with_their_reason():
     compromised = decide(Policy(), tool, ("list",), evidence=Evidence(level=TrustLevel.COMPROMISED))
     assert compromised.action == "deny"
     assert decide(strict, tool, ("list",), evidence=Evidence(level=TrustLevel.VERIFIED)).allowed
+
+
+# -- §11.1: untrusted tools run in the sandbox when the policy asks ------------------------
+
+
+def escaping(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Keeper:
+    """A keeper whose every run also writes outside its working directory."""
+    found = Keeper(tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    text = found.path.read_text().replace(
+        'echo "did $1"\n', f'echo escaped > {outside}/mark 2>/dev/null; echo "did $1"\n'
+    )
+    found.path.write_text(text)
+    monkeypatch.setenv("PATH", f"{found.bin}{os.pathsep}{os.environ['PATH']}")
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")  # the working directory: the one writable place
+    return found
+
+
+def namespaces() -> bool:
+    from atipkit import sandbox
+
+    return sandbox.isolation() != "none"
+
+
+@pytest.mark.skipif("not namespaces()", reason="the kernel allows no namespaces here")
+@pytest.mark.parametrize("isolate", ["always", "unverified"])
+def test_the_policy_isolates_untrusted_tools(tmp_path, monkeypatch, isolate):
+    escaping(tmp_path, monkeypatch)
+    policy = write(tmp_path / "isolate.json", {"isolate": isolate})
+    result = run_call("keeper_list", "--tool", "keeper", "--policy", str(policy))
+    assert result.exit_code == 0, result.output
+    report = envelope_of(result)["result"]
+    assert report["isolation"] in ("bwrap", "unshare")
+    assert report["text"] == "did list\n"
+    assert not (tmp_path / "outside" / "mark").exists()  # read-only outside cwd
+    plain = run_call("keeper_list", "--tool", "keeper")
+    assert "isolation" not in envelope_of(plain)["result"]
+    assert (tmp_path / "outside" / "mark").exists()  # without the policy, it escapes
+
+
+def test_a_verified_binary_is_not_isolated_by_unverified(keeper):
+    tool = keeper.tool
+    call = call_of(tool, "keeper_list")
+    policy = Policy(isolate="unverified")
+    verified = decide(policy, tool, ("list",), evidence=Evidence(level=TrustLevel.VERIFIED))
+    unsigned = decide(policy, tool, ("list",), evidence=Evidence(level=TrustLevel.UNSIGNED))
+    assert (verified.isolate, unsigned.isolate) == (False, True)
+    narrowed = Policy().narrow(Policy(isolate="always"))  # a subagent asks: it holds
+    assert decide(narrowed, tool, call.path or (), evidence=Evidence()).isolate
+
+
+def test_without_namespaces_an_isolated_call_is_not_run(tmp_path, monkeypatch):
+    found = escaping(tmp_path, monkeypatch)
+    monkeypatch.setenv("ATIP_SANDBOX", "none")
+    policy = write(tmp_path / "isolate.json", {"isolate": "always"})
+    result = run_call("keeper_list", "--tool", "keeper", "--policy", str(policy))
+    assert result.exit_code == 40, result.output
+    assert "isolation was asked for and cannot be given" in envelope_of(result)["error"]["message"]
+    assert found.runs == []
+    assert not (tmp_path / "outside" / "mark").exists()

@@ -337,6 +337,8 @@ def _names(
         if report is not None:
             renames.append(report)
     return keys, renames
+
+
 def _isolation() -> str | None:
     """What isolated the programs run (`atipkit.sandbox`, imported only then)."""
     from atipkit import sandbox

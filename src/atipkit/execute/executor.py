@@ -24,7 +24,13 @@ from atipkit.bridge.names import tool_keys
 from atipkit.bridge.result_filter import ResultFilter
 from atipkit.execute.argv import ArgumentProblem, InvalidArguments, Invocation, build_argv
 from atipkit.execute.audit import AuditLog
-from atipkit.execute.runner import RunRefused, RunResult, run, timeout_of
+from atipkit.execute.runner import (
+    IsolationUnavailable,
+    RunRefused,
+    RunResult,
+    run,
+    timeout_of,
+)
 from atipkit.model import Effects, Tool, effective_effects
 from atipkit.policy import Decision, Evidence, Policy, TrustLevel, decide
 
@@ -58,7 +64,8 @@ class Outcome(msgspec.Struct, kw_only=True):
 
     def report(self) -> dict[str, Any]:
         """What happened, as JSON for machines: `atip run`'s result, and the gateway's
-        `structuredContent`. `stopped`, `request` and `structuredContent` appear when set."""
+        `structuredContent`. `isolation` (what sandboxed the command), `stopped`,
+        `request` and `structuredContent` appear when set."""
         call = self.call
         out: dict[str, Any] = {
             "call": {"name": call.name, "tool": call.tool, "command": list(call.path or ())},
@@ -69,6 +76,8 @@ class Outcome(msgspec.Struct, kw_only=True):
             "isError": self.is_error,
             "text": self.text,
         }
+        if self.result is not None and self.result.isolation is not None:
+            out["isolation"] = self.result.isolation
         if self.stopped is not None:
             out["stopped"] = self.stopped
         if self.request is not None:
@@ -153,7 +162,9 @@ class Executor:
         stop: Stop = "denied"
         if decision.action == "confirm":
             if self.confirm is not None and self.confirm(call, decision):
-                decision = Decision("allow", [f"confirmed: {r}" for r in decision.reasons])
+                decision = msgspec.structs.replace(
+                    decision, action="allow", reasons=[f"confirmed: {r}" for r in decision.reasons]
+                )
             else:
                 decision = Decision("deny", ["not confirmed: " + "; ".join(decision.reasons)])
                 stop = "unconfirmed"
@@ -164,6 +175,9 @@ class Executor:
             from atipkit.interop.mcp import is_mcp
 
             if is_mcp(tool):
+                if decision.isolate:  # a server's tools run where the server runs
+                    text = "not run: the policy isolates this call; an MCP server's tool cannot be"
+                    return self._finish(call, decision, None, None, text, True, "not-started")
                 return self._call_mcp(call, tool, decision, stdin=stdin, dry_run=dry_run)
         try:
             invocation = build_argv(tool, call.path, call.values, executable=facts.path)
@@ -175,7 +189,16 @@ class Executor:
             )
         effects = self._charge(tool, call)
         try:
-            result = run(invocation, effects, stdin=stdin, credential=self.credential)
+            result = run(
+                invocation,
+                effects,
+                stdin=stdin,
+                credential=self.credential,
+                isolate=decision.isolate,
+            )
+        except IsolationUnavailable as exc:
+            text = f"not run: {exc}"
+            return self._finish(call, decision, invocation, None, text, True, "not-started")
         except RunRefused as exc:
             text = f"not run: {exc}"
             return self._finish(call, decision, invocation, None, text, True, "input-refused")

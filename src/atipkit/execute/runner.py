@@ -38,6 +38,11 @@ class RunRefused(AtipError):
     """The invocation was not started: its input requirements cannot be met."""
 
 
+class IsolationUnavailable(RunRefused):
+    """Isolation was asked for and cannot be given here (no namespaces, `/` as the
+    working directory): the invocation was not started, never run unisolated."""
+
+
 class RunResult(msgspec.Struct, frozen=True, kw_only=True):
     argv: list[str]
     exit_code: int | None  # None when it was stopped
@@ -107,7 +112,9 @@ def run(
         try:
             argv, isolation = sandbox.wrap(argv, cwd=os.path.abspath(cwd or os.getcwd()))
         except sandbox.SandboxError as exc:
-            raise RunRefused(f"isolation was asked for and cannot be given: {exc}") from None
+            raise IsolationUnavailable(
+                f"isolation was asked for and cannot be given: {exc}"
+            ) from None
     if interactive and interactive.tty:
         result = _run_pty(invocation.argv, argv, data, timeout, max_output, cwd, full_env)
         return msgspec.structs.replace(result, isolation=isolation)

@@ -39,20 +39,22 @@ class Decision(msgspec.Struct, frozen=True):
     """Why, for the strictest action: the messages of the findings that ask for it."""
     findings: list[Finding] = []
     """Every rule the call does not pass, confirmations beside a denial included."""
+    isolate: bool = False
+    """The call may run only in the sandbox (a policy's `isolate`)."""
 
     @property
     def allowed(self) -> bool:
         return self.action == "allow"
 
     @classmethod
-    def of(cls, findings: list[Finding]) -> Decision:
+    def of(cls, findings: list[Finding], *, isolate: bool = False) -> Decision:
         """The strictest action the findings ask for, and their reasons."""
         findings = list(dict.fromkeys(findings))
         if not findings:
-            return cls("allow")
+            return cls("allow", isolate=isolate)
         action = max((f.action for f in findings), key=_RANK.__getitem__)
         reasons = [f.message for f in findings if f.action == action]
-        return cls(action, list(dict.fromkeys(reasons)), findings)
+        return cls(action, list(dict.fromkeys(reasons)), findings, isolate)
 
 
 def decide(
@@ -72,13 +74,20 @@ def decide(
     document handed over: trusted `low` at most, its binary unverified); `billable_used`
     the billable calls already run; `audited` whether the call goes to an audit log."""
     findings: list[Finding] = []
+    level = evidence.level if evidence is not None else None
+    isolate = False
     for rules in policy.chain():
         findings += _findings(rules, tool, path, values or {}, evidence, billable_used, cwd)
         if rules.audit_all_calls and not audited:
             findings.append(
                 Finding("deny", "policy.audit", "the policy requires an audit log of every call")
             )
-    return Decision.of(findings)
+        isolate = (
+            isolate
+            or rules.isolate == "always"
+            or (rules.isolate == "unverified" and level is not TrustLevel.VERIFIED)
+        )
+    return Decision.of(findings, isolate=isolate)
 
 
 def _findings(

@@ -13,6 +13,7 @@ from typing import Literal
 import msgspec
 
 TrustRank = Literal["very-low", "low", "medium", "high"]
+Isolate = Literal["never", "unverified", "always"]
 CostRank = Literal["none", "low", "medium", "high"]
 VerificationName = Literal["UNSIGNED", "UNVERIFIED", "PROVENANCE_FAIL", "VERIFIED"]
 EffectName = Literal[
@@ -85,6 +86,10 @@ class Policy(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
     `approval.mode: allowlist`); None approves every source."""
     audit_all_calls: bool = False
     """Every call must be written to an audit log; without one, calls are denied."""
+    isolate: Isolate = "never"
+    """Run commands in the sandbox (RFC 0.6 §11.1, "use sandboxing for untrusted
+    tools"): `always`, or `unverified` — every binary whose verified level is below
+    VERIFIED. Where the machine cannot isolate, such calls are not run."""
     path_allow: list[str] = []
     """Globs; when any is given, every file or directory value must match one."""
     path_deny: list[str] = []
