@@ -375,6 +375,29 @@ def test_body_that_is_not_json(server, document):
     assert response.json()["meta"]["tool"] == "httpdemo.greet"
 
 
+@pytest.mark.parametrize(
+    ("body", "said"),
+    [
+        (b"[" * 2000 + b"]" * 2000, "line 1, column 65: JSON is nested too deeply"),
+        (b'{"name": ' + b"[" * 100 + b"]" * 100 + b"}", "$.name" + "[0]" * 63 + ": JSON is"),
+        (b'{"name": "\\ud800"}', "\\ud800 is half a UTF-16 surrogate pair"),
+        (b'{"name": "\xff"}', "not UTF-8"),
+        (b'{"name": NaN}', "invalid character"),
+        (b'{"name": 1e999}', "out of range"),
+    ],
+    ids=["deep", "deep-inside", "lone-surrogate", "not-utf8", "nan", "huge-number"],
+)
+def test_a_body_too_deep_or_not_json_is_400_never_500(server, document, body, said):
+    response = httpx.post(
+        f"{server.url}/v1/greet", content=body, headers={"content-type": "application/json"}
+    )
+    assert response.status_code == 400, response.text
+    check_against_document(document, "/v1/greet", "post", response)
+    error = response.json()["error"]
+    assert error["code"] == "E1003"
+    assert said in error["message"]
+
+
 def test_body_that_is_not_an_object(server, document):
     response = post(server, "greet", ["bob"])
     assert response.status_code == 400

@@ -188,6 +188,32 @@ def test_pydantic_models_validate_and_inline():
     assert json.loads(result.stdout)["error"]["details"]["model"] == "Outer"
 
 
+def test_json_nested_past_the_limit_is_exit_65_over_json_and_on_the_command_line():
+    def put(item: Outer) -> dict:
+        """Put."""
+        return item.model_dump()
+
+    spec = one(put)
+    nested: Any = []
+    for _ in range(500):  # what an MCP SDK hands over decoded
+        nested = [nested]
+    outcome = call(spec, {"item": {"inner": nested}})
+    assert outcome.exit_code == 65
+    assert "nested too deeply: more than 64 levels" in outcome.error.message
+    deep = '{"inner": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    result = CliRunner().invoke(spec.app.click_group, ["put", deep])
+    assert result.exit_code == 65, result.output
+    assert "nested too deeply" in json.loads(result.stdout)["error"]["message"]
+
+    def take(data: StdinOr[dict]) -> int:
+        """Take."""
+        return len(data)
+
+    piped = CliRunner().invoke(one(take).app.click_group, ["take", "-"], input=deep)
+    assert piped.exit_code == 65, piped.output
+    assert "stdin: line 1, column 74: JSON is nested too deeply" in piped.output
+
+
 @pytest.mark.parametrize(
     ("annotation", "message"),
     [

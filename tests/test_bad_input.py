@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import atipkit
-from tests.helpers import FIXTURES, minimal
+from tests.helpers import FIXTURES, atip, minimal
 
 ATIP = [sys.executable, "-m", "atipkit.cli"]
 
@@ -184,15 +184,26 @@ def test_deep_nesting_inside_a_schema_free_field_is_refused_by_the_library():
         atipkit.loads(b'{"a": ' + b"[" * 5000 + b"]" * 5000 + b"}")
 
 
-def test_deep_command_nesting_within_the_json_limit_is_walked_without_recursion():
+def nested_commands(levels: int) -> dict:
+    """`minimal()` with a chain of `levels` subcommands under `run`: the deepest is at
+    JSON depth 3 + 2 × levels."""
     doc = minimal()
     node = doc["commands"]["run"]
-    for _i in range(450):  # ~900 JSON levels: decodable, too deep for recursive walkers
-        node["commands"] = {"c": {"description": "d"}}
-        node = node["commands"]["c"]
-    report = atipkit.validate(json.dumps(doc))
+    for i in range(levels):
+        node["commands"] = {f"c{i}": {"description": "d"}}
+        node = node["commands"][f"c{i}"]
+    return doc
+
+
+def test_command_nesting_is_read_up_to_the_json_limit_and_refused_past_it():
+    report = atipkit.validate(json.dumps(nested_commands(30)))  # depth 63
     assert report.ok, report.problems
-    assert report.to_dict()["commands"] == 451
+    assert report.to_dict()["commands"] == 31
+    for deep in (json.dumps(nested_commands(31)), nested_commands(31)):  # text, and decoded
+        [problem] = atipkit.validate(deep).problems
+        assert problem.code == "json.too-deep"
+        assert problem.location == "$.commands.run" + "".join(f".commands.c{i}" for i in range(31))
+        assert "more than 64 levels" in problem.message
 
 
 def test_binary_garbage_is_one_line():
@@ -235,3 +246,48 @@ def test_a_document_too_large_for_the_compiler_is_refused_the_same_way(tmp_path:
     assert proc.stdout == b""  # nothing half-written
     assert "Traceback" not in proc.stderr.decode()
     assert proc.stderr.decode().startswith("error: <stdin>: ")
+
+
+# -- nesting is bounded where JSON enters, before any validator sees it ----------------------
+
+DEEP_500 = "[" * 500 + "]" * 500
+
+
+@pytest.mark.parametrize("command", [["validate"], ["compile"], ["export", "atdf"]])
+def test_a_value_500_deep_where_a_string_belongs_is_exit_65_naming_where(tmp_path, command):
+    """jsonschema-rs gave up on it ("Recursion limit reached", exit 70) while saying why
+    the value is not a string; now the reader refuses it first."""
+    path = tmp_path / "deep.json"
+    path.write_text(json.dumps(minimal()).replace('"version": "1.0"', f'"version": {DEEP_500}'))
+    result = atip(*command, str(path))
+    assert result.exit_code == 65, result.output
+    text = result.output
+    assert "$.version" + "[0]" * 63 in text
+    assert "nested too deeply: more than 64 levels" in text
+    assert "Recursion" not in text
+
+
+@pytest.mark.parametrize(
+    ("command", "document"),
+    [
+        (["import", "atdf", "--name", "t"], {"tool_id": "t", "description": "d", "x": "DEEP"}),
+        (["import", "tdp"], {"protocol_version": "1.0", "scenario": {"name": "DEEP"}}),
+    ],
+)
+def test_imports_refuse_nesting_past_the_limit_before_reading(tmp_path, command, document):
+    path = tmp_path / "deep.json"
+    path.write_text(json.dumps(document).replace('"DEEP"', DEEP_500))
+    result = atip(*command, str(path))
+    assert result.exit_code == 65, result.output
+    assert "nested too deeply: more than 64 levels" in result.output
+
+
+def test_a_call_nested_100_000_deep_is_exit_65(tmp_path):
+    path = tmp_path / "t.json"
+    path.write_text(json.dumps(minimal()))
+    head = '{"name": "t_run", "arguments": {"x": '  # two levels, then the arrays from level 3
+    call = head + "[" * 100_000 + "]" * 100_000 + "}}"
+    result = atip("run", "--tool", str(path), "--call", "-", "--dry-run", input=call)
+    assert result.exit_code == 65, result.output
+    where = f"line 1, column {len(head) + 1 + 62}"  # the bracket that opens level 65
+    assert f"--call: {where}: JSON is nested too deeply" in result.output

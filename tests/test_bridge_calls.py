@@ -271,6 +271,38 @@ def test_arguments_that_are_not_json(gh_actions):
     assert call.error.startswith("arguments are not valid JSON")
 
 
+@pytest.mark.parametrize("provider", ["openai", "mcp"])
+def test_arguments_nested_past_the_json_limit_are_a_call_error_not_a_crash(provider):
+    compiled = compile_tools([ROUND_TRIP["gh-0.6"]], provider)
+    name = (
+        compiled.tools[0]["function"]["name"] if provider == "openai" else compiled.tools[0]["name"]
+    )
+    deep = "[" * 100_000 + "]" * 100_000
+    if provider == "openai":  # arguments as JSON text
+        arguments: Any = '{"x": ' + deep + "}"
+        data: Any = {
+            "tool_calls": [{"id": "c", "function": {"name": name, "arguments": arguments}}]
+        }
+    else:  # arguments already decoded (an SDK's), 500 deep
+        nested: Any = []
+        for _ in range(500):
+            nested = [nested]
+        data = {"name": name, "arguments": {"x": nested}}
+    [call] = parse_tool_calls(provider, data, compiled)
+    assert "nested too deeply: more than 64 levels" in call.error
+    assert call.error.startswith("arguments: ")
+
+
+def test_a_lone_surrogate_in_json_text_arguments_is_named(gh_actions):
+    text = '{"title": "a\\ud800"}'
+    data = {"tool_calls": [{"id": "c", "function": {"name": "gh_pr", "arguments": text}}]}
+    [call] = parse_tool_calls("openai", data, gh_actions)
+    assert call.error == (
+        "arguments are not valid JSON: line 1, column 13: invalid JSON: \\ud800 is half a "
+        "UTF-16 surrogate pair, no character"
+    )
+
+
 def test_actions_are_checked(gh_actions):
     def call(args: dict[str, Any]):
         data = {

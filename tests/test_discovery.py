@@ -216,6 +216,20 @@ def test_override_is_a_merge_patch_and_patterns_layer(tmp_path, monkeypatch):
     assert resolved.origins["pattern:b"] == str(project / "mytool.json")
 
 
+def test_a_pattern_file_nested_past_the_json_limit_is_left_out(tmp_path):
+    """A project's `.agent-tools/patterns` comes with whatever repository is checked out:
+    one nested 100 000 deep is skipped like any file that does not parse."""
+    exe = tool_script(tmp_path / "bin", "mytool")
+    project = tmp_path / "project" / ".agent-tools" / "patterns"
+    project.mkdir(parents=True)
+    (project / "mytool.json").write_text("[" * 100_000 + "]" * 100_000)
+    (project / "mytool-ok.json").write_text(
+        json.dumps([{"name": "ok", "description": "kept", "steps": [{"command": "mytool run"}]}])
+    )
+    resolved = resolve_tool(str(exe), project_dir=tmp_path / "project")
+    assert [p.name for p in resolved.tool.patterns] == ["ok"]
+
+
 def test_partial_discovery_asks_tools_that_support_it_and_cuts_the_others():
     cloud = resolve_tool(str(EXAMPLES / "bin" / "cloudctl"), commands=["dns"])
     assert (cloud.origins["partial"], list(cloud.tool.commands)) == ("tool", ["dns"])
@@ -244,6 +258,21 @@ def test_scan_finds_tools_and_reports_unsafe_dirs(tmp_path):
     assert LocalRegistry().read().tools["alpha"].source == "native"
     everything = scan([str(shared)], allow_unsafe_dirs=True)
     assert [f.name for f in everything.found] == ["beta"]
+
+
+def test_a_tool_whose_agent_document_is_nested_500_deep_does_not_stop_the_scan(tmp_path):
+    """The value 500 arrays deep where a string belongs made jsonschema-rs give up
+    ("Recursion limit reached") and the whole scan exit 70; the reader now refuses it
+    first, and the other tools are recorded."""
+    bin_dir = tmp_path / "bin"
+    deep = json.dumps(minimal(name="deep")).replace('"1.0"', "[" * 500 + "]" * 500)
+    (bin_dir / "deep").parent.mkdir(parents=True)
+    (bin_dir / "deep").write_text(f"#!/bin/sh\necho '{deep}'\n")
+    (bin_dir / "deep").chmod(0o755)
+    tool_script(bin_dir, "fine")
+    result = atip("scan", "--path", str(bin_dir), "--json")
+    assert result.exit_code == 0, result.output
+    assert [f["name"] for f in envelope_of(result)["result"]["found"]] == ["fine"]
 
 
 def test_rescan_reuses_what_did_not_change(tmp_path):

@@ -442,7 +442,7 @@ def test_duplicate_input_names_are_refused(tmp_path):
     [
         (b"{nope", "line 1, column 2: invalid JSON"),
         (b"", "empty document"),
-        (b"[" * 100_000 + b"]" * 100_000, "JSON is nested too deeply to read"),
+        (b"[" * 100_000 + b"]" * 100_000, "line 1, column 65: JSON is nested too deeply"),
         (b'{"tool_id": "\xff"}', "not UTF-8"),
     ],
     ids=["syntax", "empty", "deep", "utf-8"],
@@ -457,19 +457,25 @@ def test_a_huge_document_is_refused_before_it_is_read(tmp_path):
     assert "the limit is 16,777,216 bytes" in message
 
 
-def test_deep_but_legal_nesting_is_converted(tmp_path):
-    nested: dict[str, Any] = {}
-    for _ in range(400):
-        nested = {"a": nested}
-    inputs = [{"name": "x", "type": "string", "schema": {"properties": {"p": nested}}}]
-    doc = with_(
-        schema_version="2.0.0",
-        how_to_use={"inputs": inputs, "outputs": BASIC["how_to_use"]["outputs"]},
-    )
+def test_nesting_within_the_limit_is_converted_and_past_it_refused(tmp_path):
+    def document(levels: int) -> dict[str, Any]:
+        nested: dict[str, Any] = {}
+        for _ in range(levels):
+            nested = {"a": nested}
+        inputs = [{"name": "x", "type": "string", "schema": {"properties": {"p": nested}}}]
+        return with_(
+            schema_version="2.0.0",
+            how_to_use={"inputs": inputs, "outputs": BASIC["how_to_use"]["outputs"]},
+        )
+
     path = tmp_path / "deep.json"
-    path.write_text(json.dumps(doc))
-    tool = read_atdf(path)
-    assert_atip_valid(tool)
+    path.write_text(json.dumps(document(40)))  # depth 47 in ATDF, 55 once in ATIP
+    assert_atip_valid(read_atdf(path))
+    message = _fails(tmp_path, document(60), 65, "--name", "t")  # depth 67
+    where = "$.how_to_use.inputs[0].schema.properties.p" + ".a" * 58
+    assert message == f"{tmp_path / 'bad.json'}: {where}: " + (
+        "JSON is nested too deeply: more than 64 levels of arrays and objects"
+    )
 
 
 def test_usage_and_not_found(tmp_path):

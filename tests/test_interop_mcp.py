@@ -315,8 +315,13 @@ def test_recursive_exploding_and_deep_schemas_are_refused_not_followed():
     deep: dict[str, Any] = {"type": "string"}
     for _ in range(200):
         deep = {"type": "object", "properties": {"a": deep}}
-    with pytest.raises(NotDescribable, match="deeper than"):
+    with pytest.raises(NotDescribable, match="nested too deeply: more than 64 levels"):
         describe(one_tool({"properties": {"p": deep}}))
+    # shallow as JSON, deep once its references are inlined
+    chain = {f"d{i}": {"properties": {"a": {"$ref": f"#/$defs/d{i + 1}"}}} for i in range(70)}
+    chain["d70"] = {"type": "string"}
+    with pytest.raises(NotDescribable, match="deeper than 64"):
+        describe(one_tool({"$defs": chain, "properties": {"p": {"$ref": "#/$defs/d0"}}}))
 
 
 def test_a_huge_listing_is_refused():

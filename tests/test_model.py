@@ -144,14 +144,17 @@ def test_get_command_by_tuple_or_words():
         atipkit.get_command(tool, "pr merge")
 
 
-def test_deep_command_tree_does_not_exhaust_the_stack():
+def test_a_command_tree_past_the_nesting_limit_is_refused_before_it_is_walked():
     doc = minimal()
     node = doc["commands"]["run"]
     for i in range(300):
         node["commands"] = {f"c{i}": {"description": "d"}}
         node = node["commands"][f"c{i}"]
-    tool = atipkit.from_dict(doc)
-    assert atipkit.count_commands(tool) == 301
+    with pytest.raises(atipkit.DocumentTooLarge) as caught:
+        atipkit.from_dict(doc)
+    assert caught.value.problems[0].location.endswith(".commands.c30")
+    del doc["commands"]["run"]["commands"]["c0"]["commands"]["c1"]["commands"]
+    assert atipkit.count_commands(atipkit.from_dict(doc)) == 3
 
 
 def test_effective_effects_fold_tool_group_and_command():

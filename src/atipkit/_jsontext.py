@@ -1,8 +1,10 @@
 """Reading untrusted JSON text: bounded in size and depth, with exact error positions.
 
-Everything that turns bytes from outside (files, stdin, a probed tool's stdout, a registry)
-into Python objects goes through `decode`, so every caller gets the same limits and the
-same one-line errors.
+Everything that turns bytes from outside (files, stdin, a probed tool's stdout, a registry,
+an HTTP body, a model's call arguments) into Python objects goes through `decode`, so every
+caller gets the same limits and the same one-line errors. JSON that arrives already
+decoded (an MCP SDK's message, a mapping handed to the library) is held to the same
+nesting limit by `check_depth` before anything walks it.
 """
 
 from __future__ import annotations
@@ -16,14 +18,26 @@ from typing import Any, BinaryIO
 import msgspec
 
 from atipkit.errors import DocumentTooLarge, MalformedJSON
-from atipkit.problems import Problem, error
+from atipkit.problems import PathPart, Problem, error, json_path
 
 #: Largest document accepted by default: room for ~20 000 commands, small enough that a
 #: hostile file cannot exhaust memory. The probe caps a tool's stdout at the same size.
 MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
+#: Deepest nesting of arrays and objects accepted wherever JSON enters (`{}` is 1 level).
+#: Real documents stay under 20 (a command five levels down with an option's schema); 64
+#: leaves every recursive walker behind the gate (jsonschema-rs, the model's loader, the
+#: exporters, the app's argument checks) far from the interpreter's and Rust's stack limits.
+MAX_DEPTH = 64
 
 _decoder = msgspec.json.Decoder()
 _BYTE_OFFSET = re.compile(r"\(byte (\d+)\)")
+_TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+"""A JSON string (skipped whole) or a bracket: what counting the depth of text looks at."""
+_LONE_HIGH_SURROGATE = re.compile(
+    rb"(?<!\\)(?:\\\\)*(\\u[dD][89abAB][0-9a-fA-F]{2})(?!\\u[dD][c-fC-F][0-9a-fA-F]{2})"
+)
+"""The escape of a UTF-16 high surrogate without its low half (escaped backslashes
+before it counted), which msgspec reports as "truncated"."""
 
 
 def read_bytes(path: str | os.PathLike[str], *, max_bytes: int = MAX_DOCUMENT_BYTES) -> bytes:
@@ -63,10 +77,11 @@ def _too_large(source: str | None, size: int | None, max_bytes: int) -> Document
 def decode(data: bytes | str, source: str | None = None, *, max_bytes: int | None = None) -> Any:
     """Decode one JSON text into Python objects.
 
-    Raises `MalformedJSON` (with line and column) for bad syntax, bad UTF-8 or empty
-    input, and `DocumentTooLarge` for nesting deeper than the interpreter can follow or,
-    given `max_bytes`, for text longer than that in UTF-8 (text handed over in memory
-    rather than read with `read_bytes`: a public parser's argument, a response body).
+    Raises `MalformedJSON` (with line and column) for bad syntax, bad UTF-8, a lone
+    UTF-16 surrogate escape (`"\\ud800"`, which is no character) or empty input, and
+    `DocumentTooLarge` for nesting deeper than `MAX_DEPTH` (naming where) or, given
+    `max_bytes`, for text longer than that in UTF-8 (text handed over in memory rather
+    than read with `read_bytes`: a public parser's argument, a response body).
     """
     raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     if max_bytes is not None and len(raw) > max_bytes:
@@ -75,7 +90,7 @@ def decode(data: bytes | str, source: str | None = None, *, max_bytes: int | Non
     if not raw.strip():
         raise _malformed(raw, len(raw), "empty document; expected a JSON object", source)
     try:
-        return _decoder.decode(raw)
+        value = _decoder.decode(raw)
     except UnicodeDecodeError:
         try:
             raw.decode("utf-8")
@@ -84,8 +99,9 @@ def decode(data: bytes | str, source: str | None = None, *, max_bytes: int | Non
             msg = f"not UTF-8: byte 0x{byte:02x} cannot start or continue a character"
             raise _malformed(raw, exc.start, msg, source) from None
         raise  # pragma: no cover - msgspec and Python disagree about UTF-8
-    except RecursionError:
-        problem = error("json.too-deep", "JSON is nested too deeply to read")
+    except RecursionError:  # deeper than msgspec follows (~1 000): say where it passes ours
+        line, column = line_column(raw, _too_deep_offset(raw))
+        problem = _too_deep(f"line {line}, column {column}", MAX_DEPTH)
         raise DocumentTooLarge([problem], source) from None
     except msgspec.DecodeError as exc:
         text = str(exc)
@@ -93,8 +109,104 @@ def decode(data: bytes | str, source: str | None = None, *, max_bytes: int | Non
         offset = int(match.group(1)) if match else len(raw)
         reason = _BYTE_OFFSET.sub("", text).removeprefix("JSON is malformed: ").strip()
         if reason == "Input data was truncated":
-            reason = "unexpected end of input"
+            lone = _LONE_HIGH_SURROGATE.search(raw)
+            if lone is None:
+                reason = "unexpected end of input"
+            else:
+                offset = lone.start(1)
+                reason = f"{lone.group(1).decode()} is half a UTF-16 surrogate pair, no character"
         raise _malformed(raw, offset, f"invalid JSON: {reason}", source) from None
+    check_depth(value, source)
+    return value
+
+
+def check_depth(value: Any, source: str | None = None, *, limit: int = MAX_DEPTH) -> None:
+    """Refuse `value` (decoded JSON: dicts, lists, tuples) nested deeper than `limit`
+    arrays and objects, with `DocumentTooLarge` naming the JSON path where it passes the
+    limit. Iterative, one level at a time, linear in the number of containers (about as
+    fast as decoding): a hostile value cannot exhaust the stack here, and what walks it
+    recursively afterwards is safe."""
+    level = [value] if isinstance(value, _CONTAINERS) else []
+    for _depth in range(limit):
+        level = [
+            child
+            for node in level
+            for child in (node.values() if isinstance(node, dict) else node)
+            if isinstance(child, _CONTAINERS)
+        ]
+        if not level:
+            return
+    path = json_path(_path_to_depth(value, limit))
+    raise DocumentTooLarge([_too_deep(path, limit)], source)
+
+
+_CONTAINERS = (dict, list, tuple)
+
+
+def lone_surrogate(value: Any) -> str | None:
+    """The JSON path of the first string in `value` (a key or a value, at any depth)
+    holding a lone UTF-16 surrogate (`"\\ud800"`, as a lenient JSON parser or a Python
+    caller may hand over): no character, so no UTF-8 text, argv or JSON message can carry
+    it. None when every string is text."""
+    stack: list[tuple[Any, list[PathPart]]] = [(value, [])]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, str):
+            if not _is_text(node):
+                return json_path(path)
+        elif isinstance(node, dict):
+            for key, child in node.items():
+                if isinstance(key, str) and not _is_text(key):
+                    return json_path(path)
+                stack.append((child, [*path, key]))
+        elif isinstance(node, list | tuple):
+            stack.extend((child, [*path, i]) for i, child in enumerate(node))
+    return None
+
+
+def _is_text(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _path_to_depth(value: Any, limit: int) -> list[PathPart]:
+    """The path of the first container (depth first, in document order) that lies
+    deeper than `limit`; only called once one is known to exist."""
+    stack: list[tuple[Any, list[PathPart]]] = [(value, [])]
+    while stack:
+        node, path = stack.pop()
+        if len(path) >= limit:
+            return path
+        items = list(node.items() if isinstance(node, dict) else enumerate(node))
+        for key, child in reversed(items):
+            if isinstance(child, dict | list | tuple):
+                stack.append((child, [*path, key]))
+    return []  # pragma: no cover - check_depth found one
+
+
+def _too_deep(location: str, limit: int) -> Problem:
+    message = f"JSON is nested too deeply: more than {limit} levels of arrays and objects"
+    return error("json.too-deep", message, location)
+
+
+def _too_deep_offset(raw: bytes) -> int:
+    """The byte offset of the first bracket that opens level `MAX_DEPTH + 1` of JSON
+    text, strings skipped (one linear scan, run only for text msgspec found too deep)."""
+    depth = 0
+    for token in _TOKENS.finditer(raw):
+        first = raw[token.start()]
+        if first in b"[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return token.start()
+        elif first in b"]}":
+            depth -= 1
+    return len(raw)  # pragma: no cover - msgspec found it too deep
 
 
 def _malformed(raw: bytes, offset: int, message: str, source: str | None) -> MalformedJSON:

@@ -31,7 +31,7 @@ import msgspec
 from msgspec import UNSET, Meta, UnsetType
 
 from atipkit import _jsontext
-from atipkit.errors import DocumentTooLarge, InvalidDocument, UnsupportedVersion
+from atipkit.errors import InvalidDocument, UnsupportedVersion
 from atipkit.problems import error
 from atipkit.protocol import ProtocolVersion, declared_version, parse_version, unsupported
 
@@ -604,9 +604,11 @@ def _normalize(data: dict[str, Any]) -> dict[str, Any]:
 def from_dict(data: Any, *, source: str | None = None) -> Tool:
     """Build a `Tool` from decoded JSON (any 0.x version), normalizing legacy forms.
 
-    Raises `UnsupportedVersion` for a major version other than 0, and `InvalidDocument`
-    with every schema problem (exact JSON paths) when the document is not valid ATIP.
+    Raises `UnsupportedVersion` for a major version other than 0, `InvalidDocument`
+    with every schema problem (exact JSON paths) when the document is not valid ATIP, and
+    `DocumentTooLarge` for nesting deeper than `_jsontext.MAX_DEPTH`.
     """
+    _jsontext.check_depth(data, source)
     return _convert(data, source, lift=True)
 
 
@@ -645,12 +647,9 @@ def _convert(data: Any, source: str | None, *, lift: bool) -> Tool:
         raise UnsupportedVersion([unsupported(version)], source)
     lenient = version is not None and version.is_newer
     normal = _normalize(data)
-    try:
+    try:  # nesting was bounded where the data was decoded (`_jsontext.check_depth`)
         prepared = _lift(normal, Tool, lenient) if lift or lenient else normal
         return msgspec.convert(prepared, Tool)
-    except RecursionError:
-        problem = error("json.too-deep", "JSON is nested too deeply to be an ATIP document")
-        raise DocumentTooLarge([problem], source) from None
     except msgspec.ValidationError as exc:
         raise _invalid(data, exc, source) from None
 

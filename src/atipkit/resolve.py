@@ -15,7 +15,6 @@ where the metadata came from, and the path and hash of the binary it describes.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from collections.abc import Sequence
@@ -425,8 +424,8 @@ def _pattern_files(directory: Path, name: str) -> list[tuple[str, list[dict[str,
         if path.stem != name and not path.stem.startswith(f"{name}-"):
             continue
         try:
-            data = json.loads(path.read_text("utf-8"))
-        except (OSError, ValueError):
+            data = _jsontext.decode(_jsontext.read_bytes(path), str(path))
+        except (OSError, ValueError):  # a DocumentError is a ValueError
             continue
         patterns = data.get("patterns") if isinstance(data, dict) else data
         if isinstance(patterns, list):

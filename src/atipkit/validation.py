@@ -78,6 +78,12 @@ def validate(
         except DocumentError as exc:
             report.problems += exc.problems
             return report
+    else:
+        try:
+            _jsontext.check_depth(document, source)
+        except DocumentError as exc:
+            report.problems += exc.problems
+            return report
     _validate_data(document, report, lift=lift)
     return report
 

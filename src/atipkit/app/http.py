@@ -447,18 +447,21 @@ async def _read_body(request: Request, limit: int) -> bytes:
 
 def _arguments(body: bytes) -> Any:
     """The JSON value of the body; an empty body is `{}` (a command without required
-    parameters needs no body). Whether it is an object is the pipeline's to say."""
-    import msgspec
+    parameters needs no body). Whether it is an object is the pipeline's to say. Text
+    that is not JSON (bad syntax or UTF-8, a lone surrogate) or nested deeper than
+    `_jsontext.MAX_DEPTH` is a malformed request: 400."""
+    from atipkit import _jsontext
+    from atipkit.errors import DocumentError
 
     if not body.strip():
         return {}
     try:
-        return msgspec.json.decode(body)
-    except msgspec.DecodeError as exc:
+        return _jsontext.decode(body)
+    except DocumentError as exc:
         raise _Refused(
             400,
             DataFormatError(
-                f"request body: not valid JSON: {exc}",
+                f"request body: {exc}",
                 code="E1003",
                 suggestion="Send one JSON object of the command's arguments.",
             ),

@@ -160,12 +160,13 @@ def decode(data: bytes, spec: StdinSpec, source: str, *, null: bool) -> Any:
         if null:
             return [r for r in text.split("\0") if r]
         return text.splitlines()
-    import json
+    from atipkit import _jsontext
+    from atipkit.errors import DocumentError
 
-    try:
-        return json.loads(text)
-    except ValueError as exc:
-        raise DataFormatError(f"{source}: not valid JSON: {exc}", code="E1003") from None
+    try:  # bounded in depth like all JSON atipkit reads
+        return _jsontext.decode(text, source)
+    except DocumentError as exc:
+        raise DataFormatError(str(exc), code="E1003") from None
 
 
 def spool(data: bytes, ctx: Context) -> Path:

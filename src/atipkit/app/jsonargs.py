@@ -11,10 +11,12 @@ from __future__ import annotations
 import functools
 from typing import TYPE_CHECKING, Any
 
+from atipkit import _jsontext
 from atipkit._schema_errors import schema_errors, where
 from atipkit.app.errors import DataFormatError, InputError
 from atipkit.app.inputs import sink, spool
 from atipkit.app.params import MISSING
+from atipkit.errors import DocumentError
 
 if TYPE_CHECKING:
     from atipkit.app.command import CommandSpec
@@ -37,6 +39,10 @@ def check_arguments(spec: CommandSpec, arguments: Any) -> None:
         raise InputError(
             f"arguments must be a JSON object, got {type(arguments).__name__}", code="E1001"
         )
+    try:  # before jsonschema-rs, which recurses (an MCP SDK's arguments are not bounded)
+        _jsontext.check_depth(arguments, "arguments")
+    except DocumentError as exc:
+        raise DataFormatError(str(exc), code="E1003") from None
     validator = _validator(spec)
     if validator.is_valid(arguments):
         return

@@ -151,13 +151,14 @@ def _choice_text(choice: Any) -> str:
 
 
 def _decode_json(text: str) -> Any:
-    import json
+    from atipkit import _jsontext
+    from atipkit.errors import DocumentError
 
-    try:
-        return json.loads(text)
-    except ValueError as exc:
+    try:  # bounded in depth like all JSON atipkit reads
+        return _jsontext.decode(text)
+    except DocumentError as exc:
         raise DataFormatError(
-            f"not valid JSON: {exc}",
+            str(exc),
             suggestion="Pass the value as one JSON text, quoted for the shell.",
         ) from None
 

@@ -16,8 +16,10 @@ from typing import Any
 
 import msgspec
 
+from atipkit import _jsontext
 from atipkit.bridge.compile import Compiled, Provider
 from atipkit.bridge.flatten import ACTION, ParamRef, Target
+from atipkit.errors import DocumentError, MalformedJSON
 from atipkit.model import CommandPath
 
 
@@ -115,12 +117,17 @@ def _resolve(
     index: int, call_id: str | None, name: str, raw_args: Any, compiled: Compiled
 ) -> ToolCall:
     call = ToolCall(id=call_id, index=index, name=name, arguments={})
-    if isinstance(raw_args, str):
-        try:
-            raw_args = json.loads(raw_args) if raw_args.strip() else {}
-        except json.JSONDecodeError as exc:
-            call.error = f"arguments are not valid JSON: {exc.msg} at column {exc.colno}"
-            return call
+    try:  # the one gate of JSON text: size, syntax, lone surrogates, nesting
+        if isinstance(raw_args, str):
+            raw_args = _jsontext.decode(raw_args) if raw_args.strip() else {}
+        else:  # decoded by the provider's SDK: nesting still bounded before any walk
+            _jsontext.check_depth(raw_args)
+    except MalformedJSON as exc:
+        call.error = f"arguments are not valid JSON: {exc}"
+        return call
+    except DocumentError as exc:  # too large or too deep
+        call.error = f"arguments: {exc}"
+        return call
     if raw_args is None:
         raw_args = {}
     if not isinstance(raw_args, dict):

@@ -209,11 +209,14 @@ def _raise_for(
 
 def _as_response(text: str) -> tuple[str, Any]:
     """A single call in any provider's shape → (provider, a response holding it)."""
+    from atipkit import _jsontext
+    from atipkit.errors import DocumentError
+
     try:
-        obj = json.loads(text)
-    except ValueError as exc:
+        obj = _jsontext.decode(text, "--call")
+    except DocumentError as exc:
         raise DataFormatError(
-            f"--call is not JSON: {exc}",
+            f"{exc}",
             suggestion='Give the call as JSON: {"name": ..., "arguments": {...}}.',
             details={"param": "call"},
         ) from None

@@ -72,8 +72,38 @@ def _validator(kind: Kind) -> Any:
     return jsonschema_rs.validator_for({**root, "$ref": f"#/$defs/{kind}"})
 
 
+@functools.lru_cache(maxsize=1024)
+def pattern_validator(regex: str) -> Any:
+    """A jsonschema-rs validator of strings against a document's `pattern`, read as JSON
+    Schema and every model provider read it (ECMA 262): linear time for what a regular
+    expression without backreferences can say, bounded backtracking for the rest (past
+    the bound a value does not match). `ValueError` when `regex` is no regular
+    expression (`(`), or not text (a lone surrogate)."""
+    return parameter_validator({"type": "string", "pattern": regex})
+
+
+def parameter_validator(schema: dict[str, Any]) -> Any:
+    """A jsonschema-rs validator for a JSON Schema a document gives (an argument's or
+    option's `schema`), never fetching anything its `$ref`s name: a document must not
+    make atipkit reach the network. `ValueError` when it is not a usable schema."""
+    import jsonschema_rs
+
+    try:
+        return jsonschema_rs.validator_for(schema, offline=True)
+    except jsonschema_rs.ReferencingError as exc:  # not a ValueError
+        raise ValueError(str(exc)) from None
+
+
+def first_line(error: ValueError) -> str:
+    """The reason of a `ValueError` from `parameter_validator`, on one line (jsonschema-rs
+    explains on several)."""
+    return str(error).strip().split("\n", 1)[0]
+
+
 def check(data: Any, kind: Kind | None = None) -> list[Problem]:
-    """Every schema problem of a decoded document, deduplicated."""
+    """Every schema problem of a decoded document, deduplicated. Its nesting must have
+    been bounded first (`_jsontext.decode` or `check_depth`): jsonschema-rs and the walk
+    below recurse."""
     kind = kind or document_kind(data)
     validator = _validator(kind)
     if validator.is_valid(data):
@@ -81,10 +111,7 @@ def check(data: Any, kind: Kind | None = None) -> list[Problem]:
     # jsonschema-rs drops empty keys from instance paths (`commands[""].description`
     # comes back as `commands.description`). The root command is keyed "", so re-check a
     # copy whose empty keys are a sentinel no schema keyword matches, and map it back.
-    try:
-        keyed = _rename_empty_keys(data)
-    except RecursionError:  # nesting too deep to copy: keep the paths jsonschema-rs gives
-        keyed = data
+    keyed = _rename_empty_keys(data)
     problems: dict[tuple[str, str], Problem] = {}
     for err in validator.iter_errors(keyed):
         for problem in _problems(err, keyed):

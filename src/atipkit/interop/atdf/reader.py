@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from atipkit import _jsontext
-from atipkit.errors import AtipError, DocumentTooLarge
+from atipkit.errors import AtipError
 from atipkit.interop.atdf import extension
 from atipkit.interop.atdf.datatypes import Parameter
 from atipkit.interop.atdf.export import FOREIGN
@@ -34,7 +34,6 @@ _FLAG_UNSAFE = re.compile(r"[^A-Za-z0-9_.-]+")
 _MAX_DESCRIPTION = 200
 #: Descriptor fields with a place in ATIP; every other one is kept under `x-atdf`.
 _MAPPED = frozenset({"tool_id", "id", "description", "how_to_use", extension.KEY})
-_TOO_DEEP = error("json.too-deep", "JSON is nested too deeply to read")
 
 Where = tuple[PathPart, ...]
 
@@ -84,10 +83,8 @@ def import_atdf(
     (exit 65 in the CLI) names the first descriptor that is not valid ATDF."""
     if name is not None:
         _check_name(name)  # a usage error comes before any problem of the document
-    try:
-        return _import(document, name, default_name, source)
-    except RecursionError:
-        raise DocumentTooLarge([_TOO_DEEP], source) from None
+    _jsontext.check_depth(document, source)
+    return _import(document, name, default_name, source)
 
 
 def _import(document: Any, name: str | None, default: str | None, source: str | None) -> Tool:

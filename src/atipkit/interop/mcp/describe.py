@@ -22,6 +22,8 @@ from typing import Any
 
 import msgspec
 
+from atipkit import _jsontext
+from atipkit.errors import DocumentTooLarge
 from atipkit.interop.mcp.endpoint import Endpoint
 from atipkit.interop.mcp.errors import NotDescribable
 from atipkit.interop.mcp.schemas import options
@@ -79,6 +81,11 @@ def describe(listing: Listing, *, name: str | None = None) -> Tool:
     for index, raw in enumerate(listing.tools):
         if not isinstance(raw, dict):
             raise NotDescribable(None, f"tool {index + 1} of the listing is not an object")
+        try:
+            _jsontext.check_depth(raw)
+        except DocumentTooLarge as exc:
+            name = raw.get("name") if isinstance(raw.get("name"), str) else None
+            raise NotDescribable(name, exc.problems[0].format()) from None
     info = listing.server_info if isinstance(listing.server_info, dict) else {}
     tool_name = _tool_name(name, info, listing.endpoint)
     keys = command_keys([t.get("name") for t in listing.tools])

@@ -19,12 +19,14 @@ import re
 from typing import Any
 from urllib.parse import unquote
 
+from atipkit import _jsontext
 from atipkit.checks import fits
 from atipkit.interop.mcp.errors import NotDescribable
 from atipkit.model import UNSET, Option
 
-MAX_DEPTH = 64
-"""How deep a property's schema may nest (after inlining)."""
+MAX_DEPTH = _jsontext.MAX_DEPTH
+"""How deep a property's schema may nest (after inlining), in schemas: the limit of all
+JSON atipkit reads, which the document's own check then applies to the JSON levels."""
 MAX_NODES = 50_000
 """How many schema objects one tool's options may hold once `$ref`s are inlined (a chain
 of references to references grows exponentially)."""

@@ -29,8 +29,9 @@ from atipkit.problems import PathPart, error, json_path
 
 SUPPORTED_MAJOR = 1
 """The major protocol version this reader knows; another changes the response schema."""
-MAX_DEPTH = 64
-"""Deepest nesting of objects and arrays a manifest may have (schemas, wrapped values)."""
+MAX_DEPTH = _jsontext.MAX_DEPTH
+"""Deepest nesting of objects and arrays a manifest may have (schemas, wrapped values):
+the one limit of all JSON atipkit reads."""
 MAX_TOOLS = 20_000
 
 _FIELDS: dict[str, tuple[str, ...]] = {
@@ -81,17 +82,17 @@ def parse(data: bytes | str | Mapping[str, Any], *, source: str | None = None) -
     """Read a manifest from JSON text or decoded JSON, in the snake_case shape or the
     proto3 camelCase shape (SPEC-NOTES 22); `source` names it in errors.
 
-    Raises `MalformedJSON` or `DocumentTooLarge` for text that is not JSON or too big,
-    `UnsupportedProtocol` for a major protocol_version other than 1, and `ManifestError`
-    naming the JSON path of anything else that is wrong."""
+    Raises `MalformedJSON` or `DocumentTooLarge` for text that is not JSON, too big or
+    nested deeper than `MAX_DEPTH` (decoded data too), `UnsupportedProtocol` for a major
+    protocol_version other than 1, and `ManifestError` naming the JSON path of anything
+    else that is wrong."""
     if isinstance(data, bytes | str):
         data = _jsontext.decode(data, source, max_bytes=_jsontext.MAX_DOCUMENT_BYTES)
-    if isinstance(data, Mapping) and not isinstance(data, dict):
+    elif isinstance(data, Mapping):
         data = dict(data)
+        _jsontext.check_depth(data, source)
     reader = _Reader(source)
-    root = reader.object(data, [])
-    reader.check_depth(root)
-    return reader.manifest(root)
+    return reader.manifest(reader.object(data, []))
 
 
 class _Reader:
@@ -109,30 +110,6 @@ class _Reader:
         return self.fail(where, f"expected {what}, got {_jsontext.json_type(value)}")
 
     # -- shapes and limits -------------------------------------------------------------
-
-    def check_depth(self, root: Any) -> None:
-        """Refuse nesting deeper than MAX_DEPTH, naming where it goes too deep. Iterative:
-        a hostile document cannot exhaust the stack here."""
-        nodes: list[tuple[int, PathPart]] = [(-1, "")]
-        stack: list[tuple[Any, int, int]] = [(root, 1, 0)]
-        while stack:
-            value, depth, node = stack.pop()
-            if depth > MAX_DEPTH:
-                where: list[PathPart] = []
-                while node > 0:
-                    parent, key = nodes[node]
-                    where.append(key)
-                    node = parent
-                raise self.fail(
-                    where[::-1],
-                    f"nested more than {MAX_DEPTH} levels deep; a manifest is not that deep",
-                    "tdp.too-deep",
-                )
-            items = value.items() if isinstance(value, dict) else enumerate(value)
-            for key, child in items:
-                if isinstance(child, dict | list):
-                    nodes.append((node, key))
-                    stack.append((child, depth + 1, len(nodes) - 1))
 
     def object(self, value: Any, where: list[PathPart]) -> dict[str, Any]:
         if not isinstance(value, dict):
