@@ -3,6 +3,8 @@ metadata (getopt semantics: `--flag value`, `--flag=value`, `-fvalue`, `--`)."""
 
 from __future__ import annotations
 
+import json
+import time
 from typing import Any
 
 import pytest
@@ -150,7 +152,10 @@ def strategy(spec: Argument | Option) -> st.SearchStrategy[Any]:
     else:
         base = st.one_of(
             st.sampled_from(INJECTIONS),
-            st.text(st.characters(exclude_characters="\x00"), max_size=12),
+            # lone surrogates (Cs) are refused: test_invalid_values_say_what_to_fix
+            st.text(
+                st.characters(exclude_characters="\x00", exclude_categories=["Cs"]), max_size=12
+            ),
         )
     return st.lists(base, min_size=1, max_size=3) if spec.variadic else base
 
@@ -266,6 +271,8 @@ def test_variadic_options_repeat_their_flag_and_env_vars_can_carry_values():
         ({}, "repo", "is required"),
         ({ParamRef("argument", "repo"): 42}, "repo", "42 is not a string"),
         ({ParamRef("argument", "repo"): "a\x00b"}, "repo", "NUL byte"),
+        ({ParamRef("argument", "repo"): "a\ud800"}, "repo", "lone UTF-16 surrogate"),
+        ({ParamRef("argument", "repo"): ["\udfff"]}, "repo", "is not a string"),
         (
             {ParamRef("argument", "repo"): "a", ParamRef("option", "yes"): True},
             "yes",
@@ -279,6 +286,59 @@ def test_invalid_values_say_what_to_fix(values, parameter, fragment):
     [problem] = info.value.problems
     assert problem.parameter == parameter
     assert fragment in problem.message
+
+
+def with_pattern(pattern: str) -> Tool:
+    """A tool whose one command takes one argument restricted by `pattern`."""
+    return atipkit.from_dict(
+        {
+            "atip": {"version": "0.6"},
+            "name": "t",
+            "version": "1",
+            "description": "t",
+            "commands": {
+                "go": {
+                    "description": "go",
+                    "arguments": [{"name": "word", "type": "string", "pattern": pattern}],
+                }
+            },
+        }
+    )
+
+
+def test_a_pattern_that_is_no_regular_expression_makes_an_argument_problem_not_a_crash():
+    """`(` reached `re.search` and raised re.error: `atip run` exit 70, and the gateway
+    answered with the exception's text."""
+    with pytest.raises(InvalidArguments) as info:
+        build_argv(with_pattern("("), ("go",), {ParamRef("argument", "word"): "hi"})
+    [problem] = info.value.problems
+    assert problem.message == (
+        "cannot be checked: the tool's metadata gives the pattern '(', which is not a "
+        "regular expression (atip validate reports it)"
+    )
+
+
+def test_patterns_are_json_schemas_and_linear_in_the_value():
+    """Read as JSON Schema and the providers read them (ECMA 262), and matched in linear
+    time: `^(a+)+$` backtracks exponentially in Python's `re` (a value of 30 `a`s and a
+    `b` took minutes)."""
+    tool = with_pattern("^(a+)+$")
+    word = ParamRef("argument", "word")
+    assert build_argv(tool, ("go",), {word: "aaaa"}).argv == ["t", "go", "aaaa"]
+    started = time.perf_counter()
+    with pytest.raises(InvalidArguments, match="does not match the pattern"):
+        build_argv(tool, ("go",), {word: "a" * 100_000 + "b"})
+    assert time.perf_counter() - started < 1
+    digits = with_pattern("^\\p{Nd}+$")  # Unicode classes, as ECMA 262 with the u flag
+    assert build_argv(digits, ("go",), {word: "٣4"}).argv == ["t", "go", "٣4"]
+
+
+def test_a_lone_surrogate_is_shown_escaped_in_the_atdf_error():
+    with pytest.raises(InvalidArguments) as info:
+        build_argv(with_pattern("."), ("go",), {ParamRef("argument", "word"): "a\ud800"})
+    answer = info.value.to_atdf()
+    assert answer["errors"][0]["context"]["received"] == "a\\ud800"
+    json.dumps(answer, ensure_ascii=False).encode("utf-8")  # text a model can be sent
 
 
 def test_atdf_error_shape_validates():

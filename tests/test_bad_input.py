@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 import atipkit
-from tests.helpers import FIXTURES, atip, minimal
+from tests.helpers import FIXTURES, atip, envelope_of, minimal
 
 ATIP = [sys.executable, "-m", "atipkit.cli"]
 
@@ -291,3 +291,38 @@ def test_a_call_nested_100_000_deep_is_exit_65(tmp_path):
     assert result.exit_code == 65, result.output
     where = f"line 1, column {len(head) + 1 + 62}"  # the bracket that opens level 65
     assert f"--call: {where}: JSON is nested too deeply" in result.output
+
+
+# -- a call the metadata cannot check, values no command line can carry ---------------------
+
+
+def echo_tool(tmp_path: Path, pattern: str) -> Path:
+    path = tmp_path / "echo.json"
+    argument = {"name": "word", "type": "string", "description": "w", "pattern": pattern}
+    command = {"description": "Say it", "arguments": [argument]}
+    path.write_text(json.dumps(minimal(name="echo", commands={"say": command})))
+    return path
+
+
+def test_a_pattern_that_is_no_regex_is_invalid_to_validate_and_exit_65_to_run(tmp_path):
+    path = echo_tool(tmp_path, "(")
+    checked = atip("validate", str(path), "--text")
+    assert checked.exit_code == 65
+    assert "$.commands.say.arguments[0].pattern: pattern '(' is not a regular expression" in (
+        checked.output
+    )
+    call = json.dumps({"name": "echo_say", "arguments": {"word": "hi"}})
+    ran = atip("run", "--tool", str(path), "--call", call, "--yes")
+    assert ran.exit_code == 65, ran.output
+    report = envelope_of(ran)["result"]
+    assert report["stopped"] == "invalid-arguments"
+    assert "which is not a regular expression" in report["text"]
+
+
+@pytest.mark.parametrize("word", ['"\\ud800"', '"a\\udfff"', '["\\ud83d"]'])
+def test_a_lone_surrogate_in_a_call_is_exit_65_never_70(tmp_path, word):
+    path = echo_tool(tmp_path, ".")
+    call = '{"name": "echo_say", "arguments": {"word": ' + word + "}}"
+    ran = atip("run", "--tool", str(path), "--call", call, "--yes")
+    assert ran.exit_code == 65, ran.output
+    assert "surrogate" in envelope_of(ran)["error"]["message"]

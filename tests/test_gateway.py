@@ -399,6 +399,73 @@ def test_a_reload_serves_the_new_tools_and_says_whether_clients_see_a_change(tmp
     assert gateway.catalog is served
 
 
+def test_a_value_the_metadata_cannot_check_is_an_atdf_error_not_the_internal_message(tmp_path):
+    """An argument `pattern` of `(`, valid to `atip validate` before, reached `re.search`:
+    the client was sent re.error's text ("missing ), unterminated subpattern"). Now the
+    value check says the pattern is unusable, as an ATDF error."""
+    document = {
+        "atip": {"version": "0.6"},
+        "name": "echo",
+        "version": "1",
+        "description": "Print words",
+        "commands": {
+            "say": {
+                "description": "Say a word",
+                "arguments": [{"name": "word", "type": "string", "pattern": "("}],
+                "effects": {"network": False, "filesystem": {"write": False}},
+            }
+        },
+    }
+    path = tmp_path / "echo.json"
+    path.write_text(json.dumps(document))
+    env = machine_env(tmp_path)
+
+    async def scenario() -> None:
+        async with gateway(tmp_path, env, "--tool", str(path), "--yes") as client:
+            result = await client.call_tool("echo_say", {"word": "hi"})
+            assert result.is_error
+            [error] = json.loads(text_of(result))["errors"]
+            assert error["parameter_name"] == "word"
+            assert "pattern '(', which is not a regular expression" in error["detail"]
+
+    run(scenario)
+    assert "subpattern" not in (tmp_path / "gateway.err").read_text()
+
+
+def test_a_failure_inside_the_gateway_is_logged_and_answered_without_its_text(tmp_path):
+    """Whatever breaks inside the gateway (here, by injection, the result filter) is the
+    gateway's bug: logged whole on its side; the client hears that it failed, not the
+    exception's text."""
+    from atipkit.bridge.result_filter import ResultFilter
+
+    class Broken(ResultFilter):
+        def __call__(self, text: str) -> str:
+            raise RuntimeError("internal detail: /home/secret/path")
+
+    document = {
+        "atip": {"version": "0.6"},
+        "name": "true",
+        "version": "1",
+        "description": "Succeed",
+        "commands": {"": {"description": "Succeed", "effects": {"network": False}}},
+    }
+    path = tmp_path / "true.json"
+    path.write_text(json.dumps(document))
+    logged: list[str] = []
+    served = Gateway(
+        Selection(files=(path,)),
+        result_filter=Broken(),
+        yes=True,
+        registry=LocalRegistry(tmp_path / "data"),
+        log=logged.append,
+    )
+    result = anyio.run(served.call, None, "true", {})
+    assert result.is_error
+    assert "internal detail" not in text_of(result)
+    assert "the gateway failed to complete this call of 'true'" in text_of(result)
+    assert "RuntimeError: internal detail: /home/secret/path" in logged[-1]
+
+
 def test_the_billable_budget_is_the_gateways_not_spent_again_after_a_reload(tmp_path):
     """A policy's budget of billable calls holds for the gateway's whole life: a reload
     (a new catalog) does not give it back."""

@@ -38,7 +38,7 @@ from atipkit.interop.mcp import (
     import_server,
     request,
 )
-from atipkit.model import to_dict
+from atipkit.model import from_dict, to_dict
 from atipkit.policy import Policy
 from atipkit.validation import validate
 from tests.apps import mcp_import_server as server
@@ -424,6 +424,49 @@ def test_request_maps_values_back_and_checks_them_first(imported):
     assert {e["parameter_name"] for e in errors} == {"title", "due"}
     with pytest.raises(InvalidArguments, match="is required"):
         request(imported, ("create_note",), {ParamRef("option", "title"): "x"})
+
+
+def test_values_are_checked_offline_and_lone_surrogates_refused(imported):
+    """jsonschema-rs fetches a `$ref`'s URL unless told not to: a document's option schema
+    made `atip run` send a GET wherever it pointed. And a lone surrogate in a value
+    reached jsonschema-rs as UnicodeEncodeError (exit 70)."""
+    import http.server
+    import threading
+
+    asked: list[str] = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            asked.append(self.path)
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.end_headers()
+            self.wfile.write(b'{"type": "object"}')
+
+        def log_message(self, *args: Any) -> None:
+            pass
+
+    listening = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=listening.serve_forever, daemon=True).start()
+    try:
+        document = to_dict(imported)
+        for option in document["commands"]["create_note"]["options"]:
+            if option["name"] == "due":
+                option["schema"] = {"$ref": f"http://127.0.0.1:{listening.server_port}/s.json"}
+        tool = from_dict(document)
+        values = {ParamRef("option", "title"): "t", ParamRef("option", "due"): {"date": "x"}}
+        assert request(tool, ("create_note",), values)["params"]["arguments"]["title"] == "t"
+        assert asked == []
+        said = [p.location for p in validate(document).warnings if p.code.startswith("parameter")]
+        assert said == ["$.commands.create_note.options[3].schema"]  # due
+    finally:
+        listening.shutdown()
+        listening.server_close()
+    lone = {ParamRef("option", "title"): "t", ParamRef("option", "due"): {"date": "\udc00"}}
+    with pytest.raises(InvalidArguments) as caught:
+        request(imported, ("create_note",), lone)
+    [problem] = caught.value.problems
+    assert problem.message.startswith("date: a string holds a lone UTF-16 surrogate")
 
 
 def test_call_answers_text_structured_content_and_errors(imported):

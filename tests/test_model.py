@@ -224,3 +224,10 @@ def test_fast_path_still_refuses_unknown_fields():
 def test_reserved_keys_are_always_detected(key, prefix, ascii_only):
     raw = json.dumps({prefix + key: 1}, ensure_ascii=ascii_only).encode()
     assert may_have_reserved_keys(raw)
+
+
+def test_text_holding_a_lone_surrogate_is_malformed_json_not_a_unicode_error():
+    with pytest.raises(atipkit.MalformedJSON, match="not UTF-8"):
+        atipkit.loads('{"name": "\ud800"}')
+    with pytest.raises(atipkit.MalformedJSON, match="half a UTF-16 surrogate pair"):
+        atipkit.loads('{"name": "\\ud800"}')

@@ -133,6 +133,13 @@ def test_bom_is_tolerated():
             "partial.too-deep",
             "$.filter.depth",
         ),
+        (  # a warning: MCP servers send such schemas, kept as they are
+            lambda d: d["commands"]["run"]["options"][0].update(
+                schema={"type": "string", "pattern": "[a-"}
+            ),
+            "parameter-schema.invalid",
+            "$.commands.run.options[0].schema",
+        ),
     ],
 )
 def test_semantic_checks(mutate, code, location):

@@ -373,6 +373,7 @@ def _check_parameter(param: Argument | Option, where: list[PathPart]) -> list[Pr
                     json_path([*where, "enum"]),
                 )
             )
+    problems += _check_parameter_schemas(param, where)
     if param.default is UNSET or param.default is None:
         return problems
     values = (
@@ -397,6 +398,43 @@ def _check_parameter(param: Argument | Option, where: list[PathPart]) -> list[Pr
                 )
             )
             break
+    return problems
+
+
+def _check_parameter_schemas(param: Argument | Option, where: list[PathPart]) -> list[Problem]:
+    """An argument's `pattern` must be a regular expression, as JSON Schema reads it: a
+    compile hands it to the model provider and `atip run` checks values against it, so a
+    document with one that is not is invalid. A parameter's `schema` that no validator
+    accepts is a warning: MCP servers send odd schemas (`"description": 42`) that are
+    kept as they are; the values of such a parameter go to the server unchecked."""
+    from atipkit import schema
+
+    problems: list[Problem] = []
+    pattern = getattr(param, "pattern", UNSET)
+    if pattern:
+        try:
+            schema.pattern_validator(pattern)
+        except ValueError:
+            problems.append(
+                error(
+                    "pattern.invalid",
+                    f"pattern {pattern!r} is not a regular expression (ECMA 262, as JSON "
+                    "Schema reads it)",
+                    json_path([*where, "pattern"]),
+                )
+            )
+    if param.schema:
+        try:
+            schema.parameter_validator(param.schema)
+        except ValueError as exc:
+            problems.append(
+                warning(
+                    "parameter-schema.invalid",
+                    f"schema is not a JSON Schema a validator accepts ({schema.first_line(exc)}): "
+                    "values are not checked against it, and a model provider may refuse it",
+                    json_path([*where, "schema"]),
+                )
+            )
     return problems
 
 

@@ -668,7 +668,7 @@ def _invalid(data: dict[str, Any], exc: msgspec.ValidationError, source: str | N
 
 def loads(data: bytes | str, *, source: str | None = None) -> Tool:
     """Parse an ATIP document from JSON text. See `from_dict` for what is raised."""
-    raw = data.encode() if isinstance(data, str) else data
+    raw = data.encode("utf-8", "surrogatepass") if isinstance(data, str) else data
     return _convert(_jsontext.decode(raw, source), source, lift=may_have_reserved_keys(raw))
 
 

@@ -15,13 +15,13 @@ and renders as an ATDF enriched error for the model.
 
 from __future__ import annotations
 
-import re
 import uuid
 from collections.abc import Collection, Mapping
 from typing import Any
 
 import msgspec
 
+from atipkit import _jsontext, schema
 from atipkit.bridge.flatten import ParamRef, Target
 from atipkit.errors import AtipError
 from atipkit.model import UNSET, Argument, CommandPath, Option, Tool, get_command
@@ -214,9 +214,13 @@ def _expected(spec: Argument | Option) -> str:
 
 
 def _check(spec: Argument | Option, value: Any) -> ArgumentProblem | None:
-    def problem(message: str) -> ArgumentProblem:
+    def problem(message: str, received: Any = value) -> ArgumentProblem:
         return ArgumentProblem(
-            spec.name, message, None if value is UNSET else value, _expected(spec), _example(spec)
+            spec.name,
+            message,
+            None if received is UNSET else received,
+            _expected(spec),
+            _example(spec),
         )
 
     if value is UNSET or value is None:
@@ -231,11 +235,25 @@ def _check(spec: Argument | Option, value: Any) -> ArgumentProblem | None:
             return problem(f"{item!r} is not {_expected(spec)}")
         if isinstance(item, str) and "\x00" in item:
             return problem("contains a NUL byte, which no command line can carry")
+        if isinstance(item, str) and _jsontext.lone_surrogate(item) is not None:
+            return problem(
+                "contains a lone UTF-16 surrogate (half a pair, no character), which no "
+                "command line can carry",
+                item.encode("utf-8", "backslashreplace").decode(),  # shown, not echoed
+            )
         if spec.enum and item not in spec.enum:
             return problem(f"{item!r} is not one of {', '.join(map(repr, spec.enum))}")
         pattern = getattr(spec, "pattern", UNSET)
-        if pattern and isinstance(item, str) and not re.search(pattern, item):
-            return problem(f"{item!r} does not match the pattern {pattern!r}")
+        if pattern and isinstance(item, str):
+            try:
+                matcher = schema.pattern_validator(pattern)
+            except ValueError:
+                return problem(
+                    f"cannot be checked: the tool's metadata gives the pattern {pattern!r}, "
+                    "which is not a regular expression (atip validate reports it)"
+                )
+            if not matcher.is_valid(item):
+                return problem(f"{item!r} does not match the pattern {pattern!r}")
     return None
 
 

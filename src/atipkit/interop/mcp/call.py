@@ -162,14 +162,24 @@ def _schema(spec: Option) -> dict[str, Any]:
 
 
 def _check(spec: Option, value: Any) -> ArgumentProblem | None:
-    import jsonschema_rs
-
+    from atipkit import _jsontext
     from atipkit._schema_errors import schema_errors, where
+    from atipkit.schema import parameter_validator
 
     schema = _schema(spec)
+    lone = _jsontext.lone_surrogate(value)
+    if lone is not None:
+        return ArgumentProblem(
+            spec.name,
+            f"{lone.removeprefix('$').lstrip('.')}: a string holds a lone UTF-16 surrogate "
+            "(half a pair, no character), which no JSON message can carry".lstrip(": "),
+            None,
+            _expected(schema),
+            None,
+        )
     try:
-        validator = jsonschema_rs.validator_for(schema)
-    except Exception:  # a schema the validator cannot compile: the server will judge
+        validator = parameter_validator(schema)
+    except ValueError:  # a schema that does not compile (atip validate says so): the server judges
         return None
     errors = schema_errors(validator, value)
     if not errors:

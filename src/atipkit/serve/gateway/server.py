@@ -172,7 +172,28 @@ class Gateway:
         return None if found is None else found["inputSchema"]
 
     async def call(self, ctx: Any, name: str, arguments: dict[str, Any]) -> CallToolResult:
-        """Answer a tools/call: a tool of the catalog, or one of the deferred three."""
+        """Answer a tools/call: a tool of the catalog, or one of the deferred three. A
+        failure of the gateway itself (a bug) is logged whole and answered as an error that
+        says so, never with the exception's text: that is the gateway's, not the client's."""
+        from mcp.shared.exceptions import MCPError
+
+        try:
+            return await self._call(ctx, name, arguments)
+        except MCPError:  # the protocol's own answers (an unknown tool)
+            raise
+        except Exception:
+            import traceback
+
+            self.log(
+                f"error: tools/call {name!r} failed inside the gateway:\n{traceback.format_exc()}"
+            )
+            return _error(
+                f"the gateway failed to complete this call of {name!r} (an internal error, "
+                "logged on the gateway's side); whether the command ran is not known",
+                {"name": name},
+            )
+
+    async def _call(self, ctx: Any, name: str, arguments: dict[str, Any]) -> CallToolResult:
         catalog = self.catalog
         if self.deferred:
             if name not in DEFERRED_TOOLS:
