@@ -324,6 +324,28 @@ def test_recursive_exploding_and_deep_schemas_are_refused_not_followed():
         describe(one_tool({"$defs": chain, "properties": {"p": {"$ref": "#/$defs/d0"}}}))
 
 
+def test_a_property_whose_type_is_not_a_name_keeps_its_schema():
+    """`"type": {}` passes the SDK (an input schema is any object) and made `_nearest`
+    raise TypeError (unhashable dict): exit 70 from `atip import mcp`."""
+    odd = {"type": {"not": "a type name"}, "description": "odd"}
+    tool = describe(one_tool({"properties": {"p": odd, "q": {"type": [{}], "enum": [{}]}}}))
+    [p, q] = tool.commands["t"].options
+    assert (p.type, p.schema) == ("string", {"type": {"not": "a type name"}})
+    assert q.schema == {"type": [{}], "enum": [{}]}
+    assert validate(to_dict(tool)).ok
+
+
+def test_a_lone_surrogate_in_a_listing_is_refused_not_written():
+    with pytest.raises(NotDescribable, match=r"tool 1 of the listing, \$\.description: a string"):
+        describe(one_tool({}, description="a\udc00"))
+    with pytest.raises(NotDescribable, match="server's info"):
+        describe(listing([{"name": "t", "inputSchema": {}}], name="\ud800"))
+    report = validate({**to_dict(describe(one_tool({}))), "description": "\ud800"})
+    assert [(p.code, p.location) for p in report.errors] == [
+        ("json.lone-surrogate", "$.description")
+    ]
+
+
 def test_a_huge_listing_is_refused():
     tools = [{"name": f"t{i}", "inputSchema": {}} for i in range(10_001)]
     with pytest.raises(NotDescribable, match="10001 tools"):

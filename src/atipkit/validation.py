@@ -17,7 +17,7 @@ from atipkit import _jsontext, schema
 from atipkit.checks import check_tool
 from atipkit.errors import DocumentError
 from atipkit.model import Tool, _convert, count_commands, may_have_reserved_keys
-from atipkit.problems import Problem, Severity
+from atipkit.problems import Problem, Severity, error
 from atipkit.protocol import declared_version, unsupported
 
 
@@ -78,11 +78,16 @@ def validate(
         except DocumentError as exc:
             report.problems += exc.problems
             return report
-    else:
+    else:  # decoded elsewhere: held to what decoding JSON text guarantees
         try:
             _jsontext.check_depth(document, source)
         except DocumentError as exc:
             report.problems += exc.problems
+            return report
+        lone = _jsontext.lone_surrogate(document)
+        if lone is not None:
+            message = "a string holds a lone UTF-16 surrogate, which no JSON text can carry"
+            report.problems.append(error("json.lone-surrogate", message, lone))
             return report
     _validate_data(document, report, lift=lift)
     return report

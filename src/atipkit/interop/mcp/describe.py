@@ -81,11 +81,17 @@ def describe(listing: Listing, *, name: str | None = None) -> Tool:
     for index, raw in enumerate(listing.tools):
         if not isinstance(raw, dict):
             raise NotDescribable(None, f"tool {index + 1} of the listing is not an object")
+        name = raw.get("name") if isinstance(raw.get("name"), str) else None
         try:
             _jsontext.check_depth(raw)
         except DocumentTooLarge as exc:
-            name = raw.get("name") if isinstance(raw.get("name"), str) else None
             raise NotDescribable(name, exc.problems[0].format()) from None
+        lone = _jsontext.lone_surrogate(raw)
+        if lone is not None:  # the SDK refuses them on the wire; a caller may not
+            where = f"tool {index + 1} of the listing, {lone}"
+            raise NotDescribable(None, f"{where}: a string holds a lone UTF-16 surrogate")
+    if _jsontext.lone_surrogate([listing.server_info, listing.instructions]) is not None:
+        raise NotDescribable(None, "the server's info holds a lone UTF-16 surrogate")
     info = listing.server_info if isinstance(listing.server_info, dict) else {}
     tool_name = _tool_name(name, info, listing.endpoint)
     keys = command_keys([t.get("name") for t in listing.tools])

@@ -237,6 +237,8 @@ def _nearest(schema: dict[str, Any]) -> tuple[Any, list[Any] | None]:
     if isinstance(kind, list):
         rest = [k for k in kind if k != "null"]
         kind = rest[0] if len(rest) == 1 else None
+    if not isinstance(kind, str):  # a type JSON Schema does not know: kept in `schema`
+        kind = None
     enum = schema.get("enum")
     if kind in _PLAIN_TYPES:
         values = enum if isinstance(enum, list) and enum else None
