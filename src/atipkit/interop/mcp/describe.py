@@ -81,11 +81,11 @@ def describe(listing: Listing, *, name: str | None = None) -> Tool:
     for index, raw in enumerate(listing.tools):
         if not isinstance(raw, dict):
             raise NotDescribable(None, f"tool {index + 1} of the listing is not an object")
-        name = raw.get("name") if isinstance(raw.get("name"), str) else None
         try:
             _jsontext.check_depth(raw)
         except DocumentTooLarge as exc:
-            raise NotDescribable(name, exc.problems[0].format()) from None
+            said = raw.get("name") if isinstance(raw.get("name"), str) else None
+            raise NotDescribable(said, exc.problems[0].format()) from None
         lone = _jsontext.lone_surrogate(raw)
         if lone is not None:  # the SDK refuses them on the wire; a caller may not
             where = f"tool {index + 1} of the listing, {lone}"
