@@ -9,6 +9,7 @@ commands write, so a test can tell a call that ran from one answered without run
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import subprocess
@@ -61,7 +62,13 @@ class Server:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory) -> Iterator[Server]:
-    base = tmp_path_factory.mktemp("http")
+    with serving(tmp_path_factory.mktemp("http")) as started:
+        yield started
+
+
+@contextlib.contextmanager
+def serving(base: Path, *args: str) -> Iterator[Server]:
+    """`api serve ARGS` of the demo app, its state under `base`, until the block ends."""
     env = {
         **os.environ,
         "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
@@ -76,7 +83,7 @@ def server(tmp_path_factory) -> Iterator[Server]:
     log = base / "server.log"
     with open(log, "wb") as sink:
         process = subprocess.Popen(
-            [*MODULE, "api", "serve", "--port", str(port)],
+            [*MODULE, "api", "serve", "--port", str(port), *args],
             env=env,
             cwd=base,  # no project configuration of this repository applies
             stdout=sink,
@@ -588,6 +595,53 @@ def test_foreign_host_is_refused(server):
     assert refused.status_code == 403
     assert server.count() == before
     assert httpx.get(f"{server.url}/v1/", headers={"Host": "localhost"}).status_code == 200
+
+
+def test_a_page_of_another_origin_is_refused_before_the_command_runs(server, document):
+    """A page of another localhost port (a dev server) or a rebound name must not run
+    the app's commands; the app's own pages and clients that are not browsers may."""
+    before = server.count()
+    for origin in ("http://localhost:3000", "https://evil.example", "null"):
+        refused = post(server, "tick", {"label": "o"}, headers={"Origin": origin})
+        assert refused.status_code == 403, origin
+        check_against_document(document, "/v1/tick", "post", refused)
+        assert refused.json()["error"]["details"] == {"origin": origin}
+        assert "access-control-allow-origin" not in refused.headers
+    rebound = post(server, "tick", {"label": "h"}, headers={"Host": "127.evil.com"})
+    assert rebound.status_code == 403
+    assert server.count() == before
+    own = post(server, "tick", {"label": "own"}, headers={"Origin": server.url})
+    assert own.status_code == 200
+    assert server.count() == before + 1
+
+
+def test_cors_for_the_origins_allowed_only(tmp_path):
+    page = "http://localhost:3000"
+    with serving(tmp_path, "--allow-origin", page, "--allow-host", "notes.lan") as served:
+        answered = post(served, "tick", {"label": "p"}, headers={"Origin": page})
+        assert answered.status_code == 200
+        assert answered.headers["access-control-allow-origin"] == page
+        assert answered.headers["vary"] == "Origin"
+        preflight = httpx.options(
+            f"{served.url}/v1/tick",
+            headers={
+                "Origin": page,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "content-type",
+            },
+        )
+        assert preflight.status_code == 204
+        assert preflight.headers["access-control-allow-methods"] == "GET, HEAD, POST, OPTIONS"
+        assert preflight.headers["access-control-allow-headers"] == "content-type"
+        other = post(served, "tick", {"label": "x"}, headers={"Origin": "http://localhost:3001"})
+        assert other.status_code == 403
+        assert (
+            post(served, "tick", {"label": "n"}, headers={"Host": "notes.lan"}).status_code == 200
+        )
+        assert served.count() == 2
+    bad = served.cli("api", "serve", "--port", "0", "--allow-origin", "localhost:3000")
+    assert bad.returncode == 2
+    assert "'localhost:3000' is not an origin" in json.loads(bad.stdout)["error"]["message"]
 
 
 def test_address_in_use_is_a_clear_error(server):

@@ -594,6 +594,71 @@ def test_streamable_http(tmp_path, env):
     assert (tmp_path / "notes" / "tea").read_text() == "green"
 
 
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "page", "version": "1"},
+    },
+}
+
+
+def test_over_http_only_loopback_hosts_and_the_pages_allowed_are_answered(tmp_path, env):
+    """The SDK's guard let any page of `http://localhost:<any port>` (a dev server, an
+    unrelated local app) run this machine's commands through the gateway. Now a page is
+    answered only from an --allow-origin origin, with CORS; and a Host that is not this
+    machine's (DNS rebinding) never."""
+    import httpx
+
+    port = free_port()
+    log = tmp_path / "http.log"
+    inspector = "http://localhost:6274"
+    command = [*ATIP, "mcp", "serve", "--only", "notes", "--transport", "http", "--jsonl"]
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [*command, "--port", str(port), "--allow-origin", inspector],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
+    try:
+        wait_for_port(port, process, log)
+        url = f"http://127.0.0.1:{port}/mcp"
+        headers = {"Accept": "application/json, text/event-stream"}
+
+        def initialize(**more: str) -> httpx.Response:
+            return httpx.post(url, json=INITIALIZE, headers={**headers, **more}, timeout=10)
+
+        for origin in ("http://localhost:5173", "http://127.0.0.1:8080", "https://evil.example"):
+            refused = initialize(Origin=origin)
+            assert refused.status_code == 403, origin
+            assert refused.json()["error"] == "origin-not-allowed"
+            assert "access-control-allow-origin" not in refused.headers
+        for host in ("evil.example", f"evil.example:{port}", "127.0.0.1.nip.io"):
+            rebound = initialize(Host=host)
+            assert rebound.status_code == 403, host
+            assert rebound.json()["error"] == "host-not-allowed"
+        page = initialize(Origin=inspector)
+        assert page.status_code == 200, page.text
+        assert page.headers["access-control-allow-origin"] == inspector
+        preflight = httpx.options(
+            url,
+            headers={
+                "Origin": inspector,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "content-type, mcp-session-id",
+            },
+        )
+        assert preflight.status_code == 204
+        assert preflight.headers["access-control-allow-methods"] == "GET, POST, DELETE, OPTIONS"
+        assert initialize().status_code == 200  # not a browser: no Origin
+    finally:
+        stop(process)
+
+
 def test_stdout_carries_only_the_protocol_and_the_exit_is_clean(tmp_path, env):
     messages = [
         {

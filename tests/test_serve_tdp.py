@@ -1,6 +1,7 @@
 """`atip serve --tdp` as a real process answering real HTTP requests: the manifest of the
 local registry's tools (probed from real programs by `atip scan`), checked against the
-spec's tables; one tool, a JSON 404, HEAD, ETag and 304, OPTIONS and CORS, 405; 503 while
+spec's tables; one tool, a JSON 404, HEAD, ETag and 304, OPTIONS, 405; the Host and Origin
+guards, and CORS only for the origins allowed; 503 while
 the registry cannot be read; rebuilt when the registry or a tool changes and only then;
 `--tool` documents; one server with `--registry` beside it; `fetch()` against it round-
 tripping ATIP → TDP → ATIP; the usage errors before serving."""
@@ -156,7 +157,9 @@ def originals() -> list[Any]:
 
 
 def cors(response: httpx.Response) -> None:
-    assert response.headers["access-control-allow-origin"] == "*"
+    """No CORS unless asked for (`--allow-origin`): no web page may read the tools of
+    this machine."""
+    assert not [h for h in response.headers if h.lower().startswith("access-control-")]
 
 
 # -- the endpoints -----------------------------------------------------------------------------
@@ -225,6 +228,10 @@ def test_head_etag_options_and_other_methods(served):
     tool_etag = httpx.get(f"{served.tools}/deploy_status").headers["etag"]
     assert tool_etag != got.headers["etag"]
     assert httpx.get(served.tools, headers={"If-None-Match": tool_etag}).status_code == 200
+    options = httpx.options(f"{served.tools}/deploy_status")
+    assert options.status_code == 204
+    assert options.headers["allow"] == "GET, HEAD, OPTIONS"
+    cors(options)
     preflight = httpx.options(
         f"{served.tools}/deploy_status",
         headers={
@@ -233,11 +240,9 @@ def test_head_etag_options_and_other_methods(served):
             "Access-Control-Request-Headers": "x-api-key",
         },
     )
-    assert preflight.status_code == 204
+    assert preflight.status_code == 403  # a page no --allow-origin named
+    assert preflight.json()["error"] == "origin-not-allowed"
     cors(preflight)
-    assert preflight.headers["access-control-allow-methods"] == "GET, HEAD, OPTIONS"
-    assert preflight.headers["access-control-allow-headers"] == "x-api-key"
-    assert preflight.headers["allow"] == "GET, HEAD, OPTIONS"
     for method in ("POST", "PUT", "DELETE", "PATCH", "TRACE"):
         refused = httpx.request(method, served.tools)
         assert refused.status_code == 405, method
@@ -425,6 +430,66 @@ def test_text_output_says_where_the_protocol_is(home):
     assert process.returncode == 0
 
 
+# -- who may ask: Host, Origin, CORS ----------------------------------------------------------
+
+
+def test_a_foreign_host_or_a_page_of_another_origin_is_refused(served):
+    """DNS rebinding: a page of attacker.example makes the browser reach this server
+    under the page's own name, which is then the Host. And a page of any other origin,
+    another port of localhost too, must not read what this machine can run (the server
+    sent `Access-Control-Allow-Origin: *` to everyone)."""
+    port = served.started["url"].rsplit(":", 1)[1].rstrip("/")
+    for host in ("attacker.example", "127.evil.com", "localhost.attacker.example", "127.1"):
+        refused = httpx.get(served.tools, headers={"Host": f"{host}:{port}"})
+        assert refused.status_code == 403, host
+        assert refused.json()["error"] == "host-not-allowed"
+        cors(refused)
+    for host in ("localhost", "127.0.0.1", "127.0.0.2", "[::1]"):
+        assert httpx.get(served.tools, headers={"Host": f"{host}:{port}"}).status_code == 200
+    for origin in ("http://localhost:3000", "https://inbox.example", "null"):
+        page = httpx.get(served.tools, headers={"Origin": origin})
+        assert page.status_code == 403, origin
+        assert page.json()["error"] == "origin-not-allowed"
+        cors(page)
+    own = httpx.get(served.tools, headers={"Origin": served.started["url"].rstrip("/")})
+    assert own.status_code == 200  # a page the server itself served
+    cors(own)
+
+
+def test_cors_only_for_the_origins_allowed(home):
+    inbox = "https://inbox.example"
+    with serving(
+        home, "--tdp", "--allow-origin", inbox, "--allow-origin", "http://LOCALHOST:3000/"
+    ) as server:
+        got = httpx.get(server.tools, headers={"Origin": inbox})
+        assert got.status_code == 200
+        assert got.headers["access-control-allow-origin"] == inbox
+        assert got.headers["vary"] == "Origin"
+        local = httpx.get(server.tools, headers={"Origin": "http://localhost:3000"})
+        assert local.headers["access-control-allow-origin"] == "http://localhost:3000"
+        preflight = httpx.options(
+            f"{server.tools}/deploy_status",
+            headers={
+                "Origin": inbox,
+                "Access-Control-Request-Method": "GET",
+                "Access-Control-Request-Headers": "x-api-key",
+            },
+        )
+        assert preflight.status_code == 204
+        assert preflight.headers["access-control-allow-origin"] == inbox
+        assert preflight.headers["access-control-allow-methods"] == "GET, HEAD, OPTIONS"
+        assert preflight.headers["access-control-allow-headers"] == "x-api-key"
+        other = httpx.get(server.tools, headers={"Origin": "http://localhost:3001"})
+        assert other.status_code == 403
+        assert "access-control-allow-origin" not in other.headers
+    with serving(home, "--tdp", "--allow-origin", "*", "--allow-host", "tools.lan") as server:
+        anyone = httpx.get(server.tools, headers={"Origin": "https://a.example"})
+        assert anyone.headers["access-control-allow-origin"] == "*"
+        named = httpx.get(server.tools, headers={"Host": "tools.lan:8000"})
+        assert named.status_code == 200
+        assert httpx.get(server.tools, headers={"Host": "other.lan"}).status_code == 403
+
+
 # -- before serving ------------------------------------------------------------------------------
 
 
@@ -454,3 +519,7 @@ def test_usage_errors_before_serving(tmp_path):
     invalid = refused("--tdp", "--tool", str(bad))
     assert invalid["exit_code"] == 65
     assert invalid["message"].startswith(f"--tool {bad}: ")
+    for origin in ("localhost:3000", "http://x.example/path", "ftp://x.example"):
+        not_one = refused("--tdp", "--allow-origin", origin)
+        assert (not_one["exit_code"], not_one["details"]) == (2, {"param": "allow_origin"})
+        assert not_one["message"].startswith(f"{origin!r} is not an origin")

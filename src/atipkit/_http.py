@@ -135,8 +135,30 @@ def http_date(value: object) -> str | None:
 
 
 def is_loopback(url: str) -> bool:
-    host = (urlsplit(url).hostname or "").lower()
-    return host in ("localhost", "::1") or host.startswith("127.")
+    """Whether `url` names this machine by a loopback address (`is_loopback_host`), where
+    plain HTTP cannot be overheard: a bearer token may go there unencrypted."""
+    try:
+        host = urlsplit(url).hostname
+    except ValueError:  # a malformed IPv6 literal
+        return False
+    return is_loopback_host(host or "")
+
+
+def is_loopback_host(host: str) -> bool:
+    """Whether `host` (a URL's host or a `Host` header's name, IPv6 brackets allowed) is
+    a loopback address: an IP literal in 127.0.0.0/8 or ::1 (also IPv4-mapped), or the
+    name `localhost`. Exactly: `127.evil.com` is a name anyone may point anywhere."""
+    import ipaddress
+
+    name = host.strip().lower().removeprefix("[").removesuffix("]")
+    if name == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False
+    mapped = getattr(address, "ipv4_mapped", None)
+    return (mapped or address).is_loopback
 
 
 class Fetcher:

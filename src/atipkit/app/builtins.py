@@ -4,7 +4,7 @@ modules imported only then, so they cost an app nothing at startup."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -16,6 +16,24 @@ __all__ = ["group"]
 
 def group(app: App, name: str) -> click.Group:
     return {"mcp": _mcp, "api": _api, "docs": _docs}[name](app)
+
+
+def _guard_options(command: Any) -> Any:
+    """`--allow-host` and `--allow-origin` (`atipkit.serve.guard`), for an HTTP server."""
+    command = click.option(
+        "--allow-origin",
+        multiple=True,
+        metavar="ORIGIN",
+        help="HTTP: let web pages of this origin (http://host:port, or * for any) call the "
+        "server, with CORS (repeatable; default: none).",
+    )(command)
+    return click.option(
+        "--allow-host",
+        multiple=True,
+        metavar="NAME",
+        help="HTTP: also answer requests whose Host is this name (repeatable); loopback "
+        "names and the address listened on always are.",
+    )(command)
 
 
 def _mcp(app: App) -> click.Group:
@@ -38,11 +56,27 @@ def _mcp(app: App) -> click.Group:
         is_flag=True,
         help="Offer search_tools and run_tool instead of one tool a command (large apps).",
     )
-    def serve(transport: str, host: str, port: int, deferred: bool) -> None:
+    @_guard_options
+    def serve(
+        transport: str,
+        host: str,
+        port: int,
+        deferred: bool,
+        allow_host: tuple[str, ...],
+        allow_origin: tuple[str, ...],
+    ) -> None:
         """Run an MCP server whose tools are this app's commands."""
         from atipkit.app.mcp import serve as run_server
 
-        run_server(app, transport=transport, host=host, port=port, deferred=deferred)
+        run_server(
+            app,
+            transport=transport,
+            host=host,
+            port=port,
+            deferred=deferred,
+            allow_hosts=allow_host,
+            allow_origins=allow_origin,
+        )
 
     @mcp.command("export")
     @click.option("--deferred", is_flag=True, help="The tools of the deferred mode.")
@@ -64,11 +98,14 @@ def _api(app: App) -> click.Group:
     @api.command("serve")
     @click.option("--host", default="127.0.0.1", show_default=True, help="Address.")
     @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
-    def serve(host: str, port: int) -> None:
+    @_guard_options
+    def serve(
+        host: str, port: int, allow_host: tuple[str, ...], allow_origin: tuple[str, ...]
+    ) -> None:
         """Serve every command as POST /v1/COMMAND, answering with the JSON envelope."""
         from atipkit.app.http import serve as run_server
 
-        run_server(app, host=host, port=port)
+        run_server(app, host=host, port=port, allow_hosts=allow_host, allow_origins=allow_origin)
 
     @api.command("export-openapi")
     def export_openapi() -> None:

@@ -17,11 +17,13 @@
 - Every answer is JSON, failures included (404, 405, 413, 500 too), with the status the
   error's exit code maps to (`STATUS`).
 
-Two guards are there for browsers, since a server on loopback is reachable from any web
-page the user opens: a POST must say `Content-Type: application/json` (what a page cannot
-send cross-origin without a CORS preflight, which this server never approves), and a
-server bound to a loopback address answers only requests whose `Host` is a loopback name
-(DNS rebinding).
+Guards are there for browsers, since a server on loopback is reachable from any web page
+the user opens: a POST must say `Content-Type: application/json` (what a page cannot
+send cross-origin without a CORS preflight), and `serve` puts the app behind
+`atipkit.serve.guard`, the one guard of every server atipkit runs: only requests whose
+`Host` is a loopback name, the address listened on or an `--allow-host` name (DNS
+rebinding), and from web pages only of an `--allow-origin` origin, which alone get CORS
+headers and preflights.
 
 A command that runs past its `timeout` is answered 504 at once; its thread cannot be
 stopped from outside and runs on until the function returns, its result dropped.
@@ -47,7 +49,6 @@ from atipkit.app.errors import (
 )
 
 if TYPE_CHECKING:
-    from starlette.applications import Starlette
     from starlette.requests import Request
     from starlette.responses import Response
 
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     from atipkit.app.command import CommandSpec
     from atipkit.app.flags import Settings
     from atipkit.app.invoke import Outcome
+    from atipkit.serve.guard import Rules
 
 __all__ = [
     "OPENAPI_VERSION",
@@ -92,8 +94,6 @@ no request can carry a human's approval; the error's code (E2002) and `suggestio
 what to do. A malformed body is 400 although unreadable JSON is exit 65: the HTTP message
 itself is wrong, which is what 400 means; 422 stays for arguments that parse but cannot
 be used."""
-
-LOOPBACK_NAMES = ("localhost", "127.0.0.1", "::1")
 
 
 def status_of(exit_code: int) -> int:
@@ -413,13 +413,6 @@ def _is_json(content_type: str | None) -> bool:
     )
 
 
-def _host_name(host: str) -> str:
-    host = host.strip().lower()
-    if host.startswith("["):
-        return host[1 : host.find("]")] if "]" in host else host
-    return host.rsplit(":", 1)[0] if host.count(":") == 1 else host
-
-
 async def _read_body(request: Request, limit: int) -> bytes:
     """The body, refused with 413 once it passes `limit` bytes: by its Content-Length
     before a byte is read, else while it streams in (chunked uploads)."""
@@ -503,9 +496,8 @@ class _Handler:
     404 of an unknown path, the 405 of a wrong method) is an envelope, never one of
     Starlette's plain-text pages."""
 
-    def __init__(self, app: App, allowed_hosts: Sequence[str] | None) -> None:
+    def __init__(self, app: App) -> None:
         self.app = app
-        self.allowed_hosts = None if allowed_hosts is None else {h.lower() for h in allowed_hosts}
 
     @functools.cached_property
     def document(self) -> bytes:
@@ -517,7 +509,6 @@ class _Handler:
         app = self.app
         meta = app.bare_meta(app.name)
         try:
-            self._check_host(request)
             path = request.url.path
             if path == OPENAPI_PATH:
                 self._allow(request, "GET", "HEAD")
@@ -539,24 +530,6 @@ class _Handler:
             return await self._call(spec, request)
         except _Refused as refused:
             return _failure(refused.error, meta, refused.status, **refused.headers)
-
-    def _check_host(self, request: Request) -> None:
-        if self.allowed_hosts is None:
-            return
-        host = _host_name(request.headers.get("host", ""))
-        if host not in self.allowed_hosts:
-            raise _Refused(
-                403,
-                AuthError(
-                    f"Host {host!r} is not served here",
-                    suggestion=Suggestion(
-                        "This server answers its loopback names only (a guard against DNS "
-                        "rebinding); call it as " + ", ".join(sorted(self.allowed_hosts)),
-                        action="abort",
-                    ),
-                    details={"host": host},
-                ),
-            )
 
     @staticmethod
     def _allow(request: Request, *methods: str) -> None:
@@ -618,50 +591,63 @@ class _Handler:
         return _reply(await run_call(spec, arguments, settings))
 
 
-def asgi_app(app: App, *, allowed_hosts: Sequence[str] | None = None) -> Starlette:
-    """An ASGI app serving `app`'s commands. `allowed_hosts` limits the `Host` names
-    answered (None: any; `serve` passes the loopback names when it listens on one)."""
+def asgi_app(app: App, *, rules: Rules | None = None) -> Any:
+    """An ASGI app serving `app`'s commands, behind `atipkit.serve.guard` with `rules`
+    (None: unguarded, for a server that guards it itself; `serve` always passes them)."""
     from starlette.applications import Starlette
     from starlette.routing import Route
 
-    handler = _Handler(app, allowed_hosts)
+    handler = _Handler(app)
 
     def crashed(_request: Request, exc: Exception) -> Response:
         # A bug here, not in a command (those come back as envelopes): still an envelope.
         return _failure(from_exception(exc), app.bare_meta(app.name), 500)
 
     methods = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
-    return Starlette(
+    web = Starlette(
         routes=[Route("/{path:path}", handler.handle, methods=methods)],
         exception_handlers={Exception: crashed},
     )
+    if rules is None:
+        return web
+    from atipkit.serve.guard import guard
+
+    def refuse(status: int, _code: str, message: str, details: dict[str, Any]) -> Response:
+        suggestion = Suggestion(
+            "Call it by a loopback name or the address it listens on; serve it with "
+            "--allow-host NAME or --allow-origin ORIGIN to admit more.",
+            action="abort",
+        )
+        error = AuthError(message, suggestion=suggestion, details=details)
+        return _failure(error, app.bare_meta(app.name), status)
+
+    return guard(web, rules, refuse, ("GET", "HEAD", "POST", "OPTIONS"))
 
 
-def _is_loopback(host: str) -> bool:
-    import ipaddress
-
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
-
-
-def serve(app: App, *, host: str, port: int) -> None:
-    """Serve `app` on `host:port` until SIGINT or SIGTERM. Where it listens goes to
-    stdout as one line; requests are logged on stderr. Errors a caller can act on (the
-    extra not installed, the address taken) are `ToolError`s, reported like any other."""
+def serve(
+    app: App,
+    *,
+    host: str,
+    port: int,
+    allow_hosts: Sequence[str] = (),
+    allow_origins: Sequence[str] = (),
+) -> None:
+    """Serve `app` on `host:port` until SIGINT or SIGTERM, answering the `Host` names and
+    web page origins `atipkit.serve.guard` lets through (`allow_hosts`, `allow_origins`:
+    `--allow-host`, `--allow-origin`). Where it listens goes to stdout as one line;
+    requests are logged on stderr. Errors a caller can act on (the extra not installed,
+    the address taken, an origin that is none) are `ToolError`s, reported like any
+    other."""
     from atipkit import serve as servers
 
     try:
         servers.require_extra()
     except servers.ServeError as exc:
         raise DependencyError(str(exc), details={"extra": "serve"}) from None
-    from atipkit.app.served import listen
+    from atipkit.app.served import guard_rules, listen
 
+    rules = guard_rules(host, allow_hosts, allow_origins)
     sock = listen(host, port)
-    allowed = LOOPBACK_NAMES if _is_loopback(host) else None
     url = servers.url(sock)
     import sys
 
@@ -670,4 +656,4 @@ def serve(app: App, *, host: str, port: int) -> None:
         f"(OpenAPI: {url.rstrip('/')}{OPENAPI_PATH}; Ctrl-C to stop)\n"
     )
     sys.stdout.flush()
-    servers.run(asgi_app(app, allowed_hosts=allowed), sock)
+    servers.run(asgi_app(app, rules=rules), sock)

@@ -51,7 +51,7 @@ import difflib
 import functools
 import sys
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -72,6 +72,7 @@ if TYPE_CHECKING:
     from atipkit.app.flags import Settings
     from atipkit.app.invoke import Outcome
     from atipkit.search import KeywordIndex
+    from atipkit.serve.guard import Rules
 
 __all__ = [
     "FLAGS_META_KEY",
@@ -646,13 +647,20 @@ def serve(
     host: str = "127.0.0.1",
     port: int = 8000,
     deferred: bool = False,
+    allow_hosts: Sequence[str] = (),
+    allow_origins: Sequence[str] = (),
 ) -> None:
     """Serve `app`'s commands over MCP until the client goes (stdio) or the process is
-    stopped (http: streamable HTTP at `/mcp`). Over stdio, stdout carries protocol only:
-    the SDK points the process's stdout at stderr while it serves, so whatever a command
-    prints goes there; diagnostics go to stderr."""
+    stopped (http: streamable HTTP at `/mcp`, behind `atipkit.serve.guard`, which answers
+    loopback names, the address and `allow_hosts` as `Host`, and web pages only of
+    `allow_origins`). Over stdio, stdout carries protocol only: the SDK points the
+    process's stdout at stderr while it serves, so whatever a command prints goes there;
+    diagnostics go to stderr."""
     if transport not in ("stdio", "http"):
         raise ValueError(f"unknown transport {transport!r}; expected 'stdio' or 'http'")
+    from atipkit.app.served import guard_rules
+
+    rules = guard_rules(host, allow_hosts, allow_origins)
     _require_sdk()
     server = build_server(app, deferred=deferred)
     if transport == "stdio":
@@ -660,7 +668,7 @@ def serve(
 
         anyio.run(_serve_stdio, server, backend="asyncio")
         return
-    _serve_http(server, app, host, port)
+    _serve_http(server, app, host, port, rules)
 
 
 def _require_sdk() -> None:
@@ -683,27 +691,30 @@ async def _serve_stdio(server: Server) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
-def _serve_http(server: Server, app: App, host: str, port: int) -> None:
+def _serve_http(server: Server, app: App, host: str, port: int, rules: Rules) -> None:
     import uvicorn
 
+    from atipkit._http import is_loopback_host
     from atipkit.app.served import listen
+    from atipkit.serve.guard import guard, json_refusal, mcp_security
 
     sock = listen(host, port)
-    web = server.streamable_http_app(host=host)
+    web = guard(
+        server.streamable_http_app(host=host, transport_security=mcp_security()),
+        rules,
+        json_refusal,
+        ("GET", "POST", "DELETE", "OPTIONS"),
+    )
     config = uvicorn.Config(
         web, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=5
     )
     bound = sock.getsockname()[1]
     shown = f"[{host}]" if ":" in host else host
     sys.stderr.write(f"{app.name}: MCP over streamable HTTP at http://{shown}:{bound}/mcp\n")
-    if host not in _LOOPBACK:
+    if not is_loopback_host(host):
         sys.stderr.write(
             f"warning: {host} is not a loopback address: anyone who reaches it can run the "
             "commands (there is no authentication)\n"
         )
     sys.stderr.flush()
     uvicorn.Server(config).run(sockets=[sock])
-
-
-_LOOPBACK = ("127.0.0.1", "localhost", "::1")
-"""The hosts the SDK guards against DNS rebinding, and that only this machine reaches."""

@@ -39,12 +39,14 @@ if TYPE_CHECKING:
     from atipkit.app.command import CommandSpec
     from atipkit.app.flags import Settings
     from atipkit.app.invoke import Outcome
+    from atipkit.serve.guard import Rules
 
 __all__ = [
     "answer",
     "call_flags",
     "encoded",
     "flags_schema",
+    "guard_rules",
     "listen",
     "run_call",
     "settings_from",
@@ -210,6 +212,18 @@ def listen(host: str, port: int) -> socket.socket:
             suggestion="Check --host: an address of this machine, such as 127.0.0.1.",
             details={"param": "host", **where},
         ) from None
+
+
+def guard_rules(host: str, hosts: Iterable[str], origins: Iterable[str]) -> Rules:
+    """Who a server on `host` answers (`atipkit.serve.guard`), from `--allow-host` and
+    `--allow-origin`; a value that cannot be one is a usage error (exit 2)."""
+    from atipkit.serve.guard import GuardError, Rules
+
+    try:
+        return Rules(host, hosts=hosts, origins=origins)
+    except GuardError as exc:
+        param = "allow_origin" if "origin" in str(exc) else "allow_host"
+        raise InputError(str(exc), code="E1002", details={"param": param}) from None
 
 
 async def run_call(spec: CommandSpec, arguments: Any, settings: Settings) -> Outcome:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
+from atipkit._http import is_loopback_host
 from atipkit.app import Context, InputError, Option, Suggestion
 from atipkit.cli import _errors as errors
 from atipkit.cli import app
@@ -16,6 +17,7 @@ from atipkit.cli.discover import split
 
 if TYPE_CHECKING:
     from atipkit.serve.gateway import Gateway
+    from atipkit.serve.guard import Rules
 
 mcp_group = app.group("mcp", help="ATIP tools as MCP tools, for agents that only speak MCP.")
 
@@ -74,6 +76,20 @@ def serve(
             min=100,
         ),
     ] = 50_000,
+    allow_host: Annotated[
+        list[str],
+        Option(
+            help="http: also answer requests whose Host is this name (repeatable); loopback "
+            "names and the address listened on are always answered."
+        ),
+    ] = [],  # noqa: B006
+    allow_origin: Annotated[
+        list[str],
+        Option(
+            help="http: let web pages of this origin (http://host:port, or * for any) call "
+            "the tools, with CORS (repeatable; default: none, not even other localhost ports)."
+        ),
+    ] = [],  # noqa: B006
 ) -> Iterator[dict[str, Any]]:
     """Serve ATIP tools over MCP until the client goes (stdio) or until interrupted (http).
 
@@ -88,15 +104,20 @@ def serve(
     binary. With --deferred the client sees three tools (search_tools,
     get_tool_schema, call_tool) instead of thousands. Over stdio, stdout carries the
     protocol only and nothing else is printed on it; over http the result is one record,
-    where it listens ({url, tools, mode}), given as soon as it listens. Exit status: 0
-    stopped, 2 no tools named or a bad option, 10 a named tool or file does not exist or
+    where it listens ({url, tools, mode}), given as soon as it listens; only requests
+    whose Host is a loopback name, the address listened on or an --allow-host name, and
+    from web pages only of an --allow-origin origin, are answered (others are 403: a page
+    must not run this machine's commands). Exit status: 0 stopped, 2 no tools named or a
+    bad option, 10 a named tool or file does not exist or
     has no metadata, 20 cannot listen on the address, 30 no permission to read a --tool
     file, 40 the mcp or serve extra is missing, 65 a --tool file or --policy is not what
     it should be, or the registry cannot be read.
     """
+    from atipkit.app.served import guard_rules
     from atipkit.serve.gateway import Gateway, Selection, Unavailable
 
     _require_extras(transport, deferred)
+    access = guard_rules(host, allow_host, allow_origin)
     names = split(only) or []
     if not (names or all_tools or tool):
         raise InputError(
@@ -128,7 +149,7 @@ def serve(
         )
     except Unavailable as exc:
         raise resolution_error(exc.cause, exc.name) or exc.cause from None
-    if transport == "http" and host not in ("127.0.0.1", "localhost", "::1"):
+    if transport == "http" and not is_loopback_host(host):
         ctx.warn(
             f"{host} is not a loopback address: anyone who reaches it can run the tools' "
             "commands, under the policy (there is no authentication)"
@@ -138,17 +159,19 @@ def serve(
         # The session was the output: an envelope after it would be noise on a pipe
         # that carried protocol, so the command ends here, with status 0.
         raise SystemExit(0)
-    return _serving(gateway, host, port, interval)
+    return _serving(gateway, host, port, interval, access)
 
 
-def _serving(gateway: Gateway, host: str, port: int, interval: float) -> Iterator[dict[str, Any]]:
+def _serving(
+    gateway: Gateway, host: str, port: int, interval: float, rules: Rules
+) -> Iterator[dict[str, Any]]:
     """Say where it listens, then serve until stopped (a stream, so the URL comes out
     before the server blocks)."""
     from atipkit import serve as servers
     from atipkit.app.served import listen
 
     sock = listen(host, port)
-    web = gateway.http_app(host, interval)
+    web = gateway.http_app(host, interval, rules)
     yield {
         "url": servers.url(sock) + "mcp",
         "tools": len(gateway.catalog.names),

@@ -81,6 +81,20 @@ def serve(
     port: Annotated[
         int, Option(help="Port to listen on; 0 picks a free one.", min=0, max=65535)
     ] = (8000),
+    allow_host: Annotated[
+        list[str],
+        Option(
+            help="Also answer requests whose Host is this name (repeatable); loopback names "
+            "and the address listened on are always answered."
+        ),
+    ] = [],  # noqa: B006
+    allow_origin: Annotated[
+        list[str],
+        Option(
+            help="Let web pages of this origin (http://host:port, or * for any) call the "
+            "server and read its answers, with CORS (repeatable; default: none)."
+        ),
+    ] = [],  # noqa: B006
 ) -> Iterator[dict[str, str]]:
     """Serve a static registry, the Tool Discovery Protocol, or both, until interrupted.
 
@@ -88,15 +102,20 @@ def serve(
     content types and Cache-Control, JSON 404s, no directory listings. --tdp: the
     manifest of the registry's tools (each resolved as atip run does; rebuilt when the
     registry or a tool changes) or of the --tool documents (two of one name are both
-    served, the second named as a compile names it, and a warning logged), at GET /api/v1/tools and
-    /api/v1/tools/{name}, with Cache-Control public, max-age=60, CORS, OPTIONS, a JSON
-    404 for an unknown tool and 503 while the tools cannot be read. Both together: the
+    served, the second named as a compile names it, and a warning logged), at GET
+    /api/v1/tools and /api/v1/tools/{name}, with Cache-Control public, max-age=60,
+    OPTIONS, a JSON 404 for an unknown tool and 503 while the tools cannot be read. Only
+    requests whose Host is a loopback name, the address listened on (any IP address when
+    that is 0.0.0.0 or ::) or an --allow-host name are answered (a guard against DNS
+    rebinding), and requests from web pages only from the server's own origin or an
+    --allow-origin one, which alone get CORS headers; others are 403. Both together: the
     manifest under /api/v1/tools, the registry everywhere else. The result is one record,
     where it listens ({registry, tdp, url}), given as soon as it listens with --jsonl,
     --plain or text output (JSON output, the envelope, comes when the server stops).
     Requests are logged on stderr. Exit status: 0 stopped (Ctrl-C or SIGTERM), 2 neither
-    --registry nor --tdp (or --tool, --scenario, --no-x-atip without --tdp), 10 the
-    directory or a --tool file does not exist, 20 cannot listen on the address, 30 a
+    --registry nor --tdp (or --tool, --scenario, --no-x-atip without --tdp, or an
+    --allow-host or --allow-origin that cannot be one), 10 the directory or a --tool file
+    does not exist, 20 cannot listen on the address, 30 a
     --tool file may not be read, 40 the serve extra is missing, 65 a --tool file is not a
     valid ATIP document.
     """
@@ -115,6 +134,9 @@ def serve(
             registry, "--registry", "Give the directory atip registry build wrote."
         )
     tool = list(dict.fromkeys(tool))  # a file named twice is served once
+    from atipkit.app.served import guard_rules, listen  # asyncio: only when a server starts
+
+    rules = guard_rules(host, allow_host, allow_origin)
     documents = [read_document(path, "--tool") for path in tool]
     try:
         servers.require_extra()
@@ -129,8 +151,9 @@ def serve(
         asgi = registry_app(started["registry"])
     if tdp:
         asgi = _tdp_app(documents, tool, scenario, x_atip, asgi)
-    from atipkit.app.served import listen  # asyncio: only when a server starts
+    from atipkit.serve.guard import guard, json_refusal
 
+    asgi = guard(asgi, rules, json_refusal, ("GET", "HEAD", "OPTIONS"))
     sock = listen(host, port)
     url = servers.url(sock)
     if tdp:

@@ -5,8 +5,11 @@ tools of this machine as a scenario's manifest.
   `GET /api/v1/tools/{name}`: one tool, or a JSON 404;
 - `Cache-Control: public, max-age=60` and `Content-Type: application/json`, a strong ETag
   with 304 for `If-None-Match`, HEAD;
-- CORS for browsers: `Access-Control-Allow-Origin: *` on every answer, OPTIONS preflight
-  allowing GET, HEAD and OPTIONS; 405 for any other method;
+- OPTIONS answered with `Allow: GET, HEAD, OPTIONS`; 405 for any other method. No CORS
+  headers of its own: `atip serve` puts the server behind `atipkit.serve.guard` (Host
+  and Origin allow-lists), which sends them, and answers preflights, only for the
+  origins given with `--allow-origin`: the manifest says what this machine can run, and
+  no web page may read it unasked;
 - 503 with a JSON body while the tools cannot be read (a corrupt registry.json, a --tool
   file gone bad), the spec's "scenario unavailable".
 
@@ -44,7 +47,6 @@ ASGIApp = Callable[
     Awaitable[None],
 ]
 ALLOWED = ("GET", "HEAD", "OPTIONS")
-_CORS = {"Access-Control-Allow-Origin": "*"}
 _PREFIX = tdp.ENDPOINT + "/"
 log = logging.getLogger("atipkit.serve.tdp")
 
@@ -158,13 +160,6 @@ class ToolSource:
 # -- HTTP -------------------------------------------------------------------------------------
 
 
-def _json(status: int, code: str, message: str, headers: dict[str, str] | None = None) -> Any:
-    """`atipkit.serve.json_error`, with the CORS headers every answer here carries."""
-    from atipkit.serve import json_error
-
-    return json_error(status, code, message, {**_CORS, **(headers or {})})
-
-
 def _answer(request: Request, body: bytes, etag: str) -> Response:
     from starlette.responses import Response
 
@@ -172,7 +167,6 @@ def _answer(request: Request, body: bytes, etag: str) -> Response:
         "Cache-Control": tdp.CACHE_CONTROL,
         "ETag": etag,
         "Content-Type": "application/json",
-        **_CORS,
     }
     if_none_match = request.headers.get("if-none-match")
     if if_none_match is not None:
@@ -192,6 +186,8 @@ def tdp_app(source: ToolSource, *, fallback: ASGIApp | None = None) -> ASGIApp:
     from starlette.responses import Response
     from starlette.routing import Route
 
+    from atipkit.serve import json_error as _json
+
     def serve(request: Request) -> Response:  # sync, in a worker thread: it may resolve tools
         path = request.scope["path"]  # percent-decoded (ASGI)
         if path in (tdp.ENDPOINT, _PREFIX):
@@ -200,17 +196,8 @@ def tdp_app(source: ToolSource, *, fallback: ASGIApp | None = None) -> ASGIApp:
             name = path[len(_PREFIX) :]
         else:
             return _json(404, "not-found", f"nothing here; the manifest is at {tdp.ENDPOINT}")
-        if request.method == "OPTIONS":
-            asked = request.headers.get("access-control-request-headers")
-            headers = {
-                **_CORS,
-                "Access-Control-Allow-Methods": ", ".join(ALLOWED),
-                "Access-Control-Max-Age": "86400",
-                "Allow": ", ".join(ALLOWED),
-            }
-            if asked:
-                headers["Access-Control-Allow-Headers"] = asked
-            return Response(status_code=204, headers=headers)
+        if request.method == "OPTIONS":  # a preflight never gets here (the guard's)
+            return Response(status_code=204, headers={"Allow": ", ".join(ALLOWED)})
         if request.method not in ("GET", "HEAD"):
             return _json(
                 405,

@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from atipkit.execute.audit import AuditLog
     from atipkit.policy import Decision, Policy
     from atipkit.registry.local import LocalRegistry
+    from atipkit.serve.guard import Rules
 
 PAGE_SIZE = 500
 """Tools a `tools/list` page: a gateway over a whole machine may offer thousands."""
@@ -353,15 +354,22 @@ class Gateway:
                 await server.run(read, write, server.create_initialization_options())
             tasks.cancel_scope.cancel()
 
-    def http_app(self, host: str = "127.0.0.1", interval: float = INTERVAL) -> Any:
+    def http_app(
+        self, host: str = "127.0.0.1", interval: float = INTERVAL, rules: Rules | None = None
+    ) -> Any:
         """The ASGI app of streamable HTTP at `/mcp` (serve it with `atipkit.serve.run`),
-        watching the registry every `interval` seconds (0: never) while it runs. The SDK
-        guards loopback `host`s against DNS rebinding."""
+        watching the registry every `interval` seconds (0: never) while it runs, behind
+        `atipkit.serve.guard` with `rules` (default: those of a server on `host` with no
+        other names or origins allowed) in place of the SDK's own Host and Origin check,
+        which lets any page of `http://localhost:<any port>` call the tools."""
         import contextlib
 
         import anyio
 
-        web = self.server().streamable_http_app(host=host)
+        from atipkit.serve.guard import Rules as GuardRules
+        from atipkit.serve.guard import guard, json_refusal, mcp_security
+
+        web = self.server().streamable_http_app(host=host, transport_security=mcp_security())
         inner = web.router.lifespan_context
         gateway = self
 
@@ -374,7 +382,8 @@ class Gateway:
                 tasks.cancel_scope.cancel()
 
         web.router.lifespan_context = lifespan
-        return web
+        methods = ("GET", "POST", "DELETE", "OPTIONS")
+        return guard(web, rules or GuardRules(host), json_refusal, methods)
 
 
 def _can_elicit(ctx: Any) -> bool:
