@@ -606,3 +606,21 @@ def tls_server(root: Path, run: Path) -> Iterator[TlsServer]:
         server.shutdown()
         server.server_close()
         thread.join(5)
+def mcp_initialize(url: str, **headers: str) -> Any:
+    """A raw JSON-RPC `initialize` POSTed to a streamable-HTTP MCP server at `url`, with
+    `headers` as given (a forged `Origin` or `Host`, as a web page's request would carry
+    them): the `httpx.Response`."""
+    import httpx
+
+    request = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "page", "version": "1"},
+        },
+    }
+    accept = {"Accept": "application/json, text/event-stream"}
+    return httpx.post(url, json=request, headers={**accept, **headers}, timeout=10)

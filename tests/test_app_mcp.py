@@ -30,7 +30,7 @@ from atipkit.app.output import encode
 from atipkit.app.schema import hints
 from atipkit.search import words
 from tests.apps import mcp_app
-from tests.servers import free_port, stop, wait_for_port
+from tests.servers import free_port, mcp_initialize, stop, wait_for_port
 
 APP = Path(mcp_app.__file__)
 LISTED = ["grep", "show", "purge", "publish", "sync", "numbers", "count", "broken", "tag_add"]
@@ -459,24 +459,11 @@ def test_streamable_http_server_process(tmp_path, env):
                 assert absent["error"]["exit_code"] == 10
 
         run(scenario)
-        import httpx
-
-        initialize = {
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "initialize",
-            "params": {
-                "protocolVersion": "2025-06-18",
-                "capabilities": {},
-                "clientInfo": {"name": "page", "version": "1"},
-            },
-        }
-        accept = {"Accept": "application/json, text/event-stream"}
         url = f"http://127.0.0.1:{port}/mcp"
         # the SDK's own guard answered any page of http://localhost:<any port>
-        page = httpx.post(url, json=initialize, headers={**accept, "Origin": "http://localhost:9"})
+        page = mcp_initialize(url, Origin="http://localhost:9")
         assert (page.status_code, page.json()["error"]) == (403, "origin-not-allowed")
-        rebound = httpx.post(url, json=initialize, headers={**accept, "Host": "evil.example"})
+        rebound = mcp_initialize(url, Host="evil.example")
         assert (rebound.status_code, rebound.json()["error"]) == (403, "host-not-allowed")
 
         taken = subprocess.run(

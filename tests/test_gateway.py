@@ -31,7 +31,7 @@ from atipkit.model import load
 from atipkit.registry.local import LocalRegistry
 from atipkit.serve.gateway import PAGE_SIZE, Gateway, Selection
 from tests.helpers import EXAMPLES, machine_env
-from tests.servers import free_port, stop, wait_for_port
+from tests.servers import free_port, mcp_initialize, stop, wait_for_port
 
 NOTES = Path(__file__).parent / "apps" / "notes"
 ATIP = [sys.executable, "-m", "atipkit.cli"]
@@ -594,18 +594,6 @@ def test_streamable_http(tmp_path, env):
     assert (tmp_path / "notes" / "tea").read_text() == "green"
 
 
-INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {
-        "protocolVersion": "2025-06-18",
-        "capabilities": {},
-        "clientInfo": {"name": "page", "version": "1"},
-    },
-}
-
-
 def test_over_http_only_loopback_hosts_and_the_pages_allowed_are_answered(tmp_path, env):
     """The SDK's guard let any page of `http://localhost:<any port>` (a dev server, an
     unrelated local app) run this machine's commands through the gateway. Now a page is
@@ -627,10 +615,9 @@ def test_over_http_only_loopback_hosts_and_the_pages_allowed_are_answered(tmp_pa
     try:
         wait_for_port(port, process, log)
         url = f"http://127.0.0.1:{port}/mcp"
-        headers = {"Accept": "application/json, text/event-stream"}
 
-        def initialize(**more: str) -> httpx.Response:
-            return httpx.post(url, json=INITIALIZE, headers={**headers, **more}, timeout=10)
+        def initialize(**headers: str) -> httpx.Response:
+            return mcp_initialize(url, **headers)
 
         for origin in ("http://localhost:5173", "http://127.0.0.1:8080", "https://evil.example"):
             refused = initialize(Origin=origin)

@@ -12,6 +12,7 @@ from atipkit.app import Context, InputError, Option, Suggestion
 from atipkit.cli import _errors as errors
 from atipkit.cli import app
 from atipkit.cli._effects import runs_anything
+from atipkit.cli._guard import AllowHost, AllowOrigin
 from atipkit.cli._resolve import read_document, resolution_error
 from atipkit.cli.discover import split
 
@@ -76,20 +77,8 @@ def serve(
             min=100,
         ),
     ] = 50_000,
-    allow_host: Annotated[
-        list[str],
-        Option(
-            help="http: also answer requests whose Host is this name (repeatable); loopback "
-            "names and the address listened on are always answered."
-        ),
-    ] = [],  # noqa: B006
-    allow_origin: Annotated[
-        list[str],
-        Option(
-            help="http: let web pages of this origin (http://host:port, or * for any) call "
-            "the tools, with CORS (repeatable; default: none, not even other localhost ports)."
-        ),
-    ] = [],  # noqa: B006
+    allow_host: AllowHost = [],  # noqa: B006 - the framework copies defaults
+    allow_origin: AllowOrigin = [],  # noqa: B006
 ) -> Iterator[dict[str, Any]]:
     """Serve ATIP tools over MCP until the client goes (stdio) or until interrupted (http).
 

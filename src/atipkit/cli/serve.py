@@ -17,6 +17,7 @@ from atipkit.app import (
 from atipkit.cli import _errors as errors
 from atipkit.cli import app
 from atipkit.cli._effects import serves_tools
+from atipkit.cli._guard import AllowHost, AllowOrigin
 from atipkit.cli._resolve import read_document
 
 if TYPE_CHECKING:
@@ -81,20 +82,8 @@ def serve(
     port: Annotated[
         int, Option(help="Port to listen on; 0 picks a free one.", min=0, max=65535)
     ] = (8000),
-    allow_host: Annotated[
-        list[str],
-        Option(
-            help="Also answer requests whose Host is this name (repeatable); loopback names "
-            "and the address listened on are always answered."
-        ),
-    ] = [],  # noqa: B006
-    allow_origin: Annotated[
-        list[str],
-        Option(
-            help="Let web pages of this origin (http://host:port, or * for any) call the "
-            "server and read its answers, with CORS (repeatable; default: none)."
-        ),
-    ] = [],  # noqa: B006
+    allow_host: AllowHost = [],  # noqa: B006 - the framework copies defaults
+    allow_origin: AllowOrigin = [],  # noqa: B006
 ) -> Iterator[dict[str, str]]:
     """Serve a static registry, the Tool Discovery Protocol, or both, until interrupted.
 
