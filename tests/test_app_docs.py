@@ -523,7 +523,8 @@ def test_outputs_are_deterministic(out, tmp_path):
             "XDG_STATE_HOME": str(tmp_path / "state"),
             "HOME": str(tmp_path),
             "DOCS_DEMO_LIST_LIMIT": "3",
-            "PYTHONPATH": str(ROOT),
+            # this interpreter's atipkit, not whichever one is installed
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
         }
         done = subprocess.run(
             [sys.executable, "-c", _HASH_ALL],

@@ -553,6 +553,18 @@ def test_a_bad_manifest_is_one_line_naming_file_and_field(tmp_path, text, expect
     assert error["details"]["file"] == str(tmp_path / "tools" / "t.yaml")
 
 
+def test_a_template_nested_5000_deep_is_one_line_not_a_crash(tmp_path):
+    """json.loads raised RecursionError, which the manifest reader did not catch."""
+    (tmp_path / "tools").mkdir()
+    deep = "[" * 5000 + "]" * 5000
+    (tmp_path / "tools" / "t.yaml").write_text(
+        f"name: t\nsources: {{apt: {{}}}}\ntemplate: '{deep}'\n"
+    )
+    error = error_of(run(tmp_path, "t", "--json"))
+    assert (error["exit_code"], error["code"]) == (65, "E1003")
+    assert "template: not JSON: line 1, column 65: JSON is nested too deeply" in error["message"]
+
+
 def test_one_bad_manifest_stops_all_before_anything_is_crawled(tmp_path):
     manifest(
         tmp_path / "tools", "good", "name: good\nsources: {url: {version: '1', platforms: {}}}"

@@ -331,6 +331,23 @@ def test_npm_bin_of_a_verified_tarball(tmp_path, server, monkeypatch):
     assert set(options_of(shim)) == {"verbose", "level"}
 
 
+def test_a_package_json_nested_100_000_deep_fails_that_package_not_the_crawl(tmp_path, server):
+    deep = b"[" * 100_000 + b"]" * 100_000
+    npm_package(server, tarball({"package/package.json": deep, "package/bin/hello": b"x"}))
+    manifest(
+        tmp_path / "tools",
+        "hello",
+        f'name: hello\nsources: {{npm: {{package: hello-cli, registry: "{server.url}/npm"}}}}',
+    )
+    result = run(tmp_path, "hello", "--json")
+    assert result.exit_code == 40, result.output
+    [artifact] = report(result)["tools"][0]["artifacts"]
+    assert (
+        "package.json: unreadable package.json (line 1, column 65: JSON is nested"
+        in (artifact["reason"])
+    )
+
+
 def test_npm_tarball_that_does_not_match_its_integrity_is_refused(tmp_path, server):
     tgz, _ = hello_tarball()
     npm_package(server, tgz, integrity_of=tgz + b"tampered")
@@ -560,6 +577,17 @@ def test_a_release_api_that_is_not_there_fails_the_tool(tmp_path, server):
     assert error.endswith("HTTP 404")
     for_people = run(tmp_path, "tool")
     assert for_people.stdout == f"tool\tgithub\t\t\tfailed\t{error}\n"
+
+
+def test_an_api_answer_nested_100_000_deep_fails_that_source_not_the_crawl(tmp_path, server):
+    """json.loads raised RecursionError, which no source error catches: exit 70."""
+    publish(server, "api/repos/acme/tool/releases/latest", b"[" * 100_000 + b"]" * 100_000)
+    github_manifest(tmp_path, api=f"{server.url}/api")
+    result = run(tmp_path, "tool", "--json")
+    assert result.exit_code == 40, result.output
+    [error] = report(result)["tools"][0]["errors"]
+    assert error.startswith("github: ")
+    assert "not JSON (line 1, column 65: JSON is nested too deeply" in error
 
 
 # -- direct URLs ----------------------------------------------------------------------

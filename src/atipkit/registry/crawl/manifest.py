@@ -23,7 +23,6 @@ is imported only here (the `crawl` extra).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -31,6 +30,8 @@ from typing import Any
 
 import msgspec
 
+from atipkit import _jsontext
+from atipkit.errors import DocumentError
 from atipkit.model import is_tool_name
 from atipkit.registry.crawl import platforms
 from atipkit.registry.crawl.errors import (
@@ -336,9 +337,9 @@ def _template(value: str | dict[str, Any], name: str, fail: Fail) -> dict[str, A
 
     if isinstance(value, str):
         try:
-            value = json.loads(value)
-        except json.JSONDecodeError as exc:
-            raise fail(f"not JSON: line {exc.lineno}, column {exc.colno}: {exc.msg}") from None
+            value = _jsontext.decode(value)
+        except DocumentError as exc:
+            raise fail(f"not JSON: {exc}") from None
     if not isinstance(value, dict):
         raise fail("expected a JSON object (an ATIP document without binary and trust)")
     for key in _OWNED:

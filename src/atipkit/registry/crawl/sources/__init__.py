@@ -17,7 +17,6 @@ Base URLs come from the manifest first, then from an option or environment varia
 from __future__ import annotations
 
 import importlib
-import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
+from atipkit import _jsontext
+from atipkit.errors import DocumentError
 from atipkit.registry.crawl.archive import DEFAULT_MAX_BYTES, DEFAULT_MAX_MEMBERS
 from atipkit.registry.crawl.errors import IntegrityError, SourceError
 from atipkit.registry.crawl.platforms import ANY
@@ -125,9 +126,9 @@ class Context:
         )
         if response.status != 200:
             raise SourceError(f"{response.url}: HTTP {response.status}")
-        try:
-            return json.loads(response.content)
-        except ValueError as exc:
+        try:  # bounded in size and nesting like every JSON atip reads
+            return _jsontext.decode(response.content)
+        except DocumentError as exc:
             raise SourceError(f"{response.url}: not JSON ({exc})") from None
 
     def download(

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote, urlsplit
 
+from atipkit import _jsontext
 from atipkit.registry.crawl import tree
 from atipkit.registry.crawl.errors import SourceError
 from atipkit.registry.crawl.manifest import Manifest, NpmSource
@@ -102,8 +102,8 @@ def _get(document: Any, url: str, *keys: str) -> Any:
 def _bins(path: Path, package: str) -> dict[str, str]:
     try:
         with open(path, "rb") as f:
-            data = json.loads(f.read(_MAX_PACKAGE_JSON))
-    except (OSError, ValueError) as exc:
+            data = _jsontext.decode(f.read(_MAX_PACKAGE_JSON))
+    except (OSError, ValueError) as exc:  # a DocumentError is a ValueError
         raise SourceError(f"{path.name}: unreadable package.json ({exc})") from None
     bins = data.get("bin") if isinstance(data, dict) else None
     if isinstance(bins, str):
