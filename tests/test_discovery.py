@@ -334,6 +334,19 @@ def test_skip_list_is_configurable(tmp_path, monkeypatch):
     assert [p.name for p in tmp_path.glob("ran-*")] == ["ran-three"]
 
 
+def test_a_config_file_nested_too_deeply_is_ignored_like_a_broken_one(tmp_path):
+    """json.loads raised RecursionError, which the reader of config.json (meant to shrug
+    off a broken file) did not catch: every scan exited 70."""
+    bin_dir = tmp_path / "bin"
+    tool_script(bin_dir, "alpha")
+    config = tmp_path / "xdg-config" / "agent-tools"
+    config.mkdir(parents=True)
+    (config / "config.json").write_text("[" * 100_000 + "]" * 100_000)
+    result = CliRunner().invoke(cli, ["scan", "--path", str(bin_dir), "--json"])
+    assert result.exit_code == 0, result.output
+    assert [f["name"] for f in envelope_of(result)["result"]["found"]] == ["alpha"]
+
+
 def test_hostile_corpus_is_scanned_within_the_time_bound(tmp_path):
     bin_dir = tmp_path / "bin"
     tool_script(bin_dir, "good1")

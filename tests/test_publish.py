@@ -307,6 +307,16 @@ def test_a_storage_option_is_key_equals_value(src, tmp_path):
     assert not (tmp_path / "www").exists()
 
 
+def test_a_storage_option_nested_too_deeply_is_text_not_a_crash():
+    """json.loads raised RecursionError at 100 000 levels: exit 70."""
+    from atipkit.cli.publish import _option_value
+
+    deep = "[" * 100_000 + "]" * 100_000
+    assert _option_value(deep) == deep
+    assert _option_value('{"region": "eu", "n": 3}') == {"region": "eu", "n": 3}
+    assert _option_value("anon") == "anon"
+
+
 def test_not_a_registry(tmp_path):
     (tmp_path / "plain").mkdir()
     result = publish(str(tmp_path / "plain"), str(tmp_path / "www"))

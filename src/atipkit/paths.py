@@ -56,11 +56,11 @@ def offline_requested() -> bool:
 
 def user_config() -> dict[str, object]:
     """`config.json` in the config directory (an empty object when absent or unreadable:
-    a broken preferences file must not stop discovery)."""
-    import json
+    a broken preferences file must not stop discovery, nor one nested too deeply)."""
+    from atipkit import _jsontext
 
     try:
-        data = json.loads((config_dir() / "config.json").read_text("utf-8"))
-    except (OSError, ValueError):
+        data = _jsontext.decode(_jsontext.read_bytes(config_dir() / "config.json"))
+    except (OSError, ValueError):  # a DocumentError is a ValueError
         return {}
     return data if isinstance(data, dict) else {}

@@ -153,12 +153,13 @@ def build(
 
 
 def _option_value(text: str) -> Any:
-    """A storage option's value: JSON where it parses (`true`, `3`, `{"a": 1}`), else text."""
-    import json
+    """A storage option's value: JSON where it parses (`true`, `3`, `{"a": 1}`) within
+    atipkit's limits, else text."""
+    from atipkit import _jsontext
 
     try:
-        return json.loads(text)
-    except ValueError:
+        return _jsontext.decode(text)
+    except ValueError:  # a DocumentError is a ValueError
         return text
 
 
