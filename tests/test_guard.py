@@ -101,6 +101,10 @@ def test_allowed_origins_and_their_spellings():
     assert rules.cors_origin("http://localhost:3000") == "http://localhost:3000"
     assert rules.cors_origin("https://app.example") == "https://app.example"
     assert rules.cors_origin("http://localhost:3001") is None
+    assert not rules.origin_allowed("null", "127.0.0.1:8000")
+    files = Rules("127.0.0.1", origins=["null"])  # sandboxed pages and files, when asked
+    assert files.cors_origin("null") == "null"
+    assert not files.origin_allowed("garbage", "127.0.0.1:8000")
     anyone = Rules("127.0.0.1", origins=["*"])
     assert anyone.cors_origin("https://whoever.example") == "*"
     assert origin_of("http://[::1]:8000") == "http://[::1]:8000"

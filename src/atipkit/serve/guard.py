@@ -57,9 +57,10 @@ def _is_ip(name: str) -> bool:
 
 def origin_of(value: str) -> str:
     """`scheme://host[:port]` of an origin as browsers send it, lower case, the default
-    port left out; `GuardError` for what is not one (a path, no scheme, no host)."""
+    port left out (`*` and `null`, the origin of sandboxed pages and files, as they are);
+    `GuardError` for what is not one (a path, no scheme, no host)."""
     text = value.strip()
-    if text == "*":
+    if text in ("*", "null"):
         return text
     parts = urlsplit(text)
     try:
@@ -111,8 +112,8 @@ class Rules:
             return True
         try:
             normal = origin_of(origin)
-        except GuardError:  # "null" (a sandboxed page, a file), or garbage
-            return origin.strip() in self.origins
+        except GuardError:  # garbage
+            return False
         if normal in self.origins:
             return True
         own = urlsplit(normal).netloc
@@ -125,7 +126,7 @@ class Rules:
         try:
             normal = origin_of(origin)
         except GuardError:
-            return origin if origin.strip() in self.origins else None
+            return None
         return origin if normal in self.origins else None
 
 
