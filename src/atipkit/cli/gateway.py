@@ -152,7 +152,7 @@ def serve(
 
 
 def _serving(
-    gateway: Gateway, host: str, port: int, interval: float, rules: Rules
+    gateway: Gateway, host: str, port: int, interval: float, access: Rules
 ) -> Iterator[dict[str, Any]]:
     """Say where it listens, then serve until stopped (a stream, so the URL comes out
     before the server blocks)."""
@@ -160,7 +160,7 @@ def _serving(
     from atipkit.app.served import listen
 
     sock = listen(host, port)
-    web = gateway.http_app(host, interval, rules)
+    web = gateway.http_app(host, interval, access)
     yield {
         "url": servers.url(sock) + "mcp",
         "tools": len(gateway.catalog.names),

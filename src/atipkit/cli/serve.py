@@ -125,7 +125,7 @@ def serve(
     tool = list(dict.fromkeys(tool))  # a file named twice is served once
     from atipkit.app.served import guard_rules, listen  # asyncio: only when a server starts
 
-    rules = guard_rules(host, allow_host, allow_origin)
+    access = guard_rules(host, allow_host, allow_origin)
     documents = [read_document(path, "--tool") for path in tool]
     try:
         servers.require_extra()
@@ -142,7 +142,7 @@ def serve(
         asgi = _tdp_app(documents, tool, scenario, x_atip, asgi)
     from atipkit.serve.guard import guard, json_refusal
 
-    asgi = guard(asgi, rules, json_refusal, ("GET", "HEAD", "OPTIONS"))
+    asgi = guard(asgi, access, json_refusal, ("GET", "HEAD", "OPTIONS"))
     sock = listen(host, port)
     url = servers.url(sock)
     if tdp:
