@@ -123,16 +123,18 @@ def decode(data: bytes | str, source: str | None = None, *, max_bytes: int | Non
 def check_depth(value: Any, source: str | None = None, *, limit: int = MAX_DEPTH) -> None:
     """Refuse `value` (decoded JSON: dicts, lists, tuples) nested deeper than `limit`
     arrays and objects, with `DocumentTooLarge` naming the JSON path where it passes the
-    limit. Iterative, one level at a time, linear in the number of containers (about as
-    fast as decoding): a hostile value cannot exhaust the stack here, and what walks it
-    recursively afterwards is safe."""
+    limit. Iterative, one level at a time, linear in the number of values (under half
+    the time msgspec takes to decode them): a hostile value cannot exhaust the stack here,
+    and what walks it recursively afterwards is safe."""
     level = [value] if isinstance(value, _CONTAINERS) else []
     for _depth in range(limit):
         level = [
             child
             for node in level
             for child in (node.values() if isinstance(node, dict) else node)
-            if isinstance(child, _CONTAINERS)
+            # exact types first: the leaves, nearly every value, cost one set lookup
+            if type(child) in _EXACT
+            or (type(child) not in _LEAVES and isinstance(child, _CONTAINERS))
         ]
         if not level:
             return
@@ -141,6 +143,8 @@ def check_depth(value: Any, source: str | None = None, *, limit: int = MAX_DEPTH
 
 
 _CONTAINERS = (dict, list, tuple)
+_EXACT = frozenset(_CONTAINERS)
+_LEAVES = frozenset({str, int, float, bool, type(None)})
 
 
 def lone_surrogate(value: Any) -> str | None:

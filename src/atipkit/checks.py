@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from atipkit import schema
 from atipkit.model import (
     UNSET,
     Argument,
@@ -373,7 +374,8 @@ def _check_parameter(param: Argument | Option, where: list[PathPart]) -> list[Pr
                     json_path([*where, "enum"]),
                 )
             )
-    problems += _check_parameter_schemas(param, where)
+    if param.schema or getattr(param, "pattern", UNSET):  # few parameters have either
+        problems += _check_parameter_schemas(param, where)
     if param.default is UNSET or param.default is None:
         return problems
     values = (
@@ -407,8 +409,6 @@ def _check_parameter_schemas(param: Argument | Option, where: list[PathPart]) ->
     document with one that is not is invalid. A parameter's `schema` that no validator
     accepts is a warning: MCP servers send odd schemas (`"description": 42`) that are
     kept as they are; the values of such a parameter go to the server unchecked."""
-    from atipkit import schema
-
     problems: list[Problem] = []
     pattern = getattr(param, "pattern", UNSET)
     if pattern:

@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from atipkit._http import is_loopback_host
 from atipkit.app import Context, InputError, Option, Suggestion
 from atipkit.cli import _errors as errors
 from atipkit.cli import app
@@ -102,6 +101,7 @@ def serve(
     file, 40 the mcp or serve extra is missing, 65 a --tool file or --policy is not what
     it should be, or the registry cannot be read.
     """
+    from atipkit._http import is_loopback_host
     from atipkit.app.served import guard_rules
     from atipkit.serve.gateway import Gateway, Selection, Unavailable
 
