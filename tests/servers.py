@@ -606,6 +606,8 @@ def tls_server(root: Path, run: Path) -> Iterator[TlsServer]:
         server.shutdown()
         server.server_close()
         thread.join(5)
+
+
 def mcp_initialize(url: str, **headers: str) -> Any:
     """A raw JSON-RPC `initialize` POSTed to a streamable-HTTP MCP server at `url`, with
     `headers` as given (a forged `Origin` or `Host`, as a web page's request would carry
