@@ -307,8 +307,8 @@ class RemoteRegistries:
             elif response.status == 200:
                 try:
                     document = _jsontext.decode(response.content, url)
-                except DocumentError as exc:
-                    raise Rejected(f"{layout.MANIFEST}: {exc}") from None
+                except DocumentError as exc:  # the URL is the attempt's already
+                    raise Rejected(f"{layout.MANIFEST}: {exc.problems[0].format()}") from None
                 stamps = {
                     "url": registry.url,
                     "cachedAt": timestamp(),
