@@ -33,6 +33,22 @@ def test_pipes_and_optional_stdin():
     assert run(inv("cat"), stdin_mode("optional")).stdout == ""  # /dev/null when no data
 
 
+def test_text_input_that_is_not_utf8_reaches_the_command_or_is_refused(tmp_path):
+    """`atip run --stdin` gets its text from a command line that may hold bytes that are
+    not UTF-8 (Python reads them as surrogates): they go to the command as they were. A
+    lone surrogate from JSON is no text at all: refused before anything starts."""
+    given = run(
+        inv(PY, "-c", "import sys; print(sys.stdin.buffer.read().hex())"),
+        Effects(),
+        stdin="a\udcffb",
+    )
+    assert given.stdout == "61ff62\n"
+    marker = tmp_path / "started"
+    with pytest.raises(RunRefused, match="lone UTF-16 surrogate at character 1"):
+        run(inv("sh", "-c", f"touch {marker}; cat"), Effects(), stdin="a\ud800")
+    assert not marker.exists()
+
+
 def test_stdin_rules_refuse_before_starting(tmp_path):
     marker = tmp_path / "started"
     argv = ("sh", "-c", f"touch {marker}; cat")

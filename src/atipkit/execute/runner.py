@@ -91,7 +91,7 @@ def run(
     directory; `RunResult.isolation` names what isolated it (`bwrap` or `unshare`)."""
     interactive = effects.interactive or None
     mode = interactive.stdin if interactive and interactive.stdin else "optional"
-    data = stdin.encode() if isinstance(stdin, str) else stdin
+    data = _bytes_of(stdin)
     if mode == "password":
         if data is not None:
             raise RunRefused("a password is never taken from the model")
@@ -131,6 +131,20 @@ def run(
         timed_out=captured.stopped == "timeout",
         truncated=captured.stopped == "too-large",
     )
+
+
+def _bytes_of(stdin: bytes | str | None) -> bytes | None:
+    """Input given as text, as bytes: UTF-8, with the bytes a command line could not
+    decode given back as they were (`surrogateescape`, as Python read them); a lone
+    surrogate any other way (`"\\ud800"` from JSON) is no text and is refused."""
+    if not isinstance(stdin, str):
+        return stdin
+    try:
+        return stdin.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError as exc:
+        raise RunRefused(
+            f"the input is not text: a lone UTF-16 surrogate at character {exc.start}"
+        ) from None
 
 
 def _cut(data: bytes, limit: int) -> str:

@@ -17,7 +17,8 @@ from typing import Any, Literal
 
 import msgspec
 
-from atipkit.errors import AtipError
+from atipkit import _jsontext
+from atipkit.errors import AtipError, DocumentError
 
 Method = Literal["minisign", "ssh", "sigstore"]
 SSH_NAMESPACE = "atip"
@@ -260,7 +261,6 @@ def sigstore_verify_dsse(
 ) -> tuple[SignatureResult, dict[str, Any] | None]:
     """Verify a Sigstore bundle holding a DSSE envelope; returns the in-toto statement.
     The statement's subjects still have to be compared with the artifact (`slsa`)."""
-    import json
 
     from sigstore.errors import Error as SigstoreError
     from sigstore.verify.policy import Identity
@@ -280,4 +280,8 @@ def sigstore_verify_dsse(
         return SignatureResult(False, "sigstore", f"bundle does not verify: {exc}"), None
     if payload_type != "application/vnd.in-toto+json":
         return SignatureResult(False, "sigstore", f"unexpected payload type {payload_type}"), None
-    return SignatureResult(True, "sigstore", signer=identity), json.loads(payload)
+    try:  # signed by a trusted identity, and still read within the usual limits
+        statement = _jsontext.decode(payload, "the signed statement")
+    except DocumentError as exc:
+        return SignatureResult(False, "sigstore", f"the signed statement: {exc}"), None
+    return SignatureResult(True, "sigstore", signer=identity), statement

@@ -16,6 +16,8 @@ from typing import Any, Literal
 
 import msgspec
 
+from atipkit import _jsontext
+
 PAYLOAD_TYPE = "application/vnd.in-toto+json"
 PREDICATES = {
     "https://slsa.dev/provenance/v1": "v1",
@@ -81,7 +83,7 @@ def verify_envelope(envelope: dict[str, Any], public_keys: Sequence[Any]) -> dic
                     key.verify(signature, message)
             except InvalidSignature:
                 continue
-            return json.loads(payload)
+            return _jsontext.decode(payload, "the signed statement")  # a ValueError
     raise ValueError("no signature by a trusted key")
 
 
