@@ -94,16 +94,14 @@ def _read(path: Path) -> bytes:
 
 
 def _bad(exc: DocumentError, path: Path, what: str) -> DataFormatError:
-    """Every problem of the file in the details, the first in the message."""
-    problems = [p.to_dict() for p in exc.problems]
-    more = len(problems) - 1
-    first = str(exc).removeprefix(f"{exc.source}: ")
-    return DataFormatError(
-        f"--policy {path}: not {what}: {first}"
-        + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""),
-        details={"file": str(path), "problems": problems},
-        suggestion=Suggestion(
+    from atipkit.cli._resolve import document_error
+
+    return document_error(
+        exc,
+        f"--policy {path}: not {what}",
+        path,
+        Suggestion(
             "Fix the policy file: every key, type and value must be one atipkit knows "
-            "(see the README's policy table).",
+            "(see the README's policy table)."
         ),
     )

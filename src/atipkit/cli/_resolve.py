@@ -18,6 +18,7 @@ from atipkit.app import (
 
 if TYPE_CHECKING:
     from atipkit.app import Context
+    from atipkit.errors import DocumentError
     from atipkit.model import Tool
     from atipkit.resolve import Resolved
 
@@ -143,18 +144,32 @@ def read_document(path: str | os.PathLike[str], option: str | None = None) -> To
     except OSError as exc:
         raise file_error(exc, str(path), "Name an ATIP document (a JSON file).", option) from None
     except DocumentError as exc:
-        problems = [p.to_dict() for p in exc.problems]
-        more = len(problems) - 1
-        message = str(exc).removeprefix(f"{exc.source}: ")
-        raise DataFormatError(
-            f"{named}: {message}"
-            + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""),
-            details={"file": str(path), "problems": problems},
-            suggestion=Suggestion(
+        raise document_error(
+            exc,
+            named,
+            path,
+            Suggestion(
                 "Fix the document; `atip validate` lists every problem.",
                 example=f"atip validate {path} --text",
             ),
         ) from None
+
+
+def document_error(
+    exc: DocumentError, named: str, path: str | os.PathLike[str], suggestion: Suggestion
+) -> DataFormatError:
+    """A file named on atip's command line (`named`: the flag and the file) that is not
+    what it should be: the first problem in the message, with how many more, every
+    problem in the details (exit 65)."""
+    problems = [p.to_dict() for p in exc.problems]
+    more = len(problems) - 1
+    message = str(exc).removeprefix(f"{exc.source}: ")
+    return DataFormatError(
+        f"{named}: {message}"
+        + (f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""),
+        details={"file": str(path), "problems": problems},
+        suggestion=suggestion,
+    )
 
 
 def file_error(exc: OSError, path: str, suggestion: str, option: str | None = None) -> ToolError:
