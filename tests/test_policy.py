@@ -195,6 +195,30 @@ def test_atip_run_enforces_minimum_verification(keeper, tmp_path):
     assert keeper.runs == ["list"]
 
 
+def test_a_subagents_keys_cannot_vouch_for_a_binary_its_lead_does_not_trust(keeper, tmp_path):
+    """`narrow` can only make a policy stricter: a binary must verify under the trust of
+    every policy of the chain, not only the innermost one's."""
+    from atipkit.policy import TrustPolicy
+
+    secret, public = minisign_keys(tmp_path)
+    signatures.minisign_sign(keeper.path, secret)
+    own_keys = TrustPolicy(minisign_keys=[str(public)])
+    tool = keeper.tool
+    call = call_of(tool, "keeper_list")
+
+    def action(policy: Policy) -> str:
+        return Executor(tool, policy=policy).execute(call, dry_run=True).decision.action
+
+    lead = Policy(minimum_verification="VERIFIED")
+    assert action(lead) == "deny"  # the lead trusts no key: UNSIGNED
+    assert action(lead.narrow(Policy(trust=own_keys))) == "deny"  # nor does its subagent
+    trusting = Policy(minimum_verification="VERIFIED", trust=own_keys)
+    assert action(trusting) == "allow"
+    assert action(trusting.narrow(Policy())) == "allow"  # a subagent verifies as its lead
+    assert trusting.narrow(Policy(trust=own_keys)).trust_chain() == [own_keys]
+    assert keeper.runs == []
+
+
 def test_the_gateway_verifies_before_it_runs(keeper, tmp_path):
     from atipkit.registry.local import LocalRegistry
     from atipkit.serve.gateway import Gateway, Selection

@@ -98,7 +98,8 @@ class Executor:
     The policy sees each tool's own name.
 
     Before a call runs, its binary is verified against its metadata
-    (`atipkit.trust.levels.verify_tool`, with the policy's `trust`), and against the hash
+    (`atipkit.trust.levels.verify_tool`, with the `trust` of each policy of the chain,
+    `Policy.trust_chain`: the lowest level holds), and against the hash
     it had when its metadata was read: a binary that does not match, or is gone, is
     COMPROMISED and never runs, whatever the policy. The binary run is the one verified,
     by its absolute path."""
@@ -326,8 +327,9 @@ class Executor:
                     TrustLevel.COMPROMISED,
                     f"{path} is {actual}, not the binary its metadata was read for ({expected})",
                 )
-            else:
-                report = verify_tool(path, tool, self.policy.trust_rules)
+            else:  # under each policy of the chain's trust: the lowest level holds
+                reports = [verify_tool(path, tool, t) for t in self.policy.trust_chain()]
+                report = min(reports, key=lambda r: r.level)
                 failed = [f"{c.name}: {c.detail}" for c in report.checks if c.ok is not True]
                 found = (report.level, "; ".join(failed))
         except (AtipError, OSError, ValueError) as exc:

@@ -80,7 +80,9 @@ class Policy(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
     always denied."""
     trust: TrustPolicy | None = None
     """How binaries are verified (keys, signers, provenance); None: the caller's default
-    (`atip` uses config.json's `trust`)."""
+    (`atip` uses config.json's `trust`), or, for a narrowed policy, its parent's. A
+    narrowed policy's binaries must verify under the trust of every policy of its
+    chain (`trust_chain`)."""
     approved_registries: list[str] | None = None
     """Only tools described by shims from these registries (URLs) run (RFC 0.6 §4.8
     `approval.mode: allowlist`); None approves every source."""
@@ -115,10 +117,18 @@ class Policy(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
             current = current.parent
         return out
 
-    @property
-    def trust_rules(self) -> TrustPolicy | None:
-        """The innermost `trust` of the chain: how this policy's binaries are verified."""
-        return next((p.trust for p in self.chain() if p.trust is not None), None)
+    def trust_chain(self) -> list[TrustPolicy | None]:
+        """How binaries are verified under each policy of the chain, each way once,
+        outermost first: a policy's own `trust`, else the one it was narrowed from uses
+        (None: the default). A binary is as trusted as the lowest level it verifies at
+        under these: a subagent's keys cannot vouch for a binary its lead's keys do not."""
+        out: list[TrustPolicy | None] = []
+        inherited: TrustPolicy | None = None
+        for policy in reversed(self.chain()):
+            inherited = policy.trust if policy.trust is not None else inherited
+            if inherited not in out:
+                out.append(inherited)
+        return out
 
     @classmethod
     def from_json(cls, data: bytes | str, source: str = "<policy>") -> Policy:
