@@ -513,3 +513,27 @@ def test_the_executor_keeps_each_claimant_and_its_policy_sees_the_real_name(tmp_
     planned = executor.execute(call, dry_run=True)
     assert planned.invocation is not None
     assert planned.invocation.argv == ["deploy", "y"]
+
+
+def test_the_validator_checks_each_claimant_against_its_own_document():
+    """The validator keys tools as the compile does: each call is checked against the
+    document its function came from, as the executor runs it."""
+    from atipkit.bridge import Validator, parse_tool_calls
+
+    reader = from_dict(document("deploy", "status"))
+    wiper = from_dict(
+        {
+            **document("deploy"),
+            "commands": {"wipe": {"description": "Wipe", "effects": {"destructive": True}}},
+        }
+    )
+    compiled = compile_tools([reader, wiper], "mcp")
+    key = tool_keys([reader, wiper])[1]
+    validator = Validator([reader, wiper])
+
+    def codes(name: str) -> list[str]:
+        [call] = parse_tool_calls("mcp", {"name": name, "arguments": {}}, compiled)
+        return [p.code for p in validator.check(call)]
+
+    assert codes("deploy_status") == []
+    assert codes(f"{key}_wipe") == ["policy.destructive"]

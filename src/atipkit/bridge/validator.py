@@ -11,15 +11,19 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from atipkit.bridge.calls import ToolCall
+from atipkit.bridge.names import tool_keys
 from atipkit.model import CommandPath, Tool
 from atipkit.policy import Evidence, Policy, decide
 from atipkit.problems import Problem, error, warning
 
 
 class Validator:
-    """Checks calls of the given tools against `policy`. `evidence` maps a tool name to
-    what atipkit verified about it (`atipkit.policy.Evidence`); a tool without is a
-    document handed over, trusted `low` at most."""
+    """Checks calls of the given tools against `policy`. Tools are keyed as a compile of
+    the same tools keys them (`bridge.names.tool_keys`: a tool's name, unless an earlier
+    tool has it), which is what a parsed call's `tool` says; the policy sees each tool's
+    own name, as the executor's does. `evidence` maps a tool's key to what atipkit
+    verified about it (`atipkit.policy.Evidence`); a tool without is a document handed
+    over, trusted `low` at most."""
 
     def __init__(
         self,
@@ -29,7 +33,7 @@ class Validator:
         evidence: Mapping[str, Evidence] | None = None,
     ) -> None:
         batch = [tools] if isinstance(tools, Tool) else list(tools)
-        self.tools = {tool.name: tool for tool in batch}
+        self.tools = dict(zip(tool_keys(batch), batch, strict=True))
         self.policy = policy or Policy()
         self.evidence = dict(evidence or {})
 
