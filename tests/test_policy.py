@@ -453,6 +453,25 @@ def test_atip_verify_and_config_refuse_misspelt_trust_policies(keeper, tmp_path)
     assert read_trust_policy('{"requireSignature": true}').require_signature
 
 
+def test_atip_verify_reads_the_trust_of_the_policy_file_atip_run_reads(keeper, tmp_path):
+    """One --policy file for both commands: `atip verify` takes its `trust`."""
+    secret, public = minisign_keys(tmp_path)
+    signatures.minisign_sign(keeper.path, secret)
+    policy = write(
+        tmp_path / "policy.json",
+        {"minimumVerification": "VERIFIED", "trust": {"minisignKeys": [str(public)]}},
+    )
+    verified = atip("verify", "keeper", "--policy", str(policy))
+    assert verified.exit_code == 0, verified.output
+    assert envelope_of(verified)["result"]["level"] == "VERIFIED"
+    assert run_call("keeper_list", "--tool", "keeper", "--policy", str(policy)).exit_code == 0
+    typo = write(tmp_path / "typo.json", {"allowNetwork": False, "trust": {"minisignKey": []}})
+    refused = atip("verify", "keeper", "--policy", str(typo))
+    assert refused.exit_code == 65
+    assert "$.trust.minisignKey" in envelope_of(refused)["error"]["message"]
+    assert read_trust_policy('{"allowNetwork": false}') == read_trust_policy("{}")
+
+
 # -- 4. an organization's policy.json (RFC 0.6 §4.8) ---------------------------------------------
 
 

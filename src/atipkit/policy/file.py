@@ -30,6 +30,10 @@ from atipkit.problems import Problem, error, json_path
 
 #: Keys of a policy that are not part of the file format.
 _INTERNAL = frozenset({"parent"})
+#: Keys of a policy file that a trust policy has not: a file with one is a policy.
+_POLICY_KEYS = frozenset(
+    f.encode_name for f in msgspec.structs.fields(Policy) if f.encode_name not in _INTERNAL
+) - {f.encode_name for f in msgspec.structs.fields(TrustPolicy)}
 #: Policy files are small; a larger one is not a policy.
 MAX_POLICY_BYTES = 1024 * 1024
 _AT = re.compile(r"^(?P<message>.*?) - at `(?P<where>[^`]*)`(?: in `(?P<inside>[^`]*)`)?$")
@@ -105,6 +109,8 @@ def read_trust_policy(data: bytes | str, source: str = "<trust policy>") -> Trus
     if isinstance(raw, dict) and "policy" in raw:
         org = _convert(raw, _OrgFile, source)
         return _trust_of(org.policy) or TrustPolicy()
+    if isinstance(raw, dict) and not _POLICY_KEYS.isdisjoint(raw):  # `atip run`'s file
+        return _convert(raw, Policy, source).trust or TrustPolicy()
     return _convert(raw, TrustPolicy, source)
 
 
