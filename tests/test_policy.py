@@ -417,6 +417,20 @@ def test_wrong_types_are_located():
     assert problems_of([]) == [("$", "Expected `object`, got `array`")]
 
 
+def test_a_file_of_thousands_of_unknown_keys_costs_little_to_refuse(keeper, tmp_path):
+    """Each unknown key is compared with every known one, and its problem lists them all:
+    a file of 40 000 short keys was megabytes of problems and seconds of difflib."""
+    hostile = {f"allowNet{i:x}": 0 for i in range(40_000)}
+    found = problems_of(hostile)
+    assert len(found) == 51
+    assert found[:1] == [("$.allowNet0", "unknown key 'allowNet0'; did you mean 'allowNetwork'?")]
+    assert found[-1] == ("$", "more than 50 problems: the rest are not listed")
+    result = run_call("keeper_list", "--policy", str(write(tmp_path / "p.json", hostile)))
+    assert result.exit_code == 65
+    assert len(result.output) < 32_000
+    assert keeper.runs == []
+
+
 def test_extension_keys_are_ignored():
     assert read_policy('{"x-acme": {"owner": "me"}, "allowNetwork": false}').allow_network is False
 

@@ -2,9 +2,11 @@
 
 A misspelt key that is silently ignored is a rule that silently does not hold
 (`{"alowNetwork": false}` would allow the network). So every key, type and value is
-checked, and everything wrong is reported at once with its JSON path and, where one is
-close, the key or value that was probably meant. `x-*` keys are extensions (RFC 0.6
-§12.2) and are ignored.
+checked, each problem reported with its JSON path and, where one is close, the key or
+value that was probably meant: every unknown key and value at once (the first
+`MAX_PROBLEMS`: a file of thousands is hostile, not mistyped), then, once there are
+none, the first wrong type (msgspec's). `x-*` keys are extensions (RFC 0.6 §12.2) and
+are ignored.
 
 Two forms are read:
 - atipkit's own: the fields of `Policy`, camelCase (`{"allowNetwork": false, ...}`);
@@ -17,7 +19,9 @@ Two forms are read:
 from __future__ import annotations
 
 import difflib
+import itertools
 import re
+from collections.abc import Iterator
 from typing import Any, Literal
 
 import msgspec
@@ -36,6 +40,8 @@ _POLICY_KEYS = frozenset(
 ) - {f.encode_name for f in msgspec.structs.fields(TrustPolicy)}
 #: Policy files are small; a larger one is not a policy.
 MAX_POLICY_BYTES = 1024 * 1024
+#: Problems listed at most: a file with thousands of unknown keys is not worth more.
+MAX_PROBLEMS = 50
 _AT = re.compile(r"^(?P<message>.*?) - at `(?P<where>[^`]*)`(?: in `(?P<inside>[^`]*)`)?$")
 
 
@@ -129,8 +135,15 @@ def _decode(data: bytes | str, source: str) -> Any:
 
 
 def _convert(raw: Any, cls: type[Any], source: str) -> Any:
-    problems: list[Problem] = []
-    _check(raw, mi.type_info(cls), [], problems)
+    problems = list(itertools.islice(_check(raw, mi.type_info(cls), []), MAX_PROBLEMS + 1))
+    if len(problems) > MAX_PROBLEMS:  # a hostile file: bounded time and output
+        problems[MAX_PROBLEMS:] = [
+            error(
+                "policy.too-many-problems",
+                f"more than {MAX_PROBLEMS} problems: the rest are not listed",
+                "$",
+            )
+        ]
     if not problems:
         try:
             return msgspec.convert(_without_extensions(raw), cls)
@@ -153,37 +166,34 @@ def _extension(key: Any) -> bool:
     return isinstance(key, str) and key.startswith("x-")
 
 
-def _check(raw: Any, info: mi.Type, where: list[str | int], out: list[Problem]) -> None:
-    """Unknown keys and values, each with a suggestion; types are msgspec's to check."""
+def _check(raw: Any, info: mi.Type, where: list[str | int]) -> Iterator[Problem]:
+    """Unknown keys and values, each with a suggestion; types are msgspec's to check.
+    Lazy: the caller takes as many as it reports."""
     if isinstance(info, mi.UnionType):
-        for member in info.types:
-            if _fits(raw, member):
-                _check(raw, member, where, out)
-                return
-        return
-    if isinstance(info, mi.StructType) and isinstance(raw, dict):
+        member = next((m for m in info.types if _fits(raw, m)), None)
+        if member is not None:
+            yield from _check(raw, member, where)
+    elif isinstance(info, mi.StructType) and isinstance(raw, dict):
         fields = {f.encode_name: f for f in info.fields if f.encode_name not in _INTERNAL}
         for key, value in raw.items():
             if _extension(key):
                 continue
             field = fields.get(key)
             if field is None:
-                out.append(_unknown("key", key, list(fields), [*where, key]))
+                yield _unknown("key", key, list(fields), [*where, key])
             else:
-                _check(value, field.type, [*where, key], out)
+                yield from _check(value, field.type, [*where, key])
     elif isinstance(info, mi.DictType) and isinstance(raw, dict):
         for key, value in raw.items():
             if isinstance(info.key_type, mi.LiteralType) and key not in info.key_type.values:
-                out.append(
-                    _unknown("key", key, [str(v) for v in info.key_type.values], [*where, key])
-                )
+                yield _unknown("key", key, [str(v) for v in info.key_type.values], [*where, key])
             else:
-                _check(value, info.value_type, [*where, key], out)
+                yield from _check(value, info.value_type, [*where, key])
     elif isinstance(info, mi.ListType) and isinstance(raw, list):
         for index, item in enumerate(raw):
-            _check(item, info.item_type, [*where, index], out)
+            yield from _check(item, info.item_type, [*where, index])
     elif isinstance(info, mi.LiteralType) and isinstance(raw, str) and raw not in info.values:
-        out.append(_unknown("value", raw, [str(v) for v in info.values], where))
+        yield _unknown("value", raw, [str(v) for v in info.values], where)
 
 
 def _fits(raw: Any, info: mi.Type) -> bool:
