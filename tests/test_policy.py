@@ -403,6 +403,30 @@ def test_an_unknown_key_is_an_error_with_its_location_and_a_suggestion():
     ]
 
 
+def test_a_near_miss_of_two_keys_names_both():
+    """`allowFilesystem: false` meant to forbid writing and deleting; steering its author
+    to one of them would leave the other allowed."""
+    assert problems_of({"allowFilesystem": False}) == [
+        (
+            "$.allowFilesystem",
+            "unknown key 'allowFilesystem'; did you mean 'allowFilesystemWrite' or "
+            "'allowFilesystemDelete'?",
+        )
+    ]
+    assert problems_of({"delegation": {"effectRestrictions": {"filesystem": False}}}) == [
+        (
+            "$.delegation.effectRestrictions.filesystem",
+            "unknown key 'filesystem'; did you mean 'filesystem.write' or 'filesystem.delete'?",
+        )
+    ]
+    assert problems_of({"allowFileSystemDelete": False}) == [  # one clearly closest
+        (
+            "$.allowFileSystemDelete",
+            "unknown key 'allowFileSystemDelete'; did you mean 'allowFilesystemDelete'?",
+        )
+    ]
+
+
 def _policy_keys() -> list[str]:
     import msgspec
 

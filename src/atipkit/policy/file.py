@@ -210,10 +210,26 @@ def _fits(raw: Any, info: mi.Type) -> bool:
 
 
 def _unknown(kind: str, name: Any, known: list[str], where: list[str | int]) -> Problem:
-    near = difflib.get_close_matches(str(name), known, n=1, cutoff=0.6)
-    hint = f"; did you mean {near[0]!r}?" if near else f"; expected one of: {', '.join(known)}"
+    near = _near(str(name), known)
+    if near:
+        hint = f"; did you mean {' or '.join(repr(n) for n in near)}?"
+    else:
+        hint = f"; expected one of: {', '.join(known)}"
     shown = str(name) if len(str(name)) <= 60 else str(name)[:57] + "..."
     return error(f"policy.unknown-{kind}", f"unknown {kind} {shown!r}{hint}", json_path(where))
+
+
+def _near(name: str, known: list[str]) -> list[str]:
+    """The known names `name` is a near miss of: the closest, and any about as close. A
+    near miss of two is shown both (`allowFilesystem`: `allowFilesystemWrite` or
+    `allowFilesystemDelete`), never steered to one of them."""
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+
+    def ratio(candidate: str) -> float:
+        return difflib.SequenceMatcher(None, name, candidate).ratio()
+
+    best = ratio(close[0]) if close else 0.0
+    return [c for c in close if ratio(c) >= best - 0.1]
 
 
 def _problem_of(exc: msgspec.ValidationError) -> Problem:
