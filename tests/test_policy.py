@@ -130,17 +130,21 @@ def test_a_binary_that_does_not_match_its_checksum_never_runs(keeper, tmp_path):
     assert keeper.runs == []
 
 
-def test_a_binary_replaced_after_its_metadata_was_read_never_runs(keeper):
+def described(keeper: Keeper) -> tuple[Executor, Any]:
+    """The keeper resolved as `atip run` resolves it, an executor running the binary it
+    was described from (`Resolved.evidence`), and a call of `keeper list`."""
     resolved = resolve_tool("keeper")
+    assert resolved.evidence.path == str(keeper.path)
     assert resolved.evidence.hash == sha256_file(keeper.path)
+    executor = Executor(resolved.tool, evidence={"keeper": resolved.evidence})
+    return executor, call_of(resolved.tool, "keeper_list")
+
+
+def test_a_binary_replaced_after_its_metadata_was_read_never_runs(keeper):
+    executor, call = described(keeper)
     with keeper.path.open("a") as f:
         f.write("# replaced\n")
-    executor = Executor(
-        resolved.tool,
-        executables={"keeper": str(resolved.path)},
-        evidence={"keeper": resolved.evidence},
-    )
-    outcome = executor.execute(call_of(resolved.tool, "keeper_list"))
+    outcome = executor.execute(call)
     assert outcome.decision.action == "deny"
     assert "not the binary its metadata was read for" in outcome.text
     assert keeper.runs == []
@@ -148,9 +152,7 @@ def test_a_binary_replaced_after_its_metadata_was_read_never_runs(keeper):
 
 def test_a_binary_rewritten_to_the_same_size_and_mtime_is_still_caught(keeper):
     """Anyone can put an mtime back (`touch -r`); nobody can put a ctime back."""
-    resolved = resolve_tool("keeper")
-    executor = Executor(resolved.tool, evidence={"keeper": resolved.evidence})
-    call = call_of(resolved.tool, "keeper_list")
+    executor, call = described(keeper)
     assert executor.execute(call).decision.action == "allow"
     before = keeper.path.stat()
     content = keeper.path.read_bytes()
@@ -163,15 +165,10 @@ def test_a_binary_rewritten_to_the_same_size_and_mtime_is_still_caught(keeper):
 
 
 def test_a_binary_replaced_by_a_fifo_is_refused_without_reading_it(keeper):
-    resolved = resolve_tool("keeper")
+    executor, call = described(keeper)
     keeper.path.unlink()
     os.mkfifo(keeper.path)  # reading it would block until a writer came
-    executor = Executor(
-        resolved.tool,
-        executables={"keeper": str(keeper.path)},
-        evidence={"keeper": resolved.evidence},
-    )
-    outcome = executor.execute(call_of(resolved.tool, "keeper_list"))
+    outcome = executor.execute(call)
     assert outcome.decision.action == "deny"
     assert "is not a regular file" in outcome.text
 
