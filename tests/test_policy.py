@@ -669,6 +669,45 @@ def test_the_validator_applies_delegation_and_paths_as_the_executor_does(keeper)
     ] == ["file: /etc/shadow is a denied path"]
 
 
+def test_path_rules_judge_the_file_a_value_names_not_its_spelling(tmp_path, monkeypatch):
+    """A model's value goes to argv without a shell, and the kernel follows symlinks: a
+    rule must hold for the file opened, however the value spells it."""
+    reader = atipkit.from_dict(
+        {
+            **KEEPER,
+            "commands": {
+                "read": {
+                    "description": "Read a file",
+                    "arguments": [{"name": "file", "type": "file", "description": "File"}],
+                    "effects": {"network": False, "filesystem": {"write": False}},
+                }
+            },
+        }
+    )
+    secret, work, home = tmp_path / "secret", tmp_path / "work", tmp_path / "home"
+    for directory in (secret, work / "~", home):
+        directory.mkdir(parents=True)
+    (work / "link").symlink_to(secret)
+    (home / "projects").symlink_to(work)
+    monkeypatch.setenv("HOME", str(home))
+
+    def verdict(policy: Policy, value: str) -> list[str]:
+        call = call_of(reader, "keeper_read", {"file": value})
+        found = decide(policy, reader, ("read",), call.values, cwd=str(work))
+        return found.reasons
+
+    guarded = Policy(path_deny=[f"{secret}/*"])
+    assert verdict(guarded, f"{secret}/key") == [f"file: {secret}/key is a denied path"]
+    assert verdict(guarded, "link/key") == [f"file: {secret}/key is a denied path"]
+    # `~` is a directory here: `~/../../secret/key` is tmp/secret/key to the kernel
+    assert verdict(guarded, "~/../../secret/key") == [f"file: {secret}/key is a denied path"]
+    assert verdict(guarded, "notes.txt") == []
+    # a glob written through a symlink allows what it leads to, and nothing else
+    fenced = Policy(path_allow=["~/projects/*"])
+    assert verdict(fenced, "notes.txt") == []
+    assert verdict(fenced, "link/key") == [f"file: {secret}/key is outside the allowed paths"]
+
+
 def test_decision_of_keeps_the_strictest_and_every_finding():
     from atipkit.policy import Finding
 

@@ -319,20 +319,49 @@ def _paths(
     kinds = {("argument", a.name): a.type for a in command.arguments}
     kinds |= {("option", o.name): o.type for o in command.options}
     kinds |= {("global", o.name): o.type for o in tool.global_options}
+    deny, allow = _globs(policy.path_deny), _globs(policy.path_allow)
     out = []
     for ref, value in values.items():
         if kinds.get((ref.kind, ref.name)) not in ("file", "directory"):
             continue
         for item in value if isinstance(value, list) else [value]:
-            full = os.path.normpath(os.path.join(cwd or os.getcwd(), os.path.expanduser(str(item))))
-            if any(fnmatch.fnmatch(full, os.path.expanduser(g)) for g in policy.path_deny):
-                out.append(Finding("deny", "policy.path", f"{ref.name}: {full} is a denied path"))
-            elif policy.path_allow and not any(
-                fnmatch.fnmatch(full, os.path.expanduser(g)) for g in policy.path_allow
-            ):
+            named = _named(cwd or os.getcwd(), str(item))
+            denied = next((n for n in named if _matches(n, deny)), None)
+            outside = next((n for n in named if not _matches(n, allow)), None) if allow else None
+            if denied is not None:
+                out.append(Finding("deny", "policy.path", f"{ref.name}: {denied} is a denied path"))
+            elif outside is not None:
                 out.append(
                     Finding(
-                        "deny", "policy.path", f"{ref.name}: {full} is outside the allowed paths"
+                        "deny", "policy.path", f"{ref.name}: {outside} is outside the allowed paths"
                     )
                 )
     return out
+
+
+def _named(cwd: str, value: str) -> list[str]:
+    """Every path a file value may name, for a rule to hold for all: as given (the argv
+    passes no shell: `~` is a directory of that name) and with `~` expanded (some tools
+    expand it themselves), each normalized as written (`link/..` is `.`, as a tool that
+    cleans paths sees it) and resolved as the kernel resolves it (symlinks followed)."""
+    out: list[str] = []
+    for text in dict.fromkeys((value, os.path.expanduser(value))):
+        joined = os.path.join(cwd, text)
+        out += [p for p in (os.path.normpath(joined), os.path.realpath(joined)) if p not in out]
+    return out
+
+
+def _globs(patterns: list[str]) -> list[str]:
+    """A policy's globs, `~` expanded, each also with its fixed directories resolved: a
+    glob written through a symlink (`~/work/*`, `~` a link) matches what it resolves to."""
+    out: list[str] = []
+    for pattern in patterns:
+        glob = os.path.expanduser(pattern)
+        wild = next((i for i, c in enumerate(glob) if c in "*?["), None)
+        fixed = glob if wild is None else os.path.dirname(glob[:wild])
+        out += [g for g in (glob, os.path.realpath(fixed) + glob[len(fixed) :]) if g not in out]
+    return out
+
+
+def _matches(path: str, globs: list[str]) -> bool:
+    return any(fnmatch.fnmatch(path, glob) for glob in globs)

@@ -93,9 +93,11 @@ class Policy(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
     tools"): `always`, or `unverified` — every binary whose verified level is below
     VERIFIED. Where the machine cannot isolate, such calls are not run."""
     path_allow: list[str] = []
-    """Globs; when any is given, every file or directory value must match one."""
+    """Globs; when any is given, every file or directory value must match one. A value
+    is judged as every path it may name: as written and with `~` expanded, normalized
+    and with symlinks resolved (a glob's own directories are resolved too)."""
     path_deny: list[str] = []
-    """Globs no file or directory value may match."""
+    """Globs no file or directory value may match, however it is spelt (`path_allow`)."""
     delegation: Delegation | None = None
     parent: Policy | None = None
     """The policy this one was narrowed from: a call must pass both. Not part of the file
