@@ -167,6 +167,45 @@ def test_billable_budget(notes):
     assert "may incur costs" in second.text
 
 
+def test_a_billable_budget_holds_for_calls_decided_at_once(notes, monkeypatch):
+    """Two calls decided side by side cannot both spend a budget of one: the budget is
+    reserved when a call is allowed, not when it starts (the barrier holds each allowed
+    call until the other has been decided, the widest window there is)."""
+    import threading
+
+    from atipkit.execute import executor as module
+
+    tool, exe, _ = notes
+    barrier = threading.Barrier(2, timeout=1)
+    real = module.build_argv
+
+    def held(*args, **kwargs):
+        try:
+            barrier.wait()
+        except threading.BrokenBarrierError:
+            pass  # the other call was not allowed: nothing to wait for
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "build_argv", held)
+    executor = Executor(tool, policy=Policy(billable_budget=1), executables=exe)
+    [buy] = calls(tool, ("notes_buy", {}))
+    outcomes: list = []
+    threads = [threading.Thread(target=lambda: outcomes.append(executor.execute(buy)))]
+    threads.append(threading.Thread(target=lambda: outcomes.append(executor.execute(buy))))
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(o.decision.action for o in outcomes) == ["allow", "deny"]
+    assert executor.billable_used == 1
+    # a call that never runs gives its share back
+    [bad] = calls(tool, ("notes_buy", {}))
+    dry = Executor(tool, policy=Policy(billable_budget=1), executables=exe)
+    dry.execute(bad, dry_run=True)
+    assert dry.billable_used == 0
+    assert dry.execute(bad).text == "bought\n"
+
+
 def test_path_globs(notes, tmp_path):
     tool, exe, _ = notes
     policy = Policy(path_allow=[f"{tmp_path}/*"], path_deny=["/etc/*", "~/.ssh/*"])

@@ -130,6 +130,7 @@ class Executor:
         self.jobs = jobs
         self._billable = billable_used
         self._lock = threading.Lock()
+        self._ran = threading.local()
         self._verified: dict[tuple[Any, ...], tuple[TrustLevel | None, str]] = {}
 
     @property
@@ -150,6 +151,7 @@ class Executor:
             )
         tool = self.tools[call.tool]
         facts = self._facts(call.tool, tool)
+        billable = not dry_run and _is_billable(_effects(tool, call))
         with self._lock:
             decision = decide(
                 self.policy,
@@ -160,6 +162,28 @@ class Executor:
                 billable_used=self._billable,
                 audited=self.audit is not None,
             )
+            if billable and decision.action != "deny":
+                self._billable += 1  # reserved now: a call beside it sees the budget spent
+        self._ran.value = False
+        try:
+            return self._decided(call, tool, facts, decision, stdin=stdin, dry_run=dry_run)
+        finally:
+            if billable and not self._ran.value:  # it never ran: the budget is given back
+                with self._lock:
+                    self._billable -= 1
+
+    def _decided(
+        self,
+        call: ToolCall,
+        tool: Tool,
+        facts: Evidence,
+        decision: Decision,
+        *,
+        stdin: bytes | str | None,
+        dry_run: bool,
+    ) -> Outcome:
+        """The rest of `execute`, once the policy has spoken."""
+        assert call.path is not None
         stop: Stop = "denied"
         if decision.action == "confirm":
             if self.confirm is not None and self.confirm(call, decision):
@@ -346,13 +370,10 @@ class Executor:
         )
 
     def _charge(self, tool: Tool, call: ToolCall) -> Effects:
-        """The effects of a call about to run; a billable one counts against the policy's
-        budget."""
-        effects = _effects(tool, call)
-        if effects.cost and effects.cost.billable is True:
-            with self._lock:
-                self._billable += 1
-        return effects
+        """The effects of a call about to run, which from here counts as run: a billable
+        call keeps the share of the budget `execute` reserved for it."""
+        self._ran.value = True
+        return _effects(tool, call)
 
     def _text(self, result: RunResult) -> str:
         if result.ok:
@@ -441,6 +462,10 @@ class Executor:
         fs = effects.filesystem
         read_only = bool(fs) and fs.write is False and fs.delete is not True
         return read_only or effects.idempotent is True
+
+
+def _is_billable(effects: Effects) -> bool:
+    return bool(effects.cost) and effects.cost.billable is True
 
 
 def _effects(tool: Tool, call: ToolCall) -> Effects:
