@@ -86,6 +86,49 @@ def test_a_program_that_kills_or_stops_its_warden_leaves_nothing(tmp_path, mode,
     assert probe(again).ok  # the sandbox still serves
 
 
+def test_a_program_cannot_take_its_wardens_sockets(tmp_path, mode):
+    """Same user as its warden and the server, a program could copy their sockets
+    (`pidfd_getfd`, ptrace) and speak for them: a forged `done` made the host return
+    while the program ran on. They are not dumpable: it gets none (but as root without
+    namespaces, where it may trace anything: README, *Not guaranteed*)."""
+    if mode == "none" and os.geteuid() == 0:
+        pytest.skip("root on the host may trace any process")
+    mark = marker()
+    tool = script(
+        tmp_path / "bin",
+        "thief",
+        "#!" + sys.executable + "\n"
+        "import ctypes, json, os, socket, sys\n"
+        "libc = ctypes.CDLL(None, use_errno=True)\n"
+        "forged = json.dumps({'done': True, 'exit': 0, 'left': []}).encode()\n"
+        "stolen = 0\n"
+        "warden = os.getppid()\n"
+        "server = int(open(f'/proc/{warden}/stat').read().rsplit(')', 1)[1].split()[1])\n"
+        "for pid in (warden, server):\n"
+        "    try:\n"
+        "        pidfd = os.pidfd_open(pid)\n"
+        "    except OSError:\n"
+        "        continue\n"
+        "    for number in range(64):\n"
+        "        fd = libc.syscall(438, pidfd, number, 0)  # pidfd_getfd\n"
+        "        if fd < 0:\n"
+        "            continue\n"
+        "        try:\n"
+        "            socket.socket(fileno=fd).send(forged)\n"
+        "            stolen += 1\n"
+        "        except OSError:\n"
+        "            pass\n"
+        "sys.stderr.write(f'stolen {stolen}\\n')\n"
+        "sys.stderr.flush()\n"
+        f"os.execvp('sh', ['sh', '-c', 'sleep 30', '{mark}'])\n",
+    )
+    result = probe(tool, timeout=1)
+    assert (result.failure.kind, result.stderr) == ("timeout", "stolen 0\n")
+    assert running(mark) == []
+    again = script(tmp_path / "bin", "good", f"#!/bin/sh\necho '{GOOD}'\n")
+    assert probe(again).ok
+
+
 def test_a_racer_against_cleanup_breaks_nothing_and_leaves_nothing(tmp_path, mode):
     """A tool that keeps creating files and locked directories from a setsid loop while
     its directory is removed: `atip scan` records it as a failure, finds the tool after

@@ -37,6 +37,7 @@ import sys
 import time
 
 PR_SET_PDEATHSIG = 1
+PR_SET_DUMPABLE = 4
 PR_CAPBSET_DROP = 24
 PR_SET_SECUREBITS = 28
 PR_SET_NO_NEW_PRIVS = 38
@@ -224,9 +225,14 @@ def serve(control_fd: int, plan: dict) -> None:
 
     The server is a subreaper too: should a program kill its warden (or the host have
     it killed), what the program left is re-parented here and killed (`_sweep`); a
-    warden a program stopped (SIGSTOP) is resumed at once."""
+    warden a program stopped (SIGSTOP) is resumed at once.
+
+    Neither the server nor its wardens is dumpable: a program, the same user, can
+    neither trace them nor copy their sockets (`pidfd_getfd`) to speak for them — a
+    forged `done` would end its run on the host's side while it ran on."""
     if plan.get("unshare"):
         enter_namespaces(plan)
+    _prctl(PR_SET_DUMPABLE, 0)  # inherited by the wardens it forks; a program's exec resets it
     control = socket.socket(fileno=control_fd)
     try:
         root = _make_root(plan)
