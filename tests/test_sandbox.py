@@ -11,6 +11,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -127,6 +128,63 @@ def test_a_program_cannot_take_its_wardens_sockets(tmp_path, mode):
     assert running(mark) == []
     again = script(tmp_path / "bin", "good", f"#!/bin/sh\necho '{GOOD}'\n")
     assert probe(again).ok
+
+
+NOT_A_WORD = [
+    b"not json",
+    b"\xff",
+    b"[]",
+    b'"done"',
+    b"[" * 60_000,
+    b'{"left": []}',
+    b'{"done": true, "exit": "0"}',
+    b'{"done": true, "exit": 4991}',  # a stopped process's status: no exit code
+    b'{"done": true, "exit": 99999999999}',
+    b'{"done": true, "exit": null, "error": "2"}',
+]
+
+
+@pytest.mark.parametrize("word", NOT_A_WORD, ids=lambda word: repr(word[:40]))
+def test_what_a_warden_says_is_input(word):
+    """The host reads its wardens' sockets as input: anything but a well-formed `done`
+    means a broken warden, which the server is told to kill (with what it ran); the
+    program counts as killed. It raised out of `sandbox.run` (JSONDecodeError,
+    AttributeError, TypeError, OverflowError)."""
+
+    class Server:
+        def __init__(self) -> None:
+            self.told: list[int] = []
+
+        def stuck(self, warden: int) -> None:
+            self.told.append(warden)
+
+    host, warden = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    server = Server()
+    warded = session._Warded(session._Link(host, 41), server)  # type: ignore[arg-type]
+    with host, warden:
+        warden.send(word)
+        assert warded.poll() == -9
+        assert (warded.finished, warded.reusable, warded.error) == (True, False, None)
+        assert server.told == [41]
+        assert warded.kill() == -9
+
+
+@pytest.mark.parametrize("word", [b"not json", b"[]", b'{"warden": "7"}', b"{}"])
+def test_what_the_server_says_is_input(word):
+    """An answer for a new warden that is not `{"warden": pid}` with one socket: the
+    session is taken for broken (`_Gone`, a new one is started) and the descriptor
+    closed."""
+    host, server = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    passed, kept = socket.socketpair()
+    broken = object.__new__(session._Session)
+    broken.lock, broken.idle, broken.control = threading.Lock(), [], host
+    with host, server, passed, kept:
+        socket.send_fds(server, [word], [passed.fileno()])
+        with pytest.raises(session._Gone):
+            broken._warden()
+        passed.close()
+        kept.settimeout(1)
+        assert kept.recv(1) == b""  # the copy the host got was closed too
 
 
 def test_a_racer_against_cleanup_breaks_nothing_and_leaves_nothing(tmp_path, mode):

@@ -167,6 +167,16 @@ def verify(mode: Isolation, checks: dict) -> None:
         raise SandboxError(f"{mode}: the root filesystem is writable")
 
 
+def _decode(data: bytes) -> dict:
+    """A message from the helper; {} for anything that is not a JSON object (what
+    arrives on its sockets is input like any other)."""
+    try:
+        message = json.loads(data) if data else {}
+    except (ValueError, RecursionError):  # not JSON, not UTF-8, nested too deep
+        return {}
+    return message if isinstance(message, dict) else {}
+
+
 class _Gone(Exception):
     """The session's helper is gone (the request could not be sent)."""
 
@@ -224,7 +234,7 @@ class _Session:
     def _ready(self) -> None:
         ready, _, _ = select.select([self.control], [], [], START_TIMEOUT)
         message = self.control.recv(65536) if ready else b""
-        answer = json.loads(message) if message else {}
+        answer = _decode(message)
         if not answer.get("ready"):
             assert self.proc.stderr is not None
             if self.proc.poll() is None:
@@ -233,7 +243,8 @@ class _Session:
             reason = answer.get("error") or (said[-1] if said else "no answer")
             raise SandboxError(f"{self.mode}: {reason}")
         self.root = str(answer.get("root", ""))
-        self.checks: dict = answer.get("checks", {})
+        checks = answer.get("checks")
+        self.checks: dict = checks if isinstance(checks, dict) else {}
         verify(self.mode, self.checks)
         assert self.proc.stderr is not None
         self.proc.stderr.close()
@@ -318,9 +329,12 @@ class _Session:
                 if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS
                 for fd in array.array("i", payload[: len(payload) - len(payload) % 4])
             ]
-            if not data or not fds:
+            warden = _decode(data).get("warden")
+            if len(fds) != 1 or type(warden) is not int:
+                for fd in fds:
+                    os.close(fd)
                 raise _Gone
-            return _Link(socket.socket(fileno=fds[0]), json.loads(data)["warden"])
+            return _Link(socket.socket(fileno=fds[0]), warden)
 
     def stuck(self, warden: int) -> None:
         """Ask the server to kill a warden that did not finish, and what it left."""
@@ -375,7 +389,8 @@ class _Warded:
 
     def _next(self, timeout: float | None) -> dict | None:
         """The next message, waiting up to `timeout` (None: forever); None on timeout or
-        when the warden is gone (then `finished`)."""
+        when the warden is gone (then `finished`). A warden's only word is `done`: one
+        that says anything else is broken, and is killed with what it ran."""
         if self.finished:
             return None
         ready, _, _ = select.select([self.link.sock], [], [], timeout)
@@ -385,20 +400,25 @@ class _Warded:
             data = self.link.sock.recv(65536)
         except OSError:
             data = b""
-        if not data:
-            self.finished = True
+        self.finished = True
+        message = _decode(data)
+        try:
+            status = message.get("exit")
+            exited = None if status is None else os.waitstatus_to_exitcode(status)
+        except (TypeError, ValueError, OverflowError):
+            message = {}  # no wait status
+        error = message.get("error")
+        if message.get("done") is not True or not isinstance(error, int | None):
+            if data:
+                self.session.stuck(self.link.warden)
             if self.exited is None:
                 self.exited = -9  # its warden was killed: so was it
             return None
-        message: dict = json.loads(data)
-        if message.get("done"):
-            self.finished = True
-            self.reusable = not message.get("left")
-            if "error" in message:
-                self.error = message
-                self.exited = 127
-            elif message.get("exit") is not None:
-                self.exited = os.waitstatus_to_exitcode(message["exit"])
+        self.reusable = not message.get("left")
+        if error is not None:
+            self.error, self.exited = message, 127
+        elif exited is not None:
+            self.exited = exited
         return message
 
     def poll(self) -> int | None:
