@@ -344,6 +344,39 @@ def test_sockets_and_secrets_in_home_and_tmp_are_hidden(tmp_path, monkeypatch, i
     assert ext["x-self"] is True
 
 
+def test_a_helper_that_does_not_answer_is_given_up(tmp_path, monkeypatch, mode):
+    """A helper silent past `START_TIMEOUT` (a loaded machine, a hung start) is killed
+    with all it started, and the mode given up: the host read its stderr to the end,
+    which never came while a child of it (under bwrap, the helper itself) held it."""
+    mark = marker()
+    silent = script(
+        tmp_path / "bin",
+        "python",
+        f"#!/bin/sh\nexport ATIPMARK={mark}\nsleep 60 &\nexec sleep 60\n",
+    )
+    monkeypatch.setattr(session.layout, "interpreter", lambda: str(silent))
+    monkeypatch.setattr(session, "START_TIMEOUT", 0.3)
+    raised: list[BaseException] = []
+
+    def start() -> None:
+        try:
+            session._Session(mode, session.layout.mounts([str(silent)]))
+        except BaseException as exc:
+            raised.append(exc)
+
+    starting = threading.Thread(target=start, daemon=True)
+    starting.start()
+    try:
+        starting.join(timeout=10)
+        assert not starting.is_alive(), "the host waits for a helper that never answers"
+        assert [type(exc) for exc in raised] == [sandbox.SandboxError]
+        assert running(mark) == []
+    finally:
+        for pid in running(mark):  # the old code's: let the thread go
+            os.kill(pid, 9)
+        starting.join(timeout=5)
+
+
 def test_isolation_is_claimed_only_after_the_helper_saw_it(monkeypatch):
     """A helper checks from inside what its mode promises (loopback only, a read-only
     root) before the mode is used: what one on the host sees does not pass."""

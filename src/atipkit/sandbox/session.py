@@ -237,8 +237,8 @@ class _Session:
         answer = _decode(message)
         if not answer.get("ready"):
             assert self.proc.stderr is not None
-            if self.proc.poll() is None:
-                self.proc.kill()
+            kill_group(self.proc.pid)  # all of it: what is left would hold stderr open
+            self.proc.wait()
             said = self.proc.stderr.read().decode("utf-8", "replace").strip().splitlines()
             reason = answer.get("error") or (said[-1] if said else "no answer")
             raise SandboxError(f"{self.mode}: {reason}")
