@@ -225,6 +225,23 @@ def test_isolate_writes_only_the_working_directory(tmp_path, isolated, tty):
     assert not outside.exists()
 
 
+def test_isolate_works_in_a_directory_named_through_a_link(tmp_path, isolated):
+    """The working directory is mounted at its real path: named through a link (a
+    `/home` that links to `/var/home`), bwrap could not enter it and the helper's own
+    namespaces printed a traceback; a directory that is not there is an OSError, as
+    without isolation."""
+    work = tmp_path / "work"
+    work.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(work)
+    result = run(inv("sh", "-c", "echo made > here"), Effects(), cwd=str(link), isolate=True)
+    assert result.exit_code == 0, result.stderr
+    assert (work / "here").read_text() == "made\n"
+    for cwd in (tmp_path / "missing", tmp_path / "missing-too"):
+        with pytest.raises(FileNotFoundError):
+            run(inv("true"), Effects(), cwd=str(cwd), isolate=(cwd.name == "missing"))
+
+
 def test_isolate_has_no_network_and_leaves_nothing_running(tmp_path, isolated):
     listener = Listener.tcp()
     mark = marker()

@@ -24,6 +24,7 @@ import array
 import atexit
 import collections
 import contextlib
+import errno
 import functools
 import json
 import os
@@ -118,9 +119,13 @@ def used() -> Isolation | None:
 def wrap(argv: Sequence[str], *, cwd: str) -> tuple[list[str], Isolation]:
     """`argv` as a command that runs it isolated (for the runner: its own stdio, a
     terminal if it has one), `cwd` writable; and which isolation. Raises `SandboxError`
-    where there are no namespaces, and for `/` as `cwd` (nothing would be read-only)."""
-    if os.path.realpath(cwd) == "/":
+    where there are no namespaces, and for `/` as `cwd` (nothing would be read-only);
+    `FileNotFoundError` when `cwd` is no directory, as a run without isolation would."""
+    cwd = os.path.realpath(cwd)  # what is mounted: a link to it is not in the sandbox
+    if cwd == "/":
         raise SandboxError("with / as the working directory, every file would be writable")
+    if not os.path.isdir(cwd):
+        raise FileNotFoundError(errno.ENOENT, "no such working directory", cwd)
     mode = isolation()
     if mode == "none":
         raise SandboxError(f"no namespaces here: {_sessions.reasons.get(_requested(), '')}")
