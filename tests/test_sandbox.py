@@ -503,22 +503,36 @@ def test_a_program_that_cannot_start_is_an_oserror(tmp_path, mode):
 
 
 def test_a_tool_whose_examination_raises_is_its_failure_and_is_probed_again(
-    tmp_path, isolated_home
+    tmp_path, isolated_home, monkeypatch
 ):
-    """A document that makes the validator raise (a `name` nested 500 deep did): that
-    tool's failure, the scan goes on; not cached, so the next scan looks again."""
-    from atipkit.scan import scan
+    """An exception while examining one tool (a `name` nested 500 deep made the
+    validator raise RecursionError, before documents were bounded): that tool's
+    failure, kind `error`, and the scan goes on; not cached, so the next scan looks
+    again, where a tool's own failure is kept."""
+    from atipkit import scan as scanning
 
     bin_dir = tmp_path / "bin"
-    script(bin_dir, "a-good", f"#!/bin/sh\necho '{json.dumps(minimal(name='a-good'))}'\n")
-    nested: dict = {}
-    for _ in range(500):
-        nested = {"a": nested}
-    script(bin_dir, "b-deep", f"#!/bin/sh\necho '{json.dumps(minimal(name=nested))}'\n")
-    first = scan([str(bin_dir)])
-    assert [f.name for f in first.found] == ["a-good"]
-    assert [f.name for f in first.failures] == ["b-deep"]
-    again = scan([str(bin_dir)])
-    assert (again.probed, [f.name for f in again.failures]) == (
-        (1, ["b-deep"]) if first.failures[0].kind == "error" else (0, [])
+    for name in ("a-good", "c-good"):
+        script(bin_dir, name, f"#!/bin/sh\necho '{json.dumps(minimal(name=name))}'\n")
+    script(bin_dir, "b-raises", "#!/bin/sh\nexit 1\n")
+    script(bin_dir, "d-fails", "#!/bin/sh\nexit 1\n")
+    probe_as_usual = scanning.probe
+
+    def probe_or_raise(path: str, **options: object) -> object:
+        if path.endswith("b-raises"):
+            raise RecursionError("maximum recursion depth exceeded")
+        return probe_as_usual(path, **options)
+
+    monkeypatch.setattr(scanning, "probe", probe_or_raise)
+    first = scanning.scan([str(bin_dir)])
+    assert [f.name for f in first.found] == ["a-good", "c-good"]
+    assert [(f.name, f.kind) for f in first.failures] == [
+        ("b-raises", "error"),
+        ("d-fails", "exit-code"),
+    ]
+    assert first.failures[0].message == "RecursionError: maximum recursion depth exceeded"
+    again = scanning.scan([str(bin_dir)])
+    assert (again.probed, [(f.name, f.kind) for f in again.failures]) == (
+        1,
+        [("b-raises", "error")],
     )
