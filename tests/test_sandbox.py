@@ -377,6 +377,20 @@ def test_a_helper_that_does_not_answer_is_given_up(tmp_path, monkeypatch, mode):
         starting.join(timeout=5)
 
 
+def test_programs_of_one_process_share_the_throwaways(tmp_path, isolated):
+    """Not guaranteed (README): what a program leaves in a hidden place outside its own
+    directory is there for the next program of the process, not for the host."""
+    mark = marker()
+    planted = [f"/tmp/{mark}", f"/var/tmp/{mark}", f"/dev/shm/{mark}"]
+    plant = script(
+        tmp_path / "bin", "plant", "#!/bin/sh\n" + "".join(f"echo x > {p}\n" for p in planted)
+    )
+    look = script(tmp_path / "bin", "look", "#!/bin/sh\n" + "".join(f"cat {p}\n" for p in planted))
+    assert run_sandboxed(plant, []).exit_code == 0
+    assert run_sandboxed(look, []).stdout == b"x\n" * 3
+    assert [p for p in planted if os.path.exists(p)] == []
+
+
 def test_isolation_is_claimed_only_after_the_helper_saw_it(monkeypatch):
     """A helper checks from inside what its mode promises (loopback only, a read-only
     root) before the mode is used: what one on the host sees does not pass."""
