@@ -187,6 +187,35 @@ def test_what_the_server_says_is_input(word):
         assert kept.recv(1) == b""  # the copy the host got was closed too
 
 
+SWEEP = """
+import os, sys, time
+sys.path.insert(0, os.path.dirname(sys.argv[1]))
+import _helper
+warden = os.fork()
+if warden == 0:
+    os._exit(0)
+orphan = os.fork()
+if orphan == 0:
+    time.sleep(30)
+    os._exit(0)
+time.sleep(0.2)  # the warden has exited: a zombie, for the server's `_reap` to reap
+_helper._sweep({warden})
+print(os.waitpid(warden, os.WNOHANG)[0] == warden, os.waitpid(orphan, 0)[1])
+"""
+
+
+def test_the_sweep_kills_orphans_and_leaves_the_wardens_to_the_server():
+    """A warden that exited while the server killed a dead warden's orphans was reaped
+    by the sweep, so the server never forgot it: its close() spun on the pidfd of a
+    process long gone for 2 s. The sweep kills the orphans; the server's `_reap`, which
+    knows its wardens, reaps all."""
+    helper = session.layout.HELPER
+    done = subprocess.run(
+        [sys.executable, "-c", SWEEP, helper], capture_output=True, text=True, timeout=20
+    )
+    assert done.stdout.split() == ["True", "9"], done.stderr
+
+
 def test_a_racer_against_cleanup_breaks_nothing_and_leaves_nothing(tmp_path, mode):
     """A tool that keeps creating files and locked directories from a setsid loop while
     its directory is removed: `atip scan` records it as a failure, finds the tool after

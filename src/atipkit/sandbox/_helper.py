@@ -366,7 +366,9 @@ def _drain(fd: int) -> None:
 
 def _sweep(wardens: set[int]) -> None:
     """Kill every child of this server but its wardens (orphans of a warden that died)
-    until there is none, or `KILL_PATIENCE` has passed."""
+    until none is left alive, or `KILL_PATIENCE` has passed. Reaping is `_reap`'s (their
+    SIGCHLD wakes the loop): a wait for any child here would reap a warden that exited
+    meanwhile, which the server would then never forget."""
     deadline = time.monotonic() + KILL_PATIENCE
     while time.monotonic() < deadline:
         orphans = [child for child in _children(os.getpid()) if child not in wardens]
@@ -376,9 +378,6 @@ def _sweep(wardens: set[int]) -> None:
             with contextlib.suppress(OSError):
                 os.kill(child, signal.SIGKILL)
         time.sleep(0.002)
-        with contextlib.suppress(ChildProcessError):
-            while os.waitpid(-1, os.WNOHANG)[0]:
-                pass
 
 
 def _make_root(plan: dict) -> str:
