@@ -21,7 +21,7 @@ import pytest
 from atipkit import sandbox
 from atipkit.probe import probe, run_sandboxed
 from atipkit.sandbox import session
-from tests.helpers import atip_run, machine_env, minimal
+from tests.helpers import ATIP, atip_run, machine_env, minimal
 from tests.sandboxing import (
     ISOLATED,
     MODES,
@@ -239,6 +239,22 @@ def test_a_racer_against_cleanup_breaks_nothing_and_leaves_nothing(tmp_path, mod
     assert report["isolation"] == mode
     assert list(temp.iterdir()) == []
     assert running(mark) == []
+
+
+def test_the_terminal_is_out_of_reach_by_its_path_too(tmp_path, mode):
+    """No controlling terminal keeps /dev/tty closed; the terminal's own device
+    (/dev/pts/N, the user's, open to the same user) is not there with namespaces: the
+    helper's own namespaces showed the host's /dev, and a probe wrote to the terminal
+    `atip scan` ran in. Without namespaces it can (README, *Not guaranteed*)."""
+    from tests.test_hostile_corpus import under_terminal
+
+    bin_dir = tmp_path / "bin"
+    writer = "for t in /dev/pts/*; do printf 'owned\\n' > $t; done 2>/dev/null\nexit 1\n"
+    script(bin_dir, "pts-writer", "#!/bin/sh\n" + writer)
+    env = machine_env(tmp_path, ATIP_SANDBOX=mode)
+    ran = under_terminal([*ATIP, "scan", "--path", str(bin_dir), "--json"], env, tmp_path)
+    assert json.loads(ran.stdout)["result"]["isolation"] == mode
+    assert (b"owned" in ran.tty) == (mode == "none"), ran.tty
 
 
 def test_writes_outside_the_sandbox_fail_or_stay_in_it(tmp_path, monkeypatch, isolated):

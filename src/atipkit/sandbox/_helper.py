@@ -68,6 +68,8 @@ SECUREBITS = 0x2F
 MAX_REQUEST = 1 << 20
 KILL_PATIENCE = 2.0  # seconds to kill and reap everything a program left
 SUBDIRS = ("work", "home", "config", "data", "cache", "state", "tmp")
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+"""The host's devices a program gets (the helper's own namespaces; bubblewrap's list)."""
 DEFAULT_SIGNALS = signal.valid_signals() - {signal.SIGKILL, signal.SIGSTOP}
 """Set to their default action in the program: Python ignores SIGPIPE, and an ignored
 signal stays ignored across exec."""
@@ -127,7 +129,8 @@ def enter_namespaces(plan: dict) -> None:
 
     As bubblewrap does: a tmpfs becomes the root with the old tree under `/old` (where
     what the new tree hides is still reachable), the new tree is built at `/new` from
-    binds of `/old`, and becomes the root; `/old` is detached."""
+    binds of `/old` with a /dev of its own (`_dev`), and becomes the root; `/old` is
+    detached."""
     uid, gid = os.getuid(), os.getgid()
     _check(
         _libc.unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS),
@@ -145,6 +148,7 @@ def enter_namespaces(plan: dict) -> None:
     os.chdir("/")
     _mount("/old", "/new", None, MS_BIND | MS_REC)
     _read_only("/new")
+    _dev("/new/dev")
     size = int(plan.get("tmp_size") or 0)
     for kind, path in plan["mounts"]:
         target = "/new" + path
@@ -172,6 +176,26 @@ def enter_namespaces(plan: dict) -> None:
     _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)  # the outside killed: all of this dies
     _mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
     _drop_privileges()
+
+
+def _dev(target: str) -> None:
+    """A /dev of its own at `target`, as bubblewrap's `--dev` makes: the harmless
+    devices bound from the host's, its own instance of devpts, the usual links. The
+    host's terminals (/dev/pts/N: the user's, open to the same user by path) and its
+    other devices (GPUs, sound, FUSE, KVM) are not there."""
+    _mount("tmpfs", target, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755,size=64k")
+    for name in DEVICES:
+        node = f"{target}/{name}"
+        os.close(os.open(node, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o444))
+        _mount(f"/old/dev/{name}", node, None, MS_BIND)
+    for number, name in enumerate(("stdin", "stdout", "stderr")):
+        os.symlink(f"/proc/self/fd/{number}", f"{target}/{name}")
+    os.symlink("/proc/self/fd", f"{target}/fd")
+    os.mkdir(f"{target}/shm", 0o755)
+    os.mkdir(f"{target}/pts", 0o755)
+    pts = "newinstance,ptmxmode=0666,mode=620"
+    _mount("devpts", f"{target}/pts", "devpts", MS_NOSUID | MS_NOEXEC, pts)
+    os.symlink("pts/ptmx", f"{target}/ptmx")
 
 
 def _pivot_root(new: str, old: str) -> None:
