@@ -47,15 +47,10 @@ def mounts(
     shallowest first."""
     home = os.environ.get("HOME", "")
     hidden, base = _base(os.environ.get("PATH", ""), home, os.path.isdir(home))
-    found = set(base)
     paths = list(executables)
     for value in (env or {}).values():
         paths += value.split(os.pathsep)
-    for path in paths:
-        if os.path.isabs(path):
-            root = _visible_root(os.path.realpath(path), hidden)
-            if root is not None and os.path.exists(root):
-                found.add(("ro", root))
+    found = _shown(paths, hidden) | base
     for path in writable:
         real = os.path.realpath(path)
         if os.path.isdir(real):
@@ -75,13 +70,19 @@ def _base(path: str, home: str, home_exists: bool) -> tuple[list[str], frozenset
         real = os.path.realpath(root)
         if real != "/" and os.path.isdir(real) and real not in hidden:
             hidden.append(real)
-    found: set[Mount] = {("tmpfs", root) for root in hidden}
-    for needed in [interpreter(), sys.base_prefix, HELPER, *path.split(os.pathsep)]:
-        if os.path.isabs(needed):
-            root = _visible_root(os.path.realpath(needed), hidden)
+    needed = [interpreter(), sys.base_prefix, HELPER, *path.split(os.pathsep)]
+    return hidden, frozenset({("tmpfs", root) for root in hidden} | _shown(needed, hidden))
+
+
+def _shown(paths: Iterable[str], hidden: list[str]) -> set[Mount]:
+    """`ro` binds that show each absolute path in `paths` that a hidden place hides."""
+    found: set[Mount] = set()
+    for path in paths:
+        if os.path.isabs(path):
+            root = _visible_root(os.path.realpath(path), hidden)
             if root is not None and os.path.exists(root):
                 found.add(("ro", root))
-    return hidden, frozenset(found)
+    return found
 
 
 def interpreter() -> str:
