@@ -169,6 +169,30 @@ def test_what_a_warden_says_is_input(word):
         assert warded.kill() == -9
 
 
+def test_a_warden_gone_is_not_watched_while_the_pipes_drain(monkeypatch):
+    """Its warden gone (its socket at end of file, readable for good), a program's
+    pipes may stay open a moment (`EXIT_GRACE`: an orphan not yet killed). The loop
+    stopped watching the socket through `fd`, which is None by then: it never did, and
+    spun on it for the whole grace."""
+    from atipkit import _process
+
+    monkeypatch.setattr(_process, "EXIT_GRACE", 0.4)
+    host, warden = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    warden.close()
+    warded = session._Warded(session._Link(host, 41), None)  # type: ignore[arg-type]
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    cpu = time.process_time()
+    with host:
+        captured = _process.collect(
+            warded, out_r, err_r, None, None, start=time.monotonic(), timeout=5, max_bytes=99
+        )
+    os.close(out_w)
+    os.close(err_w)
+    assert (captured.exit_code, captured.stopped) == (-9, None)
+    assert time.process_time() - cpu < 0.05
+
+
 @pytest.mark.parametrize("word", [b"not json", b"[]", b'{"warden": "7"}', b"{}"])
 def test_what_the_server_says_is_input(word):
     """An answer for a new warden that is not `{"warden": pid}` with one socket: the

@@ -179,12 +179,13 @@ def _collect(
     stopped: Stopped | None = None
     exited_at: float | None = None
     pending = memoryview(stdin or b"")
+    news = child.fd  # registered until the child has exited (`fd` may be None by then)
     with selectors.DefaultSelector() as selector:
         for fd in chunks:
             os.set_blocking(fd, False)
             selector.register(fd, selectors.EVENT_READ)
-        if child.fd is not None:
-            selector.register(child.fd, selectors.EVENT_READ)
+        if news is not None:
+            selector.register(news, selectors.EVENT_READ)
         if pipes.into is not None:
             os.set_blocking(pipes.into, False)
             if pending:
@@ -195,8 +196,8 @@ def _collect(
             now = time.monotonic()
             if exited_at is None and child.poll() is not None:
                 exited_at = now
-                if child.fd is not None:
-                    selector.unregister(child.fd)
+                if news is not None:
+                    selector.unregister(news)
             if now >= deadline:
                 stopped = "timeout"
                 break
