@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from pathlib import Path
@@ -242,7 +243,25 @@ def test_isolate_works_in_a_directory_named_through_a_link(tmp_path, isolated):
             run(inv("true"), Effects(), cwd=str(cwd), isolate=(cwd.name == "missing"))
 
 
-def test_isolate_has_no_network_and_leaves_nothing_running(tmp_path, isolated):
+@pytest.mark.parametrize("tty", [False, True])
+def test_isolate_keeps_the_environment(tmp_path, isolated, tty):
+    """README: "its environment is what it would have without" `isolate`."""
+    invocation = Invocation(
+        tool="sh",
+        path=(),
+        argv=["sh", "-c", "echo $GH_TOKEN $FROM_CALLER"],
+        env={"GH_TOKEN": "t0k"},
+    )
+    effects = Effects(interactive=Interactive(tty=tty))
+    env = {"PATH": os.environ["PATH"], "FROM_CALLER": "kept"}
+    result = run(invocation, effects, cwd=str(tmp_path), env=env, isolate=True, timeout=20)
+    assert result.stdout.strip() == "t0k kept", result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("tty", [False, True])
+def test_isolate_has_no_network_and_leaves_nothing_running(tmp_path, isolated, tty):
+    """A child in a session of its own is gone when the run returns, through pipes and
+    through a terminal (where, without isolation, only the process group is killed)."""
     listener = Listener.tcp()
     mark = marker()
     program = (
@@ -255,7 +274,8 @@ def test_isolate_has_no_network_and_leaves_nothing_running(tmp_path, isolated):
         "    print('refused', exc.errno)\n"
     )
     try:
-        result = run(inv(PY, "-c", program), Effects(), cwd=str(tmp_path), isolate=True)
+        effects = Effects(interactive=Interactive(tty=tty))
+        result = run(inv(PY, "-c", program), effects, cwd=str(tmp_path), isolate=True)
     finally:
         listener.close()
     assert result.stdout.startswith("refused"), result.stdout + result.stderr
