@@ -164,3 +164,25 @@ def test_hash_named_file_must_match(tmp_path):
     wrong = tmp_path / ("0" * 64 + ".json")
     wrong.write_text(json.dumps(shim))
     assert [p.code for p in atipkit.validate_file(wrong).errors] == ["binary.hash-mismatch"]
+
+
+@pytest.mark.parametrize(
+    "path",
+    [*sorted(EXAMPLES.glob("**/*.json")), *RFC, *sorted((FIXTURES / "invalid").glob("*.json"))],
+    ids=lambda p: p.name,
+)
+def test_validating_decoded_text_reports_what_validating_the_text_does(path):
+    """The probe and the remote registry decode first (to look at the JSON), then
+    `validate_decoded`, which does not walk it again: the same report as `validate`."""
+    from atipkit import _jsontext
+    from atipkit.errors import DocumentError
+    from atipkit.validation import validate_decoded
+
+    raw = path.read_bytes()
+    try:
+        data = _jsontext.decode(raw, path.name)
+    except DocumentError:
+        return
+    expected = atipkit.validate(raw, source=path.name).to_dict()
+    assert validate_decoded(data, source=path.name, raw=raw).to_dict() == expected
+    assert atipkit.validate(data, source=path.name).to_dict() == expected

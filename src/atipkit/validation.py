@@ -68,28 +68,39 @@ def validate(
     `source` names it in messages; when it is a file name of the form `<sha256>.json`,
     `binary.hash` must match it.
     """
-    report = ValidationReport(source)
-    lift = True
     if isinstance(document, bytes | str):
         raw = document.encode("utf-8", "surrogatepass") if isinstance(document, str) else document
-        lift = may_have_reserved_keys(raw)
         try:
-            document = _jsontext.decode(raw, source)
+            decoded = _jsontext.decode(raw, source)
         except DocumentError as exc:
-            report.problems += exc.problems
-            return report
-    else:  # decoded elsewhere: held to what decoding JSON text guarantees
-        try:
-            _jsontext.check_depth(document, source)
-        except DocumentError as exc:
-            report.problems += exc.problems
-            return report
-        lone = _jsontext.lone_surrogate(document)
-        if lone is not None:
-            message = "a string holds a lone UTF-16 surrogate, which no JSON text can carry"
-            report.problems.append(error("json.lone-surrogate", message, lone))
-            return report
-    _validate_data(document, report, lift=lift)
+            return ValidationReport(source, problems=list(exc.problems))
+        return validate_decoded(decoded, source=source, raw=raw)
+    report = ValidationReport(source)
+    # decoded elsewhere: held to what decoding JSON text guarantees
+    try:
+        _jsontext.check_depth(document, source)
+    except DocumentError as exc:
+        report.problems += exc.problems
+        return report
+    lone = _jsontext.lone_surrogate(document)
+    if lone is not None:
+        message = "a string holds a lone UTF-16 surrogate, which no JSON text can carry"
+        report.problems.append(error("json.lone-surrogate", message, lone))
+        return report
+    _validate_data(document, report, lift=True)
+    return report
+
+
+def validate_decoded(
+    data: Any, *, source: str | None = None, raw: bytes | None = None
+) -> ValidationReport:
+    """`validate` of what `_jsontext.decode` returned, for a caller that decoded the text
+    itself to look at it first (the probe, a registry's answer): decoding bounded its
+    nesting and refused lone surrogates, so it is not walked again for them. `raw`, the
+    text it came from, spares the walk for reserved keys when it holds none
+    (`model.may_have_reserved_keys`), as `validate` of the text does."""
+    report = ValidationReport(source)
+    _validate_data(data, report, lift=raw is None or may_have_reserved_keys(raw))
     return report
 
 

@@ -58,7 +58,7 @@ from atipkit.registry import layout
 from atipkit.registry.config import RemoteRegistry, Settings, load_settings
 from atipkit.registry.local import timestamp, utcnow
 from atipkit.trust.digest import sha256_hex
-from atipkit.validation import validate
+from atipkit.validation import validate_decoded
 
 SIGNATURE_MAX_BYTES = 1024 * 1024
 MANIFEST_MAX_BYTES = 1024 * 1024
@@ -496,7 +496,7 @@ def _accept(raw: bytes, source: str, key: str) -> tuple[Tool, dict[str, Any]]:
             f"binary.hash is {str(binary.get('hash'))[:80]}, not the lookup key {key}"
         )
     try:
-        report = validate(data, source=source)
+        report = validate_decoded(data, source=source, raw=raw)
     except (RecursionError, ValueError) as exc:  # jsonschema-rs: "Recursion limit reached"
         raise Rejected(f"not a valid shim: it cannot be validated ({str(exc)[:80]})") from None
     if not report.ok or report.tool is None:
