@@ -326,3 +326,23 @@ def test_a_lone_surrogate_in_a_call_is_exit_65_never_70(tmp_path, word):
     ran = atip("run", "--tool", str(path), "--call", call, "--yes")
     assert ran.exit_code == 65, ran.output
     assert "surrogate" in envelope_of(ran)["error"]["message"]
+
+
+def test_a_lone_surrogate_is_found_at_any_depth_in_linear_time():
+    """`lone_surrogate` serves values that were never depth-checked (an MCP server's
+    info, a Python caller's mapping): it copied the path at every step, so 100 000
+    levels took half a minute."""
+    from atipkit._jsontext import lone_surrogate
+
+    value: list = []
+    node = value
+    for _ in range(100_000):
+        node.append([])
+        node = node[0]
+    node.append({"ok": "text", "bad\ud800": 1})
+    started = time.monotonic()
+    where = lone_surrogate({"x": value})
+    assert time.monotonic() - started < 3
+    assert where == "$.x" + "[0]" * 100_001  # the object holding the key
+    assert lone_surrogate({"x": value[0][0][0]}) is not None
+    assert lone_surrogate({"x": ["text", "a\ufffdb", "🚀"], "y": {"k": 1}}) is None

@@ -30,6 +30,7 @@ MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 64
 
 _decoder = msgspec.json.Decoder()
+_encoder = msgspec.json.Encoder()
 _BYTE_OFFSET = re.compile(r"\(byte (\d+)\)")
 _TOKENS = re.compile(rb'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
 """A JSON string (skipped whole) or a bracket: what counting the depth of text looks at."""
@@ -151,21 +152,45 @@ def lone_surrogate(value: Any) -> str | None:
     """The JSON path of the first string in `value` (a key or a value, at any depth)
     holding a lone UTF-16 surrogate (`"\\ud800"`, as a lenient JSON parser or a Python
     caller may hand over): no character, so no UTF-8 text, argv or JSON message can carry
-    it. None when every string is text."""
-    stack: list[tuple[Any, list[PathPart]]] = [(value, [])]
+    it. None when every string is text.
+
+    msgspec's encoder finds out first, in C (encoding is strict UTF-8): the walk, which
+    costs several times as much, runs only to say where, or for values the encoder does
+    not take (nested deeper than it follows, say). It keeps each value's parent and key,
+    not its path, so it stays linear at any depth."""
+    try:
+        _encoder.encode(value)
+    except Exception:  # a lone surrogate (UnicodeEncodeError), or a value it cannot take
+        pass
+    else:
+        return None
+    steps: list[tuple[int, PathPart]] = []
+    """(the step to its parent, key) of each value met; the root is step -1."""
+    stack: list[tuple[Any, int]] = [(value, -1)]
     while stack:
-        node, path = stack.pop()
+        node, step = stack.pop()
         if isinstance(node, str):
             if not _is_text(node):
-                return json_path(path)
+                return _path_of(steps, step)
         elif isinstance(node, dict):
             for key, child in node.items():
                 if isinstance(key, str) and not _is_text(key):
-                    return json_path(path)
-                stack.append((child, [*path, key]))
+                    return _path_of(steps, step)
+                steps.append((step, key))
+                stack.append((child, len(steps) - 1))
         elif isinstance(node, list | tuple):
-            stack.extend((child, [*path, i]) for i, child in enumerate(node))
+            for index, child in enumerate(node):
+                steps.append((step, index))
+                stack.append((child, len(steps) - 1))
     return None
+
+
+def _path_of(steps: list[tuple[int, PathPart]], step: int) -> str:
+    path: list[PathPart] = []
+    while step >= 0:
+        step, key = steps[step]
+        path.append(key)
+    return json_path(path[::-1])
 
 
 def _is_text(text: str) -> bool:
