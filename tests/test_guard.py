@@ -111,3 +111,39 @@ def test_allowed_origins_and_their_spellings():
     for bad in ("localhost:3000", "http://x.example/path", "ftp://x", "http://", "http://a:b"):
         with pytest.raises(GuardError):
             origin_of(bad)
+
+
+def test_websockets_are_guarded_like_every_request():
+    """A page may open a websocket to any address: the browser sends its Origin but asks
+    no preflight, and a rebound name is the Host. No server of atipkit has a websocket
+    route today; one added behind the guard is guarded (it let every websocket by)."""
+    from starlette.applications import Starlette
+    from starlette.routing import WebSocketRoute
+    from starlette.testclient import TestClient
+    from starlette.websockets import WebSocketDisconnect
+
+    from atipkit.serve.guard import guard, json_refusal
+
+    async def inventory(websocket):
+        await websocket.accept()
+        await websocket.send_text("the machine's tools")
+        await websocket.close()
+
+    web = Starlette(routes=[WebSocketRoute("/ws", inventory)])
+    client = TestClient(guard(web, Rules("127.0.0.1"), json_refusal, ("GET",)))
+    url = "ws://127.0.0.1:8000/ws"
+    for headers in (
+        {"origin": "https://evil.example"},
+        {"origin": "http://localhost:3000"},
+        {"host": "evil.example"},
+        {"host": "127.evil.com:8000", "origin": "http://127.evil.com:8000"},
+    ):
+        with (  # closed before it is accepted: 403 from a real server
+            pytest.raises(WebSocketDisconnect) as closed,
+            client.websocket_connect(url, headers=headers) as socket,
+        ):
+            socket.receive_text()
+        assert closed.value.code == 1008, headers
+    for headers in ({}, {"host": "[::1]:8000", "origin": "http://[::1]:8000"}):
+        with client.websocket_connect(url, headers=headers) as socket:
+            assert socket.receive_text() == "the machine's tools"

@@ -14,8 +14,10 @@ app's HTTP API and MCP over HTTP), so the rules are the same everywhere:
 - CORS headers are sent only for origins given with `--allow-origin`: a page of another
   origin can then read the answers, and preflights (`OPTIONS`) are answered for it.
 
-The guard is ASGI middleware; each server says how a refusal is worded (`refuse`), so a
-refusal looks like the server's other errors.
+The guard is ASGI middleware over HTTP and websocket requests alike (a page may open a
+websocket to any address, and the browser sends its `Origin` but asks no preflight);
+each server says how a refusal is worded (`refuse`), so a refusal looks like the server's
+other errors, and a websocket it refuses is closed before it is accepted (403).
 """
 
 from __future__ import annotations
@@ -139,35 +141,38 @@ def guard(app: ASGIApp, rules: Rules, refuse: Refuse, methods: Sequence[str]) ->
     preflights answered with `methods`."""
 
     async def guarded(scope: MutableMapping[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):  # lifespan
             await app(scope, receive, send)
             return
         headers = _headers(scope)
         host = headers.get("host", "")
         name = host_name(host)
+        origin = headers.get("origin")
         if not host or not rules.host_allowed(name):
-            response = refuse(
-                403,
+            refusal = (
                 "host-not-allowed",
                 f"Host {name!r} is not served here (a guard against DNS rebinding); "
                 "call it by a loopback name or its address, or start it with --allow-host",
                 {"host": name},
             )
-            await response(scope, receive, send)
-            return
-        origin = headers.get("origin")
-        if origin is None:
-            await app(scope, receive, send)
-            return
-        if not rules.origin_allowed(origin, host):
-            response = refuse(
-                403,
+        elif origin is not None and not rules.origin_allowed(origin, host):
+            refusal = (
                 "origin-not-allowed",
                 f"requests from web pages of {origin!r} are not answered here; start the "
                 "server with --allow-origin to let a page call it",
                 {"origin": origin},
             )
-            await response(scope, receive, send)
+        else:
+            refusal = None
+        if refusal is not None and scope["type"] == "websocket":
+            # closed before it is accepted: the server answers the handshake with 403
+            await send({"type": "websocket.close", "code": 1008})
+            return
+        if refusal is not None:
+            await refuse(403, *refusal)(scope, receive, send)
+            return
+        if origin is None or scope["type"] == "websocket":  # no CORS for websockets
+            await app(scope, receive, send)
             return
         allow = rules.cors_origin(origin)
         if allow is None:  # the server's own page
