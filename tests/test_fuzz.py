@@ -33,6 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -316,6 +317,30 @@ def run_clean(*args: str) -> Any:
     if result.exception is not None:
         assert isinstance(result.exception, SystemExit), f"{where}: {result.exception!r}"
     return result
+
+
+@pytest.mark.parametrize(
+    ("module", "attribute", "command"),
+    [
+        ("atipkit.validation", "check_tool", ["validate"]),
+        ("atipkit.interop.atdf.export", "flatten", ["export", "atdf", "--plain"]),
+    ],
+)
+@pytest.mark.parametrize(
+    "bug", [KeyError("bug"), ValueError("bug"), msgspec.ValidationError("bug")], ids=repr
+)
+def test_the_harness_sees_a_bug_inside_a_command(monkeypatch, module, attribute, command, bug):
+    """`run_clean` must fail when a command's own code raises, whatever it raises: `export
+    atdf` caught every ValueError as "two tools of one name" (exit 2, a documented code),
+    so a bug raising one, msgspec's errors among them, passed the fuzz test."""
+    import importlib
+
+    def crash(*_args: Any, **_kwargs: Any) -> Any:
+        raise bug
+
+    monkeypatch.setattr(importlib.import_module(module), attribute, crash)
+    with pytest.raises(AssertionError, match="exit 70"):
+        run_clean(*command, str(EXAMPLES / "tools" / "gh.json"))
 
 
 @pytest.fixture(scope="module")

@@ -77,13 +77,14 @@ def export_atdf(
     from atipkit.cli._resolve import document
     from atipkit.errors import DocumentError
     from atipkit.interop.atdf import export_atdf as export
+    from atipkit.interop.atdf.export import SameNameError
 
     documents = [document(name, ctx) for name in tools]
     try:
         descriptors = export(documents, enhanced=enhanced)
     except DocumentError as exc:  # an x-atdf extension ATDF does not accept
         raise _invalid(exc, tools[0], "Fix or remove the x-atdf extension it names.") from None
-    except ValueError as exc:  # two tools of one name
+    except SameNameError as exc:  # not any ValueError: a bug's is exit 70, not usage
         raise InputError(str(exc), details={"tools": tools}) from None
     if not descriptors:
         ctx.warn("no invocable command (hidden ones are left out): the list is empty")

@@ -27,15 +27,20 @@ FOREIGN = "x-atdf"
 """Where an imported descriptor kept what ATIP cannot say; exporting, it comes back."""
 
 
+class SameNameError(ValueError):
+    """Two tools of one name in one export: their commands would get one ATDF id."""
+
+
 def export_atdf(tools: Tool | Iterable[Tool], *, enhanced: bool = False) -> list[dict[str, Any]]:
     """One ATDF descriptor per invocable command of `tools` (hidden ones left out, as
-    `atip compile` leaves them out), in document order. Raises `ValueError` for two
-    tools of one name, and `AtdfError` should a descriptor fail its schema."""
+    `atip compile` leaves them out), in document order. Raises `SameNameError` (a
+    `ValueError`) for two tools of one name, and `AtdfError` should a descriptor fail
+    its schema."""
     batch = [tools] if isinstance(tools, Tool) else list(tools)
     by_name: dict[str, Tool] = {}
     for tool in batch:
         if by_name.setdefault(tool.name, tool) is not tool:
-            raise ValueError(f"two tools are named {tool.name!r}; export them separately")
+            raise SameNameError(f"two tools are named {tool.name!r}; export them separately")
     documents: dict[str, dict[str, Any]] = {}
     out = []
     for flat in flatten(batch):
