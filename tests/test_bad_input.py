@@ -346,3 +346,21 @@ def test_a_lone_surrogate_is_found_at_any_depth_in_linear_time():
     assert where == "$.x" + "[0]" * 100_001  # the object holding the key
     assert lone_surrogate({"x": value[0][0][0]}) is not None
     assert lone_surrogate({"x": ["text", "a\ufffdb", "🚀"], "y": {"k": 1}}) is None
+
+
+def test_a_mapping_that_is_no_dict_is_held_to_the_nesting_limit():
+    """`validate` takes any Mapping; `check_depth` walks dicts, lists and tuples only, so
+    a read-only mapping at the root was passed unwalked to jsonschema-rs, and a value
+    100 000 levels deep inside it raised RecursionError out of `validate`."""
+    from types import MappingProxyType
+
+    deep: list = []
+    node = deep
+    for _ in range(100_000):
+        node.append([])
+        node = node[0]
+    document = MappingProxyType({**minimal(), "version": deep})
+    [problem] = atipkit.validate(document).problems
+    assert problem.code == "json.too-deep"
+    assert problem.location == "$.version" + "[0]" * 63
+    assert atipkit.validate(MappingProxyType(minimal())).ok

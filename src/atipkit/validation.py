@@ -76,7 +76,10 @@ def validate(
             return ValidationReport(source, problems=list(exc.problems))
         return validate_decoded(decoded, source=source, raw=raw)
     report = ValidationReport(source)
-    # decoded elsewhere: held to what decoding JSON text guarantees
+    # decoded elsewhere: held to what decoding JSON text guarantees; a Mapping that is no
+    # dict as a dict, which `check_depth` walks (it would see a leaf, and pass it deep)
+    if isinstance(document, Mapping) and not isinstance(document, dict):
+        document = dict(document)
     try:
         _jsontext.check_depth(document, source)
     except DocumentError as exc:
