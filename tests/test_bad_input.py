@@ -364,3 +364,29 @@ def test_a_mapping_that_is_no_dict_is_held_to_the_nesting_limit():
     assert problem.code == "json.too-deep"
     assert problem.location == "$.version" + "[0]" * 63
     assert atipkit.validate(MappingProxyType(minimal())).ok
+
+
+def test_patterns_that_take_long_to_compile_cannot_stall_validation():
+    """`.{65535}` is 9 bytes and takes the regex engine ~50 ms to refuse (it compiles to
+    megabytes first): 300 of them, 25 KB, took `validate` 15 s, and a tool printing them
+    stalled `atip scan`. Compiling stops after `checks.COMPILE_BUDGET_SECONDS` (0.5 s);
+    the rest are a warning, and each is checked in full by a call that uses it."""
+    arguments = [
+        {"name": f"a{i}", "type": "string", "description": "d", "pattern": f".{{65535}}{i}"}
+        for i in range(300)
+    ]
+    text = json.dumps(minimal(commands={"run": {"description": "r", "arguments": arguments}}))
+    started = time.monotonic()
+    report = atipkit.validate(text)
+    assert time.monotonic() - started < 3
+    codes = [p.code for p in report.problems]
+    assert "pattern.invalid" in codes  # those compiled within the budget
+    [unchecked] = [p for p in report.problems if p.code == "pattern.unchecked"]
+    assert unchecked.severity.value == "warning"
+    assert codes.count("pattern.invalid") + int(unchecked.message.split()[0]) == 300
+    plain = [{**a, "pattern": f"^[a-z]+{i}$"} for i, a in enumerate(arguments)]
+    again = atipkit.validate(
+        json.dumps(minimal(commands={"run": {"description": "r", "arguments": plain}}))
+    )
+    assert again.ok
+    assert "pattern.unchecked" not in [p.code for p in again.problems]

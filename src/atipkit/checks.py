@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -65,6 +66,7 @@ def check_tool(tool: Tool, *, filename: str | None = None) -> list[Problem]:
         problems += _check_command(where, path, command, declared or at_cut, global_flags)
     problems += _check_partial(tool)
     problems += _check_patterns(tool)
+    problems += _check_compiled(tool)
     return problems
 
 
@@ -374,8 +376,6 @@ def _check_parameter(param: Argument | Option, where: list[PathPart]) -> list[Pr
                     json_path([*where, "enum"]),
                 )
             )
-    if param.schema or getattr(param, "pattern", UNSET):  # few parameters have either
-        problems += _check_parameter_schemas(param, where)
     if param.default is UNSET or param.default is None:
         return problems
     values = (
@@ -401,6 +401,52 @@ def _check_parameter(param: Argument | Option, where: list[PathPart]) -> list[Pr
             )
             break
     return problems
+
+
+COMPILE_BUDGET_SECONDS = 0.5
+"""How long compiling one document's patterns and parameter schemas may take. As people
+write them each takes microseconds; a hostile one takes up to 50 ms (`.{65535}` compiles
+to megabytes before the engine's size limit refuses it), so 16 KB of them took 10 s, and
+a tool on PATH could stall `atip scan` for hours. The rest are left to the calls that use
+them, which compile their own in full, with one warning."""
+
+
+def _check_compiled(tool: Tool) -> list[Problem]:
+    """Every parameter's `pattern` and `schema` compiled (`_check_parameter_schemas`),
+    within `COMPILE_BUDGET_SECONDS`."""
+    problems: list[Problem] = []
+    deadline = time.monotonic() + COMPILE_BUDGET_SECONDS
+    left = 0
+    for where, param in _compiled_parameters(tool):
+        if left or time.monotonic() > deadline:
+            left += 1
+            continue
+        problems += _check_parameter_schemas(param, where)
+    if left:
+        problems.append(
+            warning(
+                "pattern.unchecked",
+                f"{left} parameters' patterns or schemas were not compiled: compiling this "
+                f"document's took over {COMPILE_BUDGET_SECONDS:g} s; a call checks each it "
+                "uses in full",
+                "$",
+            )
+        )
+    return problems
+
+
+def _compiled_parameters(tool: Tool) -> Iterator[tuple[list[PathPart], Argument | Option]]:
+    """The parameters with a `pattern` (arguments only) or a `schema`: few have either."""
+    for i, opt in enumerate(tool.global_options):
+        if opt.schema:
+            yield ["globalOptions", i], opt
+    for where, _path, command, _declared in _walk(tool):
+        for i, arg in enumerate(command.arguments or ()):
+            if arg.pattern or arg.schema:
+                yield [*where, "arguments", i], arg
+        for i, opt in enumerate(command.options or ()):
+            if opt.schema:
+                yield [*where, "options", i], opt
 
 
 def _check_parameter_schemas(param: Argument | Option, where: list[PathPart]) -> list[Problem]:
