@@ -314,8 +314,12 @@ def test_a_pattern_that_is_no_regular_expression_makes_an_argument_problem_not_a
     [problem] = info.value.problems
     assert problem.message == (
         "cannot be checked: the tool's metadata gives the pattern '(', which is not a "
-        "regular expression (atip validate reports it)"
+        "regular expression or too large to compile (atip validate reports it)"
     )
+    big = r"^[\p{L}\p{N}_.-]{1,255}$"  # ECMA 262 reads it; it compiles to over 10 MB
+    with pytest.raises(InvalidArguments) as info:
+        build_argv(with_pattern(big), ("go",), {ParamRef("argument", "word"): "hi"})
+    assert info.value.problems[0].message.startswith("cannot be checked: ")
 
 
 def test_patterns_are_json_schemas_and_linear_in_the_value():

@@ -465,7 +465,8 @@ def _check_parameter_schemas(param: Argument | Option, where: list[PathPart]) ->
                 error(
                     "pattern.invalid",
                     f"pattern {pattern!r} is not a regular expression (ECMA 262, as JSON "
-                    "Schema reads it)",
+                    "Schema reads it), or one too large to compile (over 10 MB as an "
+                    "automaton): no value can be checked against it",
                     json_path([*where, "pattern"]),
                 )
             )

@@ -250,7 +250,8 @@ def _check(spec: Argument | Option, value: Any) -> ArgumentProblem | None:
             except ValueError:
                 return problem(
                     f"cannot be checked: the tool's metadata gives the pattern {pattern!r}, "
-                    "which is not a regular expression (atip validate reports it)"
+                    "which is not a regular expression or too large to compile (atip "
+                    "validate reports it)"
                 )
             if not matcher.is_valid(item):
                 return problem(f"{item!r} does not match the pattern {pattern!r}")
