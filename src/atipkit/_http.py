@@ -377,7 +377,7 @@ class Fetcher:
                 for piece in decoder.feed(chunk) if decoder else (chunk,):
                     yield counted(piece)
             if decoder and received:  # an empty body (a 304, say) is empty in any encoding
-                yield counted(decoder.finish())
+                decoder.finish()
         except httpx.TimeoutException:
             raise NetworkError(url, "timed out while reading") from None
         except httpx.HTTPError as exc:
@@ -414,6 +414,7 @@ class _Decoder:
         return cls(url, layers[0])
 
     def feed(self, data: bytes) -> Iterator[bytes]:
+        """What `data` decodes to, in steps of at most `_STEP` bytes."""
         if self._head is not None:
             data = self._head + data
             if len(data) < 2:
@@ -423,7 +424,8 @@ class _Decoder:
             if data[0] & 0x0F != 8 or (data[0] << 8 | data[1]) % 31:
                 # raw deflate, without the zlib wrapper, as some servers send it
                 self._inflate = zlib.decompressobj(-zlib.MAX_WBITS)
-        while data:
+        full = False
+        while data or full:
             if self._inflate.eof:
                 raise EncodingRefused(self.url, f"data after the end of the {self.encoding} body")
             try:
@@ -435,15 +437,17 @@ class _Decoder:
             data = self._inflate.unconsumed_tail
             if self._inflate.eof and self._inflate.unused_data:
                 raise EncodingRefused(self.url, f"data after the end of the {self.encoding} body")
+            # a full step may leave output inside though all input is taken (the rest of
+            # a match): ask again, with no input, until a step comes out short
+            full = len(out) == _STEP and not self._inflate.eof
             if out:
                 yield out
 
-    def finish(self) -> bytes:
-        """What remains once the body has arrived (at most a few hundred bytes: the tail
-        of the last match); a body cut short is refused."""
+    def finish(self) -> None:
+        """Refuse a body cut short: every byte has come out of `feed` by now, and the
+        stream must have reached its end."""
         if not self._inflate.eof:
             raise EncodingRefused(self.url, f"the {self.encoding} body is cut short")
-        return self._inflate.flush()
 
 
 @functools.cache
