@@ -355,6 +355,11 @@ def _behaviours() -> dict[str, Any]:
     def drip(h: _Handler, hex_digits: str) -> None:
         h.answer_stream(200, h.dripping(valid(h, hex_digits), 0.2), {})
 
+    def gzip_drip(h: _Handler, hex_digits: str) -> None:
+        """A gzip header whose file name never ends: bytes that decode to nothing."""
+        header = b"\x1f\x8b\x08\x08\x00\x00\x00\x00\x00\xff"  # FNAME: a name follows
+        h.answer_stream(200, h.dripping(header + b"n" * 200, 0.2), {"Content-Encoding": "gzip"})
+
     def drip_headers(h: _Handler, hex_digits: str) -> None:
         h.drip_raw(b"HTTP/1.0 200 OK\r\n" + b"X-Padding: " + b"p" * 1000 + b"\r\n\r\n", 0.2)
 
@@ -421,6 +426,7 @@ def _behaviours() -> dict[str, Any]:
         "huge": huge,
         "huge-declared": huge_declared,
         "drip": drip,
+        "gzip-drip": gzip_drip,
         "drip-headers": drip_headers,
         "stall": stall,
         "redirect-loop": redirect_loop,

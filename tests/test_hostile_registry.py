@@ -138,6 +138,7 @@ SHIM_ANSWERS = [
     ("huge", "rejected", "more than the limit of 16777216 bytes"),
     ("huge-declared", "rejected", "10000000000 bytes, more than the limit 16777216"),
     ("drip", "unreachable", f"the response took longer than {DEADLINE:g} s"),
+    ("gzip-drip", "unreachable", f"the response took longer than {DEADLINE:g} s"),
     ("drip-headers", "unreachable", f"no response within {DEADLINE:g} s"),
     ("stall", "unreachable", f"no response within {DEADLINE:g} s"),
     ("redirect-loop", "rejected", "more than 5 redirects"),

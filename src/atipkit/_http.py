@@ -360,22 +360,20 @@ class Fetcher:
         decoder = _Decoder.of(url, response.headers.get("content-encoding", ""))
         received = produced = 0
 
-        def counted(piece: bytes) -> bytes:
-            nonlocal produced
-            produced += len(piece)
-            if produced > max_bytes:
+        def within(size: int) -> None:
+            if size > max_bytes:
                 raise ResponseTooLarge(url, f"more than the limit of {max_bytes} bytes")
             if time.monotonic() > deadline:
                 raise NetworkError(url, f"the response took longer than {self.deadline:g} s")
-            return piece
 
         try:
             for chunk in response.iter_raw():  # as it arrives: a chunk size would buffer
                 received += len(chunk)
-                if received > max_bytes:
-                    raise ResponseTooLarge(url, f"more than the limit of {max_bytes} bytes")
+                within(received)  # also when the chunk decodes to nothing (a gzip header)
                 for piece in decoder.feed(chunk) if decoder else (chunk,):
-                    yield counted(piece)
+                    produced += len(piece)
+                    within(produced)
+                    yield piece
             if decoder and received:  # an empty body (a 304, say) is empty in any encoding
                 decoder.finish()
         except httpx.TimeoutException:
