@@ -39,6 +39,8 @@ SLACK = 1.0
 PEAK_MB = 64
 CAP_MB = 16
 """A shim's size limit (`maxBytes`, 16 MiB), which a refused answer may fill first."""
+TOO_DEEP = "JSON is nested too deeply: more than 64 levels of arrays and objects"
+"""The refusal of every answer nested past `_jsontext.MAX_DEPTH`."""
 
 
 @pytest.fixture
@@ -120,21 +122,9 @@ SHIM_ANSWERS = [
     ("invalid-json", "rejected", "not a valid shim: line 1, column 40: invalid JSON"),
     ("html", "rejected", "not a valid shim: line 1, column 1: invalid JSON"),
     ("other-binary", "rejected", f"binary.hash is sha256:{'0' * 64}, not the lookup key"),
-    (
-        "deep-500",
-        "rejected",
-        "JSON is nested too deeply: more than 64 levels of arrays and objects",
-    ),
-    (
-        "deep-100000",
-        "rejected",
-        "JSON is nested too deeply: more than 64 levels of arrays and objects",
-    ),
-    (
-        "deep-commands",
-        "rejected",
-        "JSON is nested too deeply: more than 64 levels of arrays and objects",
-    ),
+    ("deep-500", "rejected", TOO_DEEP),
+    ("deep-100000", "rejected", TOO_DEEP),
+    ("deep-commands", "rejected", TOO_DEEP),
     ("huge", "rejected", "more than the limit of 16777216 bytes"),
     ("huge-declared", "rejected", "10000000000 bytes, more than the limit 16777216"),
     ("drip", "unreachable", f"the response took longer than {DEADLINE:g} s"),
@@ -175,16 +165,8 @@ def test_a_bad_shim_is_refused_in_time_and_the_next_registry_answers(
 
 MANIFEST_ANSWERS = [
     ("gzip-gzip-bomb", "rejected", "more than one layer"),
-    (
-        "deep-500",
-        "rejected",
-        "JSON is nested too deeply: more than 64 levels of arrays and objects",
-    ),
-    (
-        "deep-100000",
-        "rejected",
-        "JSON is nested too deeply: more than 64 levels of arrays and objects",
-    ),
+    ("deep-500", "rejected", TOO_DEEP),
+    ("deep-100000", "rejected", TOO_DEEP),
     ("invalid-json", "rejected", "invalid JSON"),
     ("huge", "rejected", "more than the limit of 1048576 bytes"),
     ("drip-headers", "unreachable", f"no response within {DEADLINE:g} s"),
