@@ -145,7 +145,8 @@ def atip_answer(env: dict[str, str], *args: str) -> tuple[int, dict[str, Any], s
 @dataclass
 class Measured:
     """An `atip` process that has ended: what it printed, how long it took, and the most
-    memory it held (its own peak resident set, from the kernel's accounting)."""
+    memory it held (the peak resident set of it or of a child it waited for, whichever
+    is larger: `wait4`'s rusage)."""
 
     returncode: int
     stdout: str
