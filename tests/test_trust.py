@@ -669,3 +669,34 @@ def test_a_name_that_is_neither_url_nor_path_is_a_check_not_a_crash(tmp_path, bi
     assert report.level is TrustLevel.UNVERIFIED
     assert why in checks["signature"].detail
     assert why in checks["provenance"].detail
+
+
+@pytest.mark.parametrize(
+    ("kind", "where", "why"),
+    [
+        ("fifo", "binary", "not a regular file"),
+        ("device", "binary", "not a regular file"),
+        ("fifo", "metadata", "not a regular file"),
+        ("device", "metadata", "it leads out of"),  # /dev is out of the file's directory
+    ],
+)
+def test_a_fifo_or_a_device_named_as_material_is_never_read(tmp_path, binary, kind, where, why):
+    """The README's promise: only regular files are read, a FIFO or a device refused
+    before it is opened (opening a FIFO waits for a writer; /dev/zero never ends)."""
+    import os
+
+    from atipkit.trust.material import Sources
+
+    meta = tmp_path / "meta" / "tool.json"
+    meta.parent.mkdir()
+    meta.write_text("{}")
+    place = Path(f"{binary}.sigstore.json") if where == "binary" else meta.parent / "b"
+    if kind == "fifo":
+        os.mkfifo(place)
+    else:
+        place.symlink_to("/dev/zero")
+    tool = atipkit.from_dict(signed("b"))
+    report = verify_tool(binary, tool, sources=Sources(metadata_file=meta))
+    [signature] = [c for c in report.checks if c.name == "signature"]
+    assert (report.level, signature.ok) == (TrustLevel.UNVERIFIED, None)
+    assert f" is not read: {why}" in signature.detail
