@@ -700,3 +700,27 @@ def test_a_fifo_or_a_device_named_as_material_is_never_read(tmp_path, binary, ki
     [signature] = [c for c in report.checks if c.name == "signature"]
     assert (report.level, signature.ok) == (TrustLevel.UNVERIFIED, None)
     assert f" is not read: {why}" in signature.detail
+
+
+def test_a_copy_fetched_before_is_used_when_the_url_cannot_be_fetched_again(tmp_path):
+    """Past its 24 h a cached bundle is fetched again; when that fails, the copy is still
+    used, as it is offline: it is verified like any bundle, and being online must not
+    make a verification worse than being offline."""
+    import hashlib
+    import os
+    import time
+
+    from atipkit.trust import material
+
+    url = "https://127.0.0.1:1/tool.bundle"  # nothing answers there
+    cache = tmp_path / "trust"
+    cache.mkdir()
+    copy = cache / hashlib.sha256(url.encode()).hexdigest()
+    copy.write_bytes(b"the bundle fetched before")
+    old = time.time() - 2 * material.CACHE_SECONDS
+    os.utime(copy, (old, old))
+    for fetch in (False, True):
+        found = material.find(
+            tmp_path / "tool", (), url, material.Sources(fetch=fetch, cache_dir=cache), 99
+        )
+        assert found == material.Material(url, b"the bundle fetched before"), fetch

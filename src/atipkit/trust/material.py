@@ -42,8 +42,8 @@ BUNDLE_MAX_BYTES = 1024 * 1024
 PROVENANCE_MAX_BYTES = 4 * 1024 * 1024
 FETCH_SECONDS = 10.0
 CACHE_SECONDS = 24 * 3600
-"""How long a fetched copy is used without asking again (the registries' TTL); past it,
-and when fetching is not allowed, the copy is still used."""
+"""How long a fetched copy is used without asking again (the registries' TTL). Past it,
+when fetching is not allowed or fails, the copy is still used, whatever its age."""
 
 
 @dataclass(frozen=True)
@@ -143,14 +143,16 @@ def _remote(url: str, sources: Sources, max_bytes: int) -> Material:
     cache = (sources.cache_dir or paths.cache_dir() / "trust") / hashlib.sha256(
         url.encode()
     ).hexdigest()
-    cached = _local(cache, max_bytes) if cache.is_file() else None
-    if cached is not None and cached.data is not None:
-        age = time.time() - cache.stat().st_mtime
-        if age < CACHE_SECONDS or not sources.fetch:
-            return Material(url, cached.data)
+    kept = _local(cache, max_bytes).data if cache.is_file() else None
+    if kept is not None and (
+        not sources.fetch or time.time() - cache.stat().st_mtime < CACHE_SECONDS
+    ):
+        return Material(url, kept)
     if not sources.fetch:
         return Material(url, problem="is not fetched here (offline, or not asked to fetch)")
     data, problem = _fetch(url, sources, max_bytes)
+    if data is None and kept is not None:  # verified like a fresh one: better than none
+        return Material(url, kept)
     if data is None:
         return Material(url, problem=problem)
     write_atomic(cache, data, durable=False)
