@@ -7,6 +7,7 @@ point atipkit elsewhere by setting `XDG_*` or `ATIP_*` variables.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 APP = "agent-tools"
@@ -49,9 +50,11 @@ def refresh_requested() -> bool:
     return os.environ.get("ATIP_REFRESH", "") not in ("", "0", "false", "no")
 
 
-def offline_requested() -> bool:
-    """`ATIP_OFFLINE=1`: nothing is fetched; what is cached is used (RFC 0.6 §4.6)."""
-    return os.environ.get("ATIP_OFFLINE", "").strip().lower() not in ("", "0", "false", "no", "off")
+def offline_requested(environ: Mapping[str, str] | None = None) -> bool:
+    """`ATIP_OFFLINE=1` (in `environ`, default this process's): nothing is fetched; what
+    is cached is used (RFC 0.6 §4.6)."""
+    value = (os.environ if environ is None else environ).get("ATIP_OFFLINE", "")
+    return value.strip().lower() not in ("", "0", "false", "no", "off")
 
 
 def user_config() -> dict[str, object]:

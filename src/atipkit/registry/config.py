@@ -122,10 +122,6 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
         return self.defaults.require_signatures
 
 
-def _truthy(value: str | None) -> bool:
-    return (value or "").strip().lower() not in ("", "0", "false", "no", "off")
-
-
 def parse_registries(data: bytes, source: str = "registries.json") -> RegistriesFile:
     """registries.json's bytes → its settings; `RegistryConfigError` naming the field."""
     try:
@@ -173,6 +169,6 @@ def load_settings(
     return Settings(
         registries=registries,
         defaults=configured.defaults,
-        offline=_truthy(environ.get("ATIP_OFFLINE")),
+        offline=paths.offline_requested(environ),
         source=source,
     )
