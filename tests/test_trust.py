@@ -724,3 +724,39 @@ def test_a_copy_fetched_before_is_used_when_the_url_cannot_be_fetched_again(tmp_
             tmp_path / "tool", (), url, material.Sources(fetch=fetch, cache_dir=cache), 99
         )
         assert found == material.Material(url, b"the bundle fetched before"), fetch
+
+
+def test_material_at_an_https_url_is_fetched_within_its_own_limits(tmp_path, binary):
+    """A bundle larger than 1 MiB and provenance larger than 4 MiB, at the URLs a
+    document names: each refused by its own cap (not a registry's 16 MiB), nothing
+    cached."""
+    import httpx
+
+    from atipkit._http import Fetcher
+    from atipkit.trust import material
+    from tests.servers import tls_server
+
+    www = tmp_path / "www"
+    www.mkdir()
+    (www / "big.bundle").write_bytes(b" " * (material.BUNDLE_MAX_BYTES + 1))
+    (www / "big.intoto.json").write_bytes(b" " * (material.PROVENANCE_MAX_BYTES + 1))
+    cache = tmp_path / "trust-cache"
+    with tls_server(www, tmp_path / "tls") as server:
+        tool = atipkit.from_dict(
+            signed(f"{server.url}/big.bundle", f"{server.url}/big.intoto.json")
+        )
+        transport = httpx.HTTPTransport(verify=server.client_context)
+        with Fetcher(transport=transport) as fetcher:
+            sources = material.Sources(fetch=True, fetcher=fetcher, cache_dir=cache)
+            report = verify_tool(binary, tool, sources=sources)
+    checks = {c.name: c for c in report.checks}
+    assert report.level is TrustLevel.UNVERIFIED
+    assert checks["signature"].detail.endswith(
+        f"cannot be fetched: {material.BUNDLE_MAX_BYTES + 1} bytes, more than the limit "
+        f"{material.BUNDLE_MAX_BYTES}"
+    )
+    assert checks["provenance"].detail.endswith(
+        f"cannot be fetched: {material.PROVENANCE_MAX_BYTES + 1} bytes, more than the limit "
+        f"{material.PROVENANCE_MAX_BYTES}"
+    )
+    assert not cache.exists()
