@@ -301,6 +301,30 @@ def test_a_poisoned_cache_is_ignored_and_repaired(hostile, healthy, tmp_path):
     assert "If-None-Match" not in manifests[-1].headers
 
 
+@pytest.mark.parametrize("stamp", ["2024-01-01T00:00:00", "yesterday", 5])
+@pytest.mark.parametrize("at", ["shim", "manifest"])
+def test_a_damaged_cache_time_costs_one_fetch(hostile, tmp_path, at, stamp):
+    """A cache stamp that is not a time with its zone (a damaged cache, an edit by
+    hand) is a damaged entry like any other: fetched again and rewritten. A naive time
+    or a word made every later lookup exit 70, the next registries never asked."""
+    from atipkit.registry.config import RemoteRegistry, Settings
+    from atipkit.registry.remote import RemoteRegistries
+
+    settings = Settings(registries=[RemoteRegistry(url=hostile.registry("healthy"))])
+    with RemoteRegistries(settings, cache_dir=tmp_path) as remote:
+        assert remote.lookup(A).tool is not None
+    shim = tmp_path / "shims" / "sha256" / f"{A}.json"
+    [manifest] = (tmp_path / "registries").glob("*.json")
+    damaged, key = (shim, "_cached_at") if at == "shim" else (manifest, "cachedAt")
+    damaged.write_text(json.dumps({**json.loads(damaged.read_text()), key: stamp}))
+    if at == "manifest":
+        shim.unlink()  # so that the registry, and so its manifest, is asked
+    with RemoteRegistries(settings, cache_dir=tmp_path) as remote:
+        found = remote.lookup(A)
+    assert (found.tool is not None, found.cached) == (True, False)
+    assert json.loads(damaged.read_text())[key].endswith("Z")  # rewritten
+
+
 # -- encodings and the other callers of the guarded client (item 7) ---------------------------
 
 COMPRESSED = ["gzip", "deflate", "raw-deflate"]

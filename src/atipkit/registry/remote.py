@@ -290,10 +290,10 @@ class RemoteRegistries:
                 stamps = {}
         except (OSError, ValueError):  # DocumentError is one: damaged, too large, too deep
             stamps = {}
+        cached_at = _parse_time(stamps.get("cachedAt"))
         fresh = False
-        if stamps.get("cachedAt") and not self.refresh:
-            age = utcnow() - _parse_time(stamps["cachedAt"])
-            fresh = age.total_seconds() < self.settings.ttl
+        if cached_at and not self.refresh:
+            fresh = (utcnow() - cached_at).total_seconds() < self.settings.ttl
         if not fresh:
             url = layout.join(registry.url, layout.MANIFEST)
             headers = {}
@@ -426,11 +426,13 @@ class RemoteRegistries:
             return None
         try:
             tool, data = _accept(raw, str(path), f"sha256:{hex_digits}")
-            stamped = _parse_time(str(data["_cached_at"]))
+            stamped = _parse_time(data.get("_cached_at"))
             # a revalidation (304) marks the copy fresh by its mtime, not by rewriting it
             touched = dt.datetime.fromtimestamp(path.stat().st_mtime, dt.UTC)
-        except (Rejected, KeyError, ValueError, OSError, RecursionError):
+        except (Rejected, ValueError, OSError, RecursionError):
             return None  # damaged: a cache costs one fetch
+        if stamped is None:
+            return None  # its time is damaged: the same
         source = str(data.get("_cached_from", ""))
         registry = next((r for r in self.registries if r.url == source), None)
         if registry is None:
@@ -578,8 +580,16 @@ def _url_key(url: str) -> str:
     return hashlib.sha256(url.rstrip("/").encode()).hexdigest()[:24]
 
 
-def _parse_time(text: str) -> dt.datetime:
-    return dt.datetime.fromisoformat(text.replace("Z", "+00:00"))
+def _parse_time(value: object) -> dt.datetime | None:
+    """A cache stamp's time, or None when it is not an ISO time with its zone (a
+    damaged cache, which costs one fetch)."""
+    if not isinstance(value, str):
+        return None
+    try:
+        parsed = dt.datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else None
 
 
 def lookup_shim(hash_: str, *, refresh: bool = False) -> Lookup:
