@@ -34,7 +34,7 @@ DEADLINE = 1.0
 """Each hostile registry's `timeout` here: the deadline of one response, headers
 included. The healthy one keeps the default (10 s): it must answer, however busy the
 machine."""
-SLACK = 1.0
+SLACK = 2.0
 """Time beyond the deadline for the refusal itself and the next request."""
 PEAK_MB = 64
 CAP_MB = 16

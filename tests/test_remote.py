@@ -728,7 +728,7 @@ def test_atip_registry_list_never_shows_a_token(served, tmp_path, monkeypatch):
                     "priority": 1,
                     "auth": {"type": "bearer", "tokenEnvVar": "ORG_TOKEN"},
                 },
-                {"name": "down", "url": closed, "requireSignatures": True},
+                {"name": "down", "url": closed, "requireSignatures": True, "trust": "medium"},
             ]
         },
     )
@@ -737,9 +737,11 @@ def test_atip_registry_list_never_shows_a_token(served, tmp_path, monkeypatch):
     out = envelope_of(listed)
     assert out["error"]["message"].startswith("down does not answer: ")
     data = out["result"]
-    assert [(r["name"], r["auth"], r["requireSignatures"]) for r in data["registries"]] == [
-        ("org", "ORG_TOKEN", False),
-        ("down", None, True),
+    assert [
+        (r["name"], r["auth"], r["requireSignatures"], r["trust"]) for r in data["registries"]
+    ] == [
+        ("org", "ORG_TOKEN", False, "low"),
+        ("down", None, True, "medium"),
     ]
     assert data["registries"][0]["check"]["ok"]
     assert not data["registries"][1]["check"]["ok"]
@@ -747,8 +749,8 @@ def test_atip_registry_list_never_shows_a_token(served, tmp_path, monkeypatch):
     assert human.exit_code == 0
     assert TOKEN not in listed.output + human.output
     assert human.stdout.splitlines() == [
-        f"org  {served.url}  (priority 1, token from $ORG_TOKEN)",
-        f"down  {closed}  (priority 100, signatures required)",
+        f"org  {served.url}  (priority 1, trust low, token from $ORG_TOKEN)",
+        f"down  {closed}  (priority 100, trust medium, signatures required)",
     ]
     assert envelope_of(atip("registry", "list"))["result"]["registries"][0]["name"] == "org"
 
@@ -818,3 +820,31 @@ def test_a_built_registry_served_by_nginx(tmp_path):
         assert unsigned.tool is None
         assert "no signature at" in unsigned.rejected[0].reason
         assert len(server.requests()) == before
+
+
+def test_a_registry_given_in_code_is_trusted_as_its_settings_say(served, tmp_path):
+    """The trust of a shim's registry comes from the registries actually asked (a library
+    caller's `remote`), not from reading registries.json again; the lookup reports it."""
+    binary = legacy_tool(tmp_path)
+    hex_digits = sha256_file(binary).removeprefix("sha256:")
+    put(served.root, hex_digits, shim(hex_digits, "oldtool"))
+    trusted = RemoteRegistry(url=served.url, name="ours", trust="high")
+    remote = RemoteRegistries(settings(trusted), cache_dir=tmp_path / "cache")
+    with remote:
+        found = resolve_tool(str(binary), remote=remote)
+        assert found.evidence.registry_trust == "high"
+        assert remote.lookup(hex_digits).to_dict()["trust"] == "high"  # from the cache too
+
+
+def test_a_damaged_signature_stamp_in_the_cache_costs_one_fetch(served, tmp_path):
+    put(served.root, A, shim(A, "jq"))
+    with client(served, tmp_path) as remote:
+        assert remote.lookup(A).tool is not None
+    path = tmp_path / "cache" / "shims" / "sha256" / f"{A}.json"
+    data = json.loads(path.read_text())
+    data["_verified"] = {"not": "a string"}
+    path.write_text(json.dumps(data))
+    with client(served, tmp_path) as remote:
+        again = remote.lookup(A)
+    assert again.verified is None
+    assert again.tool is not None

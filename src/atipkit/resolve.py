@@ -194,7 +194,7 @@ def evidence_of(
         return Evidence(
             origin="registry",
             registry=url,
-            registry_trust=_registry_trust(url),
+            registry_trust=_trust_rank(origins.get("trust")),
             signer=signer_of(signed) if signed else None,
             path=path,
             hash=hash_,
@@ -211,16 +211,12 @@ def signer_of(verified: str) -> str:
     return who.rsplit(" (", 1)[0] if method == "sigstore" else who
 
 
-def _registry_trust(url: str) -> TrustRank | None:
-    """The trust registries.json gives the registry at `url` (None: unknown there)."""
-    from atipkit.registry.config import RegistryConfigError, load_settings
+def _trust_rank(value: str | None) -> TrustRank | None:
+    """The registry's configured trust as the lookup gave it (`Lookup.trust`): the
+    settings of the registries actually asked, a library caller's `remote` included."""
+    from atipkit.policy import TRUST_ORDER
 
-    try:
-        settings = load_settings()
-    except RegistryConfigError:
-        return None
-    wanted = url.rstrip("/")
-    return next((r.trust for r in settings.registries if r.url.rstrip("/") == wanted), None)
+    return next((rank for rank in TRUST_ORDER if rank == value), None)
 
 
 def _find_shim(
@@ -292,6 +288,8 @@ def find_shim(
                 origins["registry"] = lookup.registry
                 if lookup.verified:
                     origins["signature"] = lookup.verified
+                if lookup.trust:
+                    origins["trust"] = lookup.trust
                 return lookup.tool
     return _first_shim(by_name, hash_, origins)
 

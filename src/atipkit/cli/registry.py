@@ -223,7 +223,7 @@ def _list_text(result: dict[str, Any]) -> str:
         return "no registries configured (registries.json or ATIP_REGISTRIES)\n"
     lines = []
     for row in rows:
-        extras = [f"priority {row['priority']}"]
+        extras = [f"priority {row['priority']}", f"trust {row['trust']}"]
         if row["requireSignatures"]:
             extras.append("signatures required")
         if row["auth"]:
@@ -281,6 +281,7 @@ def _row(settings: Settings, entry: RemoteRegistry) -> dict[str, Any]:
         "name": entry.name,
         "url": entry.url,
         "priority": entry.priority,
+        "trust": entry.trust,
         "requireSignatures": settings.requires_signatures(entry),
         "auth": entry.auth.token_env_var if entry.auth else None,
         "signers": [s.identity for s in entry.signers],

@@ -54,6 +54,7 @@ from atipkit._http import (
 )
 from atipkit.errors import AtipError, DocumentError
 from atipkit.model import Tool
+from atipkit.policy.rules import TrustRank
 from atipkit.registry import layout
 from atipkit.registry.config import RemoteRegistry, Settings, load_settings
 from atipkit.registry.local import timestamp, utcnow
@@ -97,6 +98,8 @@ class Lookup(msgspec.Struct, kw_only=True):
     """No registry could be reached; the cached copy is older than the TTL."""
     verified: str | None = None
     """Which signature was checked, when one was required."""
+    trust: TrustRank | None = None
+    """The trust the configuration gives the registry the shim came from."""
     attempts: list[Attempt] = []
 
     @property
@@ -115,6 +118,7 @@ class Lookup(msgspec.Struct, kw_only=True):
             "revalidated": self.revalidated,
             "stale": self.stale,
             "verified": self.verified,
+            "trust": self.trust,
             "attempts": [msgspec.to_builtins(a) for a in self.attempts],
         }
 
@@ -265,12 +269,13 @@ class RemoteRegistries:
         self._write_cache(hex_digits, data, registry.url, response, verified)
         result.attempts.append(Attempt(label, url, "found"))
         result.tool, result.registry, result.url = tool, registry.url, url
-        result.verified = verified
+        result.verified, result.trust = verified, registry.trust
         return True
 
     def _serve(self, result: Lookup, cached: _Cached, reason: str = "") -> Lookup:
         result.tool, result.registry, result.cached = cached.tool, cached.source, True
         result.verified = cached.verified
+        result.trust = next((r.trust for r in self.registries if r.url == cached.source), None)
         if reason:
             result.attempts.append(Attempt("cache", cached.source, "found", reason))
         return result
@@ -445,7 +450,7 @@ class RemoteRegistries:
             source=source,
             etag=entity_tag(data.get("_etag")),  # a bad one stored earlier is dropped
             last_modified=http_date(data.get("_last_modified")),
-            verified=data.get("_verified"),
+            verified=verified if isinstance(verified := data.get("_verified"), str) else None,
         )
 
     def _write_cache(
