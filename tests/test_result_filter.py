@@ -99,6 +99,39 @@ def test_lookalikes_are_left_alone():
     assert altered == []
 
 
+def test_secrets_printed_in_a_json_string_are_redacted_too():
+    """Commands print JSON (`kubectl -o json`, `docker inspect`), and an MCP tool's
+    structured result is read as JSON: in a string, a line break is the escape `\\n`,
+    which ends a word as the character does, and the closing quote ends a line. A token
+    at the start of such a line, and the last `KEY: value` line of a YAML file in a
+    string, went through."""
+    token = "ghp_" + "a1B2c3" * 6
+    for text, secret in (
+        (f"token:\n{token}", token),
+        (f"x\t{token}", token),
+        ("db:\n  user: bob\n  API_KEY: 7NwptyGNeVnQwHeK", "7NwptyGNeVnQwHeK"),
+    ):
+        assert secret not in filtered(printed(text)), text
+    nested = {"az", "terraform", "escaped-json"}  # JSON already: in a string, twice escaped
+    missed = [
+        (r["kind"], r["where"])
+        for r in SECRETS
+        if r["where"] not in nested and printed(r["secret"])[12:-2] in filtered(printed(r["text"]))
+    ]
+    assert missed == []
+    altered = [r["what"] for r in LOOKALIKES if filtered(printed(r["text"])) != printed(r["text"])]
+    assert altered == []
+
+
+def printed(text: str) -> str:
+    """`text` as a command printing JSON would print it."""
+    return json.dumps({"stdout": text}, ensure_ascii=False)
+
+
+def filtered(text: str) -> str:
+    return ResultFilter(max_chars=None)(text)
+
+
 def test_the_count_is_of_secrets_and_overlapping_finds_are_one():
     text = "\n".join(r["text"] for r in SECRETS[:40])
     out = ResultFilter(max_chars=None).apply(text)

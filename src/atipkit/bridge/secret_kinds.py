@@ -49,11 +49,18 @@ class Rule(NamedTuple):
 _W = "A-Za-z0-9_"
 
 
+def _begins(left: str, head: str = "") -> str:
+    """Here (after `head`, fixed-width) a word begins: `head` follows none of `left`'s
+    characters, or follows a line break or tab written as an escape (`\\n`), as JSON
+    writes them: commands print JSON, and an MCP tool's structured result is read as it."""
+    return f"(?<![{left}]{head}(?<!\\\\[nrt]{head}))"
+
+
 def _token(head: str, body: str, *, left: str = _W, right: str | None = None) -> str:
     """A token that begins a word with `head` (a fixed-width pattern, a literal first) and
     goes on with `body`; `right`: characters that may not follow it (for fixed lengths)."""
     end = f"(?![{right}])" if right else ""
-    return f"(?P<secret>{head}(?<![{left}]{head}){body}){end}"
+    return f"(?P<secret>{head}{_begins(left, head)}{body}){end}"
 
 
 # -- what stands in a secret's place without being one (decision 215) -------------------
@@ -151,7 +158,7 @@ def _value(minimum: int, *, colon: bool) -> str:
         start = rf"(?<=[ \t])[^{_STOP}:{{\[(]"
         bare = (
             rf"{start}(?:[^{_STOP}:]|:(?![\s:])){{{minimum - 1},511}}+"
-            r"(?=[ \t]{0,64}(?:[\r\n#,}\\]|$))"
+            r"(?=[ \t]{0,64}(?:[\r\n#,}\\\"]|$))"
         )
     else:
         start = rf"(?<![\\\"'])[^{_STOP}{{\[(]"
@@ -210,7 +217,8 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "private-key",
-        r"Private-Lines: [0-9]{1,4}\r?\n(?P<secret>(?:[A-Za-z0-9+/=]{1,128}\r?\n){1,256})",
+        r"Private-Lines: [0-9]{1,4}(?:\r?\n|(?:\\r)?\\n)"
+        r"(?P<secret>(?:[A-Za-z0-9+/=]{1,128}(?:\r?\n|(?:\\r)?\\n)){1,256})",
     ),
     *(  # base64 of a PEM key in a Kubernetes secret or a kubeconfig
         Rule(
@@ -282,7 +290,7 @@ RULES: tuple[Rule, ...] = (
     Rule("shopify-token", _token("shp", "(?:at|ca|pa|ss)_[a-fA-F0-9]{32}", right=_W)),
     Rule(
         "mailchimp-key",
-        r"(?<![A-Za-z0-9_])(?P<secret>[0-9a-f]{32}-us[0-9]{1,2})(?![A-Za-z0-9_])",
+        _begins(_W) + r"(?P<secret>[0-9a-f]{32}-us[0-9]{1,2})(?![A-Za-z0-9_])",
         gate=("-us",),
     ),
     Rule("databricks-token", _token("dapi", "[a-f0-9]{32}(?:-[0-9])?", right=_W)),
@@ -340,7 +348,7 @@ RULES: tuple[Rule, ...] = (
     Rule("vault-token", _token(r"hv[sb]\.", "[A-Za-z0-9_-]{90,300}")),
     Rule(
         "terraform-token",
-        r"(?<![A-Za-z0-9])(?P<secret>[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70})",
+        _begins("A-Za-z0-9") + r"(?P<secret>[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{60,70})",
         gate=(".atlasv1.",),
     ),
     Rule("cloudflare-origin-key", _token(r"v1\.0-", "[a-f0-9]{24}-[a-f0-9]{146}", right=_W)),
@@ -350,7 +358,8 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(
         "azure-ad-client-secret",
-        r"(?<![A-Za-z0-9_~.-])(?P<secret>[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34})(?![A-Za-z0-9_~.-])",
+        _begins("A-Za-z0-9_~.-")
+        + r"(?P<secret>[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34})(?![A-Za-z0-9_~.-])",
         gate=("Q~",),
     ),
     # -- secrets named by their place in a config, a connection string, a URL -------------
@@ -464,7 +473,7 @@ RULES: tuple[Rule, ...] = (
     ),
     Rule(  # the whole header, `name=value; Path=/; HttpOnly` and all
         "cookie",
-        r"cookie(?<![a-z0-9_]cookie)\\?[\"']?[ \t]{0,8}:[ \t]{0,8}\\?[\"']?"
+        r"cookie" + _begins("a-z0-9_", "cookie") + r"\\?[\"']?[ \t]{0,8}:[ \t]{0,8}\\?[\"']?"
         r"(?P<secret>[a-z0-9_.%!#$*+^|~-]{1,128}=[^\r\n\"]{0,4096})",
         fold=True,
     ),
