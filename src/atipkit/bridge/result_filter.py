@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterator
 from typing import Any
 
 import msgspec
 
-from atipkit.bridge.secret_kinds import redact
+from atipkit.bridge.secret_kinds import redact, redact_lines
 
 _ANSI = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor movement
@@ -50,11 +51,18 @@ class ResultFilter:
 
     def structure(self, value: Any) -> Any:
         """A tool's structured result (an MCP tool's `structuredContent`) with its secrets
-        redacted. It is filtered as the JSON text a model reads, so a rule that needs
-        its key (`"token": "..."`) sees it; should a redaction ever leave that text
-        unparseable, the filtered text itself is returned."""
+        redacted. Each string in it is filtered as the text it is, the strings read as the
+        lines of one output: in the JSON text, a command's output in `{"stdout": …}` is
+        escaped, and JSON or a key file in it reads as neither. Then the whole is filtered
+        as the JSON text a model reads, so that a rule that needs a key (`"token": "…"`)
+        sees it; should that leave the text unparseable, the filtered text is returned."""
         if value is None or not self.redact:
             return value
+        strings: list[str] = []
+        _strings(value, strings)
+        redacted = redact_lines(strings)
+        if redacted is not strings:
+            value = _with_strings(value, iter(redacted))
         text = json.dumps(value, ensure_ascii=False)
         cleaned, count = redact(text)
         if not count:
@@ -63,6 +71,36 @@ class ResultFilter:
             return json.loads(cleaned)
         except ValueError:
             return cleaned
+
+
+def _strings(value: Any, into: list[str]) -> None:
+    """The strings of a JSON value, keys too, in order, appended to `into`."""
+    if isinstance(value, str):
+        into.append(value)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            if isinstance(key, str):
+                into.append(key)
+            _strings(item, into)
+    elif isinstance(value, list | tuple):
+        for item in value:
+            _strings(item, into)
+
+
+def _with_strings(value: Any, strings: Iterator[str]) -> Any:
+    """`value` with its strings, in `_strings`' order, taken from `strings`."""
+    if isinstance(value, str):
+        return next(strings)
+    if isinstance(value, dict):
+        out = {}
+        for key, item in value.items():
+            if isinstance(key, str):
+                key = next(strings)
+            out[key] = _with_strings(item, strings)
+        return out
+    if isinstance(value, list | tuple):
+        return [_with_strings(item, strings) for item in value]
+    return value
 
 
 def _clean_terminal(text: str) -> str:

@@ -27,6 +27,7 @@ corpus that holds it is tests/fixtures/secrets/.
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 import operator
@@ -539,15 +540,64 @@ def find(text: str) -> list[tuple[int, int, str]]:
 def redact(text: str) -> tuple[str, int]:
     """`text` with each secret replaced by `[REDACTED:kind]`, and how many there were."""
     starts, ends, kinds = _find(text)
+    return _replaced(text, starts, ends, kinds), len(starts)
+
+
+def redact_lines(texts: list[str]) -> list[str]:
+    """`texts` redacted as the lines of one output (a JSON value's strings), in one pass
+    however many there are: a secret that runs on past a line's end (a key block given as
+    a list of lines) is redacted in each line it covers. `texts` itself if none holds any."""
+    joined = "\n".join(texts)
+    starts, ends, kinds = _find(joined)
     if not starts:
-        return text, 0
+        return texts
+    # where each line begins in `joined`; then the secrets cut at the ends of lines
+    offsets = list(itertools.accumulate(map((1).__add__, map(len, texts)), initial=0))
+    line_ends = map(
+        offsets.__getitem__, map(bisect.bisect_right, itertools.repeat(offsets), starts)
+    )
+    if any(map(operator.ge, ends, line_ends)):
+        starts, ends, kinds = _cut(starts, ends, kinds, offsets)
+    # where each line begins once redacted: the first k secrets changed the length by
+    # change[k], each by its marker's length less its own
+    grown = map(
+        operator.sub, map(len, map(_MARKERS.__getitem__, kinds)), map(operator.sub, ends, starts)
+    )
+    change = list(itertools.accumulate(grown, initial=0))
+    before = map(bisect.bisect_left, itertools.repeat(starts), offsets)
+    begins = list(map(operator.add, offsets, map(change.__getitem__, before)))
+    redacted = _replaced(joined, starts, ends, kinds)
+    return list(map(redacted.__getitem__, map(slice, begins, map((-1).__add__, begins[1:]))))
+
+
+def _cut(
+    starts: list[int], ends: list[int], kinds: list[str], offsets: list[int]
+) -> tuple[list[int], list[int], list[str]]:
+    """The secrets cut where a line ends (its `\\n` left out), a piece in each line."""
+    pieces: tuple[list[int], list[int], list[str]] = ([], [], [])
+    for start, end, kind in zip(starts, ends, kinds, strict=True):
+        line = bisect.bisect_right(offsets, start)  # the next line's
+        while start < end:
+            stop = min(end, offsets[line] - 1)
+            if start < stop:
+                pieces[0].append(start)
+                pieces[1].append(stop)
+                pieces[2].append(kind)
+            start = offsets[line]
+            line += 1
+    return pieces
+
+
+def _replaced(text: str, starts: list[int], ends: list[int], kinds: list[str]) -> str:
+    if not starts:
+        return text
     parts: list[str] = [""] * (2 * len(starts) + 1)
     parts[0::2] = map(text.__getitem__, map(slice, [0, *ends], [*starts, len(text)]))
     if len(set(kinds)) == 1:
         parts[1::2] = [_MARKERS[kinds[0]]] * len(starts)
     else:
         parts[1::2] = map(_MARKERS.__getitem__, kinds)
-    return "".join(parts), len(starts)
+    return "".join(parts)
 
 
 _MARKERS = {kind: f"[REDACTED:{kind}]" for kind in {rule.kind for rule in RULES}}
