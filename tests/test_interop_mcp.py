@@ -8,6 +8,7 @@ the pure `describe` directly.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 import os
 import re
@@ -47,6 +48,7 @@ from tests.servers import free_port, stop, wait_for_port
 
 SERVER = Path(server.__file__)
 NAMES = [t["name"] for t in server.TOOLS]
+S3CRET_SHA256 = hashlib.sha256(b"s3cret").hexdigest()  # what the echo tool says it was sent
 MCP_NAME = re.compile(r"^[A-Za-z0-9_.-]{1,128}$")
 LABEL = {  # label_notes' Label, its $refs inlined
     "type": "object",
@@ -536,14 +538,16 @@ def test_atip_run_calls_an_imported_tool_under_the_policy(imported_file, tmp_pat
     ran = run_call(document, "echo", args, "--policy", str(policy), "--audit", str(audit))
     assert ran.exit_code == 0, ran.output
     report = envelope_of(ran)["result"]
-    # the token reached the server (unset, it would be `${NOTES_SECRET}`, a placeholder the
-    # filter keeps) and, being a secret, not the model
+    # the token reached the server (its digest says which) and, being a secret, not the
+    # model: neither in the text nor in the structured result
     assert json.loads(report["text"]) == {
         "tool": "echo",
         "arguments": args,
         "token": "[REDACTED:token]",
+        "sha256": S3CRET_SHA256,
     }
-    assert report["structuredContent"]["token"] == "[REDACTED:token]"  # nor there
+    assert report["structuredContent"]["token"] == "[REDACTED:token]"
+    assert report["structuredContent"]["sha256"] == S3CRET_SHA256
     assert (report["decision"], report["isError"], report["exitCode"]) == ("allow", False, 0)
     page = {"url": "https://example.com"}
     denied = run_call(document, "fetch_page", page, "--policy", str(policy), "--audit", str(audit))
@@ -685,6 +689,7 @@ def test_http_import_and_calls_send_the_named_header(http_url, imported, tmp_pat
     echo, created = executor.execute_all(parse_tool_calls("openai", response, compiled))
     said = json.loads(echo.text)
     assert said["token"] == "[REDACTED:token]"  # sent with the header; not shown to the model
+    assert said["sha256"] == S3CRET_SHA256
     assert said["arguments"] == {"text": "x"}
     assert echo.invocation.argv == [http_url]
     assert created.structured_content == {"id": "n3", "title": "h"}

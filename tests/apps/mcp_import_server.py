@@ -18,6 +18,7 @@ once. (Names a command key cannot hold and two tools of one name are fed to the 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import sys
@@ -249,6 +250,8 @@ def build(mode: str, page_size: int) -> Server:
         token = request.headers.get("x-notes-token") if request is not None else None
         if token or os.environ.get("NOTES_TOKEN"):
             said["token"] = token or os.environ["NOTES_TOKEN"]
+            # which token came, told where no filter hides it (a digest is no secret)
+            said["sha256"] = hashlib.sha256(said["token"].encode()).hexdigest()
         text = json.dumps(said, sort_keys=True)
         return types.CallToolResult(content=[types.TextContent(text=text)], structured_content=said)
 
