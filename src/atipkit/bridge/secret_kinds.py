@@ -627,12 +627,15 @@ def _find(text: str) -> tuple[list[int], list[int], list[str]]:
         rank, spans = found[0]
         flat = list(itertools.chain.from_iterable(spans))
         return flat[0::2], flat[1::2], [rules[rank].kind] * len(spans)
-    ranked = sorted(
-        itertools.chain.from_iterable(
-            map(tuple.__add__, spans, itertools.repeat((rank,))) for rank, spans in found
-        )
-    )
-    starts, ends, ranks = (list(column) for column in zip(*ranked, strict=True))
+    # every row's finds in columns, ordered by where they start: sorting their positions
+    # (each row's are in order already) makes no tuple of a find, which dense output pays
+    # for in time and in the collector's passes over them
+    chain = itertools.chain.from_iterable
+    starts = list(chain(map(operator.itemgetter(0), spans) for _rank, spans in found))
+    ends = list(chain(map(operator.itemgetter(1), spans) for _rank, spans in found))
+    ranks = list(chain(itertools.repeat(rank, len(spans)) for rank, spans in found))
+    order = sorted(range(len(starts)), key=starts.__getitem__)
+    starts, ends, ranks = (list(map(column.__getitem__, order)) for column in (starts, ends, ranks))
     if any(map(operator.lt, starts[1:], ends)):  # overlaps: one secret, the earliest row's
         starts, ends, ranks = _merge(starts, ends, ranks)
     return starts, ends, [rules[r].kind for r in ranks]
