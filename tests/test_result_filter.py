@@ -132,6 +132,17 @@ def filtered(text: str) -> str:
     return ResultFilter(max_chars=None)(text)
 
 
+def test_a_structured_result_is_cleaned_and_bounded_as_text_is():
+    """Terminal escapes go from its strings (a colour code inside a token hid it from
+    the rules), and one larger than `max_chars` is left out rather than sent whole."""
+    token = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    coloured = {"out": f"\x1b[31m{token[:10]}\x1b[0m{token[10:]}\x07"}
+    assert ResultFilter().structure(coloured) == {"out": "[REDACTED:github-token]"}
+    big = {"rows": ["x" * 100] * 1000}
+    assert ResultFilter(max_chars=50_000).structure(big) is None
+    assert ResultFilter(max_chars=None).structure(big) == big
+
+
 def test_a_structured_result_is_filtered_string_by_string_and_as_json():
     """An MCP tool's structuredContent: each string is read as the text it is (a command's
     output in `{"stdout": …}`, with JSON, a key file or a `.netrc` in it), then the whole

@@ -50,27 +50,36 @@ class ResultFilter:
         return Filtered(text, count, cut)
 
     def structure(self, value: Any) -> Any:
-        """A tool's structured result (an MCP tool's `structuredContent`) with its secrets
-        redacted. Each string in it is filtered as the text it is, the strings read as the
-        lines of one output: in the JSON text, a command's output in `{"stdout": …}` is
-        escaped, and JSON or a key file in it reads as neither. Then the whole is filtered
-        as the JSON text a model reads, so that a rule that needs a key (`"token": "…"`)
-        sees it; should that leave the text unparseable, the filtered text is returned."""
-        if value is None or not self.redact:
+        """A tool's structured result (an MCP tool's `structuredContent`) as `apply`
+        treats text: each string in it cleaned of terminal escapes and filtered as the
+        text it is, the strings read as the lines of one output (in the JSON text, a
+        command's output in `{"stdout": …}` is escaped, and JSON or a key file in it
+        reads as neither); then the whole filtered as the JSON text a model reads, so
+        that a rule that needs a key (`"token": "…"`) sees it (should that leave the
+        text unparseable, the filtered text is returned). A structure whose JSON text is
+        longer than `max_chars` is left out (None): it cannot be cut and stay a value,
+        and the text beside it, cut, says what it said."""
+        if value is None:
             return value
         strings: list[str] = []
         _strings(value, strings)
-        redacted = redact_lines(strings)
-        if redacted is not strings:
-            value = _with_strings(value, iter(redacted))
+        cleaned = [_clean_terminal(text) for text in strings]
+        if self.redact:
+            cleaned = redact_lines(cleaned)
+        if cleaned != strings:
+            value = _with_strings(value, iter(cleaned))
         text = json.dumps(value, ensure_ascii=False)
-        cleaned, count = redact(text)
+        if self.max_chars is not None and len(text) > self.max_chars:
+            return None
+        if not self.redact:
+            return value
+        redacted, count = redact(text)
         if not count:
             return value
         try:
-            return json.loads(cleaned)
+            return json.loads(redacted)
         except ValueError:
-            return cleaned
+            return redacted
 
 
 def _strings(value: Any, into: list[str]) -> None:
