@@ -171,6 +171,7 @@ def test_a_billable_budget_holds_for_calls_decided_at_once(notes, monkeypatch):
     """Two calls decided side by side cannot both spend a budget of one: the budget is
     reserved when a call is allowed, not when it starts (the barrier holds each allowed
     call until the other has been decided, the widest window there is)."""
+    import contextlib
     import threading
 
     from atipkit.execute import executor as module
@@ -180,10 +181,9 @@ def test_a_billable_budget_holds_for_calls_decided_at_once(notes, monkeypatch):
     real = module.build_argv
 
     def held(*args, **kwargs):
-        try:
+        # the other call was not allowed: nothing to wait for
+        with contextlib.suppress(threading.BrokenBarrierError):
             barrier.wait()
-        except threading.BrokenBarrierError:
-            pass  # the other call was not allowed: nothing to wait for
         return real(*args, **kwargs)
 
     monkeypatch.setattr(module, "build_argv", held)
