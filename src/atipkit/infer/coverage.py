@@ -51,13 +51,18 @@ from atipkit.trust.digest import sha256_file
 
 if TYPE_CHECKING:  # the readers of help and pages are imported where used: a plain
     # `atip scan` (which imports this module) reads neither
-    from atipkit.infer.helptext import ParsedHelp
     from atipkit.infer.manpage import ManPage, ManPages
 
 TOOL_BUDGET = 5.0
-"""Seconds for inferring one tool from its help (its subcommands' help included). A tool
-is asked only while this much of the overall budget is left, so a shim is never made from
-help cut short by the overall deadline: it would be kept, and never inferred again."""
+"""Seconds for inferring one tool (its subcommands included) before it turns out to have
+subcommands. A tool is asked only while this much of the overall budget is left, so a
+shim is never made from help cut short by the overall deadline: it would be kept, and
+never inferred again."""
+PER_COMMAND = 0.5
+"""Seconds more for each subcommand a tool turns out to have: a big tree (git's 160
+commands) is read whole, where a fixed budget cut it short under load."""
+TOOL_MOST = 120.0
+"""The most seconds one tool is given, whatever its tree."""
 TOOL_DEPTH = 2
 """Subcommands are read one level deep, as `atip gen` does by default."""
 MIN_START = 0.5
@@ -127,22 +132,6 @@ class InferenceReport(msgspec.Struct, kw_only=True):
     budget: float = 0.0
     """The seconds `scan` was given for the whole run, probe pass included (set by it)."""
     seconds: float = 0.0
-
-
-def enough(page: ParsedHelp) -> bool:
-    """Whether a man page alone describes a command well enough that the tool need not be
-    asked: it says what the command is (the NAME line) and what it takes (an option or a
-    subcommand), and if its synopsis has a place for a subcommand, it lists them. A page
-    without options is often a stub ("see --help") or that of a command that takes none;
-    a page of a command with subcommands seldom lists them in a form that can be read
-    (git's, apt-get's), where the help does. Either way, asking costs a sandboxed run and
-    may find more. (Programs that run a command — `env`, `timeout`, `xargs` — have such
-    a place too: they are asked, to no harm.)"""
-    from atipkit.infer.manpage import COMMAND_SLOT
-
-    if not page.description or not (page.options or page.commands):
-        return False
-    return bool(page.commands) or COMMAND_SLOT.search(page.usage) is None
 
 
 def cover(
@@ -245,14 +234,75 @@ def has_shim(registry: LocalRegistry, hash_: str) -> bool:
 def infer_shim(executable: str, name: str, hash_: str) -> Tool:
     """One tool's inferred shim, made as `atip scan --infer` makes it, so that a binary
     is described alike whichever command inferred it first (`resolve_tool` with
-    `allow_inferred`, for `atip show --infer`): from its man page alone when that is
-    `enough` or the command is denied, else from its help in the sandbox with the page
+    `allow_inferred`, for `atip show --infer`): from its man pages alone when they are
+    `enough` or the command is denied, else from its help in the sandbox with the pages
     merged in (a denied command without a page: a bare shim claiming destruction)."""
-    from atipkit.infer.manpage import RENDER_TIMEOUT, ManPages
+    from atipkit.infer.manpage import ManPages
 
-    page = _read_page(ManPages(), name, executable, RENDER_TIMEOUT)
     denied = name in (deny := configured()) or deny.denies(executable)
-    return _from_page(name, hash_, page, denied) or _from_help(executable, name, hash_, page)
+    attempt = _Attempt(ManPages.load(), executable, name, hash_, None)
+    return attempt.from_pages(denied) or attempt.from_help()  # a denied one is never run
+
+
+class _Attempt:
+    """One tool's inference, as the scan and `atip show --infer` make it: its page, the
+    pages of its subcommands, and a clock of `TOOL_BUDGET` seconds that grows with the
+    tool's subcommands (`PER_COMMAND` each, `TOOL_MOST` in all) and never runs past
+    `limit` (the sweep's deadline, if any)."""
+
+    def __init__(
+        self, pages: ManPages, path: str, name: str, hash_: str, limit: float | None
+    ) -> None:
+        from atipkit.infer.generate import Budget, subpages_of
+        from atipkit.infer.manpage import RENDER_TIMEOUT
+
+        self.path, self.name, self.hash = path, name, hash_
+        self.clock = Budget(TOOL_BUDGET, per_command=PER_COMMAND, most=TOOL_MOST, limit=limit)
+        self.page = _read_page(pages, name, path, max(1.0, min(RENDER_TIMEOUT, self.clock.left)))
+        self.subpages = subpages_of(name, pages, self.clock)
+
+    def from_pages(self, denied: bool) -> Tool | None:
+        """The shim from pages alone when they are enough — the tool's page is (`enough`),
+        or it says what the tool is and the pages of its subcommands list them — or the
+        command is denied (then its pages are all there may be); None otherwise."""
+        from atipkit.infer.generate import enough, has_subcommands, shim_from_page
+
+        page = self.page
+        if page is None:
+            return None
+        whole = denied or enough(page.help)
+        if not whole and not (page.help.description and has_subcommands(page.help)):
+            return None
+        if not whole and self.subpages is None:
+            return None
+        tool = shim_from_page(
+            self.name,
+            self.hash,
+            page.help,
+            version=page.version,
+            denied=denied,
+            depth=TOOL_DEPTH,
+            budget=self.clock,
+            subpages=self.subpages,
+        )
+        return tool if whole or "" not in tool.commands else None
+
+    def from_help(self) -> Tool:
+        """The shim from the tool's help, flags only (never the word `help`), its pages
+        merged in."""
+        from atipkit.infer.generate import generate_shim
+
+        return generate_shim(
+            self.path,
+            name=self.name,
+            depth=TOOL_DEPTH,
+            budget=self.clock,
+            man=False,
+            page=self.page.help if self.page else None,
+            help_word=False,
+            binary_hash=self.hash,
+            subpages=self.subpages,
+        )
 
 
 def _read_page(pages: ManPages, name: str, path: str, timeout: float) -> ManPage | None:
@@ -260,32 +310,6 @@ def _read_page(pages: ManPages, name: str, path: str, timeout: float) -> ManPage
 
     found = pages.find(name, os.path.basename(path))
     return read_man_file(found, name, timeout=timeout) if found else None
-
-
-def _from_page(name: str, hash_: str, page: ManPage | None, denied: bool) -> Tool | None:
-    """The shim from the page alone when it is `enough` or the command is denied (then
-    the page is all there may be); None otherwise."""
-    from atipkit.infer.generate import shim_from_page
-
-    if page is None or not (denied or enough(page.help)):
-        return None
-    return shim_from_page(name, hash_, page.help, version=page.version, denied=denied)
-
-
-def _from_help(path: str, name: str, hash_: str, page: ManPage | None) -> Tool:
-    """The shim from the tool's help, flags only (never the word `help`), the page merged."""
-    from atipkit.infer.generate import generate_shim
-
-    return generate_shim(
-        path,
-        name=name,
-        depth=TOOL_DEPTH,
-        budget=TOOL_BUDGET,
-        man=False,
-        page=page.help if page else None,
-        help_word=False,
-        binary_hash=hash_,
-    )
 
 
 class _Runner:
@@ -304,7 +328,7 @@ class _Runner:
             if self._pages is None:
                 from atipkit.infer.manpage import ManPages
 
-                self._pages = ManPages()
+                self._pages = ManPages.load()
             return self._pages
 
     def infer(self, target: Target) -> Outcome:
@@ -336,18 +360,19 @@ class _Runner:
         refused = None if replaceable else _not_ours(self.registry.shim_path(hash_))
         if refused:
             return Outcome(kind="failed", hash=hash_, error=refused)
-        from atipkit.infer.manpage import RENDER_TIMEOUT
-
-        left = self.deadline - time.monotonic()
-        page = _read_page(self.pages, target.name, target.path, min(RENDER_TIMEOUT, max(left, 1.0)))
-        if target.denied and page is None:
+        attempt = _Attempt(self.pages, target.path, target.name, hash_, self.deadline)
+        if target.denied and attempt.page is None:
             return Outcome(kind="skipped", hash=hash_, **kept)
-        tool = _from_page(target.name, hash_, page, target.denied)
+        tool = attempt.from_pages(target.denied)
         kind: OutcomeKind = "man-page"
         if tool is None:
             if self.deadline - time.monotonic() < TOOL_BUDGET:
                 return Outcome(kind="left", hash=hash_, **kept)
-            tool, kind = _from_help(target.path, target.name, hash_, page), "help"
+            tool, kind = attempt.from_help(), "help"
+        if attempt.clock.short and attempt.clock.capped:
+            # cut short by the sweep's deadline, not by its own budget: kept, it would
+            # never be inferred again (decision 161); the next run does it whole
+            return Outcome(kind="left", hash=hash_, **kept)
         return self._store(tool, kind)
 
     def _store(self, tool: Tool, kind: OutcomeKind) -> Outcome:

@@ -2,11 +2,13 @@
 
 Every run goes through the sandbox of the probe. The help forms `--help`, `-h`, `help`
 and — when the text points to it — `--help all` are tried and the richest kept;
-subcommands are read from `TOOL SUB --help` (or `TOOL help SUB`) down to a depth and within
-a time budget; the man page, when one is installed, adds the options a short `--help`
-leaves out. The result is a schema-valid shim marked `trust.source: "inferred"` with a
-`_generation` record of how it was made. `shim_from_page` makes one from a man page
-alone, running nothing (`atip scan --infer`).
+subcommands are read down to a depth and within a time budget: from their own man page
+when it is enough (`git-commit(1)`, `ip-address(8)`: `atipkit.infer.subpages`), else from
+`TOOL SUB --help` (or `TOOL help SUB`) with the page merged in; the tool's man page, when
+one is installed, adds the options a short `--help` leaves out. The result is a
+schema-valid shim marked `trust.source: "inferred"` with a `_generation` record of how it
+was made. `shim_from_page` makes one from man pages alone, running nothing (`atip scan
+--infer`, and any command on the deny list).
 """
 
 from __future__ import annotations
@@ -17,9 +19,12 @@ import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+import msgspec
+
 from atipkit.deny import configured
 from atipkit.infer.effects import guess_effects
 from atipkit.infer.helptext import (
+    ParsedCommand,
     ParsedHelp,
     argument_type,
     arguments_from,
@@ -28,7 +33,15 @@ from atipkit.infer.helptext import (
     option_type,
     parse_help,
 )
-from atipkit.infer.manpage import RENDER_TIMEOUT, ManPages, merge, read_man_file
+from atipkit.infer.manpage import (
+    COMMAND_SLOT,
+    RENDER_TIMEOUT,
+    ManPage,
+    ManPages,
+    merge,
+    read_man_file,
+)
+from atipkit.infer.subpages import SubPages, synopsis_commands, usage_forms
 from atipkit.model import (
     UNSET,
     Argument,
@@ -51,23 +64,60 @@ _VERSION = re.compile(r"\b[vV]?(\d+(?:\.\d+)+[\w.+~-]*)")
 
 class Budget:
     """Wall-clock seconds for the whole generation; subcommands past it are listed, not
-    read."""
+    read. With `per_command`, the budget grows by that much for each subcommand a tool
+    turns out to have (`grow`), up to `most` seconds in all and never past `limit` (a
+    `time.monotonic` deadline: a sweep's own). `short` says whether a subcommand was left
+    unread for want of time."""
 
     RESERVE = 0.4  # for what follows the last run: hashing, building, validating
 
-    def __init__(self, seconds: float) -> None:
-        self.deadline = time.monotonic() + seconds - self.RESERVE
+    def __init__(
+        self,
+        seconds: float,
+        *,
+        per_command: float = 0.0,
+        most: float | None = None,
+        limit: float | None = None,
+    ) -> None:
+        self.start = time.monotonic()
+        self.deadline = self.start + seconds - self.RESERVE
+        self.per_command = per_command
+        self.most = self.start + (most if most is not None else seconds) - self.RESERVE
+        self.limit = limit
+        if limit is not None:
+            self.deadline = min(self.deadline, limit - self.RESERVE)
+        self.short = False
 
     @property
     def left(self) -> float:
         return self.deadline - time.monotonic()
+
+    @property
+    def capped(self) -> bool:
+        """Whether the deadline is `limit`'s: the sweep's, not this budget's own."""
+        return self.limit is not None and self.deadline >= self.limit - self.RESERVE
+
+    def more(self) -> bool:
+        """Whether there is time to read one more thing; noted when there is not."""
+        if self.left > 0:
+            return True
+        self.short = True
+        return False
+
+    def grow(self, commands: int) -> None:
+        """Room for `commands` more subcommands."""
+        if self.per_command <= 0 or commands <= 0:
+            return
+        ceiling = self.most if self.limit is None else min(self.most, self.limit - self.RESERVE)
+        grown = self.deadline + commands * self.per_command
+        self.deadline = min(grown, max(ceiling, self.deadline))
 
 
 def generate_shim(
     executable: str,
     *,
     depth: int = 2,
-    budget: float = 10.0,
+    budget: float | Budget = 10.0,
     man: bool = True,
     name: str | None = None,
     man_file: str | None = None,
@@ -75,29 +125,37 @@ def generate_shim(
     page: ParsedHelp | None = None,
     help_word: bool = True,
     binary_hash: str | None = None,
+    subpages: SubPages | None = None,
 ) -> Tool:
     """An inferred shim for `executable` (a path or a name on PATH).
 
     `man_file` is a man page to read instead of the one installed for `name` (the
     crawler reads the page shipped in the package it crawled, not the machine's, which
-    may describe another version). `page` is a man page already read (`atip scan
-    --infer` renders the page files itself): it is merged as a page read here would be,
-    and no page is read. A page is read as `atip scan --infer` reads one (`_man_page`).
+    may describe another version; then no subcommand page of the machine's is read
+    either). `page` is a man page already read (`atip scan --infer` renders the page
+    files itself): it is merged as a page read here would be, and no page is read. A page
+    is read as `atip scan --infer` reads one (`_man_page`). `subpages` are the pages of the
+    tool's subcommands (default, with `man`: those of the machine's index of pages).
     `env` is added to the environment of the tool's own runs only, never to groff's: a
     crawled package's `LD_LIBRARY_PATH` must not reach programs that merely read its
     files. Without `help_word`, the tool is asked with flags only
     (`--help`, `-h`, `--version`), never with the word `help`, which many programs take
     for an operand (`hostname help` renames the machine, `npx help` fetches a package
     and runs it): what an unattended sweep over a whole PATH does. `binary_hash` is the
-    binary's digest when the caller has it already (else the binary is hashed here)."""
-    clock = Budget(budget)
+    binary's digest when the caller has it already (else the binary is hashed here).
+    `budget` is seconds, or a `Budget` (one that grows with the tree, for a sweep)."""
+    clock = budget if isinstance(budget, Budget) else Budget(budget)
     real = os.path.realpath(executable) if os.sep in executable else _which(executable)
     name = name or os.path.basename(executable)
     hash_ = binary_hash or sha256_file(real)
+    if subpages is None and man and man_file is None:
+        subpages = subpages_of(name, ManPages.load(), clock)
     if name in (deny := configured()) or deny.denies(real):
-        return _denied_shim(name, hash_, clock, man, man_file, page)
+        if page is None and man:
+            page = _man_page(name, man_file, clock)
+        return _denied_shim(name, hash_, page, depth, clock, subpages)
     sources: list[str] = []
-    root, form = _best_help(real, [], clock, env, help_word)
+    root, form, _ = _best_help(real, [], clock, env, help_word)
     if form:
         sources.append(form)
     if page is None and man and clock.left > 0:
@@ -105,43 +163,90 @@ def generate_shim(
     method = "help-parsing"
     if page is not None:
         merge(root, page)
+        root.commands = root.commands or page.commands  # the page's listing, if the help has none
         sources.append("man")
         method += "+man"
     version = _version(real, clock, env)
     commands: dict[str, Command] = {}
-    if root.commands:
-        commands = _subcommands(real, (), root, depth, clock, sources, env)
-    return _shim(name, hash_, root, commands, version, sources, method)
+    if has_subcommands(root):
+        commands = _subcommands(real, (), root, depth, clock, sources, env, subpages)
+    return _shim(name, hash_, root, commands, version, sources, method, clock)
 
 
 def shim_from_page(
-    name: str, hash_: str, page: ParsedHelp, *, version: str | None = None, denied: bool = False
+    name: str,
+    hash_: str,
+    page: ParsedHelp,
+    *,
+    version: str | None = None,
+    denied: bool = False,
+    depth: int = 2,
+    budget: float | Budget = 10.0,
+    subpages: SubPages | None = None,
 ) -> Tool:
-    """An inferred shim from a man page alone: nothing is run. Subcommands the page
-    lists are listed, not read (reading them would mean running the tool). `denied`: the
-    command is on the deny list, so the shim claims destruction (`claim_destruction`)."""
-    commands = _subcommands("", (), page, 1, Budget(0), [], None) if page.commands else {}
-    tool = _shim(name, hash_, page, commands, version, ["man"], "man-page")
+    """An inferred shim from man pages alone: nothing is run. The subcommands are read
+    from their own pages (`subpages`) down to `depth` within `budget`; a subcommand
+    without one is listed, not read (reading it would mean running the tool). `denied`:
+    the command is on the deny list, so the shim claims destruction
+    (`claim_destruction`)."""
+    clock = budget if isinstance(budget, Budget) else Budget(budget)
+    commands = {}
+    if has_subcommands(page):
+        commands = _subcommands("", (), page, depth, clock, [], None, subpages)
+    sources = ["man"]
+    tool = _shim(name, hash_, page, commands, version, sources, "man-page", clock)
     if denied:
         claim_destruction(tool)
     return tool
 
 
+def has_subcommands(parsed: ParsedHelp) -> bool:
+    """Whether a command takes subcommands: it lists some, or its usage has a place for
+    one (`git ... <command> [<args>]`)."""
+    return bool(parsed.commands) or COMMAND_SLOT.search(parsed.usage) is not None
+
+
+def enough(page: ParsedHelp) -> bool:
+    """Whether a man page alone describes a command well enough that the tool need not be
+    asked: it says what the command is (the NAME line) and what it takes (an option or a
+    subcommand), and if its synopsis has a place for a subcommand, it lists them. A page
+    without options is often a stub ("see --help") or that of a command that takes none;
+    a page of a command with subcommands seldom lists them in a form that can be read
+    (git's, apt-get's), where the help does. Either way, asking costs a sandboxed run and
+    may find more. (Programs that run a command — `env`, `timeout`, `xargs` — have such
+    a place too: they are asked, to no harm.)"""
+    if not page.description or not (page.options or page.commands):
+        return False
+    return bool(page.commands) or COMMAND_SLOT.search(page.usage) is None
+
+
+def subpages_of(name: str, index: ManPages, clock: Budget) -> SubPages | None:
+    """The pages of `name`'s subcommands in `index`, each rendered within what is left
+    of `clock`; None when there are none."""
+
+    def read(path: os.PathLike[str]) -> ManPage | None:
+        timeout = max(0.5, min(RENDER_TIMEOUT, clock.left))
+        return read_man_file(path, name, timeout=timeout)
+
+    found = SubPages(index, (name,), read=read)
+    return found if found else None
+
+
 def _denied_shim(
     name: str,
     hash_: str,
-    clock: Budget,
-    man: bool,
-    man_file: str | None,
     page: ParsedHelp | None,
+    depth: int,
+    clock: Budget,
+    subpages: SubPages | None,
 ) -> Tool:
-    """A command on the deny list is never run, not even for `--help`: its man page
-    (which groff renders, running nothing of the tool) is all there is."""
-    if page is None and man:
-        page = _man_page(name, man_file, clock)
+    """A command on the deny list is never run, not even for `--help`: its man pages
+    (which groff renders, running nothing of the tool) are all there is."""
     if page is not None:
-        return shim_from_page(name, hash_, page, denied=True)
-    tool = _shim(name, hash_, ParsedHelp(), {}, None, [], "help-parsing")
+        return shim_from_page(
+            name, hash_, page, denied=True, depth=depth, budget=clock, subpages=subpages
+        )
+    tool = _shim(name, hash_, ParsedHelp(), {}, None, [], "help-parsing", clock)
     claim_destruction(tool)
     return tool
 
@@ -151,7 +256,7 @@ def _man_page(name: str, man_file: str | None, clock: Budget) -> ParsedHelp | No
     --infer` reads pages (`read_man_file`: rendered by groff left-adjusted and without
     hyphenation, so that justified prose is never read as a listing); None when there
     is none or it cannot be read. Nothing of the tool is run."""
-    found = man_file or ManPages().find(name)
+    found = man_file or ManPages.load().find(name)
     if found is None or clock.left <= 0:
         return None
     page = read_man_file(found, name, timeout=min(RENDER_TIMEOUT, clock.left))
@@ -180,10 +285,12 @@ def _shim(
     version: str | None,
     sources: list[str],
     method: str,
+    clock: Budget,
 ) -> Tool:
-    """The shim; `method` is how it was made: `man-page` (from a page alone, nothing of
+    """The shim; `method` is how it was made: `man-page` (from pages alone, nothing of
     the tool run), `help-parsing` (the tool was asked for help, whatever it said), with
-    `+man` when a page was merged in."""
+    `+man` when a page was merged in. `_generation.incomplete` says that subcommands were
+    left unread for want of time."""
     global_options = [_option(o) for o in root.options] if commands else []
     commands = commands or {"": _command(name, root, ())}
     description = _short(root.description) or f"{name} (inferred from its help text)"
@@ -203,6 +310,7 @@ def _shim(
                 "timestamp": timestamp(),
                 "confidence": confidence,
                 "sources": sorted(set(sources)),
+                **({"incomplete": True} if clock.short else {}),
             }
         },
     )
@@ -243,11 +351,12 @@ def _best_help(
     clock: Budget,
     env: Mapping[str, str] | None,
     help_word: bool = True,
-) -> tuple[ParsedHelp, str]:
-    """The richest of the help forms for `path` (the tool itself when empty); the word
-    `help` (`TOOL help`) only with `help_word`."""
+) -> tuple[ParsedHelp, str, str]:
+    """The richest of the help forms for `path` (the tool itself when empty), how it was
+    asked and the text it answered; the word `help` (`TOOL help`) only with
+    `help_word`."""
     prog = os.path.basename(real)
-    best, best_form = ParsedHelp(), ""
+    best, best_form, best_text = ParsedHelp(), "", ""
     forms = [[*path, "--help"], [*path, "-h"]]
     if path or help_word:
         forms.append(["help", *path] if path else ["help"])
@@ -255,20 +364,21 @@ def _best_help(
         text = _run(real, args, clock, env)
         parsed = parse_help(text, prog) if text.strip() else ParsedHelp()
         if parsed.richness > best.richness:
-            best, best_form = parsed, " ".join(args[len(path) :] if path else args)
+            best, best_form, best_text = parsed, " ".join(args[len(path) :] if path else args), text
         if not path and "help -a" in text:  # it names a complete command listing
             known = {c.name for c in parsed.commands}
             listed = command_listing(_run(real, ["help", "-a"], clock, env))
             parsed.commands += [c for c in listed if c.name not in known]
             if parsed.richness > best.richness:
-                best, best_form = parsed, " ".join(args)
+                best, best_form, best_text = parsed, " ".join(args), text
         if "--help all" in text:  # a stripped help that names its complete form
-            full = parse_help(_run(real, [*path, "--help", "all"], clock, env), prog)
+            text = _run(real, [*path, "--help", "all"], clock, env)
+            full = parse_help(text, prog)
             if full.richness > best.richness:
-                best, best_form = full, "--help all"
+                best, best_form, best_text = full, "--help all", text
         if best.richness >= 6:
             break
-    return best, best_form
+    return best, best_form, best_text
 
 
 def _subcommands(
@@ -279,32 +389,103 @@ def _subcommands(
     clock: Budget,
     sources: list[str],
     env: Mapping[str, str] | None,
+    subpages: SubPages | None,
 ) -> dict[str, Command]:
+    """The subcommands `parsed` lists, and those only pages document: each read from its
+    page (running nothing) or, where the page is not enough and `real` may be run, from
+    its help; below `depth`, listed. `real` is "" when nothing may be run."""
+    entries = list(parsed.commands)
+    pages: dict[str, ManPage] = {}
+    reading = subpages is not None and depth > 1
+    clock.grow(len(entries) + (len(subpages.candidates) if subpages and reading else 0))
+    if subpages is not None and reading:
+        pages, more = subpages.match([e.name for e in entries], clock.more)
+        entries += [ParsedCommand(n, p.help.description) for n, p in more if n not in pages]
+        pages.update(more)
     out: dict[str, Command] = {}
-    for entry in parsed.commands:
+    for entry in entries:
         sub_path = (*path, entry.name)
         sub = ParsedHelp(description=entry.description)
-        if depth > 1 and clock.left > 0:
-            found, _ = _best_help(real, sub_path, clock, env)
-            if found.richness and not _echoes(found, parsed):
-                sub = found
-                sub.description = entry.description or found.description
+        if depth > 1 and clock.more():
+            page = pages.get(entry.name)
+            words = (*subpages.words, entry.name) if subpages is not None else sub_path
+            sub = _read_subcommand(real, sub_path, words, parsed, entry, page, clock, env)
+            if entry.name in pages:
+                sources.append("man")
         if not sub.arguments and entry.args:
             sub.arguments = arguments_from(entry.args)
         children: dict[str, Command] = {}
         if sub.commands and depth > 2:
-            children = _subcommands(real, sub_path, sub, depth - 1, clock, sources, env)
+            below = subpages.below(entry.name) if subpages is not None else None
+            children = _subcommands(real, sub_path, sub, depth - 1, clock, sources, env, below)
         command = _command(entry.name, sub, sub_path)
         if children:
             command.commands = children
         elif sub.commands:  # below the depth: listed, not read
             command.commands = {
-                c.name: Command(description=_short(c.description) or c.name)
+                c.name: Command(description=_short(c.description) or " ".join((*sub_path, c.name)))
                 for c in sub.commands
                 if c.name != entry.name
             }
         out[entry.name] = command
     return out
+
+
+def _read_subcommand(
+    real: str,
+    path: tuple[str, ...],
+    words: tuple[str, ...],
+    parent: ParsedHelp,
+    entry: ParsedCommand,
+    page: ManPage | None,
+    clock: Budget,
+    env: Mapping[str, str] | None,
+) -> ParsedHelp:
+    """What the subcommand `path` (`words` with the tool's name) takes: its page when
+    that is enough (a page is often richer than `SUB --help`, and reading it runs
+    nothing), else its help with the page merged in; its page alone, or the parent's
+    listing, when it may not be run."""
+    from_page = _page_help(page, words) if page is not None else None
+    if from_page is not None and (not real or enough(from_page)):
+        from_page.description = entry.description or from_page.description
+        return from_page
+    found, text = ParsedHelp(), ""
+    if real:
+        found, _, text = _best_help(real, path, clock, env)
+    if found.richness and not _echoes(found, parent):
+        _add_commands(found, synopsis_commands(usage_forms(text), words))
+        if from_page is not None:
+            merge(found, from_page)
+            _add_commands(found, from_page.commands)
+        found.description = entry.description or found.description
+        return found
+    if from_page is not None:
+        from_page.description = entry.description or from_page.description
+        return from_page
+    return ParsedHelp(description=entry.description)
+
+
+def _page_help(page: ManPage, words: tuple[str, ...]) -> ParsedHelp:
+    """A subcommand's page read as its help: its options and arguments, and as its own
+    subcommands those the page lists and those its SYNOPSIS names (`git stash drop`).
+    The subcommand's own name in its synopsis (`ip [ OPTIONS ] address ...`) is not an
+    argument."""
+    parsed = msgspec.structs.replace(page.help, commands=list(page.help.commands))
+    _add_commands(parsed, synopsis_commands(page.synopsis, words))
+    parsed.arguments = [a for a in parsed.arguments if not _names_command(a.name, words)]
+    return parsed
+
+
+def _add_commands(parsed: ParsedHelp, commands: list[ParsedCommand]) -> None:
+    """`commands` that `parsed` does not list yet, listed after its own."""
+    known = {c.name for c in parsed.commands}
+    parsed.commands += [c for c in commands if c.name not in known]
+
+
+def _names_command(word: str, path: tuple[str, ...]) -> bool:
+    """Whether `word` is one of the words of the command `path`, or a shorter spelling
+    of its name (`neigh` in the synopsis of `ip neighbour`)."""
+    return word in path or (len(word) >= 3 and path[-1].startswith(word))
 
 
 def _echoes(child: ParsedHelp, parent: ParsedHelp) -> bool:

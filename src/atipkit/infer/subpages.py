@@ -1,0 +1,274 @@
+"""Subcommands documented in pages of their own (`git-commit(1)` for `git commit`).
+
+Many tools with subcommands give each its own man page, named `TOOL-SUB`: git (150
+pages), openssl (`openssl-x509(1ssl)`), ip (`ip-address(8)`), perf, devlink. Such a page
+describes the subcommand as its `SUB --help` would, often better, and reading it runs
+nothing — all a denied tool allows. `SubPages` finds them for one command (the tool, or a
+subcommand of it: `git-remote-*` for `git remote`) in the index of pages, and reads them
+as they are needed.
+
+Which page documents which subcommand is read from the pages themselves, never from a
+table:
+- a subcommand the tool lists (`SUB`) is documented by the page `TOOL-SUB` when there is
+  one; else by the one whose SYNOPSIS names it (`ip-neighbour(8)` says `ip neigh`), or the
+  only one whose name it abbreviates (`ip addr` → `ip-address`);
+- a page `TOOL-WORD` that the listing does not account for documents a subcommand `WORD`
+  when its SYNOPSIS says so: `TOOL [options] WORD ...` (git's ~160 commands, of which
+  `git --help` lists twenty). `systemd-analyze(1)` (`systemd-analyze [OPTIONS...]`) is a
+  tool of its own, `tc-htb(8)` (`tc qdisc ... htb`) a part of another subcommand, and
+  `openssl-format-options(1ssl)` (`openssl command ...`) no command at all.
+
+A subcommand page's SYNOPSIS also names the subcommands below it: `git stash drop ...`,
+`ip address { add | change | replace } ...`, `git stash [push ...]` (`synopsis_commands`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+from atipkit.infer.helptext import ParsedCommand
+from atipkit.infer.manpage import ManPage, ManPages, read_man_file
+
+_LITERAL = re.compile(r"[a-z][a-z0-9_.-]*")
+"""A word written as it is typed: lower case, no placeholder marks (`<x>`, `X`, `x...`)."""
+_OPTIONS_GROUP = re.compile(
+    r"-.*|<?(?:global[ _-]?)?(?:options?|opts|flags)>?(?:\s*\.\.\.)?", re.IGNORECASE
+)
+"""What a bracketed group holds when it is a place for options: `[-v | --verbose]`,
+`[ OPTIONS ]`, `[<options>]`."""
+_SLOTS = {"command", "commands", "subcommand", "cmd", "args", "arguments", "options", "help"}
+"""Lower-case words that are the places of other words, not subcommands (`openssl command
+[ options ]`); and `help`, which every tool has (decision 41)."""
+
+_USAGE_START = re.compile(r"^\s*usage\s*:", re.IGNORECASE)
+_FORM_PREFIX = re.compile(r"^\s*(?:usage|or)\s*:\s*", re.IGNORECASE)
+"""What a help text writes before a usage form: `usage: git remote ...`, `   or: ...`."""
+
+Reader = Callable[[Path], "ManPage | None"]
+
+
+class SubPages:
+    """The pages documenting the subcommands of `words` (`("git",)`, `("git", "remote")`)
+    among `pages`, each read at most once, by `read` (default: `read_man_file` as the
+    tool `words[0]`, within `timeout` seconds)."""
+
+    def __init__(
+        self,
+        pages: ManPages,
+        words: Sequence[str],
+        *,
+        timeout: float = 10.0,
+        read: Reader | None = None,
+    ) -> None:
+        self.pages = pages
+        self.words = tuple(words)
+        self.candidates = pages.prefixed("-".join(self.words) + "-")
+        self.timeout = timeout
+        self._read = read or (lambda path: read_man_file(path, self.words[0], timeout=timeout))
+        self._done: dict[Path, ManPage | None] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self.candidates)
+
+    def read(self, path: Path) -> ManPage | None:
+        if path not in self._done:
+            self._done[path] = self._read(path)
+        return self._done[path]
+
+    def below(self, name: str) -> SubPages:
+        """The pages of the subcommands of subcommand `name` (`git-remote-*`)."""
+        return SubPages(self.pages, (*self.words, name), timeout=self.timeout, read=self._read)
+
+    def match(
+        self, listed: Iterable[str], more: Callable[[], bool] = lambda: True
+    ) -> tuple[dict[str, ManPage], list[tuple[str, ManPage]]]:
+        """The page of each listed subcommand that has one, and the subcommands the
+        listing leaves out that pages document, each with its page (in name order).
+        Pages are read while `more()` says there is time; `{}, []` when there are none."""
+        names = list(dict.fromkeys(listed))
+        found: dict[str, ManPage] = {}
+        for name in names:
+            path = self.candidates.get(name)
+            page = self.read(path) if path is not None and more() else None
+            if page is not None:
+                found[name] = page
+        taken = {self.candidates[n] for n in found}
+        documented: dict[str, tuple[set[str], ManPage]] = {}
+        for rest, path in sorted(self.candidates.items()):
+            if path in taken or not more():
+                continue
+            page = self.read(path)
+            aliases = self.documents(page, rest) if page is not None else set()
+            if page is not None and aliases:
+                documented[rest] = (aliases, page)
+        for name in names:
+            if name in found:
+                continue
+            same = [r for r, (aliases, _) in documented.items() if name in aliases]
+            short = [r for r, (aliases, _) in documented.items() if _abbreviates(name, aliases)]
+            chosen = same if len(same) == 1 else short if len(short) == 1 else []
+            if chosen:
+                found[name] = documented.pop(chosen[0])[1]
+        return found, [(rest, page) for rest, (_, page) in documented.items()]
+
+    def documents(self, page: ManPage, rest: str) -> set[str]:
+        """The names under which `page`, named `TOOL-rest`, documents the subcommand
+        `rest` of `words`: those its SYNOPSIS gives it (`ip [ OPTIONS ] neigh ...` in
+        `ip-neighbour`: `neigh`, `neighbour`); empty when the page is not that of a
+        subcommand."""
+        out: set[str] = set()
+        for form in _forms(page.synopsis, self.words[0]):
+            tokens = _skip(form, self.words[1:])
+            if tokens is None:
+                continue
+            given, _ = _names_at(tokens)
+            if any(n == rest or _abbreviates(n, {rest}) for n in given):
+                out.update([rest, *given])
+        return out
+
+
+def synopsis_commands(synopsis: str, words: Sequence[str]) -> list[ParsedCommand]:
+    """The subcommands of `words` (`("git", "stash")`) that a SYNOPSIS (or the usage
+    forms of a help text) names, in its order: the word after `git stash` in each of its
+    forms (`git stash drop ...`), the alternatives of a `{ add | change }`, the first word
+    of an optional `[ show ... ]`. A word reached only past options (`openssl rand [-help]
+    ... num`) counts where the forms name two or more: a single one may be a placeholder
+    written in lower case."""
+    direct: list[str] = []
+    later: list[str] = []
+    for form in _forms(synopsis, words[0]):
+        tokens = _skip(form, words[1:])
+        if tokens is None:
+            continue
+        names, adjacent = _names_at(tokens)
+        (direct if adjacent else later).extend(names)
+    names = list(dict.fromkeys(direct + later))
+    if len(names) < 2:
+        names = list(dict.fromkeys(direct))
+    return [ParsedCommand(n) for n in names if n not in words]
+
+
+def usage_forms(text: str) -> str:
+    """The usage forms of a help text: from its `usage:` line up to the first blank line
+    (`usage: git remote ...`, `   or: git remote add ...`); "" when it has none."""
+    lines = text.split("\n")
+    start = next((i for i, line in enumerate(lines) if _USAGE_START.match(line)), None)
+    if start is None:
+        return ""
+    block: list[str] = []
+    for line in lines[start:]:
+        if line.strip():
+            block.append(line)
+        elif _FORM_PREFIX.sub("", " ".join(block)).strip():  # a form was seen: the end
+            break
+    return "\n".join(block)
+
+
+def _abbreviates(name: str, full: set[str]) -> bool:
+    """`addr` for `address`: a shorter start of one of `full`, of two letters at least."""
+    return len(name) >= 2 and any(f.startswith(name) and f != name for f in full)
+
+
+def _forms(synopsis: str, tool: str) -> list[list[str]]:
+    """The usage forms of a SYNOPSIS, each as its tokens after the program's name: a form
+    starts at a line whose first word is `tool` (or a path to it) and goes on over the
+    lines below it up to a blank line, a definition (`IFADDR := ...`) or the next form."""
+    forms: list[list[str]] = []
+    current: list[str] | None = None
+    for line in synopsis.split("\n"):
+        line = _FORM_PREFIX.sub("", line)
+        words = line.split()
+        if not words or ":=" in line:
+            current = None
+            continue
+        if words[0] == tool or words[0].endswith(f"/{tool}"):
+            current = [line.split(None, 1)[1] if len(words) > 1 else ""]
+            forms.append(current)  # type: ignore[arg-type]
+        elif current is not None:
+            current.append(line)
+    return [_tokens(" ".join(lines)) for lines in forms]  # type: ignore[arg-type]
+
+
+def _tokens(text: str) -> list[str]:
+    """Blank-separated tokens, a bracketed group (`[ show [ dev IFNAME ] ]`, `{ a | b }`,
+    `<x y>`) kept whole, an unclosed one to the end."""
+    tokens: list[str] = []
+    depth, current = 0, ""
+    for ch in text:
+        if ch in "[{<(":
+            depth += 1
+        elif ch in "]}>)":
+            depth = max(0, depth - 1)
+        if ch.isspace() and depth == 0:
+            if current:
+                tokens.append(current)
+            current = ""
+        else:
+            current += ch
+    if current:
+        tokens.append(current)
+    return tokens
+
+
+def _skip(tokens: list[str], words: Sequence[str]) -> list[str] | None:
+    """The tokens after `words` (options between them skipped: `git submodule [--quiet]
+    add`), the first of them and any options before it kept; None when the form is not
+    that of `words`. A word may be given under any name the form spells it by
+    (`tcp_metrics/tcpmetrics`)."""
+    index = 0
+    for word in words:
+        while index < len(tokens) and _is_options(tokens[index]):
+            index += 1
+        if index == len(tokens):
+            return None
+        names = _names(tokens[index])
+        if word not in names and not _abbreviates_any(names, word):
+            return None
+        index += 1
+    return tokens[index:]
+
+
+def _abbreviates_any(names: list[str], word: str) -> bool:
+    return any(_abbreviates(n, {word}) for n in names)
+
+
+def _names_at(tokens: list[str]) -> tuple[list[str], bool]:
+    """The subcommand names at the start of `tokens` (options skipped), and whether no
+    option came before them."""
+    index = 0
+    while index < len(tokens) and _is_options(tokens[index]):
+        index += 1
+    if index == len(tokens):
+        return [], True
+    return _names(tokens[index], optional=True), index == 0
+
+
+def _names(token: str, *, optional: bool = False) -> list[str]:
+    """The literal words a token stands for: `add`, `tcp_metrics/tcpmetrics`, `{ add |
+    change }`; with `optional`, also the first word of `[ show ... ]`."""
+    if token.startswith(("{", "(")):
+        inner = token[1:-1] if token[-1:] in "})" else token[1:]
+        parts = [p.strip() for p in inner.split("|")]
+        if all(_LITERAL.fullmatch(p) for p in parts if p) and len(parts) > 1:
+            return [p for p in parts if p and p not in _SLOTS]
+        return [p for p in parts if _LITERAL.fullmatch(p) and p not in _SLOTS and p.strip()]
+    if token.startswith("["):
+        if not optional:
+            return []
+        first = _tokens(token[1:].rstrip("]"))
+        return _names(first[0]) if first and not first[0].startswith("[") else []
+    parts = token.split("/")
+    if all(_LITERAL.fullmatch(p) for p in parts):
+        return [p for p in parts if p not in _SLOTS]
+    return []
+
+
+def _is_options(token: str) -> bool:
+    if token.startswith("-"):
+        return True
+    if token.startswith(("[", "(")):
+        inner = token[1:].rstrip("])").strip()
+        return bool(_OPTIONS_GROUP.fullmatch(inner)) or inner.startswith("-")
+    return False
