@@ -1,6 +1,6 @@
 """`atip scan --infer` over this machine's real PATH: the first run, then re-runs.
 
-    python bench/scan_infer.py [--reruns N] [--budget S] [--jobs N] [--json]
+    python bench/scan_infer.py [--reruns N] [--budget S] [--jobs N] [--tool NAME]... [--json]
 
 Runs the real command (`python -m atipkit scan --infer --json`, a fresh process each time)
 with XDG_DATA_HOME, XDG_CACHE_HOME and XDG_CONFIG_HOME in a temporary directory — never the
@@ -11,7 +11,10 @@ user's registry, cache or configuration — and no ATIP_* setting of the environ
   run; of which without a man page, so not described), aliases (one binary under several
   names: recorded once), failed, left for later (the budget ran out);
 - re-runs (nothing changed): the median of N fresh processes, and that none inferred
-  anything again.
+  anything again;
+- for each `--tool` (default: git), what its inferred shim says after the first run, when
+  the whole PATH was inferred at once: commands, of which with options, subcommands of
+  theirs (`git remote add`), and whether its budget cut it short (`incomplete`).
 
 Targets (issue 11): the first run within 10 minutes for about 1 500 executables, re-runs in
 seconds.
@@ -68,11 +71,32 @@ def counts(result: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def tool_figures(shims: Path, names: list[str]) -> dict[str, dict[str, Any]]:
+    """What the first run inferred for each of `names` (by the shims' `name`)."""
+    out: dict[str, dict[str, Any]] = {}
+    for path in shims.glob("*.json"):
+        shim = json.loads(path.read_text())
+        if shim.get("name") not in names:
+            continue
+        commands = shim.get("commands", {})
+        out[shim["name"]] = {
+            "commands": len(commands),
+            "with options": sum(1 for c in commands.values() if c.get("options")),
+            "their subcommands": sum(len(c.get("commands", {})) for c in commands.values()),
+            "method": shim.get("_generation", {}).get("method"),
+            "incomplete": bool(shim.get("_generation", {}).get("incomplete")),
+        }
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reruns", type=int, default=5, help="re-runs to take the median of")
     parser.add_argument("--budget", type=float, help="--budget for the scans (default: atip's)")
     parser.add_argument("--jobs", type=int, help="--jobs for the scans (default: atip's)")
+    parser.add_argument(
+        "--tool", action="append", help="report what this tool's shim says (default: git)"
+    )
     parser.add_argument("--json", action="store_true", help="print figures as JSON")
     args = parser.parse_args()
     extra = []
@@ -90,8 +114,10 @@ def main() -> None:
             XDG_CONFIG_HOME=str(root / "config"),
         )
         first_s, first = run_scan(env, extra)
+        shim_dir = root / "data" / "agent-tools" / "shims" / "sha256"
+        tools = tool_figures(shim_dir, args.tool or ["git"])
         reruns = [run_scan(env, extra) for _ in range(args.reruns)]
-        shims = len(list((root / "data" / "agent-tools" / "shims" / "sha256").glob("*.json")))
+        shims = len(list(shim_dir.glob("*.json")))
     again = [r for _, r in reruns if r["inference"]["inferred"]]
     figures: dict[str, Any] = {
         "command": "atip scan --infer --json " + " ".join(extra),
@@ -101,6 +127,7 @@ def main() -> None:
         "re-runs that inferred again": len(again),
         "first": counts(first),
         "shim files": shims,
+        "tools": tools,
         "failed": first["inference"]["failed"],
         "skipped": first["inference"]["skipped"],
         "machine": {"cpu": cpu(), "cores": cores(), "python": platform.python_version()},
@@ -122,6 +149,8 @@ def main() -> None:
     print(f"re-runs that inferred again: {len(again)} of {len(reruns)}")
     for label, value in figures["first"].items():
         print(f"  {label:30} {value:6}")
+    for name, values in tools.items():
+        print(f"  {name}: " + ", ".join(f"{k} {v}" for k, v in values.items()))
     for failure in figures["failed"]:
         print(f"  failed: {failure['name']}: {failure['error']}")
 

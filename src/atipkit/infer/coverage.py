@@ -186,6 +186,7 @@ def cover(
             return target, outcome
 
         with ThreadPoolExecutor(max_workers=jobs) as pool:
+            runner.read_pages(work, pool)
             for target, outcome in pool.map(one, work):
                 outcomes[target.path] = outcome
 
@@ -244,6 +245,13 @@ def infer_shim(executable: str, name: str, hash_: str) -> Tool:
     return attempt.from_pages(denied) or attempt.from_help()  # a denied one is never run
 
 
+class _Unread:
+    """A page not read yet."""
+
+
+UNREAD = _Unread()
+
+
 class _Attempt:
     """One tool's inference, as the scan and `atip show --infer` make it: its page, the
     pages of its subcommands, and a clock of `TOOL_BUDGET` seconds that grows with the
@@ -251,30 +259,47 @@ class _Attempt:
     `limit` (the sweep's deadline, if any)."""
 
     def __init__(
-        self, pages: ManPages, path: str, name: str, hash_: str, limit: float | None
+        self,
+        pages: ManPages,
+        path: str,
+        name: str,
+        hash_: str,
+        limit: float | None,
+        page: ManPage | _Unread | None = UNREAD,
     ) -> None:
         from atipkit.infer.generate import Budget, subpages_of
         from atipkit.infer.manpage import RENDER_TIMEOUT
 
         self.path, self.name, self.hash = path, name, hash_
         self.clock = Budget(TOOL_BUDGET, per_command=PER_COMMAND, most=TOOL_MOST, limit=limit)
-        self.page = _read_page(pages, name, path, max(1.0, min(RENDER_TIMEOUT, self.clock.left)))
+        if isinstance(page, _Unread):
+            timeout = max(1.0, min(RENDER_TIMEOUT, self.clock.left))
+            page = _read_page(pages, name, path, timeout)
+        self.page = page
         self.subpages = subpages_of(name, pages, self.clock)
 
     def from_pages(self, denied: bool) -> Tool | None:
-        """The shim from pages alone when they are enough — the tool's page is (`enough`),
-        or it says what the tool is and the pages of its subcommands list them — or the
-        command is denied (then its pages are all there may be); None otherwise."""
+        """The shim from pages alone when the command is denied (its pages are all there
+        may be), or when they are enough: the tool's page is (`enough`), or it says what
+        the tool is and the pages of its subcommands list them; and every subcommand it
+        lists has a page of its own — the tool, asked, would tell the options of the
+        others. None otherwise."""
         from atipkit.infer.generate import enough, has_subcommands, shim_from_page
 
         page = self.page
         if page is None:
             return None
-        whole = denied or enough(page.help)
-        if not whole and not (page.help.description and has_subcommands(page.help)):
-            return None
-        if not whole and self.subpages is None:
-            return None
+        listed = [c.name for c in page.help.commands]
+        if not denied:
+            if not (enough(page.help) or (page.help.description and has_subcommands(page.help))):
+                return None
+            if (listed or not enough(page.help)) and self.subpages is None:
+                return None
+            if listed and self.subpages is not None:
+                self.clock.allow((n,) for n in [*listed, *self.subpages.candidates])
+                documented, _ = self.subpages.match(listed, self.clock.more)
+                if len(documented) < len(listed):
+                    return None
         tool = shim_from_page(
             self.name,
             self.hash,
@@ -285,7 +310,7 @@ class _Attempt:
             budget=self.clock,
             subpages=self.subpages,
         )
-        return tool if whole or "" not in tool.commands else None
+        return tool if denied or enough(page.help) or "" not in tool.commands else None
 
     def from_help(self) -> Tool:
         """The shim from the tool's help, flags only (never the word `help`), its pages
@@ -308,8 +333,14 @@ class _Attempt:
 def _read_page(pages: ManPages, name: str, path: str, timeout: float) -> ManPage | None:
     from atipkit.infer.manpage import read_man_file
 
-    found = pages.find(name, os.path.basename(path))
+    found = _page_of(pages, name, path)
     return read_man_file(found, name, timeout=timeout) if found else None
+
+
+def _page_of(pages: ManPages, name: str, path: str) -> Path | None:
+    """The page of the executable `path` called `name`: that of its name, else of its
+    file's."""
+    return pages.find(name, os.path.basename(path))
 
 
 class _Runner:
@@ -321,6 +352,8 @@ class _Runner:
         self.refresh = refresh
         self._pages: ManPages | None = None
         self._lock = threading.Lock()
+        self._read: dict[str, ManPage | None] = {}
+        """The pages read ahead (`read_pages`), by the executable's real path."""
 
     @property
     def pages(self) -> ManPages:
@@ -330,6 +363,32 @@ class _Runner:
 
                 self._pages = ManPages.load()
             return self._pages
+
+    def read_pages(self, targets: Sequence[Target], pool: ThreadPoolExecutor) -> None:
+        """The pages of `targets` that may need inferring, read `BATCH` at a time in
+        `pool` before anything else (`render_many`: a page in a batch costs a fraction of
+        one alone), while the deadline is not near; the rest are read one by one."""
+        from atipkit.infer.manpage import BATCH, RENDER_TIMEOUT, read_man_files
+
+        wanted = []
+        for target in targets:
+            assert target.hash is not None
+            if self.refresh or not has_shim(self.registry, target.hash):
+                found = _page_of(self.pages, target.name, target.path)
+                if found is not None:
+                    wanted.append((target.path, found, target.name))
+                else:
+                    self._read[target.path] = None
+
+        def batch(chunk: list[tuple[str, Path, str]]) -> None:
+            if self.deadline - time.monotonic() < MIN_START:
+                return
+            read = read_man_files([(p, n) for _, p, n in chunk], timeout=RENDER_TIMEOUT)
+            for (path, _, _), page in zip(chunk, read, strict=True):
+                self._read[path] = page
+
+        chunks = [wanted[i : i + BATCH] for i in range(0, len(wanted), BATCH)]
+        list(pool.map(batch, chunks))
 
     def infer(self, target: Target) -> Outcome:
         """The target's outcome. With `refresh`, a binary inferred before stays described
@@ -360,7 +419,8 @@ class _Runner:
         refused = None if replaceable else _not_ours(self.registry.shim_path(hash_))
         if refused:
             return Outcome(kind="failed", hash=hash_, error=refused)
-        attempt = _Attempt(self.pages, target.path, target.name, hash_, self.deadline)
+        page = self._read.get(target.path, UNREAD)
+        attempt = _Attempt(self.pages, target.path, target.name, hash_, self.deadline, page)
         if target.denied and attempt.page is None:
             return Outcome(kind="skipped", hash=hash_, **kept)
         tool = attempt.from_pages(target.denied)

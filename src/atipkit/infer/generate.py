@@ -16,7 +16,8 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -40,6 +41,7 @@ from atipkit.infer.manpage import (
     ManPages,
     merge,
     read_man_file,
+    read_man_files,
 )
 from atipkit.infer.subpages import SubPages, synopsis_commands, usage_forms
 from atipkit.model import (
@@ -64,12 +66,14 @@ _VERSION = re.compile(r"\b[vV]?(\d+(?:\.\d+)+[\w.+~-]*)")
 
 class Budget:
     """Wall-clock seconds for the whole generation; subcommands past it are listed, not
-    read. With `per_command`, the budget grows by that much for each subcommand a tool
-    turns out to have (`grow`), up to `most` seconds in all and never past `limit` (a
-    `time.monotonic` deadline: a sweep's own). `short` says whether a subcommand was left
-    unread for want of time."""
+    read (`short` then says so). With `per_command`, a sweep's budget grows for each
+    subcommand a tool turns out to have (`allow`): by `per_command`, or by the time of
+    `FORMS` runs of the tool where its runs are slower (a Python program under load), up
+    to `most` seconds in all and never past `limit` (a `time.monotonic` deadline: the
+    sweep's own)."""
 
     RESERVE = 0.4  # for what follows the last run: hashing, building, validating
+    FORMS = 3  # the help forms a subcommand may be asked with (`--help`, `-h`, `help SUB`)
 
     def __init__(
         self,
@@ -87,6 +91,9 @@ class Budget:
         if limit is not None:
             self.deadline = min(self.deadline, limit - self.RESERVE)
         self.short = False
+        self._allowed: set[tuple[str, ...]] = set()
+        self._runs = 0
+        self._run_seconds = 0.0
 
     @property
     def left(self) -> float:
@@ -98,18 +105,25 @@ class Budget:
         return self.limit is not None and self.deadline >= self.limit - self.RESERVE
 
     def more(self) -> bool:
-        """Whether there is time to read one more thing; noted when there is not."""
-        if self.left > 0:
-            return True
-        self.short = True
-        return False
+        """Whether there is time to read one more thing."""
+        return self.left > 0
 
-    def grow(self, commands: int) -> None:
-        """Room for `commands` more subcommands."""
-        if self.per_command <= 0 or commands <= 0:
+    def ran(self, seconds: float) -> None:
+        """A run of the tool took `seconds`."""
+        self._runs += 1
+        self._run_seconds += seconds
+
+    def allow(self, commands: Iterable[tuple[str, ...]]) -> None:
+        """Room for each of `commands` (by path) not allowed for before."""
+        if self.per_command <= 0:
             return
+        new = set(commands) - self._allowed
+        self._allowed |= new
+        each = self.per_command
+        if self._runs:
+            each = max(each, self.FORMS * self._run_seconds / self._runs)
         ceiling = self.most if self.limit is None else min(self.most, self.limit - self.RESERVE)
-        grown = self.deadline + commands * self.per_command
+        grown = self.deadline + len(new) * each
         self.deadline = min(grown, max(ceiling, self.deadline))
 
 
@@ -224,9 +238,9 @@ def subpages_of(name: str, index: ManPages, clock: Budget) -> SubPages | None:
     """The pages of `name`'s subcommands in `index`, each rendered within what is left
     of `clock`; None when there are none."""
 
-    def read(path: os.PathLike[str]) -> ManPage | None:
+    def read(paths: list[Path]) -> list[ManPage | None]:
         timeout = max(0.5, min(RENDER_TIMEOUT, clock.left))
-        return read_man_file(path, name, timeout=timeout)
+        return read_man_files([(p, name) for p in paths], timeout=timeout)
 
     found = SubPages(index, (name,), read=read)
     return found if found else None
@@ -330,6 +344,7 @@ def _run(
 ) -> str:
     if clock.left <= 0:
         return ""
+    start = time.monotonic()
     try:
         captured = run_sandboxed(
             real,
@@ -340,6 +355,7 @@ def _run(
         )
     except OSError:
         return ""
+    clock.ran(time.monotonic() - start)
     out = captured.stdout.decode("utf-8", "replace")
     err = captured.stderr.decode("utf-8", "replace")
     return out if len(out) >= len(err) else err
@@ -397,15 +413,18 @@ def _subcommands(
     entries = list(parsed.commands)
     pages: dict[str, ManPage] = {}
     reading = subpages is not None and depth > 1
-    clock.grow(len(entries) + (len(subpages.candidates) if subpages and reading else 0))
+    clock.allow((*path, e.name) for e in entries)
     if subpages is not None and reading:
+        clock.allow((*path, rest) for rest in subpages.candidates)
         pages, more = subpages.match([e.name for e in entries], clock.more)
         entries += [ParsedCommand(n, p.help.description) for n, p in more if n not in pages]
         pages.update(more)
+        clock.short = clock.short or subpages.unread
     out: dict[str, Command] = {}
     for entry in entries:
         sub_path = (*path, entry.name)
         sub = ParsedHelp(description=entry.description)
+        clock.short = clock.short or (depth > 1 and not clock.more())
         if depth > 1 and clock.more():
             page = pages.get(entry.name)
             words = (*subpages.words, entry.name) if subpages is not None else sub_path

@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from atipkit.infer.helptext import ParsedCommand
-from atipkit.infer.manpage import ManPage, ManPages, read_man_file
+from atipkit.infer.manpage import BATCH, ManPage, ManPages, read_man_files
 
 _LITERAL = re.compile(r"[a-z][a-z0-9_.-]*")
 """A word written as it is typed: lower case, no placeholder marks (`<x>`, `X`, `x...`)."""
@@ -46,13 +46,13 @@ _USAGE_START = re.compile(r"^\s*usage\s*:", re.IGNORECASE)
 _FORM_PREFIX = re.compile(r"^\s*(?:usage|or)\s*:\s*", re.IGNORECASE)
 """What a help text writes before a usage form: `usage: git remote ...`, `   or: ...`."""
 
-Reader = Callable[[Path], "ManPage | None"]
+Reader = Callable[[list[Path]], list["ManPage | None"]]
 
 
 class SubPages:
     """The pages documenting the subcommands of `words` (`("git",)`, `("git", "remote")`)
-    among `pages`, each read at most once, by `read` (default: `read_man_file` as the
-    tool `words[0]`, within `timeout` seconds)."""
+    among `pages`, each read at most once, by `read` (default: `read_man_files` as the
+    tool `words[0]`, within `timeout` seconds), several at a time."""
 
     def __init__(
         self,
@@ -66,16 +66,27 @@ class SubPages:
         self.words = tuple(words)
         self.candidates = pages.prefixed("-".join(self.words) + "-")
         self.timeout = timeout
-        self._read = read or (lambda path: read_man_file(path, self.words[0], timeout=timeout))
+        self._read = read or self._read_pages
         self._done: dict[Path, ManPage | None] = {}
+        self.unread = False
+        """Whether the last `match` left pages unread for want of time."""
 
     def __bool__(self) -> bool:
         return bool(self.candidates)
 
-    def read(self, path: Path) -> ManPage | None:
-        if path not in self._done:
-            self._done[path] = self._read(path)
-        return self._done[path]
+    def _read_pages(self, paths: list[Path]) -> list[ManPage | None]:
+        return read_man_files([(p, self.words[0]) for p in paths], timeout=self.timeout)
+
+    def read(self, paths: Iterable[Path], more: Callable[[], bool]) -> None:
+        """Read those of `paths` not read yet, `BATCH` at a time while `more()` says there
+        is time (`unread` notes when there is not)."""
+        todo = [p for p in dict.fromkeys(paths) if p not in self._done]
+        for start in range(0, len(todo), BATCH):
+            if not more():
+                self.unread = True
+                return
+            chunk = todo[start : start + BATCH]
+            self._done.update(zip(chunk, self._read(chunk), strict=True))
 
     def below(self, name: str) -> SubPages:
         """The pages of the subcommands of subcommand `name` (`git-remote-*`)."""
@@ -88,21 +99,22 @@ class SubPages:
         listing leaves out that pages document, each with its page (in name order).
         Pages are read while `more()` says there is time; `{}, []` when there are none."""
         names = list(dict.fromkeys(listed))
+        self.unread = False
+        self.read((self.candidates[n] for n in names if n in self.candidates), more)
         found: dict[str, ManPage] = {}
         for name in names:
-            path = self.candidates.get(name)
-            page = self.read(path) if path is not None and more() else None
+            page = self._done.get(self.candidates[name]) if name in self.candidates else None
             if page is not None:
                 found[name] = page
         taken = {self.candidates[n] for n in found}
+        rest = sorted((r, p) for r, p in self.candidates.items() if p not in taken)
+        self.read((p for _, p in rest), more)
         documented: dict[str, tuple[set[str], ManPage]] = {}
-        for rest, path in sorted(self.candidates.items()):
-            if path in taken or not more():
-                continue
-            page = self.read(path)
-            aliases = self.documents(page, rest) if page is not None else set()
+        for word, path in rest:
+            page = self._done.get(path)
+            aliases = self.documents(page, word) if page is not None else set()
             if page is not None and aliases:
-                documented[rest] = (aliases, page)
+                documented[word] = (aliases, page)
         for name in names:
             if name in found:
                 continue
@@ -111,7 +123,7 @@ class SubPages:
             chosen = same if len(same) == 1 else short if len(short) == 1 else []
             if chosen:
                 found[name] = documented.pop(chosen[0])[1]
-        return found, [(rest, page) for rest, (_, page) in documented.items()]
+        return found, [(word, page) for word, (_, page) in documented.items()]
 
     def documents(self, page: ManPage, rest: str) -> set[str]:
         """The names under which `page`, named `TOOL-rest`, documents the subcommand
