@@ -27,6 +27,7 @@ from atipkit.infer.generate import generate_shim
 from atipkit.infer.manpage import ManPages, manpath, page_version, read_man_file
 from atipkit.probe import probe
 from atipkit.registry.local import LocalRegistry
+from atipkit.resolve import resolve_tool
 from atipkit.scan import scan
 from atipkit.trust.digest import sha256_file
 
@@ -466,7 +467,7 @@ def test_progress_is_shown_on_a_terminal_only(tmp_path, env):
     assert "inferring" not in stderr
 
 
-def test_a_binary_under_several_names_is_inferred_and_recorded_once(tmp_path, env):
+def test_a_binary_under_several_names_is_inferred_once_and_recorded_under_each(tmp_path, env):
     bin_dir = tmp_path / "bin"
     frob = logging_script(bin_dir, "frob")
     man_page(tmp_path, "frob")
@@ -474,11 +475,15 @@ def test_a_binary_under_several_names_is_inferred_and_recorded_once(tmp_path, en
     report = scan([str(bin_dir)], infer=True)
     assert report.inference is not None
     assert (report.inference.inferred, report.inference.aliases) == (1, ["frob2"])
-    assert set(LocalRegistry().read().tools) == {"frob"}
+    tools = LocalRegistry().read().tools
+    assert set(tools) == {"frob", "frob2"}
+    assert tools["frob"].hash == tools["frob2"].hash  # one shim describes both
+    assert len(list((tmp_path / "data" / "agent-tools" / "shims" / "sha256").iterdir())) == 1
+    assert resolve_tool("frob2").tool.description == "frobnicate files from the page"
     again = scan([str(bin_dir)], infer=True)
     assert again.inference is not None
     assert (again.inference.reused, again.inference.aliases) == (1, ["frob2"])
-    assert set(LocalRegistry().read().tools) == {"frob"}
+    assert set(LocalRegistry().read().tools) == {"frob", "frob2"}
 
 
 def test_a_shim_someone_wrote_is_never_replaced(tmp_path, env):

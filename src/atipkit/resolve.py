@@ -279,7 +279,7 @@ def find_shim(
     if hash_:
         found = _first_shim(by_hash, hash_, origins)
         if found is not None:
-            return found
+            return for_name(found, name, origins)
         if remote is not None:
             lookup = remote.lookup(hash_)
             origins.update({f"rejected:{a.url}": a.reason for a in lookup.rejected})
@@ -292,6 +292,31 @@ def find_shim(
                     origins["trust"] = lookup.trust
                 return lookup.tool
     return _first_shim(by_name, hash_, origins)
+
+
+def for_name(tool: Tool, name: str, origins: dict[str, str] | None = None) -> Tool:
+    """The document of `name` in a binary's shim: its own where the shim holds one under
+    `_names` (another name of a multi-call binary, documented otherwise than the first:
+    decision 276), else the shim's, without `_names`. One that is not a valid document of
+    the same binary is left out, and noted in `origins` (`rejected:_names.<name>`)."""
+    named = tool.extensions.get("_names")
+    if named is None:
+        return tool
+    extensions = {k: v for k, v in tool.extensions.items() if k != "_names"}
+    own = named.get(name) if isinstance(named, dict) else None
+    if own is not None:
+        try:
+            found = from_dict(own)
+        except (AtipError, ValueError) as exc:
+            found, why = None, str(exc).split("\n")[0]
+        else:
+            same = found.binary is not None and tool.binary is not None
+            why = "" if same and found.binary.hash == tool.binary.hash else "another binary's"
+        if found is not None and not why:
+            return found
+        if origins is not None:
+            origins[f"rejected:_names.{name}"] = why
+    return msgspec.structs.replace(tool, extensions=extensions)
 
 
 def shim_paths(

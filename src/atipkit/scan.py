@@ -215,7 +215,7 @@ def scan(
     scanned, skipped = safe_dirs(dirs, allow_unsafe=allow_unsafe_dirs)
     wanted = set(only) if only else None
     deny = skip if isinstance(skip, DenyList) else configured() if skip is None else DenyList(skip)
-    candidates, denied = _executables(scanned, wanted, deny)
+    candidates, denied, others = _executables(scanned, wanted, deny)
     cache_path = paths.cache_dir() / "scan.json"
     cache = _read_cache(cache_path)
     now = utcnow()
@@ -265,6 +265,7 @@ def scan(
         inference = _infer(
             candidates,
             denied,
+            others,
             verdicts,
             registry,
             start + infer_budget,
@@ -284,7 +285,7 @@ def scan(
             found.append(
                 Found(keys[real], real, seen.verdict, seen.version or "", real not in probed_now)
             )
-    inferred = _update(registry, recorded, verdicts, keys)
+    inferred = _update(registry, recorded, verdicts, keys, others if infer else {})
     _write_cache(cache_path, {r: v for r, v in verdicts.items() if r not in unsettled})
     return ScanReport(
         found=found,
@@ -370,6 +371,7 @@ def _fingerprint(name: str, st: os.stat_result) -> _Seen:
 def _infer(
     candidates: list[Item],
     denied: list[Item],
+    others: dict[str, list[Names]],
     verdicts: dict[str, _Seen],
     registry: LocalRegistry,
     deadline: float,
@@ -384,7 +386,8 @@ def _infer(
         seen = verdicts[real]
         if seen.verdict in ("native", "shim"):
             continue
-        targets.append(Target(name, real, seen.hash, denies, _known(seen)))
+        names = tuple((n.name, n.path, n.denied) for n in others.get(real, []))
+        targets.append(Target(name, real, seen.hash, denies, _known(seen), names))
     outcomes, report = cover(
         targets,
         registry=registry,
@@ -423,16 +426,28 @@ def _verdict(outcome: Outcome) -> Verdict:
     return "none"  # left for the next run, or an alias of a binary nothing describes
 
 
+class Names(msgspec.Struct, frozen=True):
+    """Another name on PATH of an executable the scan knows by its first: the name, the
+    path it is run by (a link: a multi-call binary looks at the name it is run by), and
+    whether that name is denied."""
+
+    name: str
+    path: str
+    denied: bool
+
+
 def _executables(
     dirs: list[str], wanted: set[str] | None, deny: DenyList
-) -> tuple[list[Item], list[Item]]:
+) -> tuple[list[Item], list[Item], dict[str, list[Names]]]:
     """The executables to probe, and the denied ones — (name, real path, stat) each, the
-    first on PATH winning a name, one per real path. A link to a denied command is
-    denied too, whatever its own name."""
+    first on PATH winning a name, one per real path, under the real file's own name when
+    that is on PATH (`systemctl`, not `halt`, which links to it) — and the other names of
+    each real path. A link to a denied command is denied too, whatever its own name."""
     out: list[Item] = []
     denied: list[Item] = []
     names: set[str] = set()
     reals: set[str] = set()
+    seen: dict[str, list[Names]] = {}
     for directory in dirs:
         try:
             # a tool's own file before the links to it, so it is known by its own name
@@ -453,7 +468,9 @@ def _executables(
             if not statmod.S_ISREG(st.st_mode) or not os.access(real, os.X_OK):
                 continue
             names.add(name)
-            if name in deny or Path(real).name in deny:
+            is_denied = name in deny or Path(real).name in deny
+            seen.setdefault(real, []).append(Names(name, entry.path, is_denied))
+            if is_denied:
                 denied.append((name, real, st))
                 continue
             if real in reals:
@@ -466,7 +483,24 @@ def _executables(
         if item[1] not in reals and item[1] not in seen_denied:
             seen_denied.add(item[1])
             kept.append(item)
-    return out, kept
+    out = [_own_name(item, seen[item[1]], denied=False) for item in out]
+    kept = [_own_name(item, seen[item[1]], denied=True) for item in kept]
+    others = {
+        real: [n for n in found if n.name != first]
+        for first, real, _ in out + kept
+        if len(found := seen[real]) > 1
+    }
+    return out, kept, others
+
+
+def _own_name(item: Item, found: list[Names], *, denied: bool) -> Item:
+    """`item` under its real file's own name when that is one of its names on PATH (and
+    not denied, unless `item` is)."""
+    name, real, st = item
+    own = os.path.basename(real)
+    if name != own and any(n.name == own and (denied or not n.denied) for n in found):
+        return (own, real, st)
+    return item
 
 
 def _same(seen: _Seen, st: os.stat_result, now: dt.datetime) -> bool:
@@ -506,33 +540,42 @@ def _examine(
 
 
 def _update(
-    registry: LocalRegistry, items: list[Item], verdicts: dict[str, _Seen], keys: dict[str, str]
+    registry: LocalRegistry,
+    items: list[Item],
+    verdicts: dict[str, _Seen],
+    keys: dict[str, str],
+    others: dict[str, list[Names]],
 ) -> int:
     """Record what describes each executable under its name (`keys`, by real path); the
-    number of inferred ones. An inferred shim is recorded under the first name of its
-    binary only (decision 160). A name recorded as inferred whose shim is gone is no longer
-    recorded, nor a file name recorded before for a binary now recorded under the name its
-    metadata gives it."""
+    number of inferred binaries. An inferred one is recorded under each of its names on
+    PATH (`others`; copies of it are items of their own), all of them described by the
+    binary's shim. A name recorded as inferred whose shim is gone is no longer recorded,
+    nor a file name recorded before for a binary now recorded under the name its metadata
+    gives it."""
     changes = {}
     gone = []
     inferred_hashes: set[str] = set()
     current = registry.read().tools
     for name, real, st in items:
         seen = verdicts[real]
+        names = [name] + [n.name for n in others.get(real, [])]
         if seen.verdict not in ("native", "shim", "inferred"):
-            recorded = current.get(name)
-            if recorded and recorded.source == "inferred" and recorded.path == real:
-                gone.append(name)  # its inferred shim was removed: nothing describes it
+            for each in names:
+                recorded = current.get(each)
+                if recorded and recorded.source == "inferred" and recorded.path == real:
+                    gone.append(each)  # its inferred shim was removed: nothing describes it
             continue
         if seen.verdict == "inferred":
-            if not seen.hash or seen.hash in inferred_hashes:
+            if not seen.hash:
                 continue
             inferred_hashes.add(seen.hash)
+        else:
+            names = [name]  # an ATIP tool or a shim someone wrote: as its metadata says
         key = keys.get(real, name)
         recorded = current.get(name)
         if key != name and recorded and recorded.path == real:
             gone.append(name)  # now recorded under the name its metadata gives
-        changes[key] = Entry(
+        entry = Entry(
             path=real,
             hash=seen.hash,
             source=seen.verdict,
@@ -542,6 +585,9 @@ def _update(
             mtime_ns=st.st_mtime_ns,
             inode=st.st_ino,
         )
+        changes[key] = entry
+        for other in names[1:]:
+            changes[other] = entry
     if gone or any(current.get(name) != entry for name, entry in changes.items()):
         with registry.transaction() as index:
             index.tools.update(changes)

@@ -97,6 +97,8 @@ class Target(NamedTuple):
     hash: str | None
     denied: bool
     known: Outcome | None = None
+    others: tuple[tuple[str, str, bool], ...] = ()
+    """The binary's other names on PATH: (name, the path it is run by, denied)."""
 
 
 class Failure(msgspec.Struct, frozen=True):
@@ -170,6 +172,12 @@ def cover(
         else:
             work.append(target)
 
+    copies: dict[str, list[tuple[str, str, bool]]] = {}
+    for target, owner in aliases:  # another file of the same binary: its names too
+        assert owner.hash is not None
+        copies.setdefault(owner.hash, []).append((target.name, target.path, target.denied))
+        copies[owner.hash] += target.others
+    work = [t._replace(others=(*t.others, *copies.get(t.hash or "", ()))) for t in work]
     if work:
         runner = _Runner(registry, deadline, refresh)
         done = 0
@@ -433,7 +441,45 @@ class _Runner:
             # cut short by the sweep's deadline, not by its own budget: kept, it would
             # never be inferred again (decision 161); the next run does it whole
             return Outcome(kind="left", hash=hash_, **kept)
+        if target.others:
+            self._name(tool, attempt, target.others)
         return self._store(tool, kind)
+
+    def _name(self, tool: Tool, first: _Attempt, others: Sequence[tuple[str, str, bool]]) -> None:
+        """Give each other name of the binary that its pages document otherwise than the
+        first its own document, in the shim's `_names` (decision 276): a name with a page
+        of its own is inferred as a tool of its own (its page first, else asked by its
+        own name: a multi-call binary answers as the name it is run by); a name the same
+        page documents on its own NAME line (`bzcat - decompresses files to stdout`) is
+        the first's document with that description. Invalid documents are left out."""
+        from atipkit.infer.generate import as_named
+        from atipkit.infer.manpage import RENDER_TIMEOUT, read_man_file
+        from atipkit.model import to_dict
+        from atipkit.validation import validate
+
+        assert tool.binary is not None
+        assert isinstance(tool.binary.hash, str)
+        named: dict[str, Any] = {}
+        for name, path, denied in others:
+            if self.deadline - time.monotonic() < MIN_START:
+                break
+            found = self.pages.find(name)
+            page = read_man_file(found, name, timeout=RENDER_TIMEOUT) if found else None
+            if page is None:
+                continue
+            variant: Tool | None
+            if first.page is not None and (page.synopsis, page.names) == (
+                first.page.synopsis,
+                first.page.names,
+            ):  # the same page
+                variant = as_named(tool, name, page.help.description)
+            else:
+                attempt = _Attempt(self.pages, path, name, tool.binary.hash, self.deadline, page)
+                variant = attempt.from_pages(denied) or attempt.from_help()
+            if variant is not None and validate(dumps(variant)).ok:
+                named[name] = to_dict(variant)
+        if named:
+            tool.extensions["_names"] = named
 
     def _store(self, tool: Tool, kind: OutcomeKind) -> Outcome:
         """Validate the shim as `atip gen` does, then write it where `resolve_tool` looks:

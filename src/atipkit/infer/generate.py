@@ -159,7 +159,10 @@ def generate_shim(
     binary's digest when the caller has it already (else the binary is hashed here).
     `budget` is seconds, or a `Budget` (one that grows with the tree, for a sweep)."""
     clock = budget if isinstance(budget, Budget) else Budget(budget)
-    real = os.path.realpath(executable) if os.sep in executable else _which(executable)
+    # run by the path given, links kept: a multi-call binary answers as the name it is
+    # run by (`bzcat`, not `bzip2`); denied, hashed and named by the file it is
+    launch = os.path.abspath(executable) if os.sep in executable else _which(executable)
+    real = os.path.realpath(launch)
     name = name or os.path.basename(executable)
     hash_ = binary_hash or sha256_file(real)
     if subpages is None and man and man_file is None:
@@ -169,7 +172,7 @@ def generate_shim(
             page = _man_page(name, man_file, clock)
         return _denied_shim(name, hash_, page, depth, clock, subpages)
     sources: list[str] = []
-    root, form, _ = _best_help(real, [], clock, env, help_word)
+    root, form, _ = _best_help(launch, [], clock, env, help_word)
     if form:
         sources.append(form)
     if page is None and man and clock.left > 0:
@@ -180,10 +183,10 @@ def generate_shim(
         root.commands = root.commands or page.commands  # the page's listing, if the help has none
         sources.append("man")
         method += "+man"
-    version = _version(real, clock, env)
+    version = _version(launch, clock, env)
     commands: dict[str, Command] = {}
     if has_subcommands(root):
-        commands = _subcommands(real, (), root, depth, clock, sources, env, subpages)
+        commands = _subcommands(launch, (), root, depth, clock, sources, env, subpages)
     return _shim(name, hash_, root, commands, version, sources, method, clock)
 
 
@@ -277,6 +280,17 @@ def _man_page(name: str, man_file: str | None, clock: Budget) -> ParsedHelp | No
     return page.help if page is not None else None
 
 
+def as_named(tool: Tool, name: str, description: str) -> Tool | None:
+    """`tool` as the document of another name of its binary that its page describes on a
+    NAME line of its own (`bzcat - decompresses files to stdout` in `bzip2(1)`); None
+    when that says nothing `tool` does not say already."""
+    description = _short(description)
+    if not description or description == tool.description:
+        return None
+    binary = msgspec.structs.replace(tool.binary, name=name) if tool.binary else tool.binary
+    return msgspec.structs.replace(tool, name=name, description=description, binary=binary)
+
+
 def claim_destruction(tool: Tool) -> None:
     """Mark the shim of a denied command destructive as a whole, and say why: the deny
     list names commands whose purpose is to change the state of the system, and an
@@ -336,7 +350,7 @@ def _which(name: str) -> str:
     found = shutil.which(name)
     if found is None:
         raise FileNotFoundError(f"no executable {name!r} on PATH")
-    return os.path.realpath(found)
+    return os.path.abspath(found)
 
 
 def _run(

@@ -138,6 +138,10 @@ class ManPage(msgspec.Struct, kw_only=True):
     version: str | None
     path: str
     synopsis: str = ""
+    names: dict[str, str] = {}
+    """What the NAME section says of each name it lists: a page may document several
+    commands, one line each (`bzip2, bunzip2 - a block-sorting file compressor` /
+    `bzcat - decompresses files to stdout`)."""
 
 
 def manpath() -> list[Path]:
@@ -329,15 +333,45 @@ def read_man_files(
 
 
 def _read(text: str, source: str, path: str | os.PathLike[str], name: str) -> ManPage | None:
+    """The page read as the command `name`'s: described by the NAME line that lists
+    `name` where there is one (`bzcat - decompresses files to stdout`, the third of
+    `bzip2(1)`)."""
     parsed = parse_man_text(text, name) if text else None
     if parsed is None:
         return None
+    names = _name_entries(_section_text(text, _NAME_SECTION))
+    parsed.description = names.get(name, parsed.description)
     return ManPage(
         help=parsed,
         version=page_version(source),
         path=os.fspath(path),
         synopsis=_section_text(text, _SYNOPSIS),
+        names=names,
     )
+
+
+_NAME_SECTION = re.compile(r"^NAME\s*$", re.MULTILINE)
+_NAME_ENTRY = re.compile(r"^\s*(?P<names>[^\s,]+(?:,\s*[^\s,]+)*)\s+[-—–]+\s+(?P<what>\S.*)$")
+
+
+def _name_entries(section: str) -> dict[str, str]:
+    """`a, b - what` lines of a NAME section, by name, up to its first blank line after
+    them (a page's footer may follow); a line that does not start an entry continues the
+    one before it."""
+    out: dict[str, str] = {}
+    last: list[str] = []
+    for line in section.split("\n"):
+        if not line.strip() and out:
+            break
+        entry = _NAME_ENTRY.match(line)
+        if entry is not None:
+            last = [n.strip() for n in entry.group("names").split(",")]
+            for name in last:
+                out[name] = entry.group("what").strip()
+        elif line.strip() and last:
+            for name in last:
+                out[name] = f"{out[name]} {line.strip()}"
+    return out
 
 
 def _section_text(text: str, header: re.Pattern[str]) -> str:
