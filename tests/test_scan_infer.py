@@ -58,6 +58,10 @@ write the result to FILE
 
 @pytest.fixture
 def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    return isolate(tmp_path, monkeypatch)
+
+
+def isolate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     """Registry, config and cache in the test's directories, and a MANPATH of the test's
     own pages only (the machine's pages would describe the real `reboot`)."""
     values = {

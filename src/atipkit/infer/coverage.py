@@ -61,7 +61,7 @@ never inferred again."""
 PER_COMMAND = 0.5
 """Seconds more for each subcommand a tool turns out to have: a big tree (git's 160
 commands) is read whole, where a fixed budget cut it short under load."""
-TOOL_MOST = 120.0
+TOOL_MOST = 60.0
 """The most seconds one tool is given, whatever its tree."""
 TOOL_DEPTH = 2
 """Subcommands are read one level deep, as `atip gen` does by default."""
@@ -289,25 +289,17 @@ class _Attempt:
     def from_pages(self, denied: bool) -> Tool | None:
         """The shim from pages alone when the command is denied (its pages are all there
         may be), or when they are enough: the tool's page is (`enough`), or it says what
-        the tool is and the pages of its subcommands list them; and every subcommand it
-        lists has a page of its own — the tool, asked, would tell the options of the
-        others. None otherwise."""
+        the tool is and the pages of its subcommands list them. None otherwise."""
         from atipkit.infer.generate import enough, has_subcommands, shim_from_page
 
         page = self.page
         if page is None:
             return None
-        listed = [c.name for c in page.help.commands]
-        if not denied:
-            if not (enough(page.help) or (page.help.description and has_subcommands(page.help))):
-                return None
-            if (listed or not enough(page.help)) and self.subpages is None:
-                return None
-            if listed and self.subpages is not None:
-                self.clock.allow((n,) for n in [*listed, *self.subpages.candidates])
-                documented, _ = self.subpages.match(listed, self.clock.more)
-                if len(documented) < len(listed):
-                    return None
+        whole = denied or enough(page.help)
+        if not whole and not (page.help.description and has_subcommands(page.help)):
+            return None
+        if not whole and self.subpages is None:
+            return None
         tool = shim_from_page(
             self.name,
             self.hash,
@@ -318,7 +310,7 @@ class _Attempt:
             budget=self.clock,
             subpages=self.subpages,
         )
-        return tool if denied or enough(page.help) or "" not in tool.commands else None
+        return tool if whole or "" not in tool.commands else None
 
     def from_help(self) -> Tool:
         """The shim from the tool's help, flags only (never the word `help`), its pages

@@ -68,12 +68,12 @@ class Budget:
     """Wall-clock seconds for the whole generation; subcommands past it are listed, not
     read (`short` then says so). With `per_command`, a sweep's budget grows for each
     subcommand a tool turns out to have (`allow`): by `per_command`, or by the time of
-    `FORMS` runs of the tool where its runs are slower (a Python program under load), up
+    `RUNS` runs of the tool where its runs are slower (a Python program under load), up
     to `most` seconds in all and never past `limit` (a `time.monotonic` deadline: the
     sweep's own)."""
 
     RESERVE = 0.4  # for what follows the last run: hashing, building, validating
-    FORMS = 3  # the help forms a subcommand may be asked with (`--help`, `-h`, `help SUB`)
+    RUNS = 2  # runs a subcommand is allowed: most answer the first help form, some the second
 
     def __init__(
         self,
@@ -121,7 +121,7 @@ class Budget:
         self._allowed |= new
         each = self.per_command
         if self._runs:
-            each = max(each, self.FORMS * self._run_seconds / self._runs)
+            each = max(each, self.RUNS * self._run_seconds / self._runs)
         ceiling = self.most if self.limit is None else min(self.most, self.limit - self.RESERVE)
         grown = self.deadline + len(new) * each
         self.deadline = min(grown, max(ceiling, self.deadline))
@@ -186,7 +186,7 @@ def generate_shim(
     version = _version(launch, clock, env)
     commands: dict[str, Command] = {}
     if has_subcommands(root):
-        commands = _subcommands(launch, (), root, depth, clock, sources, env, subpages)
+        commands = _subcommands(launch, (name,), root, depth, clock, sources, env, subpages)
     return _shim(name, hash_, root, commands, version, sources, method, clock)
 
 
@@ -209,7 +209,7 @@ def shim_from_page(
     clock = budget if isinstance(budget, Budget) else Budget(budget)
     commands = {}
     if has_subcommands(page):
-        commands = _subcommands("", (), page, depth, clock, [], None, subpages)
+        commands = _subcommands("", (name,), page, depth, clock, [], None, subpages)
     sources = ["man"]
     tool = _shim(name, hash_, page, commands, version, sources, "man-page", clock)
     if denied:
@@ -413,7 +413,7 @@ def _best_help(
 
 def _subcommands(
     real: str,
-    path: tuple[str, ...],
+    words: tuple[str, ...],
     parsed: ParsedHelp,
     depth: int,
     clock: Budget,
@@ -421,9 +421,11 @@ def _subcommands(
     env: Mapping[str, str] | None,
     subpages: SubPages | None,
 ) -> dict[str, Command]:
-    """The subcommands `parsed` lists, and those only pages document: each read from its
+    """The subcommands of `words` (the tool's name and the path to the command: `("git",
+    "remote")`) that `parsed` lists, and those only pages document: each read from its
     page (running nothing) or, where the page is not enough and `real` may be run, from
     its help; below `depth`, listed. `real` is "" when nothing may be run."""
+    path = words[1:]
     entries = list(parsed.commands)
     pages: dict[str, ManPage] = {}
     reading = subpages is not None and depth > 1
@@ -436,13 +438,13 @@ def _subcommands(
         clock.short = clock.short or subpages.unread
     out: dict[str, Command] = {}
     for entry in entries:
-        sub_path = (*path, entry.name)
+        sub_words = (*words, entry.name)
+        sub_path = sub_words[1:]
         sub = ParsedHelp(description=entry.description)
         clock.short = clock.short or (depth > 1 and not clock.more())
         if depth > 1 and clock.more():
             page = pages.get(entry.name)
-            words = (*subpages.words, entry.name) if subpages is not None else sub_path
-            sub = _read_subcommand(real, sub_path, words, parsed, entry, page, clock, env)
+            sub = _read_subcommand(real, sub_words, parsed, entry, page, clock, env)
             if entry.name in pages:
                 sources.append("man")
         if not sub.arguments and entry.args:
@@ -450,7 +452,7 @@ def _subcommands(
         children: dict[str, Command] = {}
         if sub.commands and depth > 2:
             below = subpages.below(entry.name) if subpages is not None else None
-            children = _subcommands(real, sub_path, sub, depth - 1, clock, sources, env, below)
+            children = _subcommands(real, sub_words, sub, depth - 1, clock, sources, env, below)
         command = _command(entry.name, sub, sub_path)
         if children:
             command.commands = children
@@ -466,7 +468,6 @@ def _subcommands(
 
 def _read_subcommand(
     real: str,
-    path: tuple[str, ...],
     words: tuple[str, ...],
     parent: ParsedHelp,
     entry: ParsedCommand,
@@ -474,10 +475,11 @@ def _read_subcommand(
     clock: Budget,
     env: Mapping[str, str] | None,
 ) -> ParsedHelp:
-    """What the subcommand `path` (`words` with the tool's name) takes: its page when
-    that is enough (a page is often richer than `SUB --help`, and reading it runs
+    """What the subcommand `words` (the tool's name, then the path to it) takes: its page
+    when that is enough (a page is often richer than `SUB --help`, and reading it runs
     nothing), else its help with the page merged in; its page alone, or the parent's
     listing, when it may not be run."""
+    path = words[1:]
     from_page = _page_help(page, words) if page is not None else None
     if from_page is not None and (not real or enough(from_page)):
         from_page.description = entry.description or from_page.description

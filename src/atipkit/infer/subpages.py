@@ -243,7 +243,8 @@ def _skip(tokens: list[str], words: Sequence[str]) -> list[str] | None:
 
 
 def _abbreviates_any(names: list[str], word: str) -> bool:
-    return any(_abbreviates(n, {word}) for n in names)
+    """Whether `word` is a shorter spelling of one of `names`, or one of them of it."""
+    return _abbreviates(word, set(names)) or any(_abbreviates(n, {word}) for n in names)
 
 
 def _names_at(tokens: list[str]) -> tuple[list[str], bool]:

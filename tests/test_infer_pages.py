@@ -1,0 +1,391 @@
+"""Man pages as the whole of a tool's tree (issue 20): subcommand pages, multi-call
+binaries, the budget that grows with the tree, the cached index, pages rendered together.
+
+The machine's own pages and tools where they exist (git, ip, openssl, bzip2); small roff
+pages and scripts written by the test for structure the machine lacks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import time
+from pathlib import Path
+
+import pytest
+
+from atipkit.infer import coverage
+from atipkit.infer.coverage import infer_shim
+from atipkit.infer.generate import Budget, generate_shim
+from atipkit.infer.manpage import ManPages, _page_source, read_man_file, render, render_many
+from atipkit.infer.subpages import synopsis_commands, usage_forms
+from atipkit.registry.local import LocalRegistry
+from atipkit.resolve import load_recorded, resolve_tool
+from atipkit.scan import scan
+from atipkit.trust.digest import sha256_file
+from tests.test_scan_infer import isolate, logging_script, man_page, runs_of, shim_of
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    return isolate(tmp_path, monkeypatch)
+
+
+def machine_pages(monkeypatch: pytest.MonkeyPatch, *names: str) -> ManPages:
+    """The machine's own pages (the `env` fixture points MANPATH at the test's), or a skip
+    when one of `names` has none."""
+    monkeypatch.delenv("MANPATH", raising=False)
+    pages = ManPages.load()
+    missing = [n for n in names if pages.find(n) is None or shutil.which(n.split("-")[0]) is None]
+    if missing:
+        pytest.skip(f"no page or tool here for {', '.join(missing)}")
+    return pages
+
+
+def page(tmp_path: Path, name: str, text: str, section: str = "1") -> None:
+    directory = tmp_path / "man" / f"man{section}"
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{name}.{section}").write_text(text)
+
+
+def roff(name: str, what: str, synopsis: str, options: str = "") -> str:
+    body = "".join(f".TP\n\\fB{flag}\\fR\n{text}\n" for flag, text in _options(options))
+    return (
+        f".TH {name.upper()} 1\n.SH NAME\n{name} \\- {what}\n.SH SYNOPSIS\n"
+        + "".join(f"{line}\n.br\n" for line in synopsis.split("\n"))
+        + (f".SH OPTIONS\n{body}" if body else "")
+    )
+
+
+def _options(spec: str) -> list[tuple[str, str]]:
+    return [(f.replace("-", "\\-"), f"what {f} does") for f in spec.split()]
+
+
+# -- 1. subcommands documented in their own pages -------------------------------------------
+
+
+def test_a_denied_tool_gets_its_subcommands_and_theirs_from_their_pages(monkeypatch):
+    """`ip` is denied: never run. `ip-address(8)` gives `ip address` its options and, in
+    its SYNOPSIS, the subcommands below it; `ip-neighbour(8)` says `ip neigh`."""
+    machine_pages(monkeypatch, "ip", "ip-address", "ip-neighbour", "ip-link")
+    shim = generate_shim("ip")
+    assert shim.extensions["_generation"]["method"] == "man-page"
+    address = shim.commands["address"]
+    assert address.options, "ip address has options in its page"
+    assert {"add", "del", "show", "flush"} <= set(address.commands)
+    assert "address" not in [a.name for a in address.arguments]  # its name, not an argument
+    assert {"add", "delete", "set", "show"} <= set(shim.commands["link"].commands)
+    assert {"add", "show", "flush"} <= set(shim.commands["neighbour"].commands)
+
+
+def test_git_commands_come_from_their_pages_running_nothing(monkeypatch):
+    """The scan's way (`infer_shim`): git's page and its 150 command pages are enough,
+    so git is never asked; every command with a page has its options, and the commands
+    below them come from the pages' SYNOPSIS (`git remote add`, `git stash drop`)."""
+    pages = machine_pages(monkeypatch, "git", "git-commit", "git-remote", "git-stash")
+    runs: list[list[str]] = []
+    real_run = __import__("atipkit.infer.generate", fromlist=["_run"])._run
+
+    def counted(real, args, clock, extra=None):
+        runs.append(list(args))
+        return real_run(real, args, clock, extra)
+
+    monkeypatch.setattr("atipkit.infer.generate._run", counted)
+    git = shutil.which("git")
+    assert git is not None
+    shim = infer_shim(os.path.realpath(git), "git", sha256_file(os.path.realpath(git)))
+    assert runs == []
+    assert shim.extensions["_generation"]["method"] == "man-page"
+    assert "incomplete" not in shim.extensions["_generation"]
+    commit = {f for o in shim.commands["commit"].options for f in o.flags}
+    assert {"--amend", "-m", "--message"} <= commit
+    assert {"add", "rename", "remove", "set-url"} <= set(shim.commands["remote"].commands)
+    assert {"list", "show", "drop", "pop", "apply", "push"} <= set(shim.commands["stash"].commands)
+    documented = [
+        word
+        for word in pages.prefixed("git-")
+        if word in shim.commands and read_man_file(pages.prefixed("git-")[word], "git")
+    ]
+    with_options = [w for w in documented if shim.commands[w].options]
+    assert len(with_options) >= 110, len(with_options)
+    # a page of another tool is no command of git's: git-shell(1) is `chsh -s ... git-shell`
+    assert "shell" not in shim.commands
+
+
+def test_openssl_commands_are_read_from_their_own_pages(monkeypatch):
+    machine_pages(monkeypatch, "openssl", "openssl-x509", "openssl-req")
+    shim = generate_shim("openssl", budget=30)
+    x509 = {f for o in shim.commands["x509"].options for f in o.flags}
+    assert {"-in", "-out", "-req", "-days"} <= x509
+    assert "format-options" not in shim.commands  # `openssl command [ options ... ]`: no command
+
+
+def test_a_page_the_listing_omits_is_a_subcommand_when_its_synopsis_says_so(tmp_path, env):
+    """`frob` lists `fetch`; `frob-purge(1)` (`frob purge ...`) is a subcommand too;
+    `frob-daemon(1)` (`frob-daemon [options]`) is a program of its own, `frob-format(1)`
+    (`frob fetch ... --format`) a part of `frob fetch`."""
+    bin_dir = tmp_path / "bin"
+    help_text = "Usage: frob [OPTIONS] <command>\n\nFrob.\n\nCommands:\n  fetch    Fetch things\n"
+    logging_script(bin_dir, "frob", help_text)
+    page(tmp_path, "frob-fetch", roff("frob-fetch", "fetch things", "frob fetch [-a] URL", "-a -b"))
+    page(tmp_path, "frob-purge", roff("frob-purge", "purge things", "frob purge [-f]", "-f"))
+    page(tmp_path, "frob-daemon", roff("frob-daemon", "serve", "frob-daemon [-d]", "-d"))
+    page(tmp_path, "frob-format", roff("frob-format", "formats", "frob fetch --format=F", "-x"))
+    shim = generate_shim(str(bin_dir / "frob"))
+    assert set(shim.commands) == {"fetch", "purge"}
+    assert [o.flags for o in shim.commands["purge"].options] == [["-f"]]
+    assert shim.commands["purge"].description == "purge things"
+    # a subcommand whose page is enough is not asked: its page is richer than its help
+    assert not [r for r in runs_of(bin_dir, "frob") if r.startswith(("fetch", "purge"))]
+
+
+def test_listed_names_find_their_page_by_its_synopsis_or_as_an_abbreviation(tmp_path, env):
+    bin_dir = tmp_path / "bin"
+    help_text = (
+        "Usage: netx [ OPTIONS ] OBJECT { COMMAND | help }\n\nNet things.\n\n"
+        "Commands:\n  addr     addresses\n  neigh    neighbours\n  tcpm     metrics\n"
+    )
+    logging_script(bin_dir, "netx", help_text)
+    page(tmp_path, "netx-address", roff("netx-address", "addresses", "netx address { add | del }"))
+    page(tmp_path, "netx-neighbour", roff("netx-neighbour", "neighbours", "netx neigh show"))
+    page(tmp_path, "netx-tcp_metrics", roff("netx-tcp_metrics", "m", "netx tcp_metrics/tcpm show"))
+    shim = generate_shim(str(bin_dir / "netx"))
+    assert set(shim.commands) == {"addr", "neigh", "tcpm"}
+    assert set(shim.commands["addr"].commands) == {"add", "del"}  # `addr` abbreviates it
+    assert set(shim.commands["neigh"].commands) == {"show"}  # the page says `netx neigh`
+    assert set(shim.commands["tcpm"].commands) == {"show"}  # one of two spellings
+
+
+def test_usage_forms_name_the_commands_below_a_subcommand():
+    text = (
+        "usage: git remote [-v | --verbose]\n"
+        "   or: git remote add [-t <branch>] <name> <url>\n"
+        "   or: git remote [-v | --verbose] show [-n] <name>\n"
+        "   or: git remote prune [-n | --dry-run] <name>\n\n"
+        "    -v, --verbose  be verbose\n"
+    )
+    found = [c.name for c in synopsis_commands(usage_forms(text), ("git", "remote"))]
+    assert found == ["add", "prune", "show"]
+    # one lower-case word reached only past options is a placeholder, not a command
+    lone = "usage: openssl rand [-help] [-out file] num\n"
+    assert synopsis_commands(usage_forms(lone), ("openssl", "rand")) == []
+
+
+def test_a_subcommands_help_names_the_commands_below_it(tmp_path):
+    """`pip cache --help` lists `pip cache dir`, `pip cache purge`, ... as usage forms."""
+    tool = tmp_path / "pkg"
+    tool.write_text(
+        "#!/bin/sh\n"
+        'if [ "$1" = cache ]; then\n'
+        "  printf 'Usage:\\n  pkg cache dir\\n  pkg cache purge\\n\\n"
+        "Options:\\n  -q, --quiet  less\\n'\n"
+        "else\n"
+        "  printf 'Usage: pkg <command>\\n\\nCommands:\\n  cache    Inspect the cache\\n'\n"
+        "fi\n"
+    )
+    tool.chmod(0o755)
+    shim = generate_shim(str(tool), man=False)
+    assert set(shim.commands["cache"].commands) == {"dir", "purge"}
+
+
+def test_pip_subcommands_get_their_options(monkeypatch):
+    """pip is run (not denied): `pip install --help` gives `pip install` its options."""
+    if shutil.which("pip") is None:
+        pytest.skip("no pip here")
+    shim = generate_shim("pip", budget=60)
+    install = {f for o in shim.commands["install"].options for f in o.flags}
+    assert {"-r", "--requirement", "-U", "--upgrade"} <= install
+
+
+# -- 2. a budget that grows with the tree ---------------------------------------------------
+
+
+def test_the_budget_grows_with_the_tree_once_per_command_within_its_bounds():
+    clock = Budget(1.0, per_command=0.5, most=5.0)
+    before = clock.left
+    clock.allow([("a",), ("b",)])
+    assert clock.left == pytest.approx(before + 1.0, abs=0.05)
+    clock.allow([("a",), ("b",)])  # the same commands: nothing more
+    assert clock.left == pytest.approx(before + 1.0, abs=0.05)
+    clock.allow([(str(n),) for n in range(100)])
+    assert clock.left == pytest.approx(5.0 - Budget.RESERVE, abs=0.05)  # `most`
+    capped = Budget(1.0, per_command=0.5, most=60.0, limit=time.monotonic() + 3.0)
+    capped.allow([(str(n),) for n in range(100)])
+    assert capped.left == pytest.approx(3.0 - Budget.RESERVE, abs=0.05)  # the sweep's deadline
+    assert capped.capped
+    fixed = Budget(1.0)  # `atip gen --budget`: the caller's bound, not grown
+    fixed.allow([(str(n),) for n in range(100)])
+    assert fixed.left < 1.0
+
+
+def test_a_big_tree_is_read_whole_under_the_scans_budget(tmp_path, env, monkeypatch):
+    """A fixed budget cut a tool of many subcommands short; the scan's budget grows by
+    the subcommands the tool turns out to have, so all of them are read."""
+    monkeypatch.setattr(coverage, "TOOL_BUDGET", 1.0)
+    monkeypatch.setattr(coverage, "PER_COMMAND", 0.3)
+    names = [f"cmd{n:02}" for n in range(20)]
+    listing = "".join(f"  {n}    Do {n}\n" for n in names)
+    tool = tmp_path / "bin" / "many"
+    tool.parent.mkdir()
+    tool.write_text(
+        "#!/bin/sh\n"
+        '[ "$1" = help ] && shift\n'
+        'case "$1" in\n'
+        "  cmd*) sleep 0.1; printf 'Usage: many %s\\n\\nOptions:\\n  --deep  go deep\\n"
+        '  --wide  go wide\\n  --tall  go tall\\n\' "$1" ;;\n'
+        f"  *) printf 'Usage: many <command>\\n\\nMany things.\\n\\nCommands:\\n{listing}' ;;\n"
+        "esac\n"
+    )
+    tool.chmod(0o755)
+    report = scan([str(tool.parent)], infer=True)
+    assert report.inference is not None
+    assert report.inference.from_help == 1
+    shim = shim_of(tool)
+    assert "incomplete" not in shim["_generation"]
+    read = [n for n in names if shim["commands"][n].get("options")]
+    assert read == names
+
+
+# -- 3. multi-call binaries: every name, its own page ---------------------------------------
+
+MULTI = """.TH MULTI 1
+.SH NAME
+multi, unmulti \\- pack and unpack things
+.br
+multicat \\- show packed things
+.SH SYNOPSIS
+.B multi
+[\\-k] FILE
+.SH OPTIONS
+.TP
+\\fB\\-k\\fR, \\fB\\-\\-keep\\fR
+keep the input
+"""
+
+
+def test_every_name_of_a_binary_is_recorded_and_described_by_its_page(tmp_path, env):
+    """One binary under four names: two hard links whose pages redirect to the first's,
+    one of which has a NAME line of its own, and a link whose page is its own."""
+    bin_dir = tmp_path / "bin"
+    multi = logging_script(bin_dir, "multi")
+    os.link(multi, bin_dir / "unmulti")
+    os.link(multi, bin_dir / "multicat")
+    (bin_dir / "mview").symlink_to("multi")
+    page(tmp_path, "multi", MULTI)
+    page(tmp_path, "unmulti", ".so man1/multi.1\n")
+    page(tmp_path, "multicat", ".so man1/multi.1\n")
+    page(tmp_path, "mview", roff("mview", "look at packed things", "mview [-r] FILE", "-r"))
+    report = scan([str(bin_dir)], infer=True)
+    assert report.inference is not None
+    assert report.inference.inferred == 1
+    tools = LocalRegistry().read().tools
+    assert set(tools) == {"multi", "unmulti", "multicat", "mview"}
+    assert len({e.hash for e in tools.values()}) == 1
+    shims = list((tmp_path / "data" / "agent-tools" / "shims" / "sha256").iterdir())
+    assert len(shims) == 1  # content-addressed: one file for the binary
+    described = {n: resolve_tool(n).tool for n in tools}
+    assert {n: t.description for n, t in described.items()} == {
+        "multi": "pack and unpack things",
+        "unmulti": "pack and unpack things",
+        "multicat": "show packed things",
+        "mview": "look at packed things",
+    }
+    assert {n: t.name for n, t in described.items()} == {n: n for n in tools}
+    assert [o.flags for o in described["mview"].commands[""].options] == [["-r"]]
+    assert "_names" not in described["multi"].extensions
+    # search reads the registry as `load_recorded` does: each name its own document
+    assert load_recorded(LocalRegistry(), "multicat", tools["multicat"]).description == (
+        "show packed things"
+    )
+    assert json.loads(shims[0].read_text())["name"] == "multi"
+
+
+def test_bzip2_names_resolve_to_what_their_page_says_of_them(tmp_path, env, monkeypatch):
+    machine_pages(monkeypatch, "bzip2", "bzcat", "bunzip2")
+    directory = os.path.dirname(os.path.realpath(shutil.which("bzcat") or ""))
+    scan([directory], only=["bzip2", "bunzip2", "bzcat"], infer=True)
+    tools = LocalRegistry().read().tools
+    assert {"bzip2", "bunzip2", "bzcat"} <= set(tools)
+    assert resolve_tool("bzcat").tool.description == "decompresses files to stdout"
+    assert resolve_tool("bunzip2").tool.description.startswith("a block-sorting file compressor")
+
+
+def test_a_binary_is_known_by_its_own_file_name_not_by_a_link_to_it(tmp_path, env):
+    """`halt` links to `systemctl`: the binary is systemctl's, halt one of its names."""
+    real_dir, link_dir = tmp_path / "bin", tmp_path / "sbin"
+    tool = logging_script(real_dir, "ctl")
+    link_dir.mkdir(mode=0o755)
+    (link_dir / "stop").symlink_to(tool)
+    man_page(tmp_path, "ctl")
+    scan([str(link_dir), str(real_dir)], infer=True)  # the link's directory first
+    assert shim_of(tool)["name"] == "ctl"
+    assert set(LocalRegistry().read().tools) == {"ctl", "stop"}
+
+
+# -- 4. the index of pages, cached; pages rendered together ---------------------------------
+
+
+def test_the_index_of_pages_is_cached_until_a_section_directory_changes(tmp_path, env, monkeypatch):
+    man_page(tmp_path, "frob")
+    assert ManPages.load().find("frob") is not None
+    listed: list[str] = []
+    real_listdir = os.listdir
+
+    def counting(path):
+        listed.append(str(path))
+        return real_listdir(path)
+
+    monkeypatch.setattr(os, "listdir", counting)
+    again = ManPages.load()
+    assert again.find("frob") is not None
+    assert listed == []  # from the cache
+    time.sleep(0.01)
+    man_page(tmp_path, "frob2")  # a page added: its directory's mtime changes
+    assert ManPages.load().find("frob2") is not None
+    assert listed
+    cache = tmp_path / "cache" / "agent-tools" / "manpages.json"
+    data = json.loads(cache.read_text())
+    data["pages"]["frob"] = [0, "../../../etc/passwd"]  # a cache naming another file
+    cache.write_text(json.dumps(data))
+    found = ManPages.load().find("frob")
+    assert found is not None
+    assert found.name == "frob.1"
+
+
+HOSTILE = {
+    "swallows": ".TH SW 1\n.SH NAME\nsw \\- an unclosed ignore\n.ig\nall that follows\n",
+    "translates": ".TH TR 1\n.tr |X\n.SH NAME\ntr \\- a | translated\n",
+    "junk": "\x00\x01\x02 not roff at all \xff",
+}
+
+
+def test_pages_rendered_together_read_as_they_do_alone(monkeypatch):
+    pages = machine_pages(monkeypatch, "ls", "git-add", "bzip2")
+    sources = [
+        s
+        for s in [
+            _page_source(p)
+            for p in (pages.find("ls"), pages.find("git-add"), pages.find("bzip2"))
+            if p
+        ]
+        if s
+    ]
+    hostile = list(HOSTILE.values())
+    mixed = [sources[0], hostile[1], sources[1], hostile[0], sources[2], hostile[2], sources[0]]
+    together = render_many(mixed)
+    alone = [render(s) for s in mixed]
+    for one, other in zip(together, alone, strict=True):
+        assert _body(one) == _body(other)
+    assert "| translated" in together[-1] or "ls - list directory contents" in together[-1]
+
+
+def _body(text: str) -> list[str]:
+    """A rendered page without its header, footer and blank lines: what a page rendered
+    in a batch may lose (its footer) or gain (blank lines). The footer ends as the header
+    does (`LS(1)`)."""
+    lines = [line.rstrip() for line in text.split("\n") if line.strip()]
+    if not lines:
+        return lines
+    title = lines[0].split()[-1]
+    return [line for line in lines[1:] if not line.endswith(title)]
