@@ -31,6 +31,8 @@ where `resolve_tool` finds it — once per binary hash.
 
 from __future__ import annotations
 
+import concurrent.futures
+import itertools
 import json
 import os
 import threading
@@ -194,8 +196,13 @@ def cover(
             return target, outcome
 
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            runner.read_pages(work, pool)
-            for target, outcome in pool.map(one, work):
+            # the tools without a page start at once, beside the reading of the pages of
+            # the others (they must be asked: the longest work first, not last)
+            reading, unpaged = runner.read_pages(work, pool)
+            first = pool.map(one, unpaged)
+            concurrent.futures.wait(reading)
+            paged = sorted((t for t in work if t not in unpaged), key=runner.rank)
+            for target, outcome in itertools.chain(first, pool.map(one, paged)):
                 outcomes[target.path] = outcome
 
     for target, owner in aliases:
@@ -364,21 +371,25 @@ class _Runner:
                 self._pages = ManPages.load()
             return self._pages
 
-    def read_pages(self, targets: Sequence[Target], pool: ThreadPoolExecutor) -> None:
-        """The pages of `targets` that may need inferring, read `BATCH` at a time in
-        `pool` before anything else (`render_many`: a page in a batch costs a fraction of
-        one alone), while the deadline is not near; the rest are read one by one."""
+    def read_pages(
+        self, targets: Sequence[Target], pool: ThreadPoolExecutor
+    ) -> tuple[list[concurrent.futures.Future[None]], set[Target]]:
+        """Start reading the pages of `targets` that may need inferring, `BATCH` at a time
+        in `pool` (`render_many`: a page in a batch costs a fraction of one alone), while
+        the deadline is not near; the rest are read one by one. Returns the reading, and
+        the targets that have no page."""
         from atipkit.infer.manpage import BATCH, RENDER_TIMEOUT, read_man_files
 
         wanted = []
+        unpaged = set()
         for target in targets:
             assert target.hash is not None
-            if self.refresh or not has_shim(self.registry, target.hash):
-                found = _page_of(self.pages, target.name, target.path)
-                if found is not None:
-                    wanted.append((target.path, found, target.name))
-                else:
-                    self._read[target.path] = None
+            found = _page_of(self.pages, target.name, target.path)
+            if found is None:
+                self._read[target.path] = None
+                unpaged.add(target)
+            elif self.refresh or not has_shim(self.registry, target.hash):
+                wanted.append((target.path, found, target.name))
 
         def batch(chunk: list[tuple[str, Path, str]]) -> None:
             if self.deadline - time.monotonic() < MIN_START:
@@ -388,7 +399,14 @@ class _Runner:
                 self._read[path] = page
 
         chunks = [wanted[i : i + BATCH] for i in range(0, len(wanted), BATCH)]
-        list(pool.map(batch, chunks))
+        return [pool.submit(batch, chunk) for chunk in chunks], unpaged
+
+    def rank(self, target: Target) -> bool:
+        """False (first) for a target whose page has subcommands: the long work."""
+        from atipkit.infer.generate import has_subcommands
+
+        page = self._read.get(target.path)
+        return page is None or not has_subcommands(page.help)
 
     def infer(self, target: Target) -> Outcome:
         """The target's outcome. With `refresh`, a binary inferred before stays described
