@@ -14,6 +14,9 @@ With `infer=True`, every executable that is neither native nor has a shim then g
 inferred one — denied commands from their man page only, never run — within a time
 budget, resumably (`atipkit.infer.coverage`).
 
+With `infer=True`, an inferred binary is recorded under each of its names on PATH (links
+and copies of it), all described by its one shim (decision 276).
+
 A tool is recorded under a name that finds it on PATH (`atipkit.naming`): its file name,
 or, when its metadata calls it by another name that finds this same file on the scanned
 PATH (`vim` for the `vim.basic` that `vi` and `vim` link to), that one. Metadata that

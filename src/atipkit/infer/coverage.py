@@ -24,9 +24,14 @@ where `resolve_tool` finds it — once per binary hash.
   scan cache until the binary changes. Work stops starting when the deadline is near
   (a tool's help is asked only while its whole `TOOL_BUDGET` fits): what is left is
   reported (`left`) and done by the next run. At most `jobs` tools at once.
-- **One shim per binary hash.** A binary known by several names on PATH (hard links,
-  copies, multi-call binaries) is inferred once, under its first name; the other names
-  are reported as `aliases` and not recorded (decision 160).
+- **Subcommands from their own pages, within a budget that grows with the tree.** The
+  pages of a tool's subcommands (`git-commit(1)`: `atipkit.infer.subpages`) are read
+  before the tool is asked anything of them, and may make its page enough (git is never
+  run); a tool gets `TOOL_BUDGET`, and `PER_COMMAND` more for each subcommand it has.
+- **One shim per binary hash, every name recorded.** A binary known by several names on
+  PATH (links, hard links, copies, multi-call binaries) is inferred once, under its own
+  file's name; each other name its pages document otherwise gets its own document in the
+  same shim (`_names`, decision 276), and `scan` records every name.
 """
 
 from __future__ import annotations
@@ -123,7 +128,8 @@ class InferenceReport(msgspec.Struct, kw_only=True):
     reused: int = 0
     """Binaries inferred before (by an earlier run, `atip show --infer`): not again."""
     aliases: list[str] = []
-    """Names whose binary is recorded under an earlier name on PATH."""
+    """Names of other files of a binary inferred under another name (hard links,
+    copies): described by that binary's shim, each recorded under its own name."""
     denied: list[str] = []
     """Names on the deny list: never run (described from their man page when they have one)."""
     skipped: list[str] = []
