@@ -413,9 +413,9 @@ def _from_usage(help_: ParsedHelp, prog: str | None) -> None:
     help_.arguments = found
 
 
-def _usage_words(usage: str, prog: str | None) -> list[str]:
-    """Usage tokens after the program name (and its subcommand words), brackets kept
-    together: `[--foo FOO]`, `[FILE]...`, `<path>...`."""
+def usage_tokens(usage: str) -> list[str]:
+    """Blank-separated tokens of a usage line, brackets kept together (an unclosed one to
+    the end): `[--foo FOO]`, `[FILE]...`, `<path>...`, `{ add | del }`."""
     tokens: list[str] = []
     depth, current = 0, ""
     for ch in usage:
@@ -431,6 +431,13 @@ def _usage_words(usage: str, prog: str | None) -> list[str]:
             current += ch
     if current:
         tokens.append(current)
+    return tokens
+
+
+def _usage_words(usage: str, prog: str | None) -> list[str]:
+    """Usage tokens after the program name (and its subcommand words), brackets kept
+    together: `[--foo FOO]`, `[FILE]...`, `<path>...`."""
+    tokens = usage_tokens(usage)
     while tokens and (prog and (tokens[0] == prog or tokens[0].endswith("/" + prog))):
         tokens.pop(0)
     if tokens and tokens[0].startswith("/"):  # the program by another path: /lib/systemd/systemd

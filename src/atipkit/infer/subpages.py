@@ -28,7 +28,7 @@ import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
-from atipkit.infer.helptext import ParsedCommand
+from atipkit.infer.helptext import ParsedCommand, usage_tokens
 from atipkit.infer.manpage import BATCH, ManPage, ManPages, read_man_files
 
 _LITERAL = re.compile(r"[a-z][a-z0-9_.-]*")
@@ -197,31 +197,10 @@ def _forms(synopsis: str, tool: str) -> list[list[str]]:
             continue
         if words[0] == tool or words[0].endswith(f"/{tool}"):
             current = [line.split(None, 1)[1] if len(words) > 1 else ""]
-            forms.append(current)  # type: ignore[arg-type]
+            forms.append(current)
         elif current is not None:
             current.append(line)
-    return [_tokens(" ".join(lines)) for lines in forms]  # type: ignore[arg-type]
-
-
-def _tokens(text: str) -> list[str]:
-    """Blank-separated tokens, a bracketed group (`[ show [ dev IFNAME ] ]`, `{ a | b }`,
-    `<x y>`) kept whole, an unclosed one to the end."""
-    tokens: list[str] = []
-    depth, current = 0, ""
-    for ch in text:
-        if ch in "[{<(":
-            depth += 1
-        elif ch in "]}>)":
-            depth = max(0, depth - 1)
-        if ch.isspace() and depth == 0:
-            if current:
-                tokens.append(current)
-            current = ""
-        else:
-            current += ch
-    if current:
-        tokens.append(current)
-    return tokens
+    return [usage_tokens(" ".join(lines)) for lines in forms]
 
 
 def _skip(tokens: list[str], words: Sequence[str]) -> list[str] | None:
@@ -270,7 +249,7 @@ def _names(token: str, *, optional: bool = False) -> list[str]:
     if token.startswith("["):
         if not optional:
             return []
-        first = _tokens(token[1:].rstrip("]"))
+        first = usage_tokens(token[1:].rstrip("]"))
         return _names(first[0]) if first and not first[0].startswith("[") else []
     parts = token.split("/")
     if all(_LITERAL.fullmatch(p) for p in parts):
