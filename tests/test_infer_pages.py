@@ -292,6 +292,7 @@ def test_every_name_of_a_binary_is_recorded_and_described_by_its_page(tmp_path, 
         "mview": "look at packed things",
     }
     assert {n: t.name for n, t in described.items()} == {n: n for n in tools}
+    assert described["multicat"].commands[""].description == "show packed things"
     assert [o.flags for o in described["mview"].commands[""].options] == [["-r"]]
     assert "_names" not in described["multi"].extensions
     # search reads the registry as `load_recorded` does: each name its own document

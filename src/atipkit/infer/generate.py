@@ -288,7 +288,13 @@ def as_named(tool: Tool, name: str, description: str) -> Tool | None:
     if not description or description == tool.description:
         return None
     binary = msgspec.structs.replace(tool.binary, name=name) if tool.binary else tool.binary
-    return msgspec.structs.replace(tool, name=name, description=description, binary=binary)
+    commands = dict(tool.commands)
+    root = commands.get("")
+    if root is not None and root.description == tool.description:  # the page's, as the tool's
+        commands[""] = msgspec.structs.replace(root, description=description)
+    return msgspec.structs.replace(
+        tool, name=name, description=description, binary=binary, commands=commands
+    )
 
 
 def claim_destruction(tool: Tool) -> None:
