@@ -465,14 +465,33 @@ def render_many(sources: Sequence[str], *, timeout: float = RENDER_TIMEOUT) -> l
 BATCH = 32
 """Pages rendered by one run of groff."""
 _MACROS = re.compile(r"^\.(TH|Dd)\b", re.MULTILINE)
-_STATE = re.compile(
-    r"^[.'][ \t]*(?:(?:tr|trin|ss|cs|ec|eo|cc|c2|cflags|char|fchar|schar|ll|lt|pl|ev|mso|"
-    r"rn|rm|als|hcode|fp|ftr|special|fspecial|lg|kern|sty)\b|(?:de1?|am1?|ds1?)[ \t]+(?:"
+_STANDARD = (
     r"TH|SH|SS|TP|TQ|IP|HP|PP|LP|P|RS|RE|B|I|BI|BR|IB|IR|RB|RI|SM|SB|UR|UE|MT|ME|SY|YS|OP|"
-    r"EX|EE|PD|AT|UC|DT|R)\b)",
+    r"EX|EE|PD|AT|UC|DT|R|S|lq|rq|Tm|HF"
+)
+_STATE = re.compile(
+    r"^[.'][ \t]*(?:(?:trin|cs|ec|eo|cc|c2|cflags|char|fchar|schar|ll|lt|pl|ev|mso|"
+    r"hcode|fp|ftr|special|fspecial|lg|kern|sty)\b|(?:de1?|am1?|ds1?|as1?)[ \t]+"
+    rf"(?:{_STANDARD})(?=[ \t\\]|$)|(?:rn|rm|als)[ \t]+(?:\S+[ \t]+)*?(?:{_STANDARD})"
+    r"(?=[ \t\\]|$))",
     re.MULTILINE,
 )
-"""Requests whose effect outlasts the page: what `.TH` and `.SH` do not set again."""
+"""Requests whose effect outlasts the page and that `_left_adjusted` does not undo for
+the next: environments, escape and control characters, line length, a macro package
+loaded, a standard macro or string (re)defined, renamed or removed. (pod2man's pages
+define macros and strings of their own and translate a character: they batch.)"""
+_TRANSLATE = re.compile(r"^[.'][ \t]*tr[ \t]+(\S+)", re.MULTILINE)
+_CHARACTER = re.compile(r"\\\(..|\\\[[^\]]*\]|\\.|.")
+
+
+def _undo_translations(source: str) -> str:
+    """The requests that translate back what the `.tr` requests of `source` translate
+    (`.tr \\(*W-` → `.tr \\(*W\\(*W`), for the page after it in a batch."""
+    out = []
+    for found in _TRANSLATE.finditer(source):
+        characters = _CHARACTER.findall(found.group(1))
+        out += [f".tr {c}{c}" for c in characters[::2]]
+    return "".join(f"{line}\n" for line in out)
 
 
 def _batches(sources: Sequence[str]) -> list[list[int]]:
@@ -498,7 +517,10 @@ def _render_batch(sources: Sequence[str], timeout: float) -> list[str] | None:
     import secrets
 
     mark = f"ATIPKITPAGEEND{secrets.token_hex(8)}N"
-    joined = "".join(f"{_left_adjusted(s)}\n.br\n{mark}{i}\n" for i, s in enumerate(sources))
+    joined = "".join(
+        f"{_left_adjusted(s)}\n.br\n{mark}{i}\n{_undo_translations(s)}"
+        for i, s in enumerate(sources)
+    )
     limit = 4 * MAX_PAGE_BYTES * len(sources)
     text = _groff(joined, timeout, limit)
     if text is None:
@@ -520,7 +542,7 @@ def _left_adjusted(source: str) -> str:
     """Left-adjusted, not justified: justification pads prose with runs of spaces, and
     two spaces after a line's first word is how a listing separates a name from its
     description ("gpg  may  be  run" would read as a command `gpg`)."""
-    return _TITLE.sub(lambda m: f"{m.group(0)}\n.ad l\n.hy 0", source, count=1)
+    return _TITLE.sub(lambda m: f"{m.group(0)}\n.ad l\n.hy 0\n.ss 12 12", source, count=1)
 
 
 def _groff(source: str, timeout: float, max_bytes: int) -> str | None:
