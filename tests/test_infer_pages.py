@@ -390,3 +390,32 @@ def _body(text: str) -> list[str]:
         return lines
     title = lines[0].split()[-1]
     return [line for line in lines[1:] if not line.endswith(title)]
+
+
+# -- hostile pages ----------------------------------------------------------------------------
+
+
+def test_a_page_that_never_ends_costs_its_timeout_and_spoils_no_other():
+    """A page that loops forever in a batch: the batch runs out of time and its pages are
+    rendered one by one, the looping one to its own timeout; the others read as alone."""
+    normal = roff("frob", "frobnicate", "frob [-v] FILE", "-v -q")
+    looping = ".TH LOOP 1\n.SH NAME\nloop \\- forever\n.while 1 .nop\n"
+    selfish = ".TH SELF 1\n.SH NAME\nself \\- includes itself\n.so man1/self.1\n"
+    start = time.monotonic()
+    texts = render_many([normal, looping, normal, selfish], timeout=2.0)
+    assert time.monotonic() - start < 15
+    assert texts[1] == ""
+    assert "frobnicate" in texts[0]
+    assert _body(texts[0]) == _body(texts[2]) == _body(render(normal))
+
+
+def test_a_synopsis_of_thousands_of_forms_names_a_bounded_number_of_commands(tmp_path, env):
+    forms = "\n".join(f"huge sub word{n} [-x]" for n in range(3000))
+    bin_dir = tmp_path / "bin"
+    help_text = "Usage: huge <command>\n\nHuge.\n\nCommands:\n  sub    A subcommand\n"
+    logging_script(bin_dir, "huge", help_text)
+    page(tmp_path, "huge-sub", roff("huge-sub", "a subcommand", forms, "-x"))
+    start = time.monotonic()
+    shim = generate_shim(str(bin_dir / "huge"), budget=30)
+    assert time.monotonic() - start < 30
+    assert len(shim.commands["sub"].commands) == 256

@@ -46,6 +46,10 @@ _USAGE_START = re.compile(r"^\s*usage\s*:", re.IGNORECASE)
 _FORM_PREFIX = re.compile(r"^\s*(?:usage|or)\s*:\s*", re.IGNORECASE)
 """What a help text writes before a usage form: `usage: git remote ...`, `   or: ...`."""
 
+MAX_NAMED = 256
+"""Subcommands a SYNOPSIS may name below one command (git's most: 14); a page of
+thousands of forms names no more."""
+
 Reader = Callable[[list[Path]], list["ManPage | None"]]
 
 
@@ -159,7 +163,7 @@ def synopsis_commands(synopsis: str, words: Sequence[str]) -> list[ParsedCommand
     names = list(dict.fromkeys(direct + later))
     if len(names) < 2:
         names = list(dict.fromkeys(direct))
-    return [ParsedCommand(n) for n in names if n not in words]
+    return [ParsedCommand(n) for n in names if n not in words][:MAX_NAMED]
 
 
 def usage_forms(text: str) -> str:
