@@ -327,7 +327,8 @@ class _Attempt:
 
     def from_help(self) -> Tool:
         """The shim from the tool's help, flags only (never the word `help`), its pages
-        merged in."""
+        merged in; the version the page names, if it names one (decision 163), not asked
+        again."""
         from atipkit.infer.generate import generate_shim
 
         return generate_shim(
@@ -340,6 +341,7 @@ class _Attempt:
             help_word=False,
             binary_hash=self.hash,
             subpages=self.subpages,
+            version=self.page.version if self.page else None,
         )
 
 

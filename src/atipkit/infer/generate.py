@@ -140,6 +140,7 @@ def generate_shim(
     help_word: bool = True,
     binary_hash: str | None = None,
     subpages: SubPages | None = None,
+    version: str | None = None,
 ) -> Tool:
     """An inferred shim for `executable` (a path or a name on PATH).
 
@@ -157,7 +158,9 @@ def generate_shim(
     for an operand (`hostname help` renames the machine, `npx help` fetches a package
     and runs it): what an unattended sweep over a whole PATH does. `binary_hash` is the
     binary's digest when the caller has it already (else the binary is hashed here).
-    `budget` is seconds, or a `Budget` (one that grows with the tree, for a sweep)."""
+    `budget` is seconds, or a `Budget` (one that grows with the tree, for a sweep).
+    `version`, when given (a sweep's: the one the page's header names, decision 163), is
+    not asked of the tool again."""
     clock = budget if isinstance(budget, Budget) else Budget(budget)
     # run by the path given, links kept: a multi-call binary answers as the name it is
     # run by (`bzcat`, not `bzip2`); denied, hashed and named by the file it is
@@ -183,7 +186,7 @@ def generate_shim(
         root.commands = root.commands or page.commands  # the page's listing, if the help has none
         sources.append("man")
         method += "+man"
-    version = _version(launch, clock, env)
+    version = version or _version(launch, clock, env)
     commands: dict[str, Command] = {}
     if has_subcommands(root):
         commands = _subcommands(launch, (name,), root, depth, clock, sources, env, subpages)
