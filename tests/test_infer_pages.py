@@ -84,14 +84,7 @@ def test_git_commands_come_from_their_pages_running_nothing(monkeypatch):
     so git is never asked; every command with a page has its options, and the commands
     below them come from the pages' SYNOPSIS (`git remote add`, `git stash drop`)."""
     pages = machine_pages(monkeypatch, "git", "git-commit", "git-remote", "git-stash")
-    runs: list[list[str]] = []
-    real_run = __import__("atipkit.infer.generate", fromlist=["_run"])._run
-
-    def counted(real, args, clock, extra=None):
-        runs.append(list(args))
-        return real_run(real, args, clock, extra)
-
-    monkeypatch.setattr("atipkit.infer.generate._run", counted)
+    runs = count_runs(monkeypatch)
     git = shutil.which("git")
     assert git is not None
     shim = infer_shim(os.path.realpath(git), "git", sha256_file(os.path.realpath(git)))
@@ -114,11 +107,34 @@ def test_git_commands_come_from_their_pages_running_nothing(monkeypatch):
 
 
 def test_openssl_commands_are_read_from_their_own_pages(monkeypatch):
+    """openssl's page lists its commands, `openssl-x509(1ssl)` documents one: the scan's
+    way reads it, running nothing, and `atip gen` prefers it to `openssl x509 --help`."""
     machine_pages(monkeypatch, "openssl", "openssl-x509", "openssl-req")
-    shim = generate_shim("openssl", budget=30)
+    runs = count_runs(monkeypatch)
+    openssl = os.path.realpath(shutil.which("openssl") or "")
+    shim = infer_shim(openssl, "openssl", sha256_file(openssl))
+    assert runs == []
     x509 = {f for o in shim.commands["x509"].options for f in o.flags}
     assert {"-in", "-out", "-req", "-days"} <= x509
     assert "format-options" not in shim.commands  # `openssl command [ options ... ]`: no command
+    generated = generate_shim("openssl", budget=30)
+    assert ["x509", "--help"] not in runs
+    assert x509 == {f for o in generated.commands["x509"].options for f in o.flags}
+
+
+def count_runs(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The arguments of every run of a tool `generate_shim` makes from now on."""
+    from atipkit.infer import generate
+
+    runs: list[list[str]] = []
+    real_run = generate._run
+
+    def counted(real, args, clock, extra=None):
+        runs.append(list(args))
+        return real_run(real, args, clock, extra)
+
+    monkeypatch.setattr(generate, "_run", counted)
+    return runs
 
 
 def test_a_page_the_listing_omits_is_a_subcommand_when_its_synopsis_says_so(tmp_path, env):
