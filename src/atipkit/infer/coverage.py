@@ -67,7 +67,8 @@ shim is never made from help cut short by the overall deadline: it would be kept
 never inferred again."""
 PER_COMMAND = 0.5
 """Seconds more for each subcommand a tool turns out to have: a big tree (git's 160
-commands) is read whole, where a fixed budget cut it short under load."""
+commands) is read whole, where a fixed budget cut it short under load. Not more for a
+slow tool: what a slow program's every subcommand would cost, the whole sweep pays."""
 TOOL_MOST = 60.0
 """The most seconds one tool is given, whatever its tree."""
 TOOL_DEPTH = 2

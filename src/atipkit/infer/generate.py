@@ -66,14 +66,11 @@ _VERSION = re.compile(r"\b[vV]?(\d+(?:\.\d+)+[\w.+~-]*)")
 
 class Budget:
     """Wall-clock seconds for the whole generation; subcommands past it are listed, not
-    read (`short` then says so). With `per_command`, a sweep's budget grows for each
-    subcommand a tool turns out to have (`allow`): by `per_command`, or by the time of
-    `RUNS` runs of the tool where its runs are slower (a Python program under load), up
-    to `most` seconds in all and never past `limit` (a `time.monotonic` deadline: the
-    sweep's own)."""
+    read (`short` then says so). With `per_command`, a sweep's budget grows by that much
+    for each subcommand a tool turns out to have (`allow`), up to `most` seconds in all
+    and never past `limit` (a `time.monotonic` deadline: the sweep's own)."""
 
     RESERVE = 0.4  # for what follows the last run: hashing, building, validating
-    RUNS = 2  # runs a subcommand is allowed: most answer the first help form, some the second
 
     def __init__(
         self,
@@ -92,8 +89,6 @@ class Budget:
             self.deadline = min(self.deadline, limit - self.RESERVE)
         self.short = False
         self._allowed: set[tuple[str, ...]] = set()
-        self._runs = 0
-        self._run_seconds = 0.0
 
     @property
     def left(self) -> float:
@@ -108,22 +103,14 @@ class Budget:
         """Whether there is time to read one more thing."""
         return self.left > 0
 
-    def ran(self, seconds: float) -> None:
-        """A run of the tool took `seconds`."""
-        self._runs += 1
-        self._run_seconds += seconds
-
     def allow(self, commands: Iterable[tuple[str, ...]]) -> None:
         """Room for each of `commands` (by path) not allowed for before."""
         if self.per_command <= 0:
             return
         new = set(commands) - self._allowed
         self._allowed |= new
-        each = self.per_command
-        if self._runs:
-            each = max(each, self.RUNS * self._run_seconds / self._runs)
         ceiling = self.most if self.limit is None else min(self.most, self.limit - self.RESERVE)
-        grown = self.deadline + len(new) * each
+        grown = self.deadline + len(new) * self.per_command
         self.deadline = min(grown, max(ceiling, self.deadline))
 
 
@@ -367,7 +354,6 @@ def _run(
 ) -> str:
     if clock.left <= 0:
         return ""
-    start = time.monotonic()
     try:
         captured = run_sandboxed(
             real,
@@ -378,7 +364,6 @@ def _run(
         )
     except OSError:
         return ""
-    clock.ran(time.monotonic() - start)
     out = captured.stdout.decode("utf-8", "replace")
     err = captured.stderr.decode("utf-8", "replace")
     return out if len(out) >= len(err) else err
