@@ -60,9 +60,16 @@ def split_of(tool: str) -> str:
 
 def load_gold(path: Path) -> list[dict[str, Any]]:
     """The gold entries, checked: a bad entry stops the bench with what is wrong."""
-    entries = json.loads(path.read_text())
+    try:
+        entries = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        sys.exit(f"{path}: cannot be read as JSON: {exc}")
+    if not isinstance(entries, list):
+        sys.exit(f"{path}: must be a JSON list of entries")
     seen: set[tuple[str, tuple[str, ...]]] = set()
     for number, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            sys.exit(f"{path}: entry {number} must be an object")
         where = f"{path}: entry {number} ({entry.get('tool')} {entry.get('command')})"
         tool, command = entry.get("tool"), entry.get("command")
         if not isinstance(tool, str) or not tool:

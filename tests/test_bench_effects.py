@@ -145,3 +145,19 @@ def test_scores_count_destructive_predicted_read_only_and_leave_missing_apart(be
     assert figures["network recall"] == 0.5
     assert figures["network precision"] == 0.5
     assert figures["matrix"]["destructive"]["missing"] == 1
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", "cannot be read as JSON"),
+        ('{"tool": "ls"}', "must be a JSON list"),
+        ('["ls"]', "entry 0 must be an object"),
+        ('[{"tool": "ls", "command": "ls"}]', "'command' must be a list of words"),
+    ],
+)
+def test_a_malformed_gold_stops_the_bench_with_what_is_wrong(bench, tmp_path, text, message):
+    path = tmp_path / "gold.json"
+    path.write_text(text)
+    with pytest.raises(SystemExit, match=message):
+        bench.load_gold(path)
