@@ -195,13 +195,13 @@ class Row:
     commands_with_options: int = 0
 
 
-def infer(tool: str, mode: str, budget: float) -> tuple[Any, float]:
+def infer(tool: str, mode: str, budget: float, depth: int = 2) -> tuple[Any, float]:
     """The shim `mode` makes for `tool`, and the seconds it took."""
     start = time.monotonic()
     if mode == "gen":
         from atipkit.infer.generate import generate_shim
 
-        shim = generate_shim(tool, depth=2, budget=budget, man=True)
+        shim = generate_shim(tool, depth=depth, budget=budget, man=True)
     else:
         from atipkit.infer.coverage import file_hash, infer_shim
 
@@ -210,7 +210,9 @@ def infer(tool: str, mode: str, budget: float) -> tuple[Any, float]:
     return shim, time.monotonic() - start
 
 
-def measure(tool: str, mode: str, gold: dict[str, Any] | None, budget: float) -> Row:
+def measure(
+    tool: str, mode: str, gold: dict[str, Any] | None, budget: float, depth: int = 2
+) -> Row:
     """One tool inferred one way; a tool that fails to infer counts as inferring nothing."""
     import atipkit
 
@@ -219,7 +221,7 @@ def measure(tool: str, mode: str, gold: dict[str, Any] | None, budget: float) ->
         row.missing = True
         return row
     try:
-        shim, row.seconds = infer(tool, mode, budget)
+        shim, row.seconds = infer(tool, mode, budget, depth)
     except Exception as exc:  # one tool's failure is a figure, not the end of the run
         row.error = f"{type(exc).__name__}: {exc}"
         row.counts = score(gold, Prediction()) if gold else None
@@ -368,16 +370,8 @@ def main() -> None:
         rows = [measure(t, m, gold.get(t), args.budget) for m in modes for t in names]
         extra = []
         if args.git_tree and "git" in names:
-            import atipkit
-            from atipkit.infer.generate import generate_shim
-
-            t0 = time.monotonic()
-            shim = generate_shim("git", depth=3, budget=60.0)
-            whole = Row("git --depth 3", "-", "gen", seconds=time.monotonic() - t0)
-            whole.commands_with_options = predict(shim).commands_with_options
-            whole.subcommands = sum(1 for p, _ in atipkit.iter_commands(shim) if p)
-            whole.valid = atipkit.validate(atipkit.dumps(shim)).ok
-            extra.append(whole)
+            extra.append(measure("git", "gen", None, 60.0, depth=3))
+            extra[-1].tool = "git --depth 3"
         wall = time.monotonic() - start
 
     summary = {
