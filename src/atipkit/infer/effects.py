@@ -33,7 +33,7 @@ def _words(text: str) -> frozenset[str]:
 
 _DESTROYS = _words(
     "kill terminate shred wipe erase destroy purge prune truncate overwrite clobber "
-    "uninstall zap shutdown reboot poweroff halt"
+    "uninstall zap shutdown reboot poweroff halt signal"
 )
 """Verbs that destroy whatever they take: no object needs to be named in a purpose."""
 _OPTION_DESTROYS = _words("overwrite clobber shred wipe")
@@ -53,7 +53,7 @@ _OPTION_REMOVES = (_REMOVES | _words("erase destroy purge prune uninstall trunca
 not stopping or terminating ("stop reading commits", "terminate entries with NUL")."""
 _STORED = _words(
     "file files directory directories dir dirs folder folders data archive archives "
-    "destination destinations existing original originals input inputs link links symlink "
+    "destination destinations existing link links symlink "
     "symlinks branch branches tag tags commit commits stash stashes repository "
     "repositories repo container containers image images volume volumes package packages "
     "key keys partition partitions disk disks filesystem filesystems entry entries record "
@@ -69,25 +69,29 @@ _WRITES = _words(
     "reload push merge rebase tag mark configure import load unload build compile archive "
     "pack unpack split encrypt decrypt sign append insert upload download fetch pull "
     "clone checkout switch register attach detach assign allocate lock unlock grant chmod "
-    "chown chgrp patch restore revert cherry pick amend stage generate convert send "
+    "chown chgrp patch restore revert amend stage generate convert send "
     "record reinitialize"
 )
 """Verbs that make or change something: not necessarily destroying it."""
 _OPTION_WRITES = _words(
     "write create save store edit modify install copy move rename extract touch make "
-    "mkdir overwrite"
+    "mkdir overwrite output"
 )
 """The verbs of writing that an option's description is read for: those that put
 something on disk ("write result to FILE", "make parent directories"), not those that
 merely sound like it ("merge already sorted files", "set output width")."""
 _READS = _words(
-    "list ls show display print report query search find grep check verify validate test "
-    "compare diff count view describe inspect dump cat concatenate output locate identify "
+    "list show display print report query search find grep check verify validate test "
+    "compare count view describe inspect dump concatenate output locate identify "
     "determine explain summarize calculate compute estimate watch monitor browse examine "
-    "get lookup look tell info information status stat stats log help version which "
-    "whoami blame shortlog read"
+    "get lookup look tell read"
 )
-"""Verbs (and names) of commands that look: read-only when nothing says otherwise."""
+"""Verbs of commands that look: read-only when nothing says otherwise."""
+_READ_NAMES = _READS | _words(
+    "ls cat diff info status stat stats log logs help version which whoami blame shortlog"
+)
+"""... and the names of such commands, which need not be verbs (`git log`, `status`)."""
+
 _NETWORK = _words(
     "download upload fetch pull push clone http https url urls remote remotes server "
     "servers connect network internet web ftp ssh mirror mirrors publish deploy transfer "
@@ -106,6 +110,12 @@ _SHOWN = _words("output listing display shown")
 """Words of an option that acts on what is shown, not on what is stored."""
 _PASSIVE = _words("is are be been was were get gets")
 _OBJECT_WINDOW = 4
+"""Words between a verb of removal and its object: "removes the oldest archived journal
+files" (articles not counted)."""
+_WRITE_WINDOW = 3
+"""... and a verb of writing in an option's description: "write result to FILE", not
+"move code around across files"."""
+_ARTICLES = _words("the a an each every all any its their this that these those")
 _TOKEN = re.compile(r"[a-z]+(?:-[a-z]+)*|[^\sa-z]")
 """Words (hyphenated ones whole: "NUL-terminated" is no verb) and punctuation."""
 
@@ -150,16 +160,32 @@ def infer_effects(
 
 
 def _from_name(name: str) -> Evidence:
-    """A command's name is a verb (`list-units`, `is-active`, `reset-failed`): its first
-    word says what it does, any word that it destroys or writes."""
-    words = [_lemma(w) for w in re.findall(r"[a-z]+", name.lower())]
-    found = {w for forms in words for w in forms}
+    """A command's name is a verb (`list-units`, `reset-failed`, `rmi`, `autoremove`): its
+    first word says what it does (`verify-tag` verifies), and a word that is or starts or
+    ends with a verb of destruction says that it destroys."""
+    words = re.findall(r"[a-z]+", name.lower())
+    if not words:
+        return Evidence()
+    first = _lemma(words[0])
     return Evidence(
-        destroys=bool(found & (_DESTROYS | _REMOVES)),
-        writes=bool(found & _WRITES),
-        reads=bool(words) and bool(words[0] & (_READS | _PREDICATES)),
-        network=bool(found & _NETWORK),
+        destroys=any(_destroys(word) for word in words),
+        writes=bool(first & _WRITES) or _starts_with(words[0], _WRITES),
+        reads=bool(first & (_READ_NAMES | _PREDICATES)),
+        network=any(_lemma(word) & _NETWORK for word in words),
     )
+
+
+def _destroys(word: str) -> bool:
+    if _lemma(word) & (_DESTROYS | _REMOVES):
+        return True
+    return _starts_with(word, _DESTROYS | _REMOVES) or any(
+        word.endswith(verb) for verb in _DESTROYS | _REMOVES if len(verb) >= 4
+    )
+
+
+def _starts_with(word: str, verbs: frozenset[str]) -> bool:
+    """`rmdir`, `mkdir`-like compounds: a verb of four letters or more (or `rm`) at the start."""
+    return any(word.startswith(v) for v in verbs if len(v) >= 4 or v == "rm")
 
 
 def _from_text(text: str, *, option: bool = False) -> Evidence:
@@ -181,6 +207,7 @@ def _from_text(text: str, *, option: bool = False) -> Evidence:
             continue
         leads.append(not words or words[-1] in _CLAUSE or words[-1] in _JOINS)
         words.append(word)
+    first = words.index(".") if "." in words else len(words)
     for index, word in enumerate(words):
         forms = _lemma(word)
         if forms & _NETWORK:
@@ -192,8 +219,8 @@ def _from_text(text: str, *, option: bool = False) -> Evidence:
         removes = _OPTION_REMOVES if option else _REMOVES | _DESTROYS
         if forms & removes and _stored_object(words, index, _STOPS):
             destroys = destroys or not (option and _about_shown(words, index))
-        elif option and forms & _OPTION_WRITES:
-            writes = writes or _stored_object(words, index, _STOPS - _TARGETS)
+        elif option and forms & _OPTION_WRITES and index < first:  # what it does, not prose
+            writes = writes or _stored_object(words, index, _STOPS - _TARGETS, _WRITE_WINDOW)
         elif not option and forms & _WRITES:
             writes = True
         elif not option and forms & _READS:
@@ -209,15 +236,19 @@ def _about_shown(words: Sequence[str], verb: int) -> bool:
     return any(w in _SHOWN for w in words[start + 1 : end])
 
 
-def _stored_object(words: Sequence[str], verb: int, stops: frozenset[str]) -> bool:
-    """Whether a stored thing is what the verb acts on: named in the few words after it,
-    before a preposition ends its object — or, for a passive ("files ... are
-    discarded"), in the few words before it."""
-    for word in words[verb + 1 : verb + 1 + _OBJECT_WINDOW]:
-        if word in stops or word in _CLAUSE:
+def _stored_object(
+    words: Sequence[str], verb: int, stops: frozenset[str], window: int = _OBJECT_WINDOW
+) -> bool:
+    """Whether a stored thing is what the verb acts on: named in the few words after it
+    (articles not counted), before a preposition ends its object — or, for a passive
+    ("files ... are discarded"), in the few words before it."""
+    seen = 0
+    for word in words[verb + 1 :]:
+        if word in stops or word in _CLAUSE or seen == window:
             break
         if _is_stored(word):
             return True
+        seen += word not in _ARTICLES
     if verb and words[verb - 1] in _PASSIVE:
         return any(_is_stored(w) for w in words[max(0, verb - 1 - 2 * _OBJECT_WINDOW) : verb])
     return False
