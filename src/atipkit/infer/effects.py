@@ -20,6 +20,7 @@ What the text does not reveal stays unknown. Words are matched, never tool names
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -36,6 +37,14 @@ _DESTROYS = _words(
     "uninstall zap shutdown reboot poweroff halt signal"
 )
 """Verbs that destroy whatever they take: no object needs to be named in a purpose."""
+_REPLACES = _words(
+    "install reinstall upgrade copy cp move mv rename extract unpack uncompress decompress "
+    "patch restore switch checkout pull merge restart umount unmount pause suspend "
+    "hibernate freeze disconnect logout execute exec run"
+)
+"""Verbs of writing that may overwrite what is there or put something out of service —
+destructive as "not additive" (MCP's `destructiveHint`): copying onto an existing name,
+installing over installed files, restarting a service, running a caller's command."""
 _OPTION_DESTROYS = _words("overwrite clobber shred wipe")
 """... and in an option's description, where "terminate entries with NUL" and "clear
 decoration filters" destroy nothing, the verbs that only ever act on data."""
@@ -56,7 +65,7 @@ _STORED = _words(
     "destination destinations existing link links symlink "
     "symlinks branch branches tag tags commit commits stash stashes repository "
     "repositories repo container containers image images volume volumes package packages "
-    "key keys partition partitions disk disks filesystem filesystems entry entries record "
+    "key keys partition partitions disk disks filesystem filesystems record "
     "records database databases table tables user users group groups account accounts "
     "process processes job jobs unit units service services route routes address "
     "addresses rule rules tree trees worktree worktrees changes modifications content "
@@ -67,7 +76,7 @@ _WRITES = _words(
     "upgrade modify set change add commit init initialize apply extract compress "
     "decompress uncompress link ln mount umount unmount start enable disable restart "
     "reload push merge rebase tag mark configure import load unload build compile archive "
-    "pack unpack split encrypt decrypt sign append insert upload download fetch pull "
+    "pack unpack split encrypt decrypt sign append insert upload download pull "
     "clone checkout switch register attach detach assign allocate lock unlock grant chmod "
     "chown chgrp patch restore revert amend stage generate convert send "
     "record reinitialize"
@@ -115,6 +124,12 @@ files" (articles not counted)."""
 _WRITE_WINDOW = 3
 """... and a verb of writing in an option's description: "write result to FILE", not
 "move code around across files"."""
+_FILES = _words("file files directory directories dir dirs folder folders archive archives")
+"""What an option writes, when it writes: "write result to FILE", "make parent
+directories" (not "create a bare repository", which its command's purpose says)."""
+_BOOKKEEPING = _words("cache caches history")
+"""What an option may write that is no effect of the command: "store the cache data in
+<dir>"."""
 _ARTICLES = _words("the a an each every all any its their this that these those")
 _TOKEN = re.compile(r"[a-z]+(?:-[a-z]+)*|[^\sa-z]")
 """Words (hyphenated ones whole: "NUL-terminated" is no verb) and punctuation."""
@@ -176,11 +191,10 @@ def _from_name(name: str) -> Evidence:
 
 
 def _destroys(word: str) -> bool:
-    if _lemma(word) & (_DESTROYS | _REMOVES):
+    verbs = _DESTROYS | _REMOVES | _REPLACES
+    if _lemma(word) & verbs:
         return True
-    return _starts_with(word, _DESTROYS | _REMOVES) or any(
-        word.endswith(verb) for verb in _DESTROYS | _REMOVES if len(verb) >= 4
-    )
+    return _starts_with(word, verbs) or any(word.endswith(verb) for verb in verbs if len(verb) >= 4)
 
 
 def _starts_with(word: str, verbs: frozenset[str]) -> bool:
@@ -208,19 +222,24 @@ def _from_text(text: str, *, option: bool = False) -> Evidence:
         leads.append(not words or words[-1] in _CLAUSE or words[-1] in _JOINS)
         words.append(word)
     first = words.index(".") if "." in words else len(words)
+    if "in-place" in words or ("in", "place") in itertools.pairwise(words):
+        destroys = True  # "edit files in place": what was there is overwritten
+    bookkeeping = any(w in _BOOKKEEPING for w in words[:first])
     for index, word in enumerate(words):
         forms = _lemma(word)
-        if forms & _NETWORK:
+        if forms & _NETWORK and not option:  # an option's mention of a server is no use
             network = True
         if forms & (_OPTION_DESTROYS if option else _DESTROYS):
             destroys = True
         if not leads[index]:
             continue
         removes = _OPTION_REMOVES if option else _REMOVES | _DESTROYS
-        if forms & removes and _stored_object(words, index, _STOPS):
+        if not option and forms & _REPLACES:
+            destroys = True
+        elif forms & removes and _stored_object(words, index, _STOPS):
             destroys = destroys or not (option and _about_shown(words, index))
         elif option and forms & _OPTION_WRITES and index < first:  # what it does, not prose
-            writes = writes or _stored_object(words, index, _STOPS - _TARGETS, _WRITE_WINDOW)
+            writes = writes or (not bookkeeping and _writes_file(words, index))
         elif not option and forms & _WRITES:
             writes = True
         elif not option and forms & _READS:
@@ -234,6 +253,24 @@ def _about_shown(words: Sequence[str], verb: int) -> bool:
     start = max((i for i in range(verb) if words[i] == "."), default=-1)
     end = next((i for i in range(verb, len(words)) if words[i] == "."), len(words))
     return any(w in _SHOWN for w in words[start + 1 : end])
+
+
+def _writes_file(words: Sequence[str], verb: int) -> bool:
+    """Whether an option's verb of writing puts a file on disk: a file as its near object
+    ("make parent directories") or target ("write result to FILE"). "Output" writes only
+    to a target: "output merged file with #ifdef" prints it."""
+    target = words[verb] == "output"
+    seen = 0
+    for word in words[verb + 1 :]:
+        if word in _TARGETS:
+            target = False
+            continue
+        if word in _STOPS or word in _CLAUSE or seen == _WRITE_WINDOW:
+            return False
+        if _is_file(word) and not target:
+            return True
+        seen += word not in _ARTICLES
+    return False
 
 
 def _stored_object(
@@ -255,7 +292,11 @@ def _stored_object(
 
 
 def _is_stored(word: str) -> bool:
-    return word in _STORED or word.endswith(("file", "files"))  # a logfile, an outfile
+    return word in _STORED or _is_file(word)
+
+
+def _is_file(word: str) -> bool:
+    return word in _FILES or word.endswith(("file", "files"))  # a logfile, an outfile
 
 
 def _lemma(word: str) -> frozenset[str]:
