@@ -66,6 +66,20 @@ def kind(effects: atipkit.Effects) -> str:
             "destructive",
         ),
         ("tr", "translate or delete characters", ["delete characters in ARRAY1"], "unknown"),
+        ("install", "copy files and set attributes", [], "destructive"),  # over what is there
+        ("restart", "Restart one or more units", [], "destructive"),  # out of service
+        (
+            "sed",
+            "stream editor",
+            ["edit files in place (makes backup if SUFFIX given)"],
+            "destructive",
+        ),
+        ("list", "List installed packages.", ["Store the cache data in <dir>."], "read-only"),
+        ("autoremove", "", [], "destructive"),  # a compound of a verb of removal
+        ("rmi", "", [], "destructive"),
+        ("verify-tag", "Check the GPG signature of tags", [], "read-only"),  # its first word
+        ("diff", "compare files line by line", ["output merged file with #ifdef"], "read-only"),
+        ("log", "Show commit logs", ["Output to a specific file instead of stdout."], "writes"),
         (
             "sort",
             "sort lines",
