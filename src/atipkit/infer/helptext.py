@@ -205,6 +205,13 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
             help_.description = stripped
     help_.examples = examples.found
     help_.usage = usage_lines[0] if usage_lines else ""
+    return finish(help_, prog)
+
+
+def finish(help_: ParsedHelp, prog: str | None) -> ParsedHelp:
+    """What every reader does last (help text and man pages alike): positional arguments
+    from the usage line, each flag once, no help or version options, each command once
+    and not `help`."""
     _from_usage(help_, prog)
     help_.options = [o for o in _dedupe(help_.options) if not set(o.flags) & _HELP_FLAGS]
     help_.commands = list({c.name: c for c in help_.commands if c.name != "help"}.values())
@@ -336,6 +343,35 @@ def _option_line(stripped: str) -> ParsedOption | None:
         if column.group("m").lower() != "bool":
             option.metavar = column.group("m")
     return option
+
+
+def option_from_tag(tag: str, description: str = "") -> ParsedOption | None:
+    """An option from a man page's tag, whose description stands apart: every word after
+    a flag is its value (`-exec command ;`, `-fprintf file format`, `--arg name value`),
+    and a flag ending in `=` takes one it does not name (systemd's `--since=`)."""
+    option = ParsedOption(flags=[], description=description)
+    for chunk in re.split(r",\s*(?=[-+])", tag):
+        match = _FLAG.match(chunk.strip())
+        if match is None:
+            continue
+        flag, rest = match.group(0).rstrip(".,:;"), chunk.strip()[match.end() :]
+        if "[no-]" in flag:  # git's --[no-]foo
+            option.negatable = True
+            flag = flag.replace("[no-]", "")
+        if flag.endswith("[") and rest.startswith("="):
+            flag, rest = flag[:-1], "[" + rest
+        if len(flag) < 2 or flag in ("-", "--"):
+            continue
+        option.flags.append(flag)
+        value = rest.strip()
+        if rest.startswith("=") and not value.removeprefix("="):
+            value = "=VALUE"
+        metavar, optional = _metavar(value)
+        if rest.startswith(" ") and not (value.startswith("[") and value.endswith("]")):
+            optional = False  # `-D [bind_address:]port`: the value is required
+        if metavar and not option.metavar:
+            option.metavar, option.optional_value = metavar, optional
+    return option if option.flags else None
 
 
 def _metavar(rest: str) -> tuple[str | None, bool]:

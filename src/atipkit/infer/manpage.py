@@ -33,12 +33,10 @@ from pathlib import Path
 
 import msgspec
 
-from atipkit.infer.helptext import ParsedHelp, parse_help
+from atipkit.infer.helptext import ParsedHelp
+from atipkit.infer.pagetext import COMMAND_SLOT as COMMAND_SLOT  # read by coverage
+from atipkit.infer.pagetext import mark_tables, read_page
 
-_NAME_LINE = re.compile(r"NAME\s*\n\s*\S+(?:,\s*\S+)*\s+[-—–]+\s*(.+)")
-_BULLET_OPTION = re.compile(r"^(?P<indent>\s+)[•○◦·*]\s+(?P<spec>-\S.*?):?\s*$")
-_ALTERNATIVES = re.compile(r"\s*/\s*(?=-)|\s+and\s+(?=-)")
-_SYNOPSIS = re.compile(r"^SYNOPSIS\s*$", re.MULTILINE)
 _VERSION = re.compile(r"\b[vV]?(\d+(?:\.\d+)+[\w.+~-]*)")
 
 SECTIONS = ("1", "8", "6")
@@ -56,51 +54,15 @@ _COMPRESSED: dict[str, Callable[[io.BytesIO], io.BufferedIOBase]] = {
 
 
 _TITLE = re.compile(r"^\.(?:TH|Dt)\b.*$", re.MULTILINE)
-COMMAND_SLOT = re.compile(r"<command>|\b(?:COMMAND|command)\b|\{\s*[a-z][\w-]*[^{}|]*\|\s*[a-z]")
-"""A place for a subcommand in a synopsis: `git ... <command> [<args>]`, `perf ... COMMAND`,
-`apt-get ... {update | upgrade | ...}`."""
 
 
 def parse_man_text(text: str, name: str) -> ParsedHelp | None:
-    """A rendered page read like help text: its options, its SYNOPSIS as the usage line
-    (positional arguments), and its NAME line as the description — the page's own
-    one-line summary, where the first line of the text is only the page's header
-    (`LS(1)  User Commands  LS(1)`). None for an empty page."""
-    if not text.strip():
-        return None
-    parsed = parse_help(_SYNOPSIS.sub("Usage:", _unbullet(text), count=1), name)
-    if not COMMAND_SLOT.search(parsed.usage):
-        # A COMMANDS section of a program that takes no subcommand describes something
-        # else: the keys of an interactive program (less, ftp), a shell's builtins.
-        parsed.commands = []
-    line = _NAME_LINE.search(text)
-    parsed.description = line.group(1).strip() if line else ""
-    return parsed
-
-
-def _unbullet(text: str) -> str:
-    """`•   --slurp/-s:` + blank + indented paragraph → `--slurp, -s  paragraph`."""
-    lines = text.split("\n")
-    out: list[str] = []
-    index = 0
-    while index < len(lines):
-        match = _BULLET_OPTION.match(lines[index])
-        index += 1
-        if match is None:
-            out.append(lines[index - 1])
-            continue
-        spec = ", ".join(_ALTERNATIVES.split(match.group("spec")))
-        start = index
-        while start < len(lines) and not lines[start].strip():
-            start += 1
-        end = start
-        deeper = len(match.group("indent")) + 2
-        while end < len(lines) and len(lines[end]) - len(lines[end].lstrip()) >= deeper:
-            end += 1
-        paragraph = " ".join(line.strip() for line in lines[start:end] if line.strip())
-        out.append(f"{match.group('indent')}{spec}  {paragraph}".rstrip())
-        index = end
-    return "\n".join(out)
+    """A rendered page read by its layout (`pagetext.read_page`): its options, its
+    subcommands, its SYNOPSIS as the usage line (positional arguments), and its NAME line
+    as the description — the page's own one-line summary, where the first line of the
+    text is only the page's header (`LS(1)  User Commands  LS(1)`). None for an empty
+    page."""
+    return read_page(text, name)
 
 
 def merge(base: ParsedHelp, extra: ParsedHelp) -> None:
@@ -217,7 +179,7 @@ def read_man_file(
     source = _page_source(Path(path))
     if source is None:
         return None
-    text = render(source, timeout=timeout)
+    text = render(mark_tables(source), timeout=timeout)
     parsed = parse_man_text(text, name) if text else None
     if parsed is None:
         return None
