@@ -348,9 +348,10 @@ def _option_line(stripped: str) -> ParsedOption | None:
 def option_from_tag(tag: str, description: str = "") -> ParsedOption | None:
     """An option from a man page's tag, whose description stands apart: every word after
     a flag is its value (`-exec command ;`, `-fprintf file format`, `--arg name value`),
-    and a flag ending in `=` takes one it does not name (systemd's `--since=`)."""
+    and a flag ending in `=` takes one it does not name (systemd's `--since=`). Spellings
+    are separated by commas, slashes or "or" (`-B or --auto-buffers`, `--slurp/-s`)."""
     option = ParsedOption(flags=[], description=description)
-    for chunk in re.split(r",\s*(?=[-+])", tag):
+    for chunk in re.split(r",\s*(?:or\s+)?(?=[-+])|\s*/\s*(?=-)|\s+or\s+(?=-)", tag):
         match = _FLAG.match(chunk.strip())
         if match is None:
             continue

@@ -250,8 +250,10 @@ def render(source: str, *, timeout: float = RENDER_TIMEOUT) -> str:
         captured = run_sandboxed(
             groff,
             # no hyphenation: a word broken across lines ("screen-" / "ful") would
-            # leave its tail at the start of a line, where it reads as a name
-            ["-mandoc", "-Tutf8", "-k", "-t", "-rHY=0", "-P-cbou"],
+            # leave its tail at the start of a line, where it reads as a name; bold and
+            # italic kept as overstrikes (`x\bx`, `_\bx`): italic is what the reader
+            # replaces (an operand), not a word typed as is (a command)
+            ["-mandoc", "-Tutf8", "-k", "-t", "-rHY=0", "-P-co"],
             stdin=source.encode("utf-8"),
             timeout=timeout,
             max_bytes=4 * MAX_PAGE_BYTES,

@@ -50,16 +50,20 @@ COMMAND_SLOT = re.compile(r"<command>|\b(?:COMMAND|command)\b|\{\s*[a-z][\w-]*[^
 `apt-get ... {update | upgrade | ...}`."""
 
 _NAME_LINE = re.compile(r"NAME\s*\n\s*\S+(?:,\s*\S+)*\s+[-—–]+\s*(.+)")
-_BULLET_OPTION = re.compile(r"^(?P<indent>\s+)[•○◦·*]\s+(?P<spec>-\S.*?):?\s*$")
-_ALTERNATIVES = re.compile(r"\s*/\s*(?=-)")
+_BULLET_OPTION = re.compile(r"^[•○◦·*]\s+(?P<spec>-\S.*?)(?::\s+(?P<rest>\S.*)|:?)$")
+_RANGE = re.compile(r"^-(?P<a>\d)\s*(?:\.\.\.|…|to)\s*-(?P<b>\d)$")
 _BOX = re.compile(r"^\s*[│┃║┌┏╔├┣╠└┗╚─━═┬┴┼╭╰]")
 _ESCAPES = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|.\x08")
+_ITALIC = re.compile(r"(?:_\x08[^\x08\s])+")
 _COMMANDS_HEADING = re.compile(r"\bcommands?\b", re.IGNORECASE)
 _NOT_COMMANDS_HEADING = re.compile(r"command[- ]line|option|argument|operand", re.IGNORECASE)
+_NO_COMMANDS_HEADING = re.compile(r"^(?:NAME|SYNOPSIS)\b|example", re.IGNORECASE)
+_PROMPT = re.compile(r"[$#%>] ")
 _NO_OPTIONS_HEADING = re.compile(r"example|operator", re.IGNORECASE)
 """Sections whose tags are not options: an example's command line, find's `-not expr`
 (an operator joins expressions; it sets nothing)."""
 _NAME = re.compile(r"[a-z0-9][a-z0-9_.+:-]*")
+_SLOT_WORD = re.compile(r"<?(?:sub)?(?:command|cmd)>?", re.IGNORECASE)
 _PAGE_REF = re.compile(r"(?P<name>[\w.+-]+)\((?P<section>\d\w*)\)")
 _PLACEHOLDER = re.compile(
     r"(?:[\[{<(].*|\.\.\.|\||[A-Z][A-Z0-9_]*(?:[=:.,|/-][\w.,|/=:-]*)?(?:\.\.\.)?[\]}>)]*)"
@@ -68,27 +72,32 @@ _PLACEHOLDER = re.compile(
 `PROPERTY=VALUE...`, `<name>`, `{a|b}`, `...`, `|`."""
 _DESCRIPTION_CHARS = 400
 """Enough of a description for what is kept of it (200 characters, decision 43)."""
-_STACK = 8
+_STACK = 16
 """At most so many option tags stacked above one description (`-o logfile` /
 `--output-file=logfile`)."""
 _FILLED = 66
 """A line reaching this column was filled up to the margin (groff's is at 78)."""
 _TAG_LINES = 4
+_NESTED = 4
+"""A listing is at most so many columns deeper than the text of its section."""
 """A tag whose brackets are still open continues on at most so many lines."""
 
 
 class _Line(NamedTuple):
     indent: int
     text: str  # stripped; "" for a blank line, a cell of a table, a line of a box
+    italic: frozenset[str] = frozenset()  # the words set in italic: what a reader replaces
 
 
 class _Block(NamedTuple):
-    """A section, or a sub-section of one, as lines [start, end) of the page."""
+    """A section, or a sub-section of one, as lines [start, end) of the page; `head` is
+    the line of its heading (-1 for none)."""
 
     title: str
     sub: str
     start: int
     end: int
+    head: int = -1
 
 
 class _Entry(NamedTuple):
@@ -98,27 +107,31 @@ class _Entry(NamedTuple):
     description: str
     indent: int
     block: int
+    line: int
+    italic: frozenset[str] = frozenset()
 
 
 def read_page(text: str, name: str) -> ParsedHelp | None:
     """What a rendered page says: its NAME line as the description, its SYNOPSIS as the
     usage line, its options and subcommands by layout, its examples. None for an empty
-    page."""
+    page. Bold and italic may be given as overstrikes (`x\\bx`, `_\\bx`, as `render`
+    gives them): italic words are placeholders."""
     if not text.strip():
         return None
-    lines = _lines(_unbullet(_ESCAPES.sub("", text).expandtabs(8)))
+    lines = _lines(text)
     _drop_header_and_footer(lines)
     blocks = _blocks(lines)
     entries = _entries(lines, blocks)
     forms = _synopsis(lines, blocks)
     help_ = ParsedHelp(usage=forms[0] if forms else "")
-    line = _NAME_LINE.search(text)
-    help_.description = line.group(1).strip() if line else ""
+    plain = "\n".join(line.text for line in lines)
+    found = _NAME_LINE.search(plain)
+    help_.description = found.group(1).strip() if found else ""
     help_.options = _options(entries, blocks)
-    program = _program(forms, _page_name(text) or name, name)
-    listed = _synopsis_commands(forms, program)
-    if listed or any(COMMAND_SLOT.search(form) for form in forms):
-        help_.commands = _commands(entries, blocks, lines, listed, forms, program)
+    program = _program(forms, _page_name(plain) or name, name)
+    listed = _synopsis_commands(forms, program, _replaceable(lines, blocks))
+    if listed or any(COMMAND_SLOT.search(form) for form in forms if _calls(form, program)):
+        help_.commands = _commands(lines, blocks, entries, listed, _slot(forms, program), program)
     help_.examples = _examples(lines, blocks, name)
     return finish(help_, name)
 
@@ -139,8 +152,8 @@ def mark_tables(source: str) -> str:
 
 
 def _lines(text: str) -> list[_Line]:
-    """The page's lines with their indents; a table's rows and a box's lines blank (a
-    table left open at the end of the page is not one)."""
+    """The page's lines with their indents and italic words; a table's rows and a box's
+    lines blank (a table left open at the end of the page is not one)."""
     raw_lines = text.split("\n")
     marks = [i for i, raw in enumerate(raw_lines) if TABLE_MARK in raw]
     tables = list(zip(marks[::2], marks[1::2], strict=False))
@@ -149,12 +162,15 @@ def _lines(text: str) -> list[_Line]:
     for index, raw in enumerate(raw_lines):
         while table < len(tables) and tables[table][1] < index:
             table += 1
-        stripped = raw.strip()
+        plain = (_ESCAPES.sub("", raw) if "\x08" in raw or "\x1b" in raw else raw).expandtabs(8)
+        stripped = plain.strip()
         inside = table < len(tables) and tables[table][0] <= index <= tables[table][1]
-        if inside or not stripped or _BOX.match(raw) or TABLE_MARK in raw:
+        if inside or not stripped or _BOX.match(plain) or TABLE_MARK in raw:
             out.append(_Line(0, ""))
-        else:
-            out.append(_Line(len(raw) - len(raw.lstrip()), stripped))
+            continue
+        italic = frozenset(_ITALIC.findall(raw)) if "_\x08" in raw else frozenset()
+        indent = len(plain) - len(plain.lstrip())
+        out.append(_Line(indent, stripped, frozenset(w.replace("_\x08", "") for w in italic)))
     return out
 
 
@@ -170,37 +186,44 @@ def _drop_header_and_footer(lines: list[_Line]) -> None:
 def _blocks(lines: list[_Line]) -> list[_Block]:
     """Sections (a heading at column 0) and sub-sections (a heading at 1–4)."""
     out: list[_Block] = []
-    title, sub, start = "", "", 0
+    title, sub, start, head = "", "", 0, -1
     for index, line in enumerate(lines):
         if not line.text:
             continue
         if line.indent == 0 or (line.indent <= 4 and title):
             if index > start:
-                out.append(_Block(title, sub, start, index))
+                out.append(_Block(title, sub, start, index, head))
             if line.indent == 0:
                 title, sub = line.text, ""
             else:
                 sub = line.text
-            start = index + 1
-    out.append(_Block(title, sub, start, len(lines)))
-    return [b for b in out if b.end > b.start]
+            start, head = index + 1, index
+    out.append(_Block(title, sub, start, len(lines), head))
+    return [b for b in out if b.end > b.start or b.sub]
 
 
 def _entries(lines: list[_Line], blocks: list[_Block]) -> list[_Entry]:
-    """Every tagged paragraph of every block, in page order."""
+    """Every tagged paragraph of every block, in page order; a sub-heading that is an
+    option's tag (netstat's `--route, -r`) is one, its paragraph the description."""
     out: list[_Entry] = []
     for number, block in enumerate(blocks):
-        if not block.sub and block.title.upper() in ("NAME", "SYNOPSIS"):
-            continue  # a synopsis form wraps deeper: it is no tag
+        if block.sub.startswith("-"):
+            head = lines[block.head]
+            said = _description(lines, block, block.start, head.indent, "")
+            out.append(_Entry(block.sub, said, head.indent, number, block.head, head.italic))
         column = _description_column(lines, block)
+        base = _base_indent(lines, block)
+        row = False
         index = block.start
         while index < block.end:
-            found = _entry_at(lines, block, index, column)
+            found = _entry_at(lines, block, index, (column, base), row)
             if found is None:
+                row = False
                 index += 1
                 continue
-            tag, description, last = found
-            out.append(_Entry(tag, description, lines[index].indent, number))
+            tag, description, last, row = found
+            italic = frozenset().union(*(lines[i].italic for i in range(index, last + 1)))
+            out.append(_Entry(tag, description, lines[index].indent, number, index, italic))
             index = last + 1
     return out
 
@@ -217,15 +240,31 @@ def _description_column(lines: list[_Line], block: _Block) -> int | None:
 
 
 def _entry_at(
-    lines: list[_Line], block: _Block, index: int, column: int | None
-) -> tuple[str, str, int] | None:
-    """(tag, description, last line of the tag) when a tagged paragraph starts at
-    `index`: it starts a paragraph, and a description follows deeper or beside it."""
+    lines: list[_Line], block: _Block, index: int, layout: tuple[int | None, int], row: bool
+) -> tuple[str, str, int, bool] | None:
+    """(tag, description, last line of the tag, whether it is a row) when a tagged
+    paragraph starts at `index`: it starts a paragraph, and a description follows deeper
+    or beside it, or for a tag alone, deeper after one blank line (help2man's pages,
+    gcloud's) — unless what follows is a command line and the tag a word at the text's
+    indent: systemctl's "and" between two examples. `layout` is the block's description
+    column and the indent of its text. A row (`-b, --binary   read in binary mode`) under
+    a row starts one too: the lines of a listing set without blank lines (`row`: the line
+    above was one). A bullet (`•   --slurp/-s:`, pages written in Markdown) starts one
+    whatever is above it."""
+    column, base = layout
     line = lines[index]
     if not line.text:
         return None
+    bullet = _BULLET_OPTION.match(line.text)
+    if bullet is not None:
+        beside = bullet.group("rest") or ""
+        start = index + 1
+        while not beside and start < block.end and not lines[start].text:
+            start += 1
+        said = _description(lines, block, start, line.indent + 1, beside)
+        return bullet.group("spec"), said, index, False
     above = lines[index - 1] if index > block.start else _Line(0, "")
-    if above.text and above.indent <= line.indent:
+    if above.text and above.indent <= line.indent and not (row and _is_row(line)):
         return None  # the paragraph goes on
     last = index
     # stacked option tags: `-o logfile` / `--output-file=logfile`, then the description
@@ -240,7 +279,7 @@ def _entry_at(
         last += 1
     if last > index and not _deeper(lines, block, last):
         last = index
-    tag = " ".join(lines[i].text for i in range(index, last + 1))
+    tag = ", ".join(lines[i].text for i in range(index, last + 1))
     # a tag whose brackets are open goes on below: `attach-session [-dErx] [-t` /
     # `target-session]`
     while tag.count("[") > tag.count("]") and last + 1 < block.end and last - index < _TAG_LINES:
@@ -248,26 +287,36 @@ def _entry_at(
             break
         last += 1
         tag = f"{tag} {lines[last].text}"
-    beside = ""
     below = lines[last + 1] if last + 1 < block.end else _Line(0, "")
     wrapped = below.text and below.indent == column and line.indent + len(line.text) >= _FILLED
     alone = not below.text or below.indent < line.indent
     split = _split_tag(line, column if last == index and (wrapped or alone) else None)
     if split is not None and last == index:
         tag, beside = split
-    elif split is not None and tag.count("[") > tag.count("]"):
+        said = _description(lines, block, last + 1, line.indent, beside)
+        return tag, said, last, _is_row(line)
+    if split is not None and tag.count("[") > tag.count("]"):
         return None
-    if not beside and not _deeper(lines, block, last):
-        return None
-    return tag, _description(lines, block, last, line.indent, beside), last
+    if _deeper(lines, block, last):
+        return tag, _description(lines, block, last + 1, line.indent, ""), last, False
+    if last == index and not below.text and _deeper(lines, block, last + 1, line.indent):
+        text = lines[last + 2].text
+        if tag.startswith("-") or line.indent > base or not _PROMPT.match(text):
+            return tag, _description(lines, block, last + 2, line.indent, ""), last, False
+    return None
 
 
-def _deeper(lines: list[_Line], block: _Block, index: int) -> bool:
-    return (
-        index + 1 < block.end
-        and bool(lines[index + 1].text)
-        and (lines[index + 1].indent > lines[index].indent)
-    )
+def _is_row(line: _Line) -> bool:
+    """A line of a listing set without blank lines: a tag, a run of spaces, its
+    description."""
+    return _split_tag(line, None) is not None
+
+
+def _deeper(lines: list[_Line], block: _Block, index: int, indent: int | None = None) -> bool:
+    """Whether the line after `index` is text deeper than `indent` (default: than the
+    line at `index`)."""
+    limit = lines[index].indent if indent is None else indent
+    return index + 1 < block.end and bool(lines[index + 1].text) and lines[index + 1].indent > limit
 
 
 def _split_tag(line: _Line, column: int | None) -> tuple[str, str] | None:
@@ -289,15 +338,16 @@ def _split_tag(line: _Line, column: int | None) -> tuple[str, str] | None:
     return text[: gap.start(1)].strip(), text[gap.end(1) :].strip()
 
 
-def _description(lines: list[_Line], block: _Block, last: int, indent: int, beside: str) -> str:
-    """The first paragraph under a tag (the lines deeper than it up to a blank one)."""
+def _description(lines: list[_Line], block: _Block, start: int, indent: int, beside: str) -> str:
+    """The first paragraph under a tag (the lines deeper than it from `start` up to a
+    blank one)."""
     words = [beside] if beside else []
     size = len(beside)
-    index = last + 1
+    index = start
     while index < block.end and size < _DESCRIPTION_CHARS:
         line = lines[index]
-        if not line.text or line.indent <= indent:
-            break
+        if not line.text or line.indent <= indent or (line.text[0] == "-" and _is_row(line)):
+            break  # a blank line, the text again, the next row of a listing
         words.append(line.text)
         size += len(line.text) + 1
         index += 1
@@ -308,45 +358,23 @@ def _description(lines: list[_Line], block: _Block, last: int, indent: int, besi
 
 
 def _options(entries: list[_Entry], blocks: list[_Block]) -> list[ParsedOption]:
+    """The tags that start with `-`: `A and B` are two options sharing a description
+    (jq's `--color-output / -C and --monochrome-output / -M`), `-0 ... -9` ten."""
     out = []
     for entry in entries:
         block = blocks[entry.block]
         heading = f"{block.title} {block.sub}"
         if not entry.tag.startswith("-") or _NO_OPTIONS_HEADING.search(heading):
             continue
-        option = option_from_tag(entry.tag, entry.description)
-        if option is not None:
-            out.append(option)
+        for tag in re.split(r"\s+and\s+(?=-)", entry.tag):
+            span = _RANGE.match(tag)
+            if span and span.group("a") < span.group("b"):
+                digits = range(int(span.group("a")), int(span.group("b")) + 1)
+                tag = ", ".join(f"-{digit}" for digit in digits)
+            option = option_from_tag(tag, entry.description)
+            if option is not None:
+                out.append(option)
     return out
-
-
-def _unbullet(text: str) -> str:
-    """Pages written in Markdown and converted (ronn, pandoc) list options as bullets,
-    the description a paragraph below: `•   --slurp/-s:` + blank + indented paragraph
-    becomes `--slurp, -s  paragraph`; `--color / -C and --mono / -M` are two options
-    sharing the paragraph, `--slurp/-s` one with two spellings."""
-    lines = text.split("\n")
-    out: list[str] = []
-    index = 0
-    while index < len(lines):
-        match = _BULLET_OPTION.match(lines[index])
-        index += 1
-        if match is None:
-            out.append(lines[index - 1])
-            continue
-        start = index
-        while start < len(lines) and not lines[start].strip():
-            start += 1
-        end = start
-        deeper = len(match.group("indent")) + 2
-        while end < len(lines) and len(lines[end]) - len(lines[end].lstrip()) >= deeper:
-            end += 1
-        paragraph = " ".join(line.strip() for line in lines[start:end] if line.strip())
-        for spec in re.split(r"\s+and\s+(?=-)", match.group("spec")):
-            spec = ", ".join(_ALTERNATIVES.split(spec))
-            out += ["", f"{match.group('indent')}{spec}  {paragraph}".rstrip()]
-        index = end
-    return "\n".join(out)
 
 
 # -- the synopsis ----------------------------------------------------------------------------
@@ -354,21 +382,32 @@ def _unbullet(text: str) -> str:
 
 def _synopsis(lines: list[_Line], blocks: list[_Block]) -> list[str]:
     """The synopsis's forms, each joined from the line that starts it and the deeper
-    lines that continue it."""
+    lines that continue it; a leading `Usage:` dropped."""
     block = next((b for b in blocks if b.title.upper() == "SYNOPSIS" and not b.sub), None)
     if block is None:
         return []
-    base = min((lines[i].indent for i in range(block.start, block.end) if lines[i].text), default=0)
+    base = _base_indent(lines, block)
     forms: list[str] = []
     for index in range(block.start, block.end):
         line = lines[index]
         if not line.text:
             continue
         if line.indent <= base or not forms:
-            forms.append(line.text)
+            forms.append(re.sub(r"^usage:\s*", "", line.text, flags=re.IGNORECASE))
         else:
             forms[-1] = f"{forms[-1]} {line.text}"
     return forms
+
+
+def _replaceable(lines: list[_Line], blocks: list[_Block]) -> set[str]:
+    """The words the SYNOPSIS sets in italic: what the reader replaces (`umount
+    {directory|device}`, `java [options] mainclass`), where a command is typed as it
+    stands (`apt-get {update | upgrade}`, `ip address { add | del }`)."""
+    out: set[str] = set()
+    for block in blocks:
+        if block.title.upper() == "SYNOPSIS" and not block.sub:
+            out = out.union(*(lines[i].italic for i in range(block.start, block.end)))
+    return out
 
 
 def _page_name(text: str) -> str | None:
@@ -378,16 +417,18 @@ def _page_name(text: str) -> str | None:
 
 def _program(forms: list[str], page_name: str, name: str) -> list[str]:
     """The words that call what the page is about: `git remote` for git-remote(1), whose
-    synopsis says `git remote add ...`; the first word of the synopsis otherwise."""
-    candidates = [page_name, page_name.replace("-", " "), name, name.replace("-", " ")]
-    for form in forms:
-        words = _skip_options(_tokens(form))
-        for candidate in sorted(set(candidates), key=len, reverse=True):
-            wanted = candidate.split()
-            if [w.rsplit("/", 1)[-1] for w in words[: len(wanted)]] == wanted:
-                return wanted
-    first = _tokens(forms[0]) if forms else []
-    return [first[0].rsplit("/", 1)[-1]] if first else [name]
+    synopsis says `git remote add ...`; else the name the page was looked up by."""
+    candidates = {page_name, page_name.replace("-", " "), name, name.replace("-", " ")}
+    for candidate in sorted(candidates, key=len, reverse=True):
+        if any(_calls(form, candidate.split()) for form in forms):
+            return candidate.split()
+    return [name]
+
+
+def _calls(form: str, program: list[str]) -> bool:
+    """Whether a synopsis form starts with the program's words (by any path)."""
+    words = [w.rsplit("/", 1)[-1] for w in _skip_options(_tokens(form))[: len(program)]]
+    return words == program
 
 
 def _tokens(form: str) -> list[str]:
@@ -422,35 +463,41 @@ def _is_option_group(token: str) -> bool:
     )
 
 
-def _synopsis_commands(forms: list[str], program: list[str]) -> dict[str, str]:
+def _synopsis_commands(
+    forms: list[str], program: list[str], replaceable: set[str]
+) -> dict[str, str]:
     """The names the synopsis gives in the command's place, with what follows them
     there: after the program's words in each form (`git remote add [-t <branch>] ...`),
     the alternatives of a group (`{update | upgrade | install pkg...}`), and the
     definition of the place's placeholder (`OBJECT := { link | address }`). Two names
-    at least, else what stands there is an operand (`mount ... device mountpoint`)."""
+    at least, else what stands there is an operand (`mount ... device mountpoint`); a
+    word set in italic is one too, unless the program's own name is (asciidoc sets `git
+    remote add` in italic whole)."""
+    if program[0] in replaceable:
+        replaceable = set()
     found: dict[str, str] = {}
     optional: dict[str, str] = {}
     slot = _slot(forms, program)
     for form in forms:
         tokens = _skip_options(_tokens(form))
         if slot and len(tokens) > 2 and tokens[0] == slot and tokens[1] == ":=":
-            for alternative in _alternatives(tokens[2]):
-                found.setdefault(alternative[0], "")
+            for word, _ in _alternatives(tokens[2]):
+                if word not in replaceable:
+                    found.setdefault(word, "")
             continue
-        if [t.rsplit("/", 1)[-1] for t in tokens[: len(program)]] != program:
-            continue
-        rest = tokens[len(program) :]
-        if not rest:
+        rest = tokens[len(program) :] if _calls(form, program) else []
+        if not rest or rest[0] in replaceable:
             continue
         head, args = rest[0], " ".join(rest[1:])
-        if _NAME.fullmatch(head) and not COMMAND_SLOT.fullmatch(head) and len(head) > 1:
+        if _is_name(head) and len(head) > 1:
             found.setdefault(head, args)
         elif head.startswith("{"):
-            for alternative in _alternatives(head):
-                found.setdefault(alternative[0], alternative[1])
+            for word, more in _alternatives(head):
+                if word not in replaceable:
+                    found.setdefault(word, more)
         elif head.startswith("["):  # `ip address [ show [ dev IFNAME ] ]`
             words = head[1:-1].split(None, 1)
-            if words and _NAME.fullmatch(words[0]) and len(words[0]) > 1:
+            if words and _is_name(words[0]) and len(words[0]) > 1 and words[0] not in replaceable:
                 optional.setdefault(words[0], words[1] if len(words) > 1 else "")
     if found:
         for word, args in optional.items():
@@ -458,12 +505,21 @@ def _synopsis_commands(forms: list[str], program: list[str]) -> dict[str, str]:
     return found if len(found) >= 2 else {}
 
 
+def _is_name(word: str) -> bool:
+    """A word that can name a command: lower-case, not a sentence's end (`below.`), not
+    the place of one (`command`, `subcommand`)."""
+    return bool(_NAME.fullmatch(word)) and not word.endswith(".") and not _SLOT_WORD.fullmatch(word)
+
+
 def _slot(forms: list[str], program: list[str]) -> str | None:
-    """The placeholder the first form has where a command goes (`OBJECT`, `COMMAND`)."""
-    if not forms:
+    """The placeholder the first form has where a command goes (`OBJECT`, `COMMAND`,
+    gcloud's `GROUP | COMMAND`)."""
+    ours = [form for form in forms if _calls(form, program)]
+    if not ours:
         return None
-    rest = _skip_options(_tokens(forms[0]))[len(program) :]
-    return rest[0] if rest and re.fullmatch(r"[A-Z][A-Z_-]*", rest[0]) else None
+    rest = _skip_options(_tokens(ours[0]))[len(program) :]
+    word = rest[0].strip("<>{}") if rest else ""
+    return word if re.fullmatch(r"[A-Z][A-Z_-]*", word) else None
 
 
 def _alternatives(group: str) -> list[tuple[str, str]]:
@@ -475,8 +531,8 @@ def _alternatives(group: str) -> list[tuple[str, str]]:
         words = choice.split(None, 1)
         if not words or words[0].startswith(("-", "{", "[")):
             continue
-        if not _NAME.fullmatch(words[0]):
-            if words[0].isupper():
+        if not _is_name(words[0]):
+            if words[0].isupper() or _SLOT_WORD.fullmatch(words[0]):
                 continue  # a placeholder: `{ COMMAND | help }`
             return []
         if len(words[0]) < 2:
@@ -503,70 +559,139 @@ def _split_bars(text: str) -> list[str]:
 
 
 def _commands(
-    entries: list[_Entry],
-    blocks: list[_Block],
     lines: list[_Line],
+    blocks: list[_Block],
+    entries: list[_Entry],
     listed: dict[str, str],
-    forms: list[str],
+    slot: str | None,
     program: list[str],
 ) -> list[ParsedCommand]:
-    """The commands the page lists, then those only its synopsis names."""
+    """The commands the page lists — as tags, or as the sub-headings of a section of
+    commands (blkzone's `report`, ip-address's `ip address add - add new protocol
+    address`) — in page order, then those only its synopsis names."""
+    named = [_names_commands(b, slot) for b in blocks]
     base = [_base_indent(lines, b) for b in blocks]
-    named = [
-        bool(_COMMANDS_HEADING.search(f"{b.title} {b.sub}"))
-        and not _NOT_COMMANDS_HEADING.search(b.sub or b.title)
-        for b in blocks
-    ]
+    found: list[tuple[int, ParsedCommand]] = []
+    for number, block in enumerate(blocks):
+        if block.sub and (named[number] or block.sub.split()[: len(program)] == program):
+            command = _sub_heading(lines, block, program)
+            if command is not None:
+                found.append((block.head, command))
     candidates: list[tuple[_Entry, list[str], str]] = []
     for entry in entries:
-        if entry.indent != base[entry.block] or entry.tag.startswith("-"):
-            continue
-        parsed = _command_tag(entry.tag, program)
+        block = blocks[entry.block]
+        if entry.tag.startswith("-") or _NO_COMMANDS_HEADING.search(f"{block.title} {block.sub}"):
+            continue  # a synopsis form wraps deeper, an example runs the program: no tags
+        parsed = _command_tag(entry.tag, program, entry.italic)
         if parsed is not None:
             candidates.append((entry, *parsed))
-    # a block lists commands when its heading says so, or when it describes one the
-    # synopsis names
-    listing = set()
-    for entry, names, _ in candidates:
-        if named[entry.block] or any(n in listed for n in names):
-            listing.add(entry.block)
+    found += [
+        (e.line, ParsedCommand(n, e.description, a))
+        for e, names, a in _listed(candidates, named, base, listed)
+        for n in names
+    ]
     out: dict[str, ParsedCommand] = {}
-    for entry, names, args in candidates:
-        if entry.block in listing or args.startswith("[-"):
-            for name in names:
-                out.setdefault(name, ParsedCommand(name, entry.description, args))
+    for _, command in sorted(found, key=lambda pair: pair[0]):
+        known = out.setdefault(command.name, command)
+        known.description = known.description or command.description
     for name, args in listed.items():
         out.setdefault(name, ParsedCommand(name, "", args))
     return list(out.values())
+
+
+def _listed(
+    candidates: list[tuple[_Entry, list[str], str]],
+    named: list[bool],
+    base: list[int],
+    listed: dict[str, str],
+) -> list[tuple[_Entry, list[str], str]]:
+    """The command-shaped tags that are commands: those at the shallowest indent of such
+    tags in a block that lists commands — its heading says so, or most of its
+    command-shaped tags are commands the synopsis names (apt-get's DESCRIPTION: the rest
+    of them are commands too; route's OPTIONS, where `add` and `del` stand among `netmask
+    NM`, `gw GW`: they are not), or most of them carry a command's own synopsis (tmux's
+    `attach-session [-dErx] [-t target-session]`, where cmake's `-E` tools list a few
+    among many). Not deeper than a little below the block's text: an example's lines
+    are set deeper (gcloud's listing is 2 columns in, tmux's examples 6)."""
+    indent: dict[int, int] = {}
+    for entry, _, _ in candidates:
+        indent[entry.block] = min(indent.get(entry.block, entry.indent), entry.indent)
+    shallow = [
+        c for c in candidates if c[0].indent == indent[c[0].block] <= base[c[0].block] + _NESTED
+    ]
+    shaped: Counter[int] = Counter(entry.block for entry, _, _ in shallow)
+    synopsis: Counter[int] = Counter(
+        entry.block for entry, names, _ in shallow if any(n in listed for n in names)
+    )
+    usage: Counter[int] = Counter(entry.block for entry, _, args in shallow if "[-" in args)
+    listing = {
+        b for b in shaped if named[b] or 2 * synopsis[b] > shaped[b] or 2 * usage[b] > shaped[b]
+    }
+    return [c for c in shallow if c[0].block in listing]
+
+
+def _names_commands(block: _Block, slot: str | None) -> bool:
+    """Whether a block's heading (or its section's) says it lists commands: COMMANDS,
+    "Unit Commands", "HIGH-LEVEL COMMANDS (PORCELAIN)", or the synopsis's placeholder for
+    one (`OBJECT`, gcloud's `GROUPS`) — not "COMMAND LINE OPTIONS"."""
+    for heading in (block.sub, block.title):
+        if not heading or _NOT_COMMANDS_HEADING.search(heading):
+            continue
+        if _COMMANDS_HEADING.search(heading):
+            return True
+        if slot and heading.upper().rstrip("S") == slot.rstrip("S"):
+            return True
+    return False
+
+
+def _sub_heading(lines: list[_Line], block: _Block, program: list[str]) -> ParsedCommand | None:
+    """A sub-heading that names a command, with the description it gives after ` - `
+    or the paragraph below it."""
+    heading, _, said = block.sub.partition(" - ")
+    words = heading.split()
+    if words[: len(program)] == program:
+        heading = " ".join(words[len(program) :])
+    parsed = _command_tag(heading, program, lines[block.head].italic)
+    if parsed is None or len(parsed[0]) != 1:
+        return None
+    base = _base_indent(lines, block)
+    said = said or _description(lines, block, block.start, base - 1, "")
+    return ParsedCommand(parsed[0][0], said.strip(), parsed[1])
 
 
 def _base_indent(lines: list[_Line], block: _Block) -> int:
     return min((lines[i].indent for i in range(block.start, block.end) if lines[i].text), default=0)
 
 
-def _command_tag(tag: str, program: list[str]) -> tuple[list[str], str] | None:
+def _command_tag(
+    tag: str, program: list[str], italic: frozenset[str]
+) -> tuple[list[str], str] | None:
     """(names, placeholders) of a tag shaped like a command: `list-units [PATTERN...]`,
-    `install, reinstall, remove (apt-get(8))`, `tcp_metrics/tcpmetrics`, `git-add(1)`
-    in git's page (a page of the program's own, `PROGRAM-NAME(N)`), `attach-session
-    [-dErx] [-t target-session]`; None for a sentence, a value, another program's page."""
+    `install, reinstall, remove (apt-get(8))`, `tcp_metrics/tcpmetrics`, `add
+    displayname hexkey` (the operands in italic), `e4crypt add_key -S` (the program's
+    name first), `git-add(1)` in git's page (a page of the program's own,
+    `PROGRAM-NAME(N)`), `attach-session [-dErx] [-t target-session]`; None for a
+    sentence, a value, another program's page."""
     tag = re.sub(r"\s*\((?:[^()]*\([^()]*\))+[^()]*\)$", "", tag)  # `(apt-get(8))`
     ref = _PAGE_REF.fullmatch(tag)
     if ref:
         prefix = "-".join(program) + "-"
         page = ref.group("name")
         return ([page[len(prefix) :]], "") if page.startswith(prefix) and page != prefix else None
+    words = tag.split()
+    if words[: len(program)] == program:
+        tag = " ".join(words[len(program) :])
     head, _, args = tag.partition(" ")
     names_text = head
     while head.endswith(",") and args:  # `install, reinstall, remove`
         more, _, args = args.partition(" ")
         names_text, head = f"{names_text} {more}", more
-    names = [n for n in re.split(r"[,/]\s*", names_text) if n]
-    if not names or not all(_NAME.fullmatch(n) and not n.endswith(".") for n in names):
+    names = re.split(r"[,/]\s*", names_text)
+    if not all(_is_name(n) and n not in italic for n in names):
         return None
-    words = args.split()
     if "[-" in args:  # a command's own synopsis: its operands may be words
         return names, args.strip()
-    if not all(_PLACEHOLDER.fullmatch(w) for w in words):
+    if not all(_PLACEHOLDER.fullmatch(w) or w.strip("[]{}.,|") in italic for w in args.split()):
         return None
     return names, args.strip()
 
