@@ -140,7 +140,7 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
             if usage.group("rest"):
                 usage_lines.append(usage.group("rest"))
             continue
-        if indent == 0 and _is_header(stripped, lines, index):
+        if indent <= 1 and _is_header(stripped, lines, index):  # argp: " Main mode:"
             section = stripped.rstrip(":").strip().lower()
             option = argument = None
             listing_indent = None
@@ -302,6 +302,9 @@ def _option_line(stripped: str) -> ParsedOption | None:
     """`-a, --all  description`, `--size=SIZE`, `-f FILE, --file FILE`, `--x / --no-x`."""
     parts = _SPLIT.split(stripped, maxsplit=1)
     spec, description = parts[0], parts[1] if len(parts) > 1 else ""
+    while spec.endswith(",") and description.startswith("-"):  # wget's `-b,  --background`
+        more = _SPLIT.split(description, maxsplit=1)
+        spec, description = f"{spec} {more[0]}", more[1] if len(more) > 1 else ""
     if " / " in spec and not description:
         spec, _, description = spec.partition("  ")
     option = ParsedOption(flags=[], description=description.strip())
@@ -359,8 +362,8 @@ def option_from_tag(tag: str, description: str = "") -> ParsedOption | None:
         if "[no-]" in flag:  # git's --[no-]foo
             option.negatable = True
             flag = flag.replace("[no-]", "")
-        if flag.endswith("[") and rest.startswith("="):
-            flag, rest = flag[:-1], "[" + rest
+        if "[" in flag:  # `-i[SUFFIX]`, `--color[=WHEN]`: an optional value, attached
+            flag, rest = flag[: flag.index("[")], flag[flag.index("[") :] + rest
         if len(flag) < 2 or flag in ("-", "--"):
             continue
         option.flags.append(flag)
@@ -372,6 +375,9 @@ def option_from_tag(tag: str, description: str = "") -> ParsedOption | None:
             optional = False  # `-D [bind_address:]port`: the value is required
         if metavar and not option.metavar:
             option.metavar, option.optional_value = metavar, optional
+    if option.metavar:  # jq's `-Ldirectory / -L directory`: the value written attached
+        glued = {f"{f}{option.metavar}" for f in option.flags}
+        option.flags = [f for f in option.flags if f not in glued] or option.flags
     return option if option.flags else None
 
 

@@ -34,8 +34,8 @@ from pathlib import Path
 import msgspec
 
 from atipkit.infer.helptext import ParsedHelp
-from atipkit.infer.pagetext import COMMAND_SLOT as COMMAND_SLOT  # read by coverage
 from atipkit.infer.pagetext import mark_tables, read_page
+from atipkit.infer.synopsis import COMMAND_SLOT as COMMAND_SLOT  # read by coverage
 
 _VERSION = re.compile(r"\b[vV]?(\d+(?:\.\d+)+[\w.+~-]*)")
 
@@ -67,9 +67,11 @@ def parse_man_text(text: str, name: str) -> ParsedHelp | None:
 
 def merge(base: ParsedHelp, extra: ParsedHelp) -> None:
     """Options the man page adds to a short `--help`, and spellings it adds to options
-    the help has (`-s` gains `--slurp`); the page's description (its NAME line, written
-    to be one) over the first line of the help (which may be an error message: ssh
-    answers `--help` with `unknown option -- -`)."""
+    the help has (`-s` gains `--slurp`), and the value it names for one where the help
+    names none (wget's help lists `--hsts-file` bare, its page `--hsts-file=file`); the
+    page's description (its NAME line, written to be one) over the first line of the
+    help (which may be an error message: ssh answers `--help` with `unknown option --
+    -`)."""
     known = {f for o in base.options for f in o.flags}
     for option in extra.options:
         owners = [o for o in base.options if set(o.flags) & set(option.flags)]
@@ -81,6 +83,8 @@ def merge(base: ParsedHelp, extra: ParsedHelp) -> None:
             owner.flags += [f for f in option.flags if f not in known]
             known.update(option.flags)
             owner.description = owner.description or option.description
+            if option.metavar and not owner.metavar:  # a terse help names no value
+                owner.metavar, owner.optional_value = option.metavar, option.optional_value
     base.description = extra.description or base.description  # a page's NAME line is curated
 
 

@@ -34,6 +34,7 @@ import re
 from collections import Counter
 from typing import NamedTuple
 
+from atipkit.infer import synopsis
 from atipkit.infer.helptext import (
     ParsedCommand,
     ParsedHelp,
@@ -45,14 +46,11 @@ from atipkit.infer.helptext import (
 
 TABLE_MARK = "\u2063"
 """A line holding only this character (INVISIBLE SEPARATOR) starts or ends a table."""
-COMMAND_SLOT = re.compile(r"<command>|\b(?:COMMAND|command)\b|\{\s*[a-z][\w-]*[^{}|]*\|\s*[a-z]")
-"""A place for a subcommand in a synopsis: `git ... <command> [<args>]`, `perf ... COMMAND`,
-`apt-get ... {update | upgrade | ...}`."""
 
 _NAME_LINE = re.compile(r"NAME\s*\n\s*\S+(?:,\s*\S+)*\s+[-—–]+\s*(.+)")
 _BULLET_OPTION = re.compile(r"^[•○◦·*]\s+(?P<spec>-\S.*?)(?::\s+(?P<rest>\S.*)|:?)$")
 _RANGE = re.compile(r"^-(?P<a>\d)\s*(?:\.\.\.|…|to)\s*-(?P<b>\d)$")
-_BOX = re.compile(r"^\s*[│┃║┌┏╔├┣╠└┗╚─━═┬┴┼╭╰]")
+_BOX = frozenset("│┃║┌┏╔├┣╠└┗╚─━═┬┴┼╭╰")
 _ESCAPES = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|.\x08")
 _ITALIC = re.compile(r"(?:_\x08[^\x08\s])+")
 _COMMANDS_HEADING = re.compile(r"\bcommands?\b", re.IGNORECASE)
@@ -62,8 +60,6 @@ _PROMPT = re.compile(r"[$#%>] ")
 _NO_OPTIONS_HEADING = re.compile(r"example|operator", re.IGNORECASE)
 """Sections whose tags are not options: an example's command line, find's `-not expr`
 (an operator joins expressions; it sets nothing)."""
-_NAME = re.compile(r"[a-z0-9][a-z0-9_.+:-]*")
-_SLOT_WORD = re.compile(r"<?(?:sub)?(?:command|cmd)>?", re.IGNORECASE)
 _PAGE_REF = re.compile(r"(?P<name>[\w.+-]+)\((?P<section>\d\w*)\)")
 _PLACEHOLDER = re.compile(
     r"(?:[\[{<(].*|\.\.\.|\||[A-Z][A-Z0-9_]*(?:[=:.,|/-][\w.,|/=:-]*)?(?:\.\.\.)?[\]}>)]*)"
@@ -86,7 +82,10 @@ _NESTED = 4
 class _Line(NamedTuple):
     indent: int
     text: str  # stripped; "" for a blank line, a cell of a table, a line of a box
-    italic: frozenset[str] = frozenset()  # the words set in italic: what a reader replaces
+    raw: str = ""  # as rendered, bold and italic as overstrikes (`_italic`)
+
+
+_BLANK = _Line(0, "")
 
 
 class _Block(NamedTuple):
@@ -108,7 +107,7 @@ class _Entry(NamedTuple):
     indent: int
     block: int
     line: int
-    italic: frozenset[str] = frozenset()
+    last: int
 
 
 def read_page(text: str, name: str) -> ParsedHelp | None:
@@ -123,15 +122,16 @@ def read_page(text: str, name: str) -> ParsedHelp | None:
     blocks = _blocks(lines)
     entries = _entries(lines, blocks)
     forms = _synopsis(lines, blocks)
-    help_ = ParsedHelp(usage=forms[0] if forms else "")
+    help_ = ParsedHelp(usage=forms[0].text if forms else "")
     plain = "\n".join(line.text for line in lines)
     found = _NAME_LINE.search(plain)
     help_.description = found.group(1).strip() if found else ""
     help_.options = _options(entries, blocks)
-    program = _program(forms, _page_name(plain) or name, name)
-    listed = _synopsis_commands(forms, program, _replaceable(lines, blocks))
-    if listed or any(COMMAND_SLOT.search(form) for form in forms if _calls(form, program)):
-        help_.commands = _commands(lines, blocks, entries, listed, _slot(forms, program), program)
+    program = synopsis.program(forms, [_page_name(plain) or name, name])
+    listed = synopsis.commands(forms, program, _replaceable(lines, blocks))
+    if listed or synopsis.takes_command(forms, program):
+        place = synopsis.slot(forms, program)
+        help_.commands = _commands(lines, blocks, entries, listed, place, program)
     help_.examples = _examples(lines, blocks, name)
     return finish(help_, name)
 
@@ -152,25 +152,38 @@ def mark_tables(source: str) -> str:
 
 
 def _lines(text: str) -> list[_Line]:
-    """The page's lines with their indents and italic words; a table's rows and a box's
-    lines blank (a table left open at the end of the page is not one)."""
+    """The page's lines with their indents; a table's rows and a box's lines blank (a
+    table left open at the end of the page is not one)."""
     raw_lines = text.split("\n")
+    plain = _ESCAPES.sub("", text) if "\x08" in text or "\x1b" in text else text
     marks = [i for i, raw in enumerate(raw_lines) if TABLE_MARK in raw]
     tables = list(zip(marks[::2], marks[1::2], strict=False))
     out: list[_Line] = []
     table = 0
-    for index, raw in enumerate(raw_lines):
+    blank = _BLANK
+    for index, (raw, line) in enumerate(
+        zip(raw_lines, plain.expandtabs(8).split("\n"), strict=True)
+    ):
+        stripped = line.strip()
+        if not stripped:
+            out.append(blank)
+            continue
         while table < len(tables) and tables[table][1] < index:
             table += 1
-        plain = (_ESCAPES.sub("", raw) if "\x08" in raw or "\x1b" in raw else raw).expandtabs(8)
-        stripped = plain.strip()
-        inside = table < len(tables) and tables[table][0] <= index <= tables[table][1]
-        if inside or not stripped or _BOX.match(plain) or TABLE_MARK in raw:
-            out.append(_Line(0, ""))
+        inside = table < len(tables) and tables[table][0] <= index
+        if inside or stripped[0] in _BOX or TABLE_MARK in stripped:
+            out.append(blank)
             continue
-        italic = frozenset(_ITALIC.findall(raw)) if "_\x08" in raw else frozenset()
-        indent = len(plain) - len(plain.lstrip())
-        out.append(_Line(indent, stripped, frozenset(w.replace("_\x08", "") for w in italic)))
+        out.append(_Line(len(line) - len(line.lstrip()), stripped, raw))
+    return out
+
+
+def _italic(lines: list[_Line], start: int, end: int) -> set[str]:
+    """The words set in italic on lines [start, end): what a reader replaces."""
+    out: set[str] = set()
+    for index in range(start, end):
+        if "_\x08" in lines[index].raw:
+            out.update(w.replace("_\x08", "") for w in _ITALIC.findall(lines[index].raw))
     return out
 
 
@@ -210,20 +223,29 @@ def _entries(lines: list[_Line], blocks: list[_Block]) -> list[_Entry]:
         if block.sub.startswith("-"):
             head = lines[block.head]
             said = _description(lines, block, block.start, head.indent, "")
-            out.append(_Entry(block.sub, said, head.indent, number, block.head, head.italic))
+            out.append(_Entry(block.sub, said, head.indent, number, block.head, block.head))
         column = _description_column(lines, block)
         base = _base_indent(lines, block)
         row = False
         index = block.start
         while index < block.end:
+            line, above = lines[index], lines[index - 1] if index > block.start else _BLANK
+            if not line.text or (
+                above.text
+                and above.indent <= line.indent
+                and not row
+                and line.text[0] not in "•○◦·*"
+            ):
+                row = False
+                index += 1
+                continue  # a blank line, a paragraph going on (`_entry_at` says it again)
             found = _entry_at(lines, block, index, (column, base), row)
             if found is None:
                 row = False
                 index += 1
                 continue
             tag, description, last, row = found
-            italic = frozenset().union(*(lines[i].italic for i in range(index, last + 1)))
-            out.append(_Entry(tag, description, lines[index].indent, number, index, italic))
+            out.append(_Entry(tag, description, lines[index].indent, number, index, last))
             index = last + 1
     return out
 
@@ -380,7 +402,7 @@ def _options(entries: list[_Entry], blocks: list[_Block]) -> list[ParsedOption]:
 # -- the synopsis ----------------------------------------------------------------------------
 
 
-def _synopsis(lines: list[_Line], blocks: list[_Block]) -> list[str]:
+def _synopsis(lines: list[_Line], blocks: list[_Block]) -> list[synopsis.Form]:
     """The synopsis's forms, each joined from the line that starts it and the deeper
     lines that continue it; a leading `Usage:` dropped."""
     block = next((b for b in blocks if b.title.upper() == "SYNOPSIS" and not b.sub), None)
@@ -396,7 +418,7 @@ def _synopsis(lines: list[_Line], blocks: list[_Block]) -> list[str]:
             forms.append(re.sub(r"^usage:\s*", "", line.text, flags=re.IGNORECASE))
         else:
             forms[-1] = f"{forms[-1]} {line.text}"
-    return forms
+    return [synopsis.form(text) for text in forms]
 
 
 def _replaceable(lines: list[_Line], blocks: list[_Block]) -> set[str]:
@@ -406,153 +428,13 @@ def _replaceable(lines: list[_Line], blocks: list[_Block]) -> set[str]:
     out: set[str] = set()
     for block in blocks:
         if block.title.upper() == "SYNOPSIS" and not block.sub:
-            out = out.union(*(lines[i].italic for i in range(block.start, block.end)))
+            out |= _italic(lines, block.start, block.end)
     return out
 
 
 def _page_name(text: str) -> str | None:
     match = re.search(r"NAME\s*\n\s*([^\s,]+)", text)
     return match.group(1) if match else None
-
-
-def _program(forms: list[str], page_name: str, name: str) -> list[str]:
-    """The words that call what the page is about: `git remote` for git-remote(1), whose
-    synopsis says `git remote add ...`; else the name the page was looked up by."""
-    candidates = {page_name, page_name.replace("-", " "), name, name.replace("-", " ")}
-    for candidate in sorted(candidates, key=len, reverse=True):
-        if any(_calls(form, candidate.split()) for form in forms):
-            return candidate.split()
-    return [name]
-
-
-def _calls(form: str, program: list[str]) -> bool:
-    """Whether a synopsis form starts with the program's words (by any path)."""
-    words = [w.rsplit("/", 1)[-1] for w in _skip_options(_tokens(form))[: len(program)]]
-    return words == program
-
-
-def _tokens(form: str) -> list[str]:
-    """A synopsis form's words, a bracketed group kept whole: `[-t <branch>]`."""
-    tokens: list[str] = []
-    depth, current = 0, ""
-    for ch in form:
-        if ch in "[{<(":
-            depth += 1
-        elif ch in "]}>)":
-            depth = max(0, depth - 1)
-        if ch.isspace() and depth == 0:
-            if current:
-                tokens.append(current)
-            current = ""
-        else:
-            current += ch
-    if current:
-        tokens.append(current)
-    return tokens
-
-
-def _skip_options(tokens: list[str]) -> list[str]:
-    """Tokens without the option groups (`[-v | --verbose]`, `[ OPTIONS ]`)."""
-    return [t for t in tokens if not _is_option_group(t)]
-
-
-def _is_option_group(token: str) -> bool:
-    inner = token.strip("[] ")
-    return token.startswith("[") and (
-        inner.startswith("-") or inner.rstrip(".").upper() in ("OPTIONS", "OPTION", "FLAGS")
-    )
-
-
-def _synopsis_commands(
-    forms: list[str], program: list[str], replaceable: set[str]
-) -> dict[str, str]:
-    """The names the synopsis gives in the command's place, with what follows them
-    there: after the program's words in each form (`git remote add [-t <branch>] ...`),
-    the alternatives of a group (`{update | upgrade | install pkg...}`), and the
-    definition of the place's placeholder (`OBJECT := { link | address }`). Two names
-    at least, else what stands there is an operand (`mount ... device mountpoint`); a
-    word set in italic is one too, unless the program's own name is (asciidoc sets `git
-    remote add` in italic whole)."""
-    if program[0] in replaceable:
-        replaceable = set()
-    found: dict[str, str] = {}
-    optional: dict[str, str] = {}
-    slot = _slot(forms, program)
-    for form in forms:
-        tokens = _skip_options(_tokens(form))
-        if slot and len(tokens) > 2 and tokens[0] == slot and tokens[1] == ":=":
-            for word, _ in _alternatives(tokens[2]):
-                if word not in replaceable:
-                    found.setdefault(word, "")
-            continue
-        rest = tokens[len(program) :] if _calls(form, program) else []
-        if not rest or rest[0] in replaceable:
-            continue
-        head, args = rest[0], " ".join(rest[1:])
-        if _is_name(head) and len(head) > 1:
-            found.setdefault(head, args)
-        elif head.startswith("{"):
-            for word, more in _alternatives(head):
-                if word not in replaceable:
-                    found.setdefault(word, more)
-        elif head.startswith("["):  # `ip address [ show [ dev IFNAME ] ]`
-            words = head[1:-1].split(None, 1)
-            if words and _is_name(words[0]) and len(words[0]) > 1 and words[0] not in replaceable:
-                optional.setdefault(words[0], words[1] if len(words) > 1 else "")
-    if found:
-        for word, args in optional.items():
-            found.setdefault(word, args)
-    return found if len(found) >= 2 else {}
-
-
-def _is_name(word: str) -> bool:
-    """A word that can name a command: lower-case, not a sentence's end (`below.`), not
-    the place of one (`command`, `subcommand`)."""
-    return bool(_NAME.fullmatch(word)) and not word.endswith(".") and not _SLOT_WORD.fullmatch(word)
-
-
-def _slot(forms: list[str], program: list[str]) -> str | None:
-    """The placeholder the first form has where a command goes (`OBJECT`, `COMMAND`,
-    gcloud's `GROUP | COMMAND`)."""
-    ours = [form for form in forms if _calls(form, program)]
-    if not ours:
-        return None
-    rest = _skip_options(_tokens(ours[0]))[len(program) :]
-    word = rest[0].strip("<>{}") if rest else ""
-    return word if re.fullmatch(r"[A-Z][A-Z_-]*", word) else None
-
-
-def _alternatives(group: str) -> list[tuple[str, str]]:
-    """The commands a `{a | b args | c}` group offers, each with its arguments; none
-    when one is a single letter or a value (`{A|c|d}` are tar's modes, not commands)."""
-    inner = group.strip()[1:-1] if group.strip().endswith("}") else ""
-    out = []
-    for choice in _split_bars(inner):
-        words = choice.split(None, 1)
-        if not words or words[0].startswith(("-", "{", "[")):
-            continue
-        if not _is_name(words[0]):
-            if words[0].isupper() or _SLOT_WORD.fullmatch(words[0]):
-                continue  # a placeholder: `{ COMMAND | help }`
-            return []
-        if len(words[0]) < 2:
-            return []
-        out.append((words[0], words[1] if len(words) > 1 else ""))
-    return out if len(out) >= 2 else []
-
-
-def _split_bars(text: str) -> list[str]:
-    """`a | b [x|y] | c` → the alternatives at the outer level."""
-    out, depth, current = [], 0, ""
-    for ch in text:
-        depth += 1 if ch in "[{<(" else -1 if ch in "]}>)" else 0
-        if ch == "|" and depth == 0:
-            out.append(current.strip())
-            current = ""
-        else:
-            current += ch
-    out.append(current.strip())
-    return out
 
 
 # -- commands --------------------------------------------------------------------------------
@@ -582,7 +464,7 @@ def _commands(
         block = blocks[entry.block]
         if entry.tag.startswith("-") or _NO_COMMANDS_HEADING.search(f"{block.title} {block.sub}"):
             continue  # a synopsis form wraps deeper, an example runs the program: no tags
-        parsed = _command_tag(entry.tag, program, entry.italic)
+        parsed = _command_tag(entry.tag, program, _italic(lines, entry.line, entry.last + 1))
         if parsed is not None:
             candidates.append((entry, *parsed))
     found += [
@@ -651,7 +533,7 @@ def _sub_heading(lines: list[_Line], block: _Block, program: list[str]) -> Parse
     words = heading.split()
     if words[: len(program)] == program:
         heading = " ".join(words[len(program) :])
-    parsed = _command_tag(heading, program, lines[block.head].italic)
+    parsed = _command_tag(heading, program, _italic(lines, block.head, block.head + 1))
     if parsed is None or len(parsed[0]) != 1:
         return None
     base = _base_indent(lines, block)
@@ -663,9 +545,7 @@ def _base_indent(lines: list[_Line], block: _Block) -> int:
     return min((lines[i].indent for i in range(block.start, block.end) if lines[i].text), default=0)
 
 
-def _command_tag(
-    tag: str, program: list[str], italic: frozenset[str]
-) -> tuple[list[str], str] | None:
+def _command_tag(tag: str, program: list[str], italic: set[str]) -> tuple[list[str], str] | None:
     """(names, placeholders) of a tag shaped like a command: `list-units [PATTERN...]`,
     `install, reinstall, remove (apt-get(8))`, `tcp_metrics/tcpmetrics`, `add
     displayname hexkey` (the operands in italic), `e4crypt add_key -S` (the program's
@@ -687,7 +567,7 @@ def _command_tag(
         more, _, args = args.partition(" ")
         names_text, head = f"{names_text} {more}", more
     names = re.split(r"[,/]\s*", names_text)
-    if not all(_is_name(n) and n not in italic for n in names):
+    if not all(synopsis.is_name(n) and n not in italic for n in names):
         return None
     if "[-" in args:  # a command's own synopsis: its operands may be words
         return names, args.strip()
