@@ -69,9 +69,10 @@ def merge(base: ParsedHelp, extra: ParsedHelp) -> None:
     """Options the man page adds to a short `--help`, and spellings it adds to options
     the help has (`-s` gains `--slurp`), and the value it names for one where the help
     names none (wget's help lists `--hsts-file` bare, its page `--hsts-file=file`); the
-    page's description (its NAME line, written to be one) over the first line of the
-    help (which may be an error message: ssh answers `--help` with `unknown option --
-    -`)."""
+    commands it lists that the help leaves out (tmux's help lists none, apt-get's not
+    `changelog`); the page's description (its NAME line, written to be one) over the
+    first line of the help (which may be an error message: ssh answers `--help` with
+    `unknown option -- -`)."""
     known = {f for o in base.options for f in o.flags}
     for option in extra.options:
         owners = [o for o in base.options if set(o.flags) & set(option.flags)]
@@ -85,6 +86,14 @@ def merge(base: ParsedHelp, extra: ParsedHelp) -> None:
             owner.description = owner.description or option.description
             if option.metavar and not owner.metavar:  # a terse help names no value
                 owner.metavar, owner.optional_value = option.metavar, option.optional_value
+    listed = {c.name: c for c in base.commands}
+    for command in extra.commands:
+        if command.name not in listed:
+            base.commands.append(command)
+        else:
+            known = listed[command.name]
+            known.description = known.description or command.description
+            known.args = known.args or command.args
     base.description = extra.description or base.description  # a page's NAME line is curated
 
 

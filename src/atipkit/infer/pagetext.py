@@ -547,33 +547,37 @@ def _base_indent(lines: list[_Line], block: _Block) -> int:
 
 def _command_tag(tag: str, program: list[str], italic: set[str]) -> tuple[list[str], str] | None:
     """(names, placeholders) of a tag shaped like a command: `list-units [PATTERN...]`,
-    `install, reinstall, remove (apt-get(8))`, `tcp_metrics/tcpmetrics`, `add
-    displayname hexkey` (the operands in italic), `e4crypt add_key -S` (the program's
-    name first), `git-add(1)` in git's page (a page of the program's own,
-    `PROGRAM-NAME(N)`), `attach-session [-dErx] [-t target-session]`; None for a
-    sentence, a value, another program's page."""
+    `install, reinstall, remove (apt-get(8))`, `enable UNIT..., enable PATH...`,
+    `tcp_metrics/tcpmetrics`, `add displayname hexkey` (the operands in italic),
+    `e4crypt add_key -S` (the program's name first), `git-add(1)` in git's page (a page
+    of the program's own, `PROGRAM-NAME(N)`), `attach-session [-dErx] [-t
+    target-session]`; None for a sentence, a value, another program's page."""
     tag = re.sub(r"\s*\((?:[^()]*\([^()]*\))+[^()]*\)$", "", tag)  # `(apt-get(8))`
     ref = _PAGE_REF.fullmatch(tag)
     if ref:
         prefix = "-".join(program) + "-"
         page = ref.group("name")
         return ([page[len(prefix) :]], "") if page.startswith(prefix) and page != prefix else None
-    words = tag.split()
-    if words[: len(program)] == program:
-        tag = " ".join(words[len(program) :])
-    head, _, args = tag.partition(" ")
-    names_text = head
-    while head.endswith(",") and args:  # `install, reinstall, remove`
-        more, _, args = args.partition(" ")
-        names_text, head = f"{names_text} {more}", more
-    names = re.split(r"[,/]\s*", names_text)
-    if not all(synopsis.is_name(n) and n not in italic for n in names):
-        return None
-    if "[-" in args:  # a command's own synopsis: its operands may be words
-        return names, args.strip()
-    if not all(_PLACEHOLDER.fullmatch(w) or w.strip("[]{}.,|") in italic for w in args.split()):
-        return None
-    return names, args.strip()
+    names: list[str] = []
+    first = ""
+    for number, term in enumerate(synopsis.split_outside(tag, ",")):
+        words = term.split()
+        if words[: len(program)] == program:
+            words = words[len(program) :]
+        if not words:
+            return None
+        args = " ".join(words[1:])
+        spellings = words[0].split("/")  # `tcp_metrics/tcpmetrics`
+        if not all(synopsis.is_name(n) and n not in italic for n in spellings):
+            return None
+        # a command's own synopsis (`[-dErx] [-t target]`): its operands may be words
+        if "[-" not in args and not all(
+            _PLACEHOLDER.fullmatch(w) or w.strip("[]{}.,|") in italic for w in words[1:]
+        ):
+            return None
+        names += [n for n in spellings if n not in names]
+        first = args if number == 0 else first
+    return (names, first) if names else None
 
 
 # -- examples --------------------------------------------------------------------------------

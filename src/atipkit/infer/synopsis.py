@@ -146,7 +146,7 @@ def _alternatives(group: str) -> list[tuple[str, str]]:
     when one is a single letter or a value (`{A|c|d}` are tar's modes, not commands)."""
     inner = group.strip()[1:-1] if group.strip().endswith("}") else ""
     out = []
-    for choice in _split_bars(inner):
+    for choice in split_outside(inner, "|"):
         words = choice.split(None, 1)
         if not words or words[0].startswith(("-", "{", "[")):
             continue
@@ -160,12 +160,13 @@ def _alternatives(group: str) -> list[tuple[str, str]]:
     return out if len(out) >= 2 else []
 
 
-def _split_bars(text: str) -> list[str]:
-    """`a | b [x|y] | c` → the alternatives at the outer level."""
+def split_outside(text: str, separator: str) -> list[str]:
+    """`text` split at `separator` where no bracket is open: `a | b [x|y] | c` at `|`
+    → `a`, `b [x|y]`, `c`."""
     out, depth, current = [], 0, ""
     for ch in text:
         depth += 1 if ch in "[{<(" else -1 if ch in "]}>)" else 0
-        if ch == "|" and depth == 0:
+        if ch == separator and depth == 0:
             out.append(current.strip())
             current = ""
         else:
