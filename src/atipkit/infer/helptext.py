@@ -11,7 +11,7 @@ usage lines, and BSD single-dash options (`-chdir=DIR`).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -59,6 +59,7 @@ _INT = {
     "SIZE_IN_BYTES",
 }
 _FLOAT = {"FLOAT", "NUMBER_FLOAT", "DECIMAL"}
+_LITERAL = re.compile(r"[a-z][a-z0-9-]*")
 _HELP_FLAGS = {"-h", "--help", "-?", "--usage", "-help", "--version", "-version"}
 """Options of no use to an agent (decision 41). A bare `-V` is not among them: `sort -V`
 sorts versions; an option spelled `-V, --version` goes by its long flag."""
@@ -117,7 +118,7 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
     help_ = ParsedHelp()
     section = ""
     usage_lines: list[str] = []
-    option: ParsedOption | None = None
+    option: list[ParsedOption] = []  # the options of the line read last
     option_indent = 0
     argument: ParsedArgument | None = None
     listing_indent: int | None = None  # where the section's command names start
@@ -128,7 +129,7 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
         stripped = line.strip()
         indent = len(line) - len(line.lstrip())
         if not stripped:
-            option = argument = None
+            option, argument = [], None
             examples.pause()
             if section == "usage" and usage_lines:
                 section = ""  # a usage block ends at a blank line
@@ -142,7 +143,7 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
             continue
         if indent <= 1 and _is_header(stripped, lines, index):  # argp: " Main mode:"
             section = stripped.rstrip(":").strip().lower()
-            option = argument = None
+            option, argument = [], None
             listing_indent = None
             continue
         if section == "usage" and indent > 0 and not usage_lines:
@@ -160,13 +161,14 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
             continue
         if stripped.startswith("-") and _FLAG.match(stripped) and indent <= 16:
             parsed = _option_line(stripped)
-            if parsed is not None:
+            if parsed:
                 option, option_indent = parsed, indent
                 argument = None
-                help_.options.append(parsed)
+                help_.options += parsed
                 continue
-        if option is not None and indent > option_indent and not stripped.startswith("-"):
-            option.description = f"{option.description} {stripped}".strip()
+        if option and indent > option_indent and not stripped.startswith("-"):
+            for each in option:
+                each.description = f"{each.description} {stripped}".strip()
             continue
         if argument is not None and indent > 2 and not _COMMAND_LINE.match(line):
             argument.description = f"{argument.description} {stripped}".strip()
@@ -213,7 +215,8 @@ def finish(help_: ParsedHelp, prog: str | None) -> ParsedHelp:
     from the usage line, each flag once, no help or version options, each command once
     and not `help`."""
     _from_usage(help_, prog)
-    help_.options = [o for o in _dedupe(help_.options) if not set(o.flags) & _HELP_FLAGS]
+    _written_in(help_.options)
+    help_.options = [o for o in _dedupe(help_.options) if not _is_help(o)]
     help_.commands = list({c.name: c for c in help_.commands if c.name != "help"}.values())
     return help_
 
@@ -298,7 +301,15 @@ def _is_header(stripped: str, lines: list[str], index: int) -> bool:
     return stripped.isupper() and len(stripped) <= 40 and len(stripped.split()) <= 4
 
 
-def _option_line(stripped: str) -> ParsedOption | None:
+class _Spelling(NamedTuple):
+    """One spelling of an option: `-C NUM`, `--context[=NUM]`, `-c`."""
+
+    flag: str
+    metavar: str | None = None
+    optional: bool = False
+
+
+def _option_line(stripped: str) -> list[ParsedOption]:
     """`-a, --all  description`, `--size=SIZE`, `-f FILE, --file FILE`, `--x / --no-x`."""
     parts = _SPLIT.split(stripped, maxsplit=1)
     spec, description = parts[0], parts[1] if len(parts) > 1 else ""
@@ -307,78 +318,169 @@ def _option_line(stripped: str) -> ParsedOption | None:
         spec, description = f"{spec} {more[0]}", more[1] if len(more) > 1 else ""
     if " / " in spec and not description:
         spec, _, description = spec.partition("  ")
-    option = ParsedOption(flags=[], description=description.strip())
-    chunks = [c.strip() for c in re.split(r",\s*(?=-)|\s+/\s+", spec) if c.strip()]
+    spec = _levels(spec)
+    negatable = False
+    chunks = [c.strip() for c in _SPELLINGS.split(spec) if c.strip()]
     if len(chunks) > 1 and all(c.startswith("-") for c in chunks) and " / " in spec:
-        option.negatable = True
+        negatable = True
         chunks = chunks[:1]  # --shout / --no-shout: the flag, and its negation
+    spellings: list[_Spelling] = []
     for position, chunk in enumerate(chunks):
         match = _FLAG.match(chunk)
         if match is None:
-            if option.flags and not option.metavar:  # `-f, --file FILE` split oddly
-                option.metavar = chunk.split()[0].strip("<>")
+            if spellings and not any(s.metavar for s in spellings):  # `-f, --file FILE`
+                spellings[-1] = spellings[-1]._replace(metavar=chunk.split()[0].strip("<>"))
             continue
-        flag = match.group(0).rstrip(".,:;")
-        rest = chunk[match.end() :]
-        if "[no-]" in flag:  # git's --[no-]foo
-            option.negatable = True
-            flag = flag.replace("[no-]", "")
-        if flag.endswith("[") and rest.startswith("="):
-            flag, rest = flag[:-1], "[" + rest
-        if len(flag) < 2 or flag in ("-", "--"):
+        flag, rest, negated = _flag(match.group(0), chunk[match.end() :])
+        negatable = negatable or negated
+        if flag is None:
             continue
-        option.flags.append(flag)
         metavar_text, _, tail = (
             rest.strip().partition(" ")
             if not rest.startswith(("=", "["))
             else (rest.strip(), "", "")
         )
         if rest.startswith(" ") and position == len(chunks) - 1 and tail and not description:
-            option.description = tail.strip()  # `-o FILE write it` with single spaces
+            description = tail.strip()  # `-o FILE write it` with single spaces
         metavar, optional = _metavar(metavar_text if rest.startswith(" ") else rest)
-        if metavar and not option.metavar:
-            option.metavar, option.optional_value = metavar, optional
-    if not option.flags:
-        return None
-    column = re.match(r"<(?P<m>[\w.-]+)>(?:\s+|$)", option.description)
-    if column and not option.metavar:  # a metavar column (Typer, rich-click): `<int>`
-        option.description = option.description[column.end() :].strip()
-        if column.group("m").lower() != "bool":
-            option.metavar = column.group("m")
-    return option
+        if metavar and metavar.startswith("-"):  # find's `-daystart -follow`: a flag
+            metavar = None
+        spellings.append(_Spelling(flag, metavar, optional))
+    options = _assemble(spellings, description.strip(), negatable)
+    for option in options:
+        column = re.match(r"<(?P<m>[\w.-]+)>(?:\s+|$)", option.description)
+        if column and not option.metavar:  # a metavar column (Typer, rich-click): `<int>`
+            option.description = option.description[column.end() :].strip()
+            if column.group("m").lower() != "bool":
+                option.metavar = column.group("m")
+    return options
 
 
-def option_from_tag(tag: str, description: str = "") -> ParsedOption | None:
-    """An option from a man page's tag, whose description stands apart: every word after
+def options_from_tag(tag: str, description: str = "") -> list[ParsedOption]:
+    """The options of a man page's tag, whose description stands apart: every word after
     a flag is its value (`-exec command ;`, `-fprintf file format`, `--arg name value`),
     and a flag ending in `=` takes one it does not name (systemd's `--since=`). Spellings
-    are separated by commas, slashes or "or" (`-B or --auto-buffers`, `--slurp/-s`)."""
-    option = ParsedOption(flags=[], description=description)
-    for chunk in re.split(r",\s*(?:or\s+)?(?=[-+])|\s*/\s*(?=-)|\s+or\s+(?=-)", tag):
+    are separated by commas, slashes, "or" or a space before `--` (`-B or
+    --auto-buffers`, `--slurp/-s`, gzip's `-c --stdout`); `-0 ... -9` are ten."""
+    negatable = False
+    spellings: list[_Spelling] = []
+    for chunk in _SPELLINGS.split(_levels(tag)):
+        letters = _OPTIONAL_LETTERS.match(chunk.strip())
+        if letters:  # iproute2's `-c[color]`: `-c` or `-color`
+            short, more, chunk = letters.groups()
+            longer = f"-{more}" if more.startswith(short[1:]) else f"{short}{more}"
+            spellings.append(_Spelling(short))
+            chunk = f"{longer}{chunk}"
         match = _FLAG.match(chunk.strip())
         if match is None:
             continue
-        flag, rest = match.group(0).rstrip(".,:;"), chunk.strip()[match.end() :]
-        if "[no-]" in flag:  # git's --[no-]foo
-            option.negatable = True
-            flag = flag.replace("[no-]", "")
-        if "[" in flag:  # `-i[SUFFIX]`, `--color[=WHEN]`: an optional value, attached
-            flag, rest = flag[: flag.index("[")], flag[flag.index("[") :] + rest
-        if len(flag) < 2 or flag in ("-", "--"):
+        flag, rest, negated = _flag(match.group(0), chunk.strip()[match.end() :])
+        negatable = negatable or negated
+        if flag is None:
             continue
-        option.flags.append(flag)
         value = rest.strip()
         if rest.startswith("=") and not value.removeprefix("="):
             value = "=VALUE"
         metavar, optional = _metavar(value)
         if rest.startswith(" ") and not (value.startswith("[") and value.endswith("]")):
             optional = False  # `-D [bind_address:]port`: the value is required
-        if metavar and not option.metavar:
-            option.metavar, option.optional_value = metavar, optional
-    if option.metavar:  # jq's `-Ldirectory / -L directory`: the value written attached
-        glued = {f"{f}{option.metavar}" for f in option.flags}
-        option.flags = [f for f in option.flags if f not in glued] or option.flags
-    return option if option.flags else None
+        spellings.append(_Spelling(flag, metavar, optional))
+    return _assemble(spellings, description, negatable)
+
+
+_SPELLINGS = re.compile(
+    r",\s*(?:or\s+)?(?=[-+])|\s+/\s+|/(?=--?[A-Za-z])|\s+or\s+(?=-)|\s+(?=--[A-Za-z])"
+)
+"""Between two spellings of an option: `-a, --all`, `--x / --no-x`, `--slurp/-s`, `-B or
+--auto-buffers`, `-c --stdout` (a space, then a long flag)."""
+
+
+_OPTIONAL_LETTERS = re.compile(r"(-[a-z]+)\[([a-z]{2,})\](.*)$")
+
+
+def _levels(spec: str) -> str:
+    """`-0 ... -9` (xz's levels) → `-0, -1, ..., -9`."""
+    span = re.match(r"-(\d)\s*(?:\.\.\.?|…|to)\s*-(\d)(?=\s|,|$)", spec)
+    if span is None or span.group(1) >= span.group(2):
+        return spec
+    levels = ", ".join(f"-{n}" for n in range(int(span.group(1)), int(span.group(2)) + 1))
+    return levels + spec[span.end() :]
+
+
+def _flag(flag: str, rest: str) -> tuple[str | None, str, bool]:
+    """(flag, what follows it, whether it is negatable) from a flag as matched:
+    `--[no-]tags` (git's negatable flag); `-i[SUFFIX]` and `--color[=WHEN]`, an
+    optional value attached. None for a lone dash."""
+    negated = "[no-]" in flag
+    flag = flag.replace("[no-]", "").rstrip(".,:;")
+    if "[" in flag:
+        flag, rest = flag[: flag.index("[")], flag[flag.index("[") :] + rest
+    if len(flag) < 2 or flag in ("-", "--"):
+        return None, rest, negated
+    return flag, rest, negated
+
+
+def _assemble(spellings: list[_Spelling], description: str, negatable: bool) -> list[ParsedOption]:
+    """The options a tag's spellings make. Usually one; but a short flag written bare
+    beside a short one that takes a value (`-c, -C NUM, --context[=NUM]`) takes none: it
+    is an option of its own. (Beside a long flag whose value is optional, it may take
+    one attached — `-e, --eof[=END]`, xargs's `-eEND` — or none — ls's `-F,
+    --classify[=WHEN]`: the help cannot tell, and it is left with the long one.) A flag
+    written both bare and with a value (`--check, --check=diagnose-first`) takes an
+    optional one."""
+    bare = {s.flag for s in spellings if s.metavar is None}
+    spellings = [s._replace(optional=True) if s.flag in bare else s for s in spellings]
+    valued = [s for s in spellings if s.metavar]
+    alone = [s for s in spellings if not s.metavar and len(s.flag) == 2]
+    apart = bool(alone) and any(len(s.flag) == 2 and not s.optional for s in valued)
+    groups = [[s for s in spellings if s not in alone], alone] if apart else [spellings]
+    out = []
+    for group in groups:
+        flags = list(dict.fromkeys(s.flag for s in group))
+        if not flags:
+            continue
+        option = ParsedOption(flags=flags, description=description, negatable=negatable)
+        first = next((s for s in group if s.metavar), None)
+        if first is not None:
+            option.metavar, option.optional_value = first.metavar, first.optional
+            # jq's `-Ldirectory / -L directory`: the value written attached
+            glued = {f"{f}{first.metavar}" for f in flags}
+            option.flags = [f for f in flags if f not in glued] or flags
+        out.append(option)
+    return out
+
+
+def _written_in(options: list[ParsedOption]) -> None:
+    """ls's `-p, --indicator-style=slash` beside `--indicator-style=WORD`, sort's `-C,
+    --check=quiet` beside `-c, --check[=diagnose-first]`: a long flag given with a value
+    written in (lower case) where another option gives it a value too belongs to the
+    other (the one that names its value, else the one where it is optional); what is
+    left (`-p`, `-C`) takes no value."""
+    owner: dict[str, ParsedOption] = {}
+    for option in options:
+        for flag in option.flags if option.metavar else []:
+            known = owner.get(flag)
+            if known is None or _rank(option) < _rank(known):
+                owner[flag] = option
+    for option in options:
+        if option.metavar and _LITERAL.fullmatch(option.metavar):
+            left = [f for f in option.flags if owner.get(f, option) is option]
+            if left and len(left) < len(option.flags):
+                option.flags, option.metavar, option.optional_value = left, None, False
+
+
+def _rank(option: ParsedOption) -> tuple[bool, bool]:
+    """Which of two options giving a flag a value owns it: a placeholder first
+    (`=WORD`), then an optional value."""
+    return bool(_LITERAL.fullmatch(option.metavar or "")), not option.optional_value
+
+
+def _is_help(option: ParsedOption) -> bool:
+    """Whether an option asks for help or the version (decision 41): by its long
+    spellings when it has some (`-h, --human-readable` is not; ip's `-h, -human` is
+    not), else by its short one (`-h`, `-?`)."""
+    longs = [f for f in option.flags if len(f.lstrip("-")) > 1]
+    return bool(set(longs or option.flags) & _HELP_FLAGS)
 
 
 def _metavar(rest: str) -> tuple[str | None, bool]:

@@ -40,7 +40,7 @@ from atipkit.infer.helptext import (
     ParsedHelp,
     ParsedOption,
     finish,
-    option_from_tag,
+    options_from_tag,
     parse_help,
 )
 
@@ -49,7 +49,6 @@ TABLE_MARK = "\u2063"
 
 _NAME_LINE = re.compile(r"NAME\s*\n\s*\S+(?:,\s*\S+)*\s+[-—–]+\s*(.+)")
 _BULLET_OPTION = re.compile(r"^[•○◦·*]\s+(?P<spec>-\S.*?)(?::\s+(?P<rest>\S.*)|:?)$")
-_RANGE = re.compile(r"^-(?P<a>\d)\s*(?:\.\.\.|…|to)\s*-(?P<b>\d)$")
 _BOX = frozenset("│┃║┌┏╔├┣╠└┗╚─━═┬┴┼╭╰")
 _ESCAPES = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|.\x08")
 _ITALIC = re.compile(r"(?:_\x08[^\x08\s])+")
@@ -127,6 +126,11 @@ def read_page(text: str, name: str) -> ParsedHelp | None:
     found = _NAME_LINE.search(plain)
     help_.description = found.group(1).strip() if found else ""
     help_.options = _options(entries, blocks)
+    shown = synopsis.values(forms)
+    for option in help_.options:
+        value = next((shown[f] for f in option.flags if f in shown), None)
+        if value is not None and not option.metavar:
+            option.metavar, option.optional_value = value
     program = synopsis.program(forms, [_page_name(plain) or name, name])
     listed = synopsis.commands(forms, program, _replaceable(lines, blocks))
     if listed or synopsis.takes_command(forms, program):
@@ -304,11 +308,15 @@ def _entry_at(
     tag = ", ".join(lines[i].text for i in range(index, last + 1))
     # a tag whose brackets are open goes on below: `attach-session [-dErx] [-t` /
     # `target-session]`
-    while tag.count("[") > tag.count("]") and last + 1 < block.end and last - index < _TAG_LINES:
-        if not lines[last + 1].text:
-            break
-        last += 1
-        tag = f"{tag} {lines[last].text}"
+    if tag.count("[") > tag.count("]"):
+        joined, more = tag, last
+        while joined.count("[") > joined.count("]") and more + 1 < block.end:
+            if not lines[more + 1].text or more - last >= _TAG_LINES:
+                break
+            more += 1
+            joined = f"{joined} {lines[more].text}"
+        if joined.count("[") <= joined.count("]"):  # else a bracket the page left open
+            tag, last = joined, more
     below = lines[last + 1] if last + 1 < block.end else _Line(0, "")
     wrapped = below.text and below.indent == column and line.indent + len(line.text) >= _FILLED
     alone = not below.text or below.indent < line.indent
@@ -319,7 +327,7 @@ def _entry_at(
         return tag, said, last, _is_row(line)
     if split is not None and tag.count("[") > tag.count("]"):
         return None
-    if _deeper(lines, block, last):
+    if _deeper(lines, block, last, line.indent):
         return tag, _description(lines, block, last + 1, line.indent, ""), last, False
     if last == index and not below.text and _deeper(lines, block, last + 1, line.indent):
         text = lines[last + 2].text
@@ -381,7 +389,7 @@ def _description(lines: list[_Line], block: _Block, start: int, indent: int, bes
 
 def _options(entries: list[_Entry], blocks: list[_Block]) -> list[ParsedOption]:
     """The tags that start with `-`: `A and B` are two options sharing a description
-    (jq's `--color-output / -C and --monochrome-output / -M`), `-0 ... -9` ten."""
+    (jq's `--color-output / -C and --monochrome-output / -M`)."""
     out = []
     for entry in entries:
         block = blocks[entry.block]
@@ -389,13 +397,7 @@ def _options(entries: list[_Entry], blocks: list[_Block]) -> list[ParsedOption]:
         if not entry.tag.startswith("-") or _NO_OPTIONS_HEADING.search(heading):
             continue
         for tag in re.split(r"\s+and\s+(?=-)", entry.tag):
-            span = _RANGE.match(tag)
-            if span and span.group("a") < span.group("b"):
-                digits = range(int(span.group("a")), int(span.group("b")) + 1)
-                tag = ", ".join(f"-{digit}" for digit in digits)
-            option = option_from_tag(tag, entry.description)
-            if option is not None:
-                out.append(option)
+            out += options_from_tag(tag, entry.description)
     return out
 
 
@@ -452,7 +454,6 @@ def _commands(
     commands (blkzone's `report`, ip-address's `ip address add - add new protocol
     address`) — in page order, then those only its synopsis names."""
     named = [_names_commands(b, slot) for b in blocks]
-    base = [_base_indent(lines, b) for b in blocks]
     found: list[tuple[int, ParsedCommand]] = []
     for number, block in enumerate(blocks):
         if block.sub and (named[number] or block.sub.split()[: len(program)] == program):
@@ -469,7 +470,7 @@ def _commands(
             candidates.append((entry, *parsed))
     found += [
         (e.line, ParsedCommand(n, e.description, a))
-        for e, names, a in _listed(candidates, named, base, listed)
+        for e, names, a in _listed(lines, blocks, candidates, named, listed)
         for n in names
     ]
     out: dict[str, ParsedCommand] = {}
@@ -482,34 +483,51 @@ def _commands(
 
 
 def _listed(
+    lines: list[_Line],
+    blocks: list[_Block],
     candidates: list[tuple[_Entry, list[str], str]],
     named: list[bool],
-    base: list[int],
     listed: dict[str, str],
 ) -> list[tuple[_Entry, list[str], str]]:
-    """The command-shaped tags that are commands: those at the shallowest indent of such
-    tags in a block that lists commands — its heading says so, or most of its
-    command-shaped tags are commands the synopsis names (apt-get's DESCRIPTION: the rest
-    of them are commands too; route's OPTIONS, where `add` and `del` stand among `netmask
-    NM`, `gw GW`: they are not), or most of them carry a command's own synopsis (tmux's
-    `attach-session [-dErx] [-t target-session]`, where cmake's `-E` tools list a few
-    among many). Not deeper than a little below the block's text: an example's lines
-    are set deeper (gcloud's listing is 2 columns in, tmux's examples 6)."""
+    """The command-shaped tags that are commands. A list is a run of tags at the
+    shallowest indent of such tags in a block (not deeper than a little below the
+    block's text: an example's lines are set deeper; gcloud's listing is 2 columns in,
+    tmux's examples 6), up to a paragraph of text at that indent ("The following layouts
+    are supported:"). A list lists commands when its block's heading says so, or when
+    most of its tags are commands the synopsis names (apt-get's DESCRIPTION: the rest of
+    them are commands too; route's OPTIONS, where `add` and `del` stand among `netmask
+    NM`, `gw GW`: they are not), or when most of them carry a command's own synopsis
+    (tmux's `attach-session [-dErx] [-t target-session]`; then so does every tag that
+    carries one, wherever it stands: `set-option [-aFgopqsuUw] ...` among the options
+    it sets; where cmake's `-E` tools list a few among many, none does)."""
     indent: dict[int, int] = {}
     for entry, _, _ in candidates:
         indent[entry.block] = min(indent.get(entry.block, entry.indent), entry.indent)
-    shallow = [
-        c for c in candidates if c[0].indent == indent[c[0].block] <= base[c[0].block] + _NESTED
-    ]
-    shaped: Counter[int] = Counter(entry.block for entry, _, _ in shallow)
-    synopsis: Counter[int] = Counter(
-        entry.block for entry, names, _ in shallow if any(n in listed for n in names)
-    )
-    usage: Counter[int] = Counter(entry.block for entry, _, args in shallow if "[-" in args)
-    listing = {
-        b for b in shaped if named[b] or 2 * synopsis[b] > shaped[b] or 2 * usage[b] > shaped[b]
+    shallow = {
+        c[0].line: c
+        for c in candidates
+        if c[0].indent == indent[c[0].block] <= _base_indent(lines, blocks[c[0].block]) + _NESTED
     }
-    return [c for c in shallow if c[0].block in listing]
+    runs: dict[tuple[int, int], list[tuple[_Entry, list[str], str]]] = {}
+    for number in sorted({c[0].block for c in shallow.values()}):
+        run = 0
+        for index in range(blocks[number].start, blocks[number].end):
+            line = lines[index]
+            if index in shallow:
+                runs.setdefault((number, run), []).append(shallow[index])
+            elif line.text and line.indent == indent[number]:
+                run += 1  # text between two lists
+    out: list[tuple[_Entry, list[str], str]] = []
+    usage_listing = False
+    for (number, _), run in runs.items():
+        named_here = sum(any(n in listed for n in names) for _, names, _ in run)
+        usage = sum("[-" in args for _, _, args in run)
+        usage_listing = usage_listing or 2 * usage > len(run)
+        if named[number] or 2 * named_here > len(run) or 2 * usage > len(run):
+            out += run
+    if usage_listing:
+        out += [c for run in runs.values() for c in run if "[-" in c[2] and c not in out]
+    return sorted(out, key=lambda c: c[0].line)
 
 
 def _names_commands(block: _Block, slot: str | None) -> bool:
@@ -552,7 +570,8 @@ def _command_tag(tag: str, program: list[str], italic: set[str]) -> tuple[list[s
     `e4crypt add_key -S` (the program's name first), `git-add(1)` in git's page (a page
     of the program's own, `PROGRAM-NAME(N)`), `attach-session [-dErx] [-t
     target-session]`; None for a sentence, a value, another program's page."""
-    tag = re.sub(r"\s*\((?:[^()]*\([^()]*\))+[^()]*\)$", "", tag)  # `(apt-get(8))`
+    # `(apt-get(8))`, `(and the auto-remove alias since 1.1)`: a remark
+    tag = re.sub(r"\s+\((?:[^()]|\([^()]*\))*\)$", "", tag)
     ref = _PAGE_REF.fullmatch(tag)
     if ref:
         prefix = "-".join(program) + "-"

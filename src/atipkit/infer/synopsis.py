@@ -16,6 +16,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from atipkit.infer.helptext import options_from_tag
+
 COMMAND_SLOT = re.compile(r"<command>|\b(?:COMMAND|command)\b|\{\s*[a-z][\w-]*[^{}|]*\|\s*[a-z]")
 """A place for a subcommand in a synopsis: `git ... <command> [<args>]`, `perf ... COMMAND`,
 `apt-get ... {update | upgrade | ...}`."""
@@ -106,6 +108,23 @@ def commands(forms: list[Form], program: list[str], replaceable: set[str]) -> di
             if word not in replaceable:
                 found.setdefault(word, args)
     return found if len(found) >= 2 else {}
+
+
+def values(forms: list[Form]) -> dict[str, tuple[str, bool]]:
+    """The flags the forms show with a value, each with its placeholder and whether it is
+    optional: `[-o=config_string]`, `[-t target_release]`, `[-D [bind_address:]port]`
+    (a DocBook page's entry may give only `-o, --option`)."""
+    out: dict[str, tuple[str, bool]] = {}
+    for each in forms:
+        for token in _tokens(each.text):
+            if not _is_option_group(token):
+                continue
+            for choice in split_outside(token.strip()[1:-1], "|"):
+                for option in options_from_tag(choice.strip()):
+                    for flag in option.flags:
+                        if option.metavar:
+                            out.setdefault(flag, (option.metavar, option.optional_value))
+    return out
 
 
 def is_name(word: str) -> bool:
