@@ -17,7 +17,8 @@ import msgspec
 
 _HEADER = re.compile(r"^(?P<title>[A-Za-z][A-Za-z0-9 ,()/'&-]*?):?\s*$")
 _USAGE = re.compile(r"^\s*(?:usage|Usage|USAGE):?\s*(?P<rest>.*)$")
-_FLAG = re.compile(r"--?\[?[A-Za-z0-9?][\w.?\[\]-]*")
+_FLAG = re.compile(r"--?\[?[A-Za-z0-9?][\w.?\[\]-]*|-[!@$#^:/%](?![\w-])")
+"""A flag: `-a`, `--all`, `-name`, `-d[etails]`; zip's `-@` and `-$`."""
 _SPLIT = re.compile(r"\s{2,}|\t")
 _DEFAULT = re.compile(
     r"\[default:\s*(?P<a>[^\]]+)\]|\(default:?\s*(?P<b>[^)]+)\)|[Dd]efault(?:s)?(?: is| to|:)\s+"
@@ -341,7 +342,12 @@ def _option_line(stripped: str) -> list[ParsedOption]:
             else (rest.strip(), "", "")
         )
         if rest.startswith(" ") and position == len(chunks) - 1 and tail and not description:
-            description = tail.strip()  # `-o FILE write it` with single spaces
+            # `-o FILE write it` with single spaces; a word that names no placeholder
+            # begins the description (`--synchronous synchronous output (safer...)`)
+            if re.fullmatch(r"[A-Z][A-Z0-9_-]*|<.+>|\[.+\]|\{.+\}", metavar_text):
+                description = tail.strip()
+            else:
+                description, metavar_text = rest.strip(), ""
         metavar, optional = _metavar(metavar_text if rest.startswith(" ") else rest)
         if metavar and metavar.startswith("-"):  # find's `-daystart -follow`: a flag
             metavar = None
@@ -365,6 +371,11 @@ def options_from_tag(tag: str, description: str = "") -> list[ParsedOption]:
     negatable = False
     spellings: list[_Spelling] = []
     for chunk in _SPELLINGS.split(_levels(tag)):
+        chunk = chunk.strip()
+        if chunk.startswith("(-"):  # zip's `-#` / `(-0, -1, ..., -9)`
+            chunk = chunk[1:]
+        if chunk.endswith(")") and "(" not in chunk:
+            chunk = chunk[:-1]
         letters = _OPTIONAL_LETTERS.match(chunk.strip())
         if letters:  # iproute2's `-c[color]`: `-c` or `-color`
             short, more, chunk = letters.groups()
@@ -389,7 +400,7 @@ def options_from_tag(tag: str, description: str = "") -> list[ParsedOption]:
 
 
 _SPELLINGS = re.compile(
-    r",\s*(?:or\s+)?(?=[-+])|\s+/\s+|/(?=--?[A-Za-z])|\s+or\s+(?=-)|\s+(?=--[A-Za-z])"
+    r",\s*(?:or\s+)?(?=\(?[-+])|\s+/\s+|/(?=--?[A-Za-z])|\s+or\s+(?=-)|\s+(?=--[A-Za-z])"
 )
 """Between two spellings of an option: `-a, --all`, `--x / --no-x`, `--slurp/-s`, `-B or
 --auto-buffers`, `-c --stdout` (a space, then a long flag)."""
@@ -436,17 +447,37 @@ def _assemble(spellings: list[_Spelling], description: str, negatable: bool) -> 
     groups = [[s for s in spellings if s not in alone], alone] if apart else [spellings]
     out = []
     for group in groups:
-        flags = list(dict.fromkeys(s.flag for s in group))
+        flags = _digits(list(dict.fromkeys(s.flag for s in group)))
         if not flags:
             continue
         option = ParsedOption(flags=flags, description=description, negatable=negatable)
         first = next((s for s in group if s.metavar), None)
         if first is not None:
             option.metavar, option.optional_value = first.metavar, first.optional
-            # jq's `-Ldirectory / -L directory`: the value written attached
-            glued = {f"{f}{first.metavar}" for f in flags}
-            option.flags = [f for f in flags if f not in glued] or flags
+            option.flags = _unglued(flags, first.metavar)
         out.append(option)
+    return out
+
+
+def _digits(flags: list[str]) -> list[str]:
+    """`-#` stands for a digit: gzip's `-# --fast --best` are `-1` to `-9` (beside
+    zip's `-0, -1, ..., -9`, it says nothing more)."""
+    if "-#" not in flags:
+        return flags
+    digits = [] if any(re.fullmatch(r"-\d", f) for f in flags) else [f"-{n}" for n in range(1, 10)]
+    at = flags.index("-#")
+    return flags[:at] + digits + flags[at + 1 :]
+
+
+def _unglued(flags: list[str], metavar: str) -> list[str]:
+    """Flags without their value written attached: jq's `-Ldirectory / -L directory`,
+    apt-get's `-eany, --error-on=any` (`-e`), zip's `-Qn, --Q-flag n` (`-Q`)."""
+    out: list[str] = []
+    for flag in flags:
+        if flag.endswith(metavar) and re.fullmatch(r"-\w", flag[: -len(metavar)]):
+            flag = flag[: -len(metavar)]
+        if flag not in out:
+            out.append(flag)
     return out
 
 
@@ -503,11 +534,17 @@ def _arg_name(token: str) -> str:
 
 def command_listing(text: str) -> list[ParsedCommand]:
     """Every command of a complete listing (`git help -a`): there, each indented
-    two-column line whose name is lower-case names a command, whatever its header."""
+    two-column line whose name is lower-case names a command, under a header that names
+    commands (or none yet) — not git's "User-facing repository, command and file
+    interfaces" or "Developer-facing file formats", which list guides."""
     out: dict[str, ParsedCommand] = {}
+    listing = True
     for line in _clean(text).split("\n"):
+        if line.strip() and not line[0].isspace():
+            listing = bool(re.search(r"\bcommands\b", line, re.IGNORECASE))
+            continue
         match = _COMMAND_LINE.match(line.rstrip())
-        if match and match.group("names")[0].islower():
+        if listing and match and match.group("names")[0].islower():
             name = match.group("names").split(",")[0].strip().rstrip(":")
             out.setdefault(
                 name,

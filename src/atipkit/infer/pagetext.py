@@ -56,6 +56,7 @@ _COMMANDS_HEADING = re.compile(r"\bcommands?\b", re.IGNORECASE)
 _NOT_COMMANDS_HEADING = re.compile(r"command[- ]line|option|argument|operand", re.IGNORECASE)
 _NO_COMMANDS_HEADING = re.compile(r"^(?:NAME|SYNOPSIS)\b|example", re.IGNORECASE)
 _PROMPT = re.compile(r"[$#%>] ")
+_OR = re.compile(r"\s{2,}or\s{2,}(?=-)")
 _NO_OPTIONS_HEADING = re.compile(r"example|operator", re.IGNORECASE)
 """Sections whose tags are not options: an example's command line, find's `-not expr`
 (an operator joins expressions; it sets nothing)."""
@@ -125,13 +126,15 @@ def read_page(text: str, name: str) -> ParsedHelp | None:
     plain = "\n".join(line.text for line in lines)
     found = _NAME_LINE.search(plain)
     help_.description = found.group(1).strip() if found else ""
-    help_.options = _options(entries, blocks)
+    help_.options = _options(lines, blocks, entries)
     shown = synopsis.values(forms)
     for option in help_.options:
         value = next((shown[f] for f in option.flags if f in shown), None)
         if value is not None and not option.metavar:
             option.metavar, option.optional_value = value
     program = synopsis.program(forms, [_page_name(plain) or name, name])
+    if synopsis.options_follow_command(forms, program):
+        help_.options = []
     listed = synopsis.commands(forms, program, _replaceable(lines, blocks))
     if listed or synopsis.takes_command(forms, program):
         place = synopsis.slot(forms, program)
@@ -299,7 +302,7 @@ def _entry_at(
         and last + 1 < block.end
         and last - index < _STACK
         and lines[last + 1].indent == line.indent
-        and lines[last + 1].text.startswith("-")
+        and lines[last + 1].text.startswith(("-", "(-"))
         and "  " not in lines[last].text
     ):
         last += 1
@@ -318,13 +321,18 @@ def _entry_at(
         if joined.count("[") <= joined.count("]"):  # else a bracket the page left open
             tag, last = joined, more
     below = lines[last + 1] if last + 1 < block.end else _Line(0, "")
-    wrapped = below.text and below.indent == column and line.indent + len(line.text) >= _FILLED
+    end = lines[last]
+    wrapped = below.text and below.indent == column and end.indent + len(end.text) >= _FILLED
     alone = not below.text or below.indent < line.indent
-    split = _split_tag(line, column if last == index and (wrapped or alone) else None)
+    split = _split_tag(lines[last], column if wrapped or alone else None)
     if split is not None and last == index:
         tag, beside = split
         said = _description(lines, block, last + 1, line.indent, beside)
         return tag, said, last, _is_row(line)
+    if split is not None and lines[last].text.startswith("-"):  # xz's `--fast` / `--best
+        stacked = [lines[i].text for i in range(index, last)]  # These are ... aliases`
+        said = _description(lines, block, last + 1, line.indent, split[1])
+        return ", ".join([*stacked, split[0]]), said, last, False
     if split is not None and tag.count("[") > tag.count("]"):
         return None
     if _deeper(lines, block, last, line.indent):
@@ -355,7 +363,7 @@ def _split_tag(line: _Line, column: int | None) -> tuple[str, str] | None:
     CMS command.`; the caller passes `column` only where that can be: a tag too wide for
     that place stands alone with its description below, and `cat PATTERN...` looks the
     same). Two spaces after a sentence's end are prose."""
-    text = line.text
+    text = _OR.sub(" or ", line.text)  # patch's `-b  or  --backup`: one tag
     if column is not None and column > line.indent:
         at = column - line.indent
         left = text[: at - 1].strip()
@@ -387,17 +395,44 @@ def _description(lines: list[_Line], block: _Block, start: int, indent: int, bes
 # -- options ---------------------------------------------------------------------------------
 
 
-def _options(entries: list[_Entry], blocks: list[_Block]) -> list[ParsedOption]:
+def _options(lines: list[_Line], blocks: list[_Block], entries: list[_Entry]) -> list[ParsedOption]:
     """The tags that start with `-`: `A and B` are two options sharing a description
-    (jq's `--color-output / -C and --monochrome-output / -M`)."""
+    (jq's `--color-output / -C and --monochrome-output / -M`). Not in a list of values
+    where they are few (cut's `N`, `N-`, `N-M`, `-M`; find's `+n`, `-n`, `n`)."""
+    runs = _runs(lines, blocks, entries)
+    dashes: Counter[tuple[int, int, int]] = Counter()
+    others: Counter[tuple[int, int, int]] = Counter()
+    for entry in entries:
+        (dashes if entry.tag.startswith("-") else others)[runs[entry.line]] += 1
     out = []
     for entry in entries:
         block = blocks[entry.block]
         heading = f"{block.title} {block.sub}"
         if not entry.tag.startswith("-") or _NO_OPTIONS_HEADING.search(heading):
             continue
+        run = runs[entry.line]
+        if others[run] >= 2 and dashes[run] < others[run]:
+            continue
         for tag in re.split(r"\s+and\s+(?=-)", entry.tag):
             out += options_from_tag(tag, entry.description)
+    return out
+
+
+def _runs(
+    lines: list[_Line], blocks: list[_Block], entries: list[_Entry]
+) -> dict[int, tuple[int, int, int]]:
+    """For each entry (by its first line), the list it is part of: (block, indent, run),
+    a run ending at a paragraph of text at its indent ("Each range is one of:")."""
+    starts = {entry.line: entry for entry in entries}
+    out: dict[int, tuple[int, int, int]] = {}
+    for number in sorted({entry.block for entry in entries}):
+        runs: dict[int, int] = {}  # indent -> run
+        for index in range(blocks[number].start, blocks[number].end):
+            line = lines[index]
+            if index in starts:
+                out[index] = (number, line.indent, runs.get(line.indent, 0))
+            elif line.text:
+                runs[line.indent] = runs.get(line.indent, 0) + 1  # text between two lists
     return out
 
 
@@ -508,18 +543,13 @@ def _listed(
         for c in candidates
         if c[0].indent == indent[c[0].block] <= _base_indent(lines, blocks[c[0].block]) + _NESTED
     }
-    runs: dict[tuple[int, int], list[tuple[_Entry, list[str], str]]] = {}
-    for number in sorted({c[0].block for c in shallow.values()}):
-        run = 0
-        for index in range(blocks[number].start, blocks[number].end):
-            line = lines[index]
-            if index in shallow:
-                runs.setdefault((number, run), []).append(shallow[index])
-            elif line.text and line.indent == indent[number]:
-                run += 1  # text between two lists
+    where = _runs(lines, blocks, [c[0] for c in shallow.values()])
+    runs: dict[tuple[int, int, int], list[tuple[_Entry, list[str], str]]] = {}
+    for line, candidate in sorted(shallow.items()):
+        runs.setdefault(where[line], []).append(candidate)
     out: list[tuple[_Entry, list[str], str]] = []
     usage_listing = False
-    for (number, _), run in runs.items():
+    for (number, _, _), run in runs.items():
         named_here = sum(any(n in listed for n in names) for _, names, _ in run)
         usage = sum("[-" in args for _, _, args in run)
         usage_listing = usage_listing or 2 * usage > len(run)

@@ -110,6 +110,22 @@ def commands(forms: list[Form], program: list[str], replaceable: set[str]) -> di
     return found if len(found) >= 2 else {}
 
 
+def options_follow_command(forms: list[Form], program: list[str]) -> bool:
+    """Whether the program's first form puts its options after the command's place
+    (`openssl command [ options ... ]`, `pip <command> [options]`): then the options a
+    page lists are its commands', not the program's own."""
+    ours = [f for f in forms if calls(f, program)]
+    if not ours:
+        return False
+    tokens = _tokens(ours[0].text)
+    words = [t.rsplit("/", 1)[-1] for t in tokens]
+    at = len(program) if words[: len(program)] == program else 0
+    if at == 0 or at >= len(tokens) or not COMMAND_SLOT.fullmatch(tokens[at].strip("<>")):
+        return False
+    rest = tokens[at + 1 :]
+    return bool(rest) and _is_option_group(rest[0]) and not rest[0].strip("[] ").startswith("-")
+
+
 def values(forms: list[Form]) -> dict[str, tuple[str, bool]]:
     """The flags the forms show with a value, each with its placeholder and whether it is
     optional: `[-o=config_string]`, `[-t target_release]`, `[-D [bind_address:]port]`
@@ -156,7 +172,7 @@ def _tokens(text: str) -> list[str]:
 def _is_option_group(token: str) -> bool:
     inner = token.strip("[] ")
     return token.startswith("[") and (
-        inner.startswith("-") or inner.rstrip(".").upper() in ("OPTIONS", "OPTION", "FLAGS")
+        inner.startswith("-") or inner.rstrip(". ").upper() in ("OPTIONS", "OPTION", "FLAGS")
     )
 
 
