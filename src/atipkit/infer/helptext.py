@@ -20,6 +20,8 @@ _USAGE = re.compile(r"^\s*(?:usage|Usage|USAGE):?\s*(?P<rest>.*)$")
 _FLAG = re.compile(r"--?\[?[A-Za-z0-9?][\w.?\[\]-]*|-[!@$#^:/%](?![\w-])")
 """A flag: `-a`, `--all`, `-name`, `-d[etails]`; zip's `-@` and `-$`."""
 _SPLIT = re.compile(r"\s{2,}|\t")
+_VALUE_ROW = re.compile(r"[^\s-][^\s]*\s{2,}\S")
+"""A row of a list of values: `N-M    from N'th to M'th byte`."""
 _DEFAULT = re.compile(
     r"\[default:\s*(?P<a>[^\]]+)\]|\(default:?\s*(?P<b>[^)]+)\)|[Dd]efault(?:s)?(?: is| to|:)\s+"
     r"['\"`]?(?P<c>[^\s'\"`,;)]+)"
@@ -120,6 +122,7 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
     section = ""
     usage_lines: list[str] = []
     option: list[ParsedOption] = []  # the options of the line read last
+    values_above = False  # whether the line above is a row of a list of values
     option_indent = 0
     argument: ParsedArgument | None = None
     listing_indent: int | None = None  # where the section's command names start
@@ -130,6 +133,7 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
         stripped = line.strip()
         indent = len(line) - len(line.lstrip())
         if not stripped:
+            values_above = False
             option, argument = [], None
             examples.pause()
             if section == "usage" and usage_lines:
@@ -160,7 +164,9 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
         if section in _EXAMPLE_SECTIONS:
             examples.read(stripped)
             continue
-        if stripped.startswith("-") and _FLAG.match(stripped) and indent <= 16:
+        value_list = values_above  # cut's `N-M  from N'th...` / `-M  from first...`
+        values_above = bool(_VALUE_ROW.match(stripped)) and indent <= 16
+        if stripped.startswith("-") and _FLAG.match(stripped) and indent <= 16 and not value_list:
             parsed = _option_line(stripped)
             if parsed:
                 option, option_indent = parsed, indent

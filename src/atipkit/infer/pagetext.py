@@ -425,6 +425,8 @@ def _runs(
     a run ending at a paragraph of text at its indent ("Each range is one of:")."""
     starts = {entry.line: entry for entry in entries}
     out: dict[int, tuple[int, int, int]] = {}
+    for entry in entries:  # a sub-heading (netstat's `--route, -r`): a list of its own
+        out[entry.line] = (entry.block, -1, entry.line)
     for number in sorted({entry.block for entry in entries}):
         runs: dict[int, int] = {}  # indent -> run
         for index in range(blocks[number].start, blocks[number].end):
@@ -538,10 +540,11 @@ def _listed(
     indent: dict[int, int] = {}
     for entry, _, _ in candidates:
         indent[entry.block] = min(indent.get(entry.block, entry.indent), entry.indent)
+    base = {number: _base_indent(lines, blocks[number]) for number in indent}
     shallow = {
         c[0].line: c
         for c in candidates
-        if c[0].indent == indent[c[0].block] <= _base_indent(lines, blocks[c[0].block]) + _NESTED
+        if c[0].indent == indent[c[0].block] <= base[c[0].block] + _NESTED
     }
     where = _runs(lines, blocks, [c[0] for c in shallow.values()])
     runs: dict[tuple[int, int, int], list[tuple[_Entry, list[str], str]]] = {}
@@ -556,7 +559,8 @@ def _listed(
         if named[number] or 2 * named_here > len(run) or 2 * usage > len(run):
             out += run
     if usage_listing:
-        out += [c for run in runs.values() for c in run if "[-" in c[2] and c not in out]
+        taken = {c[0].line for c in out}
+        out += [c for run in runs.values() for c in run if "[-" in c[2] and c[0].line not in taken]
     return sorted(out, key=lambda c: c[0].line)
 
 
