@@ -323,3 +323,23 @@ def test_a_tool_without_subcommands_gets_none_from_its_help(name: str):
         pytest.skip(f"no {name}")
     run = subprocess.run([name, "--help"], capture_output=True, text=True, timeout=10)
     assert parse_help(run.stdout or run.stderr, name).commands == []
+
+
+def test_junk_and_a_page_that_includes_itself_are_read_without_error(tmp_path: Path):
+    """Binary junk, stray marks, backspaces, brackets never closed, an empty program
+    name: read, never raised; a page that `.so`-includes itself ends."""
+    import random
+
+    from atipkit.infer.pagetext import TABLE_MARK, read_page
+
+    pieces = ["SYNOPSIS\n", "COMMANDS\n", "\n       ", "   ", "-a, --all", "[-x", "{a | b}"]
+    pieces += ["x := { a | b }", "git-add(1)", "•   -s:", "(-0, -1)", "-#", TABLE_MARK, "\x08"]
+    pieces += ["│", "\x00", "é", "  ", "\t"]
+    generator = random.Random(20)
+    for _ in range(500):
+        text = "".join(generator.choice(pieces) for _ in range(generator.randint(0, 300)))
+        read_page(text, generator.choice(["", "x", "git"]))
+    looping = tmp_path / "man1" / "loop.1"
+    looping.parent.mkdir()
+    looping.write_text(".so man1/loop.1\n.TH LOOP 1\n.SH NAME\nloop \\- x\n")
+    read_man_file(looping, "loop")  # ends, whatever it finds

@@ -43,11 +43,11 @@ def program(forms: list[Form], names: list[str]) -> list[str]:
     the name it was looked up by), the longest that some form starts with, by words
     (`git remote` for git-remote(1), whose synopsis says `git remote add ...`); else
     the last name."""
-    candidates = {n for name in names for n in (name, name.replace("-", " "))}
+    candidates = {n for name in names for n in (name, name.replace("-", " ")) if n.strip()}
     for candidate in sorted(candidates, key=len, reverse=True):
         if any(calls(f, candidate.split()) for f in forms):
             return candidate.split()
-    return [names[-1]]
+    return [names[-1]]  # never empty: a form cannot start with it unless it is a word
 
 
 def calls(form: Form, program: list[str]) -> bool:
