@@ -601,11 +601,11 @@ def _from_usage(help_: ParsedHelp, prog: str | None) -> None:
     help_.arguments = found
 
 
-def _usage_words(usage: str, prog: str | None) -> list[str]:
-    """Usage tokens after the program name (and its subcommand words), brackets kept
-    together: `[--foo FOO]`, `[FILE]...`, `<path>...`."""
+def usage_tokens(usage: str) -> list[str]:
+    """A usage line's words, a bracketed group kept whole: `[--foo FOO]`, `[FILE]...`,
+    `<path>...`, `[-t <branch>]`."""
     tokens: list[str] = []
-    depth, current = 0, ""
+    depth, current = 0, []
     for ch in usage:
         if ch in "[{<(":
             depth += 1
@@ -613,12 +613,18 @@ def _usage_words(usage: str, prog: str | None) -> list[str]:
             depth = max(0, depth - 1)
         if ch.isspace() and depth == 0:
             if current:
-                tokens.append(current)
-            current = ""
+                tokens.append("".join(current))
+            current = []
         else:
-            current += ch
+            current.append(ch)
     if current:
-        tokens.append(current)
+        tokens.append("".join(current))
+    return tokens
+
+
+def _usage_words(usage: str, prog: str | None) -> list[str]:
+    """Usage tokens after the program name (and its subcommand words)."""
+    tokens = usage_tokens(usage)
     while tokens and (prog and (tokens[0] == prog or tokens[0].endswith("/" + prog))):
         tokens.pop(0)
     if tokens and tokens[0].startswith("/"):  # the program by another path: /lib/systemd/systemd

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
-from atipkit.infer.helptext import options_from_tag
+from atipkit.infer.helptext import options_from_tag, usage_tokens
 
 COMMAND_SLOT = re.compile(r"<command>|\b(?:COMMAND|command)\b|\{\s*[a-z][\w-]*[^{}|]*\|\s*[a-z]")
 """A place for a subcommand in a synopsis: `git ... <command> [<args>]`, `perf ... COMMAND`,
@@ -35,7 +35,7 @@ class Form(NamedTuple):
 
 
 def form(text: str) -> Form:
-    return Form(text, [t for t in _tokens(text) if not _is_option_group(t)])
+    return Form(text, [t for t in usage_tokens(text) if not _is_option_group(t)])
 
 
 def program(forms: list[Form], names: list[str]) -> list[str]:
@@ -117,7 +117,7 @@ def options_follow_command(forms: list[Form], program: list[str]) -> bool:
     ours = [f for f in forms if calls(f, program)]
     if not ours:
         return False
-    tokens = _tokens(ours[0].text)
+    tokens = usage_tokens(ours[0].text)
     words = [t.rsplit("/", 1)[-1] for t in tokens]
     at = len(program) if words[: len(program)] == program else 0
     if at == 0 or at >= len(tokens) or not COMMAND_SLOT.fullmatch(tokens[at].strip("<>")):
@@ -132,7 +132,7 @@ def values(forms: list[Form]) -> dict[str, tuple[str, bool]]:
     (a DocBook page's entry may give only `-o, --option`)."""
     out: dict[str, tuple[str, bool]] = {}
     for each in forms:
-        for token in _tokens(each.text):
+        for token in usage_tokens(each.text):
             if not _is_option_group(token):
                 continue
             for choice in split_outside(token.strip()[1:-1], "|"):
@@ -147,26 +147,6 @@ def is_name(word: str) -> bool:
     """A word that can name a command: lower-case, not a sentence's end (`below.`), not
     the place of one (`command`, `subcommand`)."""
     return bool(_NAME.fullmatch(word)) and not word.endswith(".") and not _SLOT_WORD.fullmatch(word)
-
-
-def _tokens(text: str) -> list[str]:
-    """A form's words, a bracketed group kept whole: `[-t <branch>]`."""
-    tokens: list[str] = []
-    depth, current = 0, []
-    for ch in text:
-        if ch in "[{<(":
-            depth += 1
-        elif ch in "]}>)":
-            depth = max(0, depth - 1)
-        if ch.isspace() and depth == 0:
-            if current:
-                tokens.append("".join(current))
-            current = []
-        else:
-            current.append(ch)
-    if current:
-        tokens.append("".join(current))
-    return tokens
 
 
 def _is_option_group(token: str) -> bool:
