@@ -66,6 +66,28 @@ def kind(effects: atipkit.Effects) -> str:
             "destructive",
         ),
         ("tr", "translate or delete characters", ["delete characters in ARRAY1"], "unknown"),
+        ("dpkg-query", "a tool to query the dpkg database", [], "read-only"),  # "to" + verb
+        ("speed", "Algorithm Speed Measurement", [], "read-only"),  # a noun phrase
+        ("genrsa", "Generation of RSA Private Key", [], "writes"),
+        (
+            "is-enabled",
+            "Checks whether units are enabled. Returns 0 if one is enabled.",
+            [],
+            "read-only",
+        ),
+        ("set-environment", "Set or unset an environment variable", [], "destructive"),
+        (
+            "push",
+            "Update remote refs",
+            ["All listed refs are deleted from the remote."],
+            "destructive",
+        ),
+        (
+            "find",
+            "search",
+            ["If file does not exist, it is created; if it does, it is truncated."],
+            "destructive",
+        ),
         ("install", "copy files and set attributes", [], "destructive"),  # over what is there
         ("restart", "Restart one or more units", [], "destructive"),  # out of service
         (

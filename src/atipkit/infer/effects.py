@@ -34,13 +34,13 @@ def _words(text: str) -> frozenset[str]:
 
 _DESTROYS = _words(
     "kill terminate shred wipe erase destroy purge prune truncate overwrite clobber "
-    "uninstall zap shutdown reboot poweroff halt signal"
+    "uninstall zap shutdown reboot poweroff halt signal unset"
 )
 """Verbs that destroy whatever they take: no object needs to be named in a purpose."""
 _REPLACES = _words(
     "install reinstall upgrade copy cp move mv rename extract unpack uncompress decompress "
     "patch restore switch checkout pull merge restart umount unmount pause suspend "
-    "hibernate freeze disconnect logout execute exec run"
+    "hibernate disconnect logout execute exec run"
 )
 """Verbs of writing that may overwrite what is there or put something out of service —
 destructive as "not additive" (MCP's `destructiveHint`): copying onto an existing name,
@@ -49,8 +49,7 @@ _OPTION_DESTROYS = _words("overwrite clobber shred wipe")
 """... and in an option's description, where "terminate entries with NUL" and "clear
 decoration filters" destroy nothing, the verbs that only ever act on data."""
 _REMOVES = _words(
-    "delete remove rm del drop clean clear discard unlink reset flush revoke replace "
-    "unset evict stop"
+    "delete remove rm del drop clean clear discard unlink reset flush revoke replace evict stop"
 )
 """Verbs that destroy what they are applied to: destructive when that is something stored
 (`_STORED`) — "remove files", not "remove sections from each line"."""
@@ -69,7 +68,8 @@ _STORED = _words(
     "records database databases table tables user users group groups account accounts "
     "process processes job jobs unit units service services route routes address "
     "addresses rule rules tree trees worktree worktrees changes modifications content "
-    "contents session sessions snapshot snapshots cache caches"
+    "contents session sessions snapshot snapshots cache caches ref refs reference "
+    "references"
 )
 _WRITES = _words(
     "write create make mkdir install copy cp move mv rename touch save edit update "
@@ -93,7 +93,7 @@ _READS = _words(
     "list show display print report query search find grep check verify validate test "
     "compare count view describe inspect dump concatenate output locate identify "
     "determine explain summarize calculate compute estimate watch monitor browse examine "
-    "get lookup look tell read"
+    "get lookup look tell read measure"
 )
 """Verbs of commands that look: read-only when nothing says otherwise."""
 _READ_NAMES = _READS | _words(
@@ -130,6 +130,12 @@ directories" (not "create a bare repository", which its command's purpose says).
 _BOOKKEEPING = _words("cache caches history")
 """What an option may write that is no effect of the command: "store the cache data in
 <dir>"."""
+_NOMINAL = (
+    ("ification", ("ify",)),
+    ("ation", ("ate", "e", "")),
+    ("ment", ("e", "")),
+    ("ion", ("", "e")),
+)
 _ARTICLES = _words("the a an each every all any its their this that these those")
 _TOKEN = re.compile(r"[a-z]+(?:-[a-z]+)*|[^\sa-z]")
 """Words (hyphenated ones whole: "NUL-terminated" is no verb) and punctuation."""
@@ -153,7 +159,7 @@ def infer_effects(
     what is not shown read-only is claimed destructive, as the list says what such
     commands are for (decision 158)."""
     named = _from_name(name)
-    said = _from_text(purpose)
+    said = _from_text(_first_sentence(purpose))
     optional = [_from_text(text, option=True) for text in options]
     destroys = named.destroys or said.destroys or any(o.destroys for o in optional)
     writes = destroys or named.writes or said.writes or any(o.writes for o in optional)
@@ -172,6 +178,12 @@ def infer_effects(
         network=True if network else UNSET,
         destructive=True if destroys else UNSET,
     )
+
+
+def _first_sentence(text: str) -> str:
+    """What a command is for is said first; the rest of a page's paragraph explains it
+    ("... Returns an exit code of 0 if at least one is enabled")."""
+    return re.split(r"(?<=[.!?])\s+(?=[A-Z(\"'])", text.strip(), maxsplit=1)[0]
 
 
 def _from_name(name: str) -> Evidence:
@@ -212,6 +224,7 @@ def _from_text(text: str, *, option: bool = False) -> Evidence:
     destroys = writes = reads = network = False
     words: list[str] = []
     leads: list[bool] = []
+    joins = _JOINS if option else _JOINS | {"to"}  # "a tool to query the database"
     for match in _TOKEN.finditer(text.lower()):
         word = match.group()
         if not word[0].isalpha():
@@ -219,7 +232,7 @@ def _from_text(text: str, *, option: bool = False) -> Evidence:
                 words.append(word)
                 leads.append(False)
             continue
-        leads.append(not words or words[-1] in _CLAUSE or words[-1] in _JOINS)
+        leads.append(not words or words[-1] in _CLAUSE or words[-1] in joins | _PASSIVE)
         words.append(word)
     first = words.index(".") if "." in words else len(words)
     if "in-place" in words or ("in", "place") in itertools.pairwise(words):
@@ -244,7 +257,21 @@ def _from_text(text: str, *, option: bool = False) -> Evidence:
             writes = True
         elif not option and forms & _READS:
             reads = True
+    if not (option or destroys or writes or reads):  # a noun phrase: "Speed Measurement"
+        nominal = {v for w in words for v in _verb_of(w)}
+        writes = bool(nominal & _WRITES)
+        reads = not writes and bool(nominal & _READS)
     return Evidence(destroys=destroys, writes=writes, reads=reads, network=network)
+
+
+def _verb_of(noun: str) -> set[str]:
+    """The verbs a noun is made from: determination → determine, generation → generate,
+    verification → verify, measurement → measure, extraction → extract."""
+    for suffix, endings in _NOMINAL:
+        if noun.endswith(suffix) and len(noun) > len(suffix) + 2:
+            stem = noun[: -len(suffix)]
+            return {stem + ending for ending in endings}
+    return set()
 
 
 def _about_shown(words: Sequence[str], verb: int) -> bool:
@@ -286,8 +313,9 @@ def _stored_object(
         if _is_stored(word):
             return True
         seen += word not in _ARTICLES
-    if verb and words[verb - 1] in _PASSIVE:
-        return any(_is_stored(w) for w in words[max(0, verb - 1 - 2 * _OBJECT_WINDOW) : verb])
+    if verb and words[verb - 1] in _PASSIVE:  # what it was done to is earlier in the sentence
+        start = max((i for i in range(verb) if words[i] == "."), default=-1)
+        return any(_is_stored(w) for w in words[start + 1 : verb])
     return False
 
 
