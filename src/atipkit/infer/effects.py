@@ -232,7 +232,7 @@ def _from_text(text: str, *, option: bool = False) -> Evidence:
                 words.append(word)
                 leads.append(False)
             continue
-        leads.append(not words or words[-1] in _CLAUSE or words[-1] in joins | _PASSIVE)
+        leads.append(not words or words[-1] in _CLAUSE or words[-1] in joins)
         words.append(word)
     first = words.index(".") if "." in words else len(words)
     if "in-place" in words or ("in", "place") in itertools.pairwise(words):
@@ -244,9 +244,12 @@ def _from_text(text: str, *, option: bool = False) -> Evidence:
             network = True
         if forms & (_OPTION_DESTROYS if option else _DESTROYS):
             destroys = True
-        if not leads[index]:
+        passive = index > 0 and words[index - 1] in _PASSIVE  # "it is truncated"
+        if not (leads[index] or passive):
             continue
         removes = _OPTION_REMOVES if option else _REMOVES | _DESTROYS
+        if passive and not forms & removes:  # a state ("units are enabled"), not an act
+            continue
         if not option and forms & _REPLACES:
             destroys = True
         elif forms & removes and _stored_object(words, index, _STOPS):
