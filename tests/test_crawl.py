@@ -20,6 +20,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
+import atipkit
 from atipkit.cli import cli
 from atipkit.registry.crawl import ManifestError, find_manifests, load_manifest
 from atipkit.registry.crawl.platforms import host
@@ -386,9 +387,10 @@ def test_a_page_is_rendered_unjustified(tmp_path: Path, monkeypatch, where: str)
         shim = generate_shim(str(exe))
     else:
         shim = generate_shim(str(exe), man_file=str(page_file))
-    assert shim.effects.destructive is True  # denied: the page is all there is
     assert shim.description == "control the service manager"
     assert set(shim.commands) == {"start", "stop"}
+    for command in ("start", "stop"):  # denied: the page is all there is, claimed per command
+        assert atipkit.effective_effects(shim, command).destructive is True
 
 
 def test_a_tool_asked_for_help_is_never_labelled_man_page(tmp_path: Path):

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+import atipkit
 from atipkit.deny import DEFAULT_SKIP, DenyList, configured
 from atipkit.infer.coverage import infer_shim
 from atipkit.infer.generate import generate_shim
@@ -293,14 +294,15 @@ def test_nothing_on_the_deny_list_is_ever_run_by_scan_infer(tmp_path, env):
         assert shim_of(path)["trust"]["source"] == "inferred"
     reboot = shim_of(bin_dir / "reboot")
     assert reboot["_generation"]["method"] == "man-page"
-    assert reboot["effects"] == {"destructive": True}  # what the list means, claimed
+    assert "effects" not in reboot  # claimed per command, not for the whole tool
+    assert reboot["commands"][""]["effects"]["destructive"] is True  # what the list means
     assert "deny list" in reboot["_generation"]["note"]
     assert LocalRegistry().read().tools["reboot"].source == "inferred"
     # a later look at the tool does not run it either (the probe refuses it)
     from atipkit.resolve import resolve_tool
 
     resolved = resolve_tool(str(bin_dir / "reboot"), refresh=True)
-    assert resolved.tool.effects.destructive is True
+    assert atipkit.effective_effects(resolved.tool, "").destructive is True
     assert sorted(p.name for p in tmp_path.glob("ran-*")) == []
 
 
@@ -311,7 +313,7 @@ def test_denied_commands_are_refused_by_the_probe_and_by_atip_gen(tmp_path, env)
     assert result.failure is not None
     assert result.failure.kind == "denied"
     tool = generate_shim(str(exe), man=False)
-    assert tool.effects.destructive is True
+    assert atipkit.effective_effects(tool, "").destructive is True
     assert tool.commands[""].options == []
     assert not marker.exists()
 

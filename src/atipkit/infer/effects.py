@@ -1,99 +1,345 @@
-"""Conservative effect heuristics for inferred metadata (issue 6, item 4).
+"""Effects of an inferred command, read from what its documentation says (issue 20).
 
-Only risks are inferred, from the words of a command's name and description: a command
-that may delete, reach the network or write files is flagged so. Nothing is ever declared
-safe from words alone — what the text does not reveal stays unknown.
+A command is judged by the worst case of everything documented about it: its name, the
+sentence that says what it is for (a page's NAME line, a listing's description), and the
+descriptions of its options (`find` deletes through `-delete`; `gzip --keep` "keep (don't
+delete) input files" says that gzip deletes them otherwise — an option that guards
+against a risk documents the risk). Three outcomes:
+
+- **destructive** (`destructive: true`, `filesystem.write`/`delete: true`): a verb that
+  destroys (kill, shred, wipe) or one that removes with a thing stored as its object
+  ("removes untracked files", "delete the branch"), anywhere;
+- **writes** (`filesystem.write: true`): a verb that makes or changes something;
+- **read-only** (`filesystem.write: false`, `delete: false`): the command's name or purpose
+  says it only looks (list, show, print, compare) and nothing in its name, purpose or
+  options says it writes or destroys. This is the one claim of safety inference makes,
+  and it is made only on positive evidence with no evidence against (decision 282).
+
+What the text does not reveal stays unknown. Words are matched, never tool names.
 """
 
 from __future__ import annotations
 
+import itertools
 import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from atipkit.model import UNSET, Effects, FilesystemEffects
 
-_DESTRUCTIVE = {
-    "delete",
-    "remove",
-    "rm",
-    "destroy",
-    "purge",
-    "drop",
-    "prune",
-    "wipe",
-    "erase",
-    "uninstall",
-    "truncate",
-    "shred",
-    "kill",
-    "terminate",
-    "reset",
-    "overwrite",
-    "clean",
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+_DESTROYS = _words(
+    "kill terminate shred wipe erase destroy purge prune truncate overwrite clobber "
+    "uninstall zap shutdown reboot poweroff halt signal unset"
+)
+"""Verbs that destroy whatever they take: no object needs to be named in a purpose."""
+_REPLACES = _words(
+    "install reinstall upgrade copy cp move mv rename extract unpack uncompress decompress "
+    "patch restore switch checkout pull merge restart umount unmount pause suspend "
+    "hibernate disconnect logout execute exec run"
+)
+"""Verbs of writing that may overwrite what is there or put something out of service —
+destructive as "not additive" (MCP's `destructiveHint`): copying onto an existing name,
+installing over installed files, restarting a service, running a caller's command."""
+_OPTION_DESTROYS = _words("overwrite clobber shred wipe")
+"""... and in an option's description, where "terminate entries with NUL" and "clear
+decoration filters" destroy nothing, the verbs that only ever act on data."""
+_REMOVES = _words(
+    "delete remove rm del drop clean clear discard unlink reset flush revoke replace evict stop"
+)
+"""Verbs that destroy what they are applied to: destructive when that is something stored
+(`_STORED`) — "remove files", not "remove sections from each line"."""
+_OPTION_REMOVES = (_REMOVES | _words("erase destroy purge prune uninstall truncate")) - {
+    "stop",
     "clear",
-    "revoke",
 }
-_NETWORK = {
-    "download",
-    "upload",
-    "fetch",
-    "pull",
-    "push",
-    "clone",
-    "http",
-    "https",
-    "url",
-    "remote",
-    "server",
-    "connect",
-    "network",
-    "request",
-    "sync",
-    "publish",
-    "deploy",
-    "ssh",
-    "web",
-    "api",
-    "internet",
-    "host",
-    "mirror",
-}
-_WRITES = {
-    "write",
-    "create",
-    "install",
-    "copy",
-    "move",
-    "rename",
-    "mkdir",
-    "touch",
-    "save",
-    "edit",
-    "update",
-    "modify",
-    "set",
-    "add",
-    "commit",
-    "init",
-    "generate",
-    "apply",
-    "extract",
-    "compress",
-    "link",
-    "chmod",
-    "chown",
-    "output",
-}
-_WORD = re.compile(r"[a-z]+")
+"""The verbs of removal an option's description is read for, with a stored object:
+not stopping or terminating ("stop reading commits", "terminate entries with NUL")."""
+_STORED = _words(
+    "file files directory directories dir dirs folder folders data archive archives "
+    "destination destinations existing link links symlink "
+    "symlinks branch branches tag tags commit commits stash stashes repository "
+    "repositories repo container containers image images volume volumes package packages "
+    "key keys partition partitions disk disks filesystem filesystems record "
+    "records database databases table tables user users group groups account accounts "
+    "process processes job jobs unit units service services route routes address "
+    "addresses rule rules tree trees worktree worktrees changes modifications content "
+    "contents session sessions snapshot snapshots cache caches ref refs reference "
+    "references"
+)
+_WRITES = _words(
+    "write create make mkdir install copy cp move mv rename touch save edit update "
+    "upgrade modify set change add commit init initialize apply extract compress "
+    "decompress uncompress link ln mount umount unmount start enable disable restart "
+    "reload push merge rebase tag mark configure import load unload build compile archive "
+    "pack unpack split encrypt decrypt sign append insert upload download pull "
+    "clone checkout switch register attach detach assign allocate lock unlock grant chmod "
+    "chown chgrp patch restore revert amend stage generate convert send "
+    "record reinitialize"
+)
+"""Verbs that make or change something: not necessarily destroying it."""
+_OPTION_WRITES = _words(
+    "write create save store edit modify install copy move rename extract touch make "
+    "mkdir overwrite output"
+)
+"""The verbs of writing that an option's description is read for: those that put
+something on disk ("write result to FILE", "make parent directories"), not those that
+merely sound like it ("merge already sorted files", "set output width")."""
+_READS = _words(
+    "list show display print report query search find grep check verify validate test "
+    "compare count view describe inspect dump concatenate output locate identify "
+    "determine explain summarize calculate compute estimate watch monitor browse examine "
+    "get lookup look tell read measure"
+)
+"""Verbs of commands that look: read-only when nothing says otherwise."""
+_READ_NAMES = _READS | _words(
+    "ls cat diff info status stat stats log logs help version which whoami blame shortlog"
+)
+"""... and the names of such commands, which need not be verbs (`git log`, `status`)."""
+
+_NETWORK = _words(
+    "download upload fetch pull push clone http https url urls remote remotes server "
+    "servers connect network internet web ftp ssh mirror mirrors publish deploy transfer "
+    "mail proxy dns"
+)
+_PREDICATES = _words("is has")
+"""A name that asks (`is-active`, `has-changes`) only looks."""
+_STOPS = _words("from of in into to with on at for by after before when if while than as")
+"""Words that end the object of a verb: "remove sections from each line of files"."""
+_TARGETS = _words("to into in")
+"""... except where a verb of writing names its target: "write result to FILE"."""
+_JOINS = _words("or and then not t never also")
+"""Words after which a verb follows: "print or set the system date", "don't delete"."""
+_CLAUSE = frozenset(",;:.")
+_SHOWN = _words("output listing display shown")
+"""Words of an option that acts on what is shown, not on what is stored."""
+_PASSIVE = _words("is are be been was were get gets")
+_OBJECT_WINDOW = 4
+"""Words between a verb of removal and its object: "removes the oldest archived journal
+files" (articles not counted)."""
+_WRITE_WINDOW = 3
+"""... and a verb of writing in an option's description: "write result to FILE", not
+"move code around across files"."""
+_FILES = _words("file files directory directories dir dirs folder folders archive archives")
+"""What an option writes, when it writes: "write result to FILE", "make parent
+directories" (not "create a bare repository", which its command's purpose says)."""
+_BOOKKEEPING = _words("cache caches history")
+"""What an option may write that is no effect of the command: "store the cache data in
+<dir>"."""
+_NOMINAL = (
+    ("ification", ("ify",)),
+    ("ation", ("ate", "e", "")),
+    ("ment", ("e", "")),
+    ("ion", ("", "e")),
+)
+_ARTICLES = _words("the a an each every all any its their this that these those")
+_TOKEN = re.compile(r"[a-z]+(?:-[a-z]+)*|[^\sa-z]")
+"""Words (hyphenated ones whole: "NUL-terminated" is no verb) and punctuation."""
 
 
-def guess_effects(name: str, description: str) -> Effects:
-    """Risk flags read from a command's name (weighted) and description."""
-    name_words = set(_WORD.findall(name.lower().replace("-", " ")))
-    text_words = set(_WORD.findall(description.lower()))
-    words = name_words | text_words
-    destructive = True if name_words & _DESTRUCTIVE else UNSET
-    network = True if words & _NETWORK else UNSET
-    writes = True if (name_words & _WRITES or name_words & _DESTRUCTIVE) else UNSET
-    deletes = True if name_words & _DESTRUCTIVE else UNSET
-    filesystem = FilesystemEffects(write=writes, delete=deletes) if writes or deletes else UNSET
-    return Effects(filesystem=filesystem, network=network, destructive=destructive)
+@dataclass(frozen=True)
+class Evidence:
+    """What one text says: that something is destroyed, written or only read."""
+
+    destroys: bool = False
+    writes: bool = False
+    reads: bool = False
+    network: bool = False
+
+
+def infer_effects(
+    name: str, purpose: str, options: Iterable[str] = (), *, assume_destructive: bool = False
+) -> Effects:
+    """The effects of a command named `name` whose documentation says `purpose` and whose
+    options are described by `options`. `assume_destructive` (a command on the deny list):
+    what is not shown read-only is claimed destructive, as the list says what such
+    commands are for (decision 158)."""
+    named = _from_name(name)
+    said = _from_text(_first_sentence(purpose))
+    optional = [_from_text(text, option=True) for text in options]
+    destroys = named.destroys or said.destroys or any(o.destroys for o in optional)
+    writes = destroys or named.writes or said.writes or any(o.writes for o in optional)
+    network = named.network or said.network or any(o.network for o in optional)
+    read_only = not writes and (named.reads or said.reads)
+    if read_only:
+        return Effects(filesystem=FilesystemEffects(write=False, delete=False))
+    if assume_destructive:
+        destroys = writes = True
+    if not (writes or network):
+        return Effects()
+    return Effects(
+        filesystem=FilesystemEffects(write=True, delete=True if destroys else UNSET)
+        if writes
+        else UNSET,
+        network=True if network else UNSET,
+        destructive=True if destroys else UNSET,
+    )
+
+
+def _first_sentence(text: str) -> str:
+    """What a command is for is said first; the rest of a page's paragraph explains it
+    ("... Returns an exit code of 0 if at least one is enabled")."""
+    return re.split(r"(?<=[.!?])\s+(?=[A-Z(\"'])", text.strip(), maxsplit=1)[0]
+
+
+def _from_name(name: str) -> Evidence:
+    """A command's name is a verb (`list-units`, `reset-failed`, `rmi`, `autoremove`): its
+    first word says what it does (`verify-tag` verifies), and a word that is or starts or
+    ends with a verb of destruction says that it destroys."""
+    words = re.findall(r"[a-z]+", name.lower())
+    if not words:
+        return Evidence()
+    first = _lemma(words[0])
+    return Evidence(
+        destroys=any(_destroys(word) for word in words),
+        writes=bool(first & _WRITES) or _starts_with(words[0], _WRITES),
+        reads=bool(first & (_READ_NAMES | _PREDICATES)),
+        network=any(_lemma(word) & _NETWORK for word in words),
+    )
+
+
+def _destroys(word: str) -> bool:
+    verbs = _DESTROYS | _REMOVES | _REPLACES
+    if _lemma(word) & verbs:
+        return True
+    return _starts_with(word, verbs) or any(word.endswith(verb) for verb in verbs if len(verb) >= 4)
+
+
+def _starts_with(word: str, verbs: frozenset[str]) -> bool:
+    """`rmdir`, `mkdir`-like compounds: a verb of four letters or more (or `rm`) at the start."""
+    return any(word.startswith(v) for v in verbs if len(v) >= 4 or v == "rm")
+
+
+def _from_text(text: str, *, option: bool = False) -> Evidence:
+    """Evidence in a sentence, read by its verbs: a word that starts a clause or is joined
+    to one ("print or set", "keep (don't delete) input files"), not a noun that looks like
+    a verb ("show changes", "such as renames"). In an option's description a verb of
+    writing counts only with a stored object ("write result to FILE"; not "set output
+    width"), and a removal from what is shown is none ("discard the files ... from the
+    output")."""
+    destroys = writes = reads = network = False
+    words: list[str] = []
+    leads: list[bool] = []
+    joins = _JOINS if option else _JOINS | {"to"}  # "a tool to query the database"
+    for match in _TOKEN.finditer(text.lower()):
+        word = match.group()
+        if not word[0].isalpha():
+            if word in ",;:.":
+                words.append(word)
+                leads.append(False)
+            continue
+        leads.append(not words or words[-1] in _CLAUSE or words[-1] in joins)
+        words.append(word)
+    first = words.index(".") if "." in words else len(words)
+    if "in-place" in words or ("in", "place") in itertools.pairwise(words):
+        destroys = True  # "edit files in place": what was there is overwritten
+    bookkeeping = any(w in _BOOKKEEPING for w in words[:first])
+    for index, word in enumerate(words):
+        forms = _lemma(word)
+        if forms & _NETWORK and not option:  # an option's mention of a server is no use
+            network = True
+        if forms & (_OPTION_DESTROYS if option else _DESTROYS):
+            destroys = True
+        passive = index > 0 and words[index - 1] in _PASSIVE  # "it is truncated"
+        if not (leads[index] or passive):
+            continue
+        removes = _OPTION_REMOVES if option else _REMOVES | _DESTROYS
+        if passive and not forms & removes:  # a state ("units are enabled"), not an act
+            continue
+        if not option and forms & _REPLACES:
+            destroys = True
+        elif forms & removes and _stored_object(words, index, _STOPS):
+            destroys = destroys or not (option and _about_shown(words, index))
+        elif option and forms & _OPTION_WRITES and index < first:  # what it does, not prose
+            writes = writes or (not bookkeeping and _writes_file(words, index))
+        elif not option and forms & _WRITES:
+            writes = True
+        elif not option and forms & _READS:
+            reads = True
+    if not (option or destroys or writes or reads):  # a noun phrase: "Speed Measurement"
+        nominal = {v for w in words for v in _verb_of(w)}
+        writes = bool(nominal & _WRITES)
+        reads = not writes and bool(nominal & _READS)
+    return Evidence(destroys=destroys, writes=writes, reads=reads, network=network)
+
+
+def _verb_of(noun: str) -> set[str]:
+    """The verbs a noun is made from: determination → determine, generation → generate,
+    verification → verify, measurement → measure, extraction → extract."""
+    for suffix, endings in _NOMINAL:
+        if noun.endswith(suffix) and len(noun) > len(suffix) + 2:
+            stem = noun[: -len(suffix)]
+            return {stem + ending for ending in endings}
+    return set()
+
+
+def _about_shown(words: Sequence[str], verb: int) -> bool:
+    """Whether the sentence of the verb is about what is shown ("discard the files ...
+    from the output"), not what is stored."""
+    start = max((i for i in range(verb) if words[i] == "."), default=-1)
+    end = next((i for i in range(verb, len(words)) if words[i] == "."), len(words))
+    return any(w in _SHOWN for w in words[start + 1 : end])
+
+
+def _writes_file(words: Sequence[str], verb: int) -> bool:
+    """Whether an option's verb of writing puts a file on disk: a file as its near object
+    ("make parent directories") or target ("write result to FILE"). "Output" writes only
+    to a target: "output merged file with #ifdef" prints it."""
+    target = words[verb] == "output"
+    seen = 0
+    for word in words[verb + 1 :]:
+        if word in _TARGETS:
+            target = False
+            continue
+        if word in _STOPS or word in _CLAUSE or seen == _WRITE_WINDOW:
+            return False
+        if _is_file(word) and not target:
+            return True
+        seen += word not in _ARTICLES
+    return False
+
+
+def _stored_object(
+    words: Sequence[str], verb: int, stops: frozenset[str], window: int = _OBJECT_WINDOW
+) -> bool:
+    """Whether a stored thing is what the verb acts on: named in the few words after it
+    (articles not counted), before a preposition ends its object — or, for a passive
+    ("files ... are discarded"), in the few words before it."""
+    seen = 0
+    for word in words[verb + 1 :]:
+        if word in stops or word in _CLAUSE or seen == window:
+            break
+        if _is_stored(word):
+            return True
+        seen += word not in _ARTICLES
+    if verb and words[verb - 1] in _PASSIVE:  # what it was done to is earlier in the sentence
+        start = max((i for i in range(verb) if words[i] == "."), default=-1)
+        return any(_is_stored(w) for w in words[start + 1 : verb])
+    return False
+
+
+def _is_stored(word: str) -> bool:
+    return word in _STORED or _is_file(word)
+
+
+def _is_file(word: str) -> bool:
+    return word in _FILES or word.endswith(("file", "files"))  # a logfile, an outfile
+
+
+def _lemma(word: str) -> frozenset[str]:
+    """The word and the forms it may be inflected from: removes, removed, removing →
+    remove; listed, lists, listing → list."""
+    forms = {word}
+    if word.endswith("s"):
+        forms.add(word[:-1])
+        if word.endswith("es"):
+            forms.add(word[:-2])
+    if word.endswith("ed"):
+        forms.update((word[:-1], word[:-2]))
+    if word.endswith("ing"):
+        forms.update((word[:-3], word[:-3] + "e"))
+    return frozenset(forms)

@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 
 from atipkit.deny import configured
-from atipkit.infer.effects import guess_effects
+from atipkit.infer.effects import infer_effects
 from atipkit.infer.helptext import (
     ParsedCommand,
     ParsedHelp,
@@ -51,9 +51,12 @@ from atipkit.model import (
     Binary,
     Command,
     Effects,
+    FilesystemEffects,
     Option,
     Tool,
     Trust,
+    UnsetType,
+    iter_commands,
 )
 from atipkit.probe import run_sandboxed
 from atipkit.protocol import PROTOCOL_VERSION
@@ -170,7 +173,6 @@ def generate_shim(
     method = "help-parsing"
     if page is not None:
         merge(root, page)
-        root.commands = root.commands or page.commands  # the page's listing, if the help has none
         sources.append("man")
         method += "+man"
     version = version or _version(launch, clock, env)
@@ -288,16 +290,25 @@ def as_named(tool: Tool, name: str, description: str) -> Tool | None:
 
 
 def claim_destruction(tool: Tool) -> None:
-    """Mark the shim of a denied command destructive as a whole, and say why: the deny
-    list names commands whose purpose is to change the state of the system, and an
-    agent must not take one for harmless because inference, which never ran it, knew
-    nothing of its effects (decision 158). Claiming a risk is within decision 42."""
-    tool.effects = Effects(destructive=True)
+    """Claim destruction for every command of a denied tool that its documentation does
+    not show read-only, and say why: the deny list names commands whose purpose is to
+    change the state of the system, and an agent must not take one for harmless because
+    inference, which never ran it, knew nothing of its effects (decision 158). A command
+    that only looks (`loginctl list-users`) keeps its read-only effects (decision 283)."""
+    for _, command in iter_commands(tool):
+        shown = command.effects.filesystem if command.effects else UNSET
+        if command.commands or (shown and shown.write is False):
+            continue
+        command.effects = Effects(
+            filesystem=FilesystemEffects(write=True, delete=True),
+            network=command.effects.network if command.effects else UNSET,
+            destructive=True,
+        )
     generation = tool.extensions.get("_generation")
     if isinstance(generation, dict):
         generation["note"] = (
             "on the deny list of commands that change the state of the system: never run; "
-            "destructive assumed"
+            "destructive assumed where its documentation does not show it read-only"
         )
 
 
@@ -452,10 +463,15 @@ def _subcommands(
             command.commands = children
         elif sub.commands:  # below the depth: listed, not read
             command.commands = {
-                c.name: Command(description=_short(c.description) or " ".join((*sub_path, c.name)))
+                c.name: Command(
+                    description=_short(c.description) or " ".join((*sub_path, c.name)),
+                    effects=_effects(c.name, ParsedHelp(description=c.description)),
+                )
                 for c in sub.commands
                 if c.name != entry.name
             }
+        if command.commands:  # a group's effects are those of its commands, each its own
+            command.effects = UNSET
         out[entry.name] = command
     return out
 
@@ -530,14 +546,19 @@ def _echoes(child: ParsedHelp, parent: ParsedHelp) -> bool:
 
 def _command(name: str, parsed: ParsedHelp, path: tuple[str, ...]) -> Command:
     description = _short(parsed.description) or " ".join(path) or name
-    effects = guess_effects(path[-1] if path else name, parsed.description)
     return Command(
         description=description,
         arguments=_unique_args([_argument(a) for a in parsed.arguments]),
         options=_unique([_option(o) for o in parsed.options]),
-        effects=effects if effects != type(effects)() else UNSET,
+        effects=_effects(path[-1] if path else name, parsed),
         examples=parsed.examples,
     )
+
+
+def _effects(name: str, parsed: ParsedHelp) -> Effects | UnsetType:
+    """What the command's name, purpose and options say it does (`infer_effects`)."""
+    effects = infer_effects(name, parsed.description, [o.description for o in parsed.options])
+    return effects if effects != Effects() else UNSET
 
 
 def _option(parsed: Any) -> Option:

@@ -11,14 +11,17 @@ usage lines, and BSD single-dash options (`-chdir=DIR`).
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
 _HEADER = re.compile(r"^(?P<title>[A-Za-z][A-Za-z0-9 ,()/'&-]*?):?\s*$")
 _USAGE = re.compile(r"^\s*(?:usage|Usage|USAGE):?\s*(?P<rest>.*)$")
-_FLAG = re.compile(r"--?\[?[A-Za-z0-9?][\w.?\[\]-]*")
+_FLAG = re.compile(r"--?\[?[A-Za-z0-9?][\w.?\[\]-]*|-[!@$#^:/%](?![\w-])")
+"""A flag: `-a`, `--all`, `-name`, `-d[etails]`; zip's `-@` and `-$`."""
 _SPLIT = re.compile(r"\s{2,}|\t")
+_VALUE_ROW = re.compile(r"[^\s-][^\s]*\s{2,}\S")
+"""A row of a list of values: `N-M    from N'th to M'th byte`."""
 _DEFAULT = re.compile(
     r"\[default:\s*(?P<a>[^\]]+)\]|\(default:?\s*(?P<b>[^)]+)\)|[Dd]efault(?:s)?(?: is| to|:)\s+"
     r"['\"`]?(?P<c>[^\s'\"`,;)]+)"
@@ -59,6 +62,7 @@ _INT = {
     "SIZE_IN_BYTES",
 }
 _FLOAT = {"FLOAT", "NUMBER_FLOAT", "DECIMAL"}
+_LITERAL = re.compile(r"[a-z][a-z0-9-]*")
 _HELP_FLAGS = {"-h", "--help", "-?", "--usage", "-help", "--version", "-version"}
 """Options of no use to an agent (decision 41). A bare `-V` is not among them: `sort -V`
 sorts versions; an option spelled `-V, --version` goes by its long flag."""
@@ -117,7 +121,8 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
     help_ = ParsedHelp()
     section = ""
     usage_lines: list[str] = []
-    option: ParsedOption | None = None
+    option: list[ParsedOption] = []  # the options of the line read last
+    values_above = False  # whether the line above is a row of a list of values
     option_indent = 0
     argument: ParsedArgument | None = None
     listing_indent: int | None = None  # where the section's command names start
@@ -128,7 +133,8 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
         stripped = line.strip()
         indent = len(line) - len(line.lstrip())
         if not stripped:
-            option = argument = None
+            values_above = False
+            option, argument = [], None
             examples.pause()
             if section == "usage" and usage_lines:
                 section = ""  # a usage block ends at a blank line
@@ -140,9 +146,9 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
             if usage.group("rest"):
                 usage_lines.append(usage.group("rest"))
             continue
-        if indent == 0 and _is_header(stripped, lines, index):
+        if indent <= 1 and _is_header(stripped, lines, index):  # argp: " Main mode:"
             section = stripped.rstrip(":").strip().lower()
-            option = argument = None
+            option, argument = [], None
             listing_indent = None
             continue
         if section == "usage" and indent > 0 and not usage_lines:
@@ -158,15 +164,18 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
         if section in _EXAMPLE_SECTIONS:
             examples.read(stripped)
             continue
-        if stripped.startswith("-") and _FLAG.match(stripped) and indent <= 16:
+        value_list = values_above  # cut's `N-M  from N'th...` / `-M  from first...`
+        values_above = bool(_VALUE_ROW.match(stripped)) and indent <= 16
+        if stripped.startswith("-") and _FLAG.match(stripped) and indent <= 16 and not value_list:
             parsed = _option_line(stripped)
-            if parsed is not None:
+            if parsed:
                 option, option_indent = parsed, indent
                 argument = None
-                help_.options.append(parsed)
+                help_.options += parsed
                 continue
-        if option is not None and indent > option_indent and not stripped.startswith("-"):
-            option.description = f"{option.description} {stripped}".strip()
+        if option and indent > option_indent and not stripped.startswith("-"):
+            for each in option:
+                each.description = f"{each.description} {stripped}".strip()
             continue
         if argument is not None and indent > 2 and not _COMMAND_LINE.match(line):
             argument.description = f"{argument.description} {stripped}".strip()
@@ -205,8 +214,16 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
             help_.description = stripped
     help_.examples = examples.found
     help_.usage = usage_lines[0] if usage_lines else ""
+    return finish(help_, prog)
+
+
+def finish(help_: ParsedHelp, prog: str | None) -> ParsedHelp:
+    """What every reader does last (help text and man pages alike): positional arguments
+    from the usage line, each flag once, no help or version options, each command once
+    and not `help`."""
     _from_usage(help_, prog)
-    help_.options = [o for o in _dedupe(help_.options) if not set(o.flags) & _HELP_FLAGS]
+    _written_in(help_.options)
+    help_.options = [o for o in _dedupe(help_.options) if not _is_help(o)]
     help_.commands = list({c.name: c for c in help_.commands if c.name != "help"}.values())
     return help_
 
@@ -291,51 +308,216 @@ def _is_header(stripped: str, lines: list[str], index: int) -> bool:
     return stripped.isupper() and len(stripped) <= 40 and len(stripped.split()) <= 4
 
 
-def _option_line(stripped: str) -> ParsedOption | None:
+class _Spelling(NamedTuple):
+    """One spelling of an option: `-C NUM`, `--context[=NUM]`, `-c`."""
+
+    flag: str
+    metavar: str | None = None
+    optional: bool = False
+
+
+def _option_line(stripped: str) -> list[ParsedOption]:
     """`-a, --all  description`, `--size=SIZE`, `-f FILE, --file FILE`, `--x / --no-x`."""
     parts = _SPLIT.split(stripped, maxsplit=1)
     spec, description = parts[0], parts[1] if len(parts) > 1 else ""
+    while spec.endswith(",") and description.startswith("-"):  # wget's `-b,  --background`
+        more = _SPLIT.split(description, maxsplit=1)
+        spec, description = f"{spec} {more[0]}", more[1] if len(more) > 1 else ""
     if " / " in spec and not description:
         spec, _, description = spec.partition("  ")
-    option = ParsedOption(flags=[], description=description.strip())
-    chunks = [c.strip() for c in re.split(r",\s*(?=-)|\s+/\s+", spec) if c.strip()]
+    spec = _levels(spec)
+    negatable = False
+    chunks = [c.strip() for c in _SPELLINGS.split(spec) if c.strip()]
     if len(chunks) > 1 and all(c.startswith("-") for c in chunks) and " / " in spec:
-        option.negatable = True
+        negatable = True
         chunks = chunks[:1]  # --shout / --no-shout: the flag, and its negation
+    spellings: list[_Spelling] = []
     for position, chunk in enumerate(chunks):
         match = _FLAG.match(chunk)
         if match is None:
-            if option.flags and not option.metavar:  # `-f, --file FILE` split oddly
-                option.metavar = chunk.split()[0].strip("<>")
+            if spellings and not any(s.metavar for s in spellings):  # `-f, --file FILE`
+                spellings[-1] = spellings[-1]._replace(metavar=chunk.split()[0].strip("<>"))
             continue
-        flag = match.group(0).rstrip(".,:;")
-        rest = chunk[match.end() :]
-        if "[no-]" in flag:  # git's --[no-]foo
-            option.negatable = True
-            flag = flag.replace("[no-]", "")
-        if flag.endswith("[") and rest.startswith("="):
-            flag, rest = flag[:-1], "[" + rest
-        if len(flag) < 2 or flag in ("-", "--"):
+        flag, rest, negated = _flag(match.group(0), chunk[match.end() :])
+        negatable = negatable or negated
+        if flag is None:
             continue
-        option.flags.append(flag)
         metavar_text, _, tail = (
             rest.strip().partition(" ")
             if not rest.startswith(("=", "["))
             else (rest.strip(), "", "")
         )
         if rest.startswith(" ") and position == len(chunks) - 1 and tail and not description:
-            option.description = tail.strip()  # `-o FILE write it` with single spaces
+            # `-o FILE write it` with single spaces; a word that names no placeholder
+            # begins the description (`--synchronous synchronous output (safer...)`)
+            if re.fullmatch(r"[A-Z][A-Z0-9_-]*|<.+>|\[.+\]|\{.+\}", metavar_text):
+                description = tail.strip()
+            else:
+                description, metavar_text = rest.strip(), ""
         metavar, optional = _metavar(metavar_text if rest.startswith(" ") else rest)
-        if metavar and not option.metavar:
-            option.metavar, option.optional_value = metavar, optional
-    if not option.flags:
-        return None
-    column = re.match(r"<(?P<m>[\w.-]+)>(?:\s+|$)", option.description)
-    if column and not option.metavar:  # a metavar column (Typer, rich-click): `<int>`
-        option.description = option.description[column.end() :].strip()
-        if column.group("m").lower() != "bool":
-            option.metavar = column.group("m")
-    return option
+        if metavar and metavar.startswith("-"):  # find's `-daystart -follow`: a flag
+            metavar = None
+        spellings.append(_Spelling(flag, metavar, optional))
+    options = _assemble(spellings, description.strip(), negatable)
+    for option in options:
+        column = re.match(r"<(?P<m>[\w.-]+)>(?:\s+|$)", option.description)
+        if column and not option.metavar:  # a metavar column (Typer, rich-click): `<int>`
+            option.description = option.description[column.end() :].strip()
+            if column.group("m").lower() != "bool":
+                option.metavar = column.group("m")
+    return options
+
+
+def options_from_tag(tag: str, description: str = "") -> list[ParsedOption]:
+    """The options of a man page's tag, whose description stands apart: every word after
+    a flag is its value (`-exec command ;`, `-fprintf file format`, `--arg name value`),
+    and a flag ending in `=` takes one it does not name (systemd's `--since=`). Spellings
+    are separated by commas, slashes, "or" or a space before `--` (`-B or
+    --auto-buffers`, `--slurp/-s`, gzip's `-c --stdout`); `-0 ... -9` are ten."""
+    negatable = False
+    spellings: list[_Spelling] = []
+    for chunk in _SPELLINGS.split(_levels(tag)):
+        chunk = chunk.strip()
+        if chunk.startswith("(-"):  # zip's `-#` / `(-0, -1, ..., -9)`
+            chunk = chunk[1:]
+        if chunk.endswith(")") and "(" not in chunk:
+            chunk = chunk[:-1]
+        letters = _OPTIONAL_LETTERS.match(chunk.strip())
+        if letters:  # iproute2's `-c[color]`: `-c` or `-color`
+            short, more, chunk = letters.groups()
+            longer = f"-{more}" if more.startswith(short[1:]) else f"{short}{more}"
+            spellings.append(_Spelling(short))
+            chunk = f"{longer}{chunk}"
+        match = _FLAG.match(chunk.strip())
+        if match is None:
+            continue
+        flag, rest, negated = _flag(match.group(0), chunk.strip()[match.end() :])
+        negatable = negatable or negated
+        if flag is None:
+            continue
+        value = rest.strip()
+        if rest.startswith("=") and not value.removeprefix("="):
+            value = "=VALUE"
+        metavar, optional = _metavar(value)
+        if rest.startswith(" ") and not (value.startswith("[") and value.endswith("]")):
+            optional = False  # `-D [bind_address:]port`: the value is required
+        spellings.append(_Spelling(flag, metavar, optional))
+    return _assemble(spellings, description, negatable)
+
+
+_SPELLINGS = re.compile(
+    r",\s*(?:or\s+)?(?=\(?[-+])|\s+/\s+|/(?=--?[A-Za-z])|\s+or\s+(?=-)|\s+(?=--[A-Za-z])"
+)
+"""Between two spellings of an option: `-a, --all`, `--x / --no-x`, `--slurp/-s`, `-B or
+--auto-buffers`, `-c --stdout` (a space, then a long flag)."""
+
+
+_OPTIONAL_LETTERS = re.compile(r"(-[a-z]+)\[([a-z]{2,})\](.*)$")
+
+
+def _levels(spec: str) -> str:
+    """`-0 ... -9` (xz's levels) → `-0, -1, ..., -9`."""
+    span = re.match(r"-(\d)\s*(?:\.\.\.?|…|to)\s*-(\d)(?=\s|,|$)", spec)
+    if span is None or span.group(1) >= span.group(2):
+        return spec
+    levels = ", ".join(f"-{n}" for n in range(int(span.group(1)), int(span.group(2)) + 1))
+    return levels + spec[span.end() :]
+
+
+def _flag(flag: str, rest: str) -> tuple[str | None, str, bool]:
+    """(flag, what follows it, whether it is negatable) from a flag as matched:
+    `--[no-]tags` (git's negatable flag); `-i[SUFFIX]` and `--color[=WHEN]`, an
+    optional value attached. None for a lone dash."""
+    negated = "[no-]" in flag
+    flag = flag.replace("[no-]", "").rstrip(".,:;")
+    if "[" in flag:
+        flag, rest = flag[: flag.index("[")], flag[flag.index("[") :] + rest
+    if len(flag) < 2 or flag in ("-", "--"):
+        return None, rest, negated
+    return flag, rest, negated
+
+
+def _assemble(spellings: list[_Spelling], description: str, negatable: bool) -> list[ParsedOption]:
+    """The options a tag's spellings make. Usually one; but a short flag written bare
+    beside a short one that takes a value (`-c, -C NUM, --context[=NUM]`) takes none: it
+    is an option of its own. (Beside a long flag whose value is optional, it may take
+    one attached — `-e, --eof[=END]`, xargs's `-eEND` — or none — ls's `-F,
+    --classify[=WHEN]`: the help cannot tell, and it is left with the long one.) A flag
+    written both bare and with a value (`--check, --check=diagnose-first`) takes an
+    optional one."""
+    bare = {s.flag for s in spellings if s.metavar is None}
+    spellings = [s._replace(optional=True) if s.flag in bare else s for s in spellings]
+    valued = [s for s in spellings if s.metavar]
+    alone = [s for s in spellings if not s.metavar and len(s.flag) == 2]
+    apart = bool(alone) and any(len(s.flag) == 2 and not s.optional for s in valued)
+    groups = [[s for s in spellings if s not in alone], alone] if apart else [spellings]
+    out = []
+    for group in groups:
+        flags = _digits(list(dict.fromkeys(s.flag for s in group)))
+        if not flags:
+            continue
+        option = ParsedOption(flags=flags, description=description, negatable=negatable)
+        first = next((s for s in group if s.metavar), None)
+        if first is not None:
+            option.metavar, option.optional_value = first.metavar, first.optional
+            option.flags = _unglued(flags, first.metavar)
+        out.append(option)
+    return out
+
+
+def _digits(flags: list[str]) -> list[str]:
+    """`-#` stands for a digit: gzip's `-# --fast --best` are `-1` to `-9` (beside
+    zip's `-0, -1, ..., -9`, it says nothing more)."""
+    if "-#" not in flags:
+        return flags
+    digits = [] if any(re.fullmatch(r"-\d", f) for f in flags) else [f"-{n}" for n in range(1, 10)]
+    at = flags.index("-#")
+    return flags[:at] + digits + flags[at + 1 :]
+
+
+def _unglued(flags: list[str], metavar: str) -> list[str]:
+    """Flags without their value written attached: jq's `-Ldirectory / -L directory`,
+    apt-get's `-eany, --error-on=any` (`-e`), zip's `-Qn, --Q-flag n` (`-Q`)."""
+    out: list[str] = []
+    for flag in flags:
+        if flag.endswith(metavar) and re.fullmatch(r"-\w", flag[: -len(metavar)]):
+            flag = flag[: -len(metavar)]
+        if flag not in out:
+            out.append(flag)
+    return out
+
+
+def _written_in(options: list[ParsedOption]) -> None:
+    """ls's `-p, --indicator-style=slash` beside `--indicator-style=WORD`, sort's `-C,
+    --check=quiet` beside `-c, --check[=diagnose-first]`: a long flag given with a value
+    written in (lower case) where another option gives it a value too belongs to the
+    other (the one that names its value, else the one where it is optional); what is
+    left (`-p`, `-C`) takes no value."""
+    owner: dict[str, ParsedOption] = {}
+    for option in options:
+        for flag in option.flags if option.metavar else []:
+            known = owner.get(flag)
+            if known is None or _rank(option) < _rank(known):
+                owner[flag] = option
+    for option in options:
+        if option.metavar and _LITERAL.fullmatch(option.metavar):
+            left = [f for f in option.flags if owner.get(f, option) is option]
+            if left and len(left) < len(option.flags):
+                option.flags, option.metavar, option.optional_value = left, None, False
+
+
+def _rank(option: ParsedOption) -> tuple[bool, bool]:
+    """Which of two options giving a flag a value owns it: a placeholder first
+    (`=WORD`), then an optional value."""
+    return bool(_LITERAL.fullmatch(option.metavar or "")), not option.optional_value
+
+
+def _is_help(option: ParsedOption) -> bool:
+    """Whether an option asks for help or the version (decision 41): by its long
+    spellings when it has some (`-h, --human-readable` is not; ip's `-h, -human` is
+    not), else by its short one (`-h`, `-?`)."""
+    longs = [f for f in option.flags if len(f.lstrip("-")) > 1]
+    return bool(set(longs or option.flags) & _HELP_FLAGS)
 
 
 def _metavar(rest: str) -> tuple[str | None, bool]:
@@ -358,11 +540,17 @@ def _arg_name(token: str) -> str:
 
 def command_listing(text: str) -> list[ParsedCommand]:
     """Every command of a complete listing (`git help -a`): there, each indented
-    two-column line whose name is lower-case names a command, whatever its header."""
+    two-column line whose name is lower-case names a command, under a header that names
+    commands (or none yet) — not git's "User-facing repository, command and file
+    interfaces" or "Developer-facing file formats", which list guides."""
     out: dict[str, ParsedCommand] = {}
+    listing = True
     for line in _clean(text).split("\n"):
+        if line.strip() and not line[0].isspace():
+            listing = bool(re.search(r"\bcommands\b", line, re.IGNORECASE))
+            continue
         match = _COMMAND_LINE.match(line.rstrip())
-        if match and match.group("names")[0].islower():
+        if listing and match and match.group("names")[0].islower():
             name = match.group("names").split(",")[0].strip().rstrip(":")
             out.setdefault(
                 name,
@@ -414,10 +602,10 @@ def _from_usage(help_: ParsedHelp, prog: str | None) -> None:
 
 
 def usage_tokens(usage: str) -> list[str]:
-    """Blank-separated tokens of a usage line, brackets kept together (an unclosed one to
-    the end): `[--foo FOO]`, `[FILE]...`, `<path>...`, `{ add | del }`."""
+    """A usage line's words, a bracketed group kept whole: `[--foo FOO]`, `[FILE]...`,
+    `<path>...`, `[-t <branch>]`."""
     tokens: list[str] = []
-    depth, current = 0, ""
+    depth, current = 0, []
     for ch in usage:
         if ch in "[{<(":
             depth += 1
@@ -425,18 +613,17 @@ def usage_tokens(usage: str) -> list[str]:
             depth = max(0, depth - 1)
         if ch.isspace() and depth == 0:
             if current:
-                tokens.append(current)
-            current = ""
+                tokens.append("".join(current))
+            current = []
         else:
-            current += ch
+            current.append(ch)
     if current:
-        tokens.append(current)
+        tokens.append("".join(current))
     return tokens
 
 
 def _usage_words(usage: str, prog: str | None) -> list[str]:
-    """Usage tokens after the program name (and its subcommand words), brackets kept
-    together: `[--foo FOO]`, `[FILE]...`, `<path>...`."""
+    """Usage tokens after the program name (and its subcommand words)."""
     tokens = usage_tokens(usage)
     while tokens and (prog and (tokens[0] == prog or tokens[0].endswith("/" + prog))):
         tokens.pop(0)

@@ -37,12 +37,10 @@ from pathlib import Path
 import msgspec
 
 from atipkit._atomic import write_atomic
-from atipkit.infer.helptext import ParsedHelp, parse_help
+from atipkit.infer.helptext import ParsedHelp
+from atipkit.infer.pagetext import mark_tables, read_page
+from atipkit.infer.synopsis import COMMAND_SLOT as COMMAND_SLOT  # read by coverage
 
-_NAME_LINE = re.compile(r"NAME\s*\n\s*\S+(?:,\s*\S+)*\s+[-—–]+\s*(.+)")
-_BULLET_OPTION = re.compile(r"^(?P<indent>\s+)[•○◦·*]\s+(?P<spec>-\S.*?):?\s*$")
-_ALTERNATIVES = re.compile(r"\s*/\s*(?=-)|\s+and\s+(?=-)")
-_SYNOPSIS = re.compile(r"^SYNOPSIS\s*$", re.MULTILINE)
 _VERSION = re.compile(r"\b[vV]?(\d+(?:\.\d+)+[\w.+~-]*)")
 
 SECTIONS = ("1", "8", "6")
@@ -60,58 +58,25 @@ _COMPRESSED: dict[str, Callable[[io.BytesIO], io.BufferedIOBase]] = {
 
 
 _TITLE = re.compile(r"^\.(?:TH|Dt)\b.*$", re.MULTILINE)
-COMMAND_SLOT = re.compile(r"<command>|\b(?:COMMAND|command)\b|\{\s*[a-z][\w-]*[^{}|]*\|\s*[a-z]")
-"""A place for a subcommand in a synopsis: `git ... <command> [<args>]`, `perf ... COMMAND`,
-`apt-get ... {update | upgrade | ...}`."""
 
 
 def parse_man_text(text: str, name: str) -> ParsedHelp | None:
-    """A rendered page read like help text: its options, its SYNOPSIS as the usage line
-    (positional arguments), and its NAME line as the description — the page's own
-    one-line summary, where the first line of the text is only the page's header
-    (`LS(1)  User Commands  LS(1)`). None for an empty page."""
-    if not text.strip():
-        return None
-    parsed = parse_help(_SYNOPSIS.sub("Usage:", _unbullet(text), count=1), name)
-    if not COMMAND_SLOT.search(parsed.usage):
-        # A COMMANDS section of a program that takes no subcommand describes something
-        # else: the keys of an interactive program (less, ftp), a shell's builtins.
-        parsed.commands = []
-    line = _NAME_LINE.search(text)
-    parsed.description = line.group(1).strip() if line else ""
-    return parsed
-
-
-def _unbullet(text: str) -> str:
-    """`•   --slurp/-s:` + blank + indented paragraph → `--slurp, -s  paragraph`."""
-    lines = text.split("\n")
-    out: list[str] = []
-    index = 0
-    while index < len(lines):
-        match = _BULLET_OPTION.match(lines[index])
-        index += 1
-        if match is None:
-            out.append(lines[index - 1])
-            continue
-        spec = ", ".join(_ALTERNATIVES.split(match.group("spec")))
-        start = index
-        while start < len(lines) and not lines[start].strip():
-            start += 1
-        end = start
-        deeper = len(match.group("indent")) + 2
-        while end < len(lines) and len(lines[end]) - len(lines[end].lstrip()) >= deeper:
-            end += 1
-        paragraph = " ".join(line.strip() for line in lines[start:end] if line.strip())
-        out.append(f"{match.group('indent')}{spec}  {paragraph}".rstrip())
-        index = end
-    return "\n".join(out)
+    """A rendered page read by its layout (`pagetext.read_page`): its options, its
+    subcommands, its SYNOPSIS as the usage line (positional arguments), and its NAME line
+    as the description — the page's own one-line summary, where the first line of the
+    text is only the page's header (`LS(1)  User Commands  LS(1)`). None for an empty
+    page."""
+    return read_page(text, name)
 
 
 def merge(base: ParsedHelp, extra: ParsedHelp) -> None:
     """Options the man page adds to a short `--help`, and spellings it adds to options
-    the help has (`-s` gains `--slurp`); the page's description (its NAME line, written
-    to be one) over the first line of the help (which may be an error message: ssh
-    answers `--help` with `unknown option -- -`)."""
+    the help has (`-s` gains `--slurp`), and the value it names for one where the help
+    names none (wget's help lists `--hsts-file` bare, its page `--hsts-file=file`); the
+    commands it lists that the help leaves out (tmux's help lists none, apt-get's not
+    `changelog`); the page's description (its NAME line, written to be one) over the
+    first line of the help (which may be an error message: ssh answers `--help` with
+    `unknown option -- -`)."""
     known = {f for o in base.options for f in o.flags}
     for option in extra.options:
         owners = [o for o in base.options if set(o.flags) & set(option.flags)]
@@ -123,6 +88,16 @@ def merge(base: ParsedHelp, extra: ParsedHelp) -> None:
             owner.flags += [f for f in option.flags if f not in known]
             known.update(option.flags)
             owner.description = owner.description or option.description
+            if option.metavar and not owner.metavar:  # a terse help names no value
+                owner.metavar, owner.optional_value = option.metavar, option.optional_value
+    listed = {c.name: c for c in base.commands}
+    for command in extra.commands:
+        if command.name not in listed:
+            base.commands.append(command)
+        else:
+            known = listed[command.name]
+            known.description = known.description or command.description
+            known.args = known.args or command.args
     base.description = extra.description or base.description  # a page's NAME line is curated
 
 
@@ -324,7 +299,7 @@ def read_man_files(
     """`read_man_file` for each (path, name) of `pages`, rendered together
     (`render_many`: most of a page's rendering is groff's start)."""
     sources = [_page_source(Path(path)) for path, _ in pages]
-    texts = render_many([s for s in sources if s is not None], timeout=timeout)
+    texts = render_many([mark_tables(s) for s in sources if s is not None], timeout=timeout)
     rendered = iter(texts)
     return [
         _read(next(rendered), source, path, name) if source is not None else None
@@ -339,18 +314,21 @@ def _read(text: str, source: str, path: str | os.PathLike[str], name: str) -> Ma
     parsed = parse_man_text(text, name) if text else None
     if parsed is None:
         return None
-    names = _name_entries(_section_text(text, _NAME_SECTION))
+    plain = _OVERSTRIKE.sub("", text)  # bold and italic are overstrikes (`render`)
+    names = _name_entries(_section_text(plain, _NAME_SECTION))
     parsed.description = names.get(name, parsed.description)
     return ManPage(
         help=parsed,
         version=page_version(source),
         path=os.fspath(path),
-        synopsis=_section_text(text, _SYNOPSIS),
+        synopsis=_section_text(plain, _SYNOPSIS),
         names=names,
     )
 
 
+_OVERSTRIKE = re.compile(".\x08")
 _NAME_SECTION = re.compile(r"^NAME\s*$", re.MULTILINE)
+_SYNOPSIS = re.compile(r"^SYNOPSIS\s*$", re.MULTILINE)
 _NAME_ENTRY = re.compile(r"^\s*(?P<names>[^\s,]+(?:,\s*[^\s,]+)*)\s+[-—–]+\s+(?P<what>\S.*)$")
 
 
@@ -557,8 +535,10 @@ def _groff(source: str, timeout: float, max_bytes: int) -> str | None:
         captured = run_sandboxed(
             groff,
             # no hyphenation: a word broken across lines ("screen-" / "ful") would
-            # leave its tail at the start of a line, where it reads as a name
-            ["-mandoc", "-Tutf8", "-k", "-t", "-rHY=0", "-P-cbou"],
+            # leave its tail at the start of a line, where it reads as a name; bold and
+            # italic kept as overstrikes (`x\bx`, `_\bx`): italic is what the reader
+            # replaces (an operand), not a word typed as is (a command)
+            ["-mandoc", "-Tutf8", "-k", "-t", "-rHY=0", "-P-co"],
             stdin=source.encode("utf-8"),
             timeout=timeout,
             max_bytes=max_bytes,

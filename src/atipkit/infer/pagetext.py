@@ -1,0 +1,647 @@
+"""Reading a rendered man page by its layout: sections, tagged paragraphs, the synopsis.
+
+Help text is read line by line (`helptext`); a page is not help text. groff lays it out
+in a few shapes, and what a line is follows from its place among them, never from what
+tool the page is about:
+
+- a *heading* starts at column 0 (`.SH`), a *sub-heading* at 1–4 (`.SS`, `.Ss`);
+- a *tagged paragraph* (`.TP`, `.IP`, mdoc's `.It`) is a tag at some indent followed by
+  its description deeper: on the next line, or on the tag's own line after a gap when
+  the tag is short (`-4     shortcut for -family inet.`);
+- a line that continues a paragraph (the line above it is text at the same indent or
+  shallower) is never a tag, whatever it starts with: `--failed are used, units...` in
+  prose is not an option;
+- a table (`.TS`/`.TE`, marked in the source before rendering by `mark_tables`) and a
+  box drawn with line characters hold cells, never tags.
+
+Options are the tags that start with `-`. Subcommands are the tags at the base indent
+of a section whose heading names commands (COMMANDS, "Unit Commands", "HIGH-LEVEL
+COMMANDS", and every sub-section of such a section), or of a section where the synopsis
+names some of them (apt-get lists its commands in DESCRIPTION), or anywhere when the tag
+is a command's own synopsis (`attach-session [-dErx] [-t target-session]`), shaped
+`name [ARGS...]`; and the names the synopsis gives in the command's place (`apt-get
+{update | upgrade | ...}`, `git remote add ...` / `git remote rename ...`, `OBJECT :=
+{ link | address | ... }`). Examples' output, values, unit names and cells are deeper than
+the listing or not tags at all. A page whose synopsis takes no command has none.
+
+Linear in the page: every line is looked at a bounded number of times (a tag's
+description is read up to `_DESCRIPTION_CHARS`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from typing import NamedTuple
+
+from atipkit.infer import synopsis
+from atipkit.infer.helptext import (
+    ParsedCommand,
+    ParsedHelp,
+    ParsedOption,
+    finish,
+    options_from_tag,
+    parse_help,
+)
+
+TABLE_MARK = "\u2063"
+"""A line holding only this character (INVISIBLE SEPARATOR) starts or ends a table."""
+
+_NAME_LINE = re.compile(r"NAME\s*\n\s*\S+(?:,\s*\S+)*\s+[-—–]+\s*(.+)")
+_BULLET_OPTION = re.compile(r"^[•○◦·*]\s+(?P<spec>-\S.*?)(?::\s+(?P<rest>\S.*)|:?)$")
+_BOX = frozenset("│┃║┌┏╔├┣╠└┗╚─━═┬┴┼╭╰")
+_ESCAPES = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|.\x08")
+_ITALIC = re.compile(r"(?:_\x08[^\x08\s])+")
+_COMMANDS_HEADING = re.compile(r"\bcommands?\b", re.IGNORECASE)
+_NOT_COMMANDS_HEADING = re.compile(r"command[- ]line|option|argument|operand", re.IGNORECASE)
+_NO_COMMANDS_HEADING = re.compile(r"^(?:NAME|SYNOPSIS)\b|example", re.IGNORECASE)
+_PROMPT = re.compile(r"[$#%>] ")
+_OR = re.compile(r"\s{2,}or\s{2,}(?=-)")
+_NO_OPTIONS_HEADING = re.compile(r"example|operator", re.IGNORECASE)
+"""Sections whose tags are not options: an example's command line, find's `-not expr`
+(an operator joins expressions; it sets nothing)."""
+_PAGE_REF = re.compile(r"(?P<name>[\w.+-]+)\((?P<section>\d\w*)\)")
+_PLACEHOLDER = re.compile(
+    r"(?:[\[{<(].*|\.\.\.|\||[A-Z][A-Z0-9_]*(?:[=:.,|/-][\w.,|/=:-]*)?(?:\.\.\.)?[\]}>)]*)"
+)
+"""A word that stands for a value in a command's tag: `[PATTERN...]`, `UNIT...`,
+`PROPERTY=VALUE...`, `<name>`, `{a|b}`, `...`, `|`."""
+_DESCRIPTION_CHARS = 400
+"""Enough of a description for what is kept of it (200 characters, decision 43)."""
+_STACK = 16
+"""At most so many option tags stacked above one description (`-o logfile` /
+`--output-file=logfile`)."""
+_FILLED = 66
+"""A line reaching this column was filled up to the margin (groff's is at 78)."""
+_TAG_LINES = 4
+_NESTED = 4
+"""A listing is at most so many columns deeper than the text of its section."""
+"""A tag whose brackets are still open continues on at most so many lines."""
+
+
+class _Line(NamedTuple):
+    indent: int
+    text: str  # stripped; "" for a blank line, a cell of a table, a line of a box
+    raw: str = ""  # as rendered, bold and italic as overstrikes (`_italic`)
+
+
+_BLANK = _Line(0, "")
+
+
+class _Block(NamedTuple):
+    """A section, or a sub-section of one, as lines [start, end) of the page; `head` is
+    the line of its heading (-1 for none)."""
+
+    title: str
+    sub: str
+    start: int
+    end: int
+    head: int = -1
+
+
+class _Entry(NamedTuple):
+    """A tagged paragraph: its tag, the start of its description, where it stands."""
+
+    tag: str
+    description: str
+    indent: int
+    block: int
+    line: int
+    last: int
+
+
+def read_page(text: str, name: str) -> ParsedHelp | None:
+    """What a rendered page says: its NAME line as the description, its SYNOPSIS as the
+    usage line, its options and subcommands by layout, its examples. None for an empty
+    page. Bold and italic may be given as overstrikes (`x\\bx`, `_\\bx`, as `render`
+    gives them): italic words are placeholders."""
+    if not text.strip():
+        return None
+    lines = _lines(text)
+    _drop_header_and_footer(lines)
+    blocks = _blocks(lines)
+    entries = _entries(lines, blocks)
+    forms = _synopsis(lines, blocks)
+    help_ = ParsedHelp(usage=forms[0].text if forms else "")
+    plain = "\n".join(line.text for line in lines)
+    found = _NAME_LINE.search(plain)
+    help_.description = found.group(1).strip() if found else ""
+    help_.options = _options(lines, blocks, entries)
+    shown = synopsis.values(forms)
+    for option in help_.options:
+        value = next((shown[f] for f in option.flags if f in shown), None)
+        if value is not None and not option.metavar:
+            option.metavar, option.optional_value = value
+    program = synopsis.program(forms, [_page_name(plain) or name, name])
+    if synopsis.options_follow_command(forms, program):
+        help_.options = []
+    listed = synopsis.commands(forms, program, _replaceable(lines, blocks))
+    if listed or synopsis.takes_command(forms, program):
+        place = synopsis.slot(forms, program)
+        help_.commands = _commands(lines, blocks, entries, listed, place, program)
+    help_.examples = _examples(lines, blocks, name)
+    return finish(help_, name)
+
+
+def mark_tables(source: str) -> str:
+    """roff source with each table (`.TS` … `.TE`) between two lines of `TABLE_MARK`:
+    groff renders a table as aligned columns, which nothing else in the rendered text
+    tells from a listing; the marks survive rendering and `read_page` skips what is
+    between them."""
+    if ".TS" not in source:
+        return source
+    mark = f".br\n\\[u{ord(TABLE_MARK):04X}]\n.br"
+    source = re.sub(r"^\.TS\b", lambda m: f"{mark}\n{m.group(0)}", source, flags=re.MULTILINE)
+    return re.sub(r"^\.TE\b.*$", lambda m: f"{m.group(0)}\n{mark}", source, flags=re.MULTILINE)
+
+
+# -- lines and blocks ------------------------------------------------------------------------
+
+
+def _lines(text: str) -> list[_Line]:
+    """The page's lines with their indents; a table's rows and a box's lines blank (a
+    table left open at the end of the page is not one)."""
+    raw_lines = text.split("\n")
+    plain = _ESCAPES.sub("", text) if "\x08" in text or "\x1b" in text else text
+    marks = [i for i, raw in enumerate(raw_lines) if TABLE_MARK in raw]
+    tables = list(zip(marks[::2], marks[1::2], strict=False))
+    out: list[_Line] = []
+    table = 0
+    blank = _BLANK
+    for index, (raw, line) in enumerate(
+        zip(raw_lines, plain.expandtabs(8).split("\n"), strict=True)
+    ):
+        stripped = line.strip()
+        if not stripped:
+            out.append(blank)
+            continue
+        while table < len(tables) and tables[table][1] < index:
+            table += 1
+        inside = table < len(tables) and tables[table][0] <= index
+        if inside or stripped[0] in _BOX or TABLE_MARK in stripped:
+            out.append(blank)
+            continue
+        out.append(_Line(len(line) - len(line.lstrip()), stripped, raw))
+    return out
+
+
+def _italic(lines: list[_Line], start: int, end: int) -> set[str]:
+    """The words set in italic on lines [start, end): what a reader replaces."""
+    out: set[str] = set()
+    for index in range(start, end):
+        if "_\x08" in lines[index].raw:
+            out.update(w.replace("_\x08", "") for w in _ITALIC.findall(lines[index].raw))
+    return out
+
+
+def _drop_header_and_footer(lines: list[_Line]) -> None:
+    """Blank the page's header and footer: its first and last lines, at column 0 with
+    runs of spaces in them (`LS(1)   User Commands   LS(1)`)."""
+    filled = [i for i, line in enumerate(lines) if line.text]
+    for index in {*filled[:1], *filled[-1:]}:
+        if lines[index].indent == 0 and "   " in lines[index].text:
+            lines[index] = _Line(0, "")
+
+
+def _blocks(lines: list[_Line]) -> list[_Block]:
+    """Sections (a heading at column 0) and sub-sections (a heading at 1–4)."""
+    out: list[_Block] = []
+    title, sub, start, head = "", "", 0, -1
+    for index, line in enumerate(lines):
+        if not line.text:
+            continue
+        if line.indent == 0 or (line.indent <= 4 and title):
+            if index > start:
+                out.append(_Block(title, sub, start, index, head))
+            if line.indent == 0:
+                title, sub = line.text, ""
+            else:
+                sub = line.text
+            start, head = index + 1, index
+    out.append(_Block(title, sub, start, len(lines), head))
+    return [b for b in out if b.end > b.start or b.sub]
+
+
+def _entries(lines: list[_Line], blocks: list[_Block]) -> list[_Entry]:
+    """Every tagged paragraph of every block, in page order; a sub-heading that is an
+    option's tag (netstat's `--route, -r`) is one, its paragraph the description."""
+    out: list[_Entry] = []
+    for number, block in enumerate(blocks):
+        if block.sub.startswith("-"):
+            head = lines[block.head]
+            said = _description(lines, block, block.start, head.indent, "")
+            out.append(_Entry(block.sub, said, head.indent, number, block.head, block.head))
+        column = _description_column(lines, block)
+        base = _base_indent(lines, block)
+        row = False
+        index = block.start
+        while index < block.end:
+            line, above = lines[index], lines[index - 1] if index > block.start else _BLANK
+            if not line.text or (
+                above.text
+                and above.indent <= line.indent
+                and not row
+                and line.text[0] not in "•○◦·*"
+            ):
+                row = False
+                index += 1
+                continue  # a blank line, a paragraph going on (`_entry_at` says it again)
+            found = _entry_at(lines, block, index, (column, base), row)
+            if found is None:
+                row = False
+                index += 1
+                continue
+            tag, description, last, row = found
+            out.append(_Entry(tag, description, lines[index].indent, number, index, last))
+            index = last + 1
+    return out
+
+
+def _description_column(lines: list[_Line], block: _Block) -> int | None:
+    """Where this block's descriptions start when a tag stands alone on its line (the
+    `.TP` indent): the most common indent under such tags."""
+    seen: Counter[int] = Counter()
+    for index in range(block.start, block.end - 1):
+        line, below = lines[index], lines[index + 1]
+        if line.text and below.text and below.indent > line.indent and "  " not in line.text:
+            seen[below.indent] += 1
+    return seen.most_common(1)[0][0] if seen else None
+
+
+def _entry_at(
+    lines: list[_Line], block: _Block, index: int, layout: tuple[int | None, int], row: bool
+) -> tuple[str, str, int, bool] | None:
+    """(tag, description, last line of the tag, whether it is a row) when a tagged
+    paragraph starts at `index`: it starts a paragraph, and a description follows deeper
+    or beside it, or for a tag alone, deeper after one blank line (help2man's pages,
+    gcloud's) — unless what follows is a command line and the tag a word at the text's
+    indent: systemctl's "and" between two examples. `layout` is the block's description
+    column and the indent of its text. A row (`-b, --binary   read in binary mode`) under
+    a row starts one too: the lines of a listing set without blank lines (`row`: the line
+    above was one). A bullet (`•   --slurp/-s:`, pages written in Markdown) starts one
+    whatever is above it."""
+    column, base = layout
+    line = lines[index]
+    if not line.text:
+        return None
+    bullet = _BULLET_OPTION.match(line.text)
+    if bullet is not None:
+        beside = bullet.group("rest") or ""
+        start = index + 1
+        while not beside and start < block.end and not lines[start].text:
+            start += 1
+        said = _description(lines, block, start, line.indent + 1, beside)
+        return bullet.group("spec"), said, index, False
+    above = lines[index - 1] if index > block.start else _Line(0, "")
+    if above.text and above.indent <= line.indent and not (row and _is_row(line)):
+        return None  # the paragraph goes on
+    last = index
+    # stacked option tags: `-o logfile` / `--output-file=logfile`, then the description
+    while (
+        lines[last].text.startswith("-")
+        and last + 1 < block.end
+        and last - index < _STACK
+        and lines[last + 1].indent == line.indent
+        and lines[last + 1].text.startswith(("-", "(-"))
+        and "  " not in lines[last].text
+    ):
+        last += 1
+    if last > index and not _deeper(lines, block, last):
+        last = index
+    tag = ", ".join(lines[i].text for i in range(index, last + 1))
+    # a tag whose brackets are open goes on below: `attach-session [-dErx] [-t` /
+    # `target-session]`
+    if tag.count("[") > tag.count("]"):
+        joined, more = tag, last
+        while joined.count("[") > joined.count("]") and more + 1 < block.end:
+            if not lines[more + 1].text or more - last >= _TAG_LINES:
+                break
+            more += 1
+            joined = f"{joined} {lines[more].text}"
+        if joined.count("[") <= joined.count("]"):  # else a bracket the page left open
+            tag, last = joined, more
+    below = lines[last + 1] if last + 1 < block.end else _Line(0, "")
+    end = lines[last]
+    wrapped = below.text and below.indent == column and end.indent + len(end.text) >= _FILLED
+    alone = not below.text or below.indent < line.indent
+    split = _split_tag(lines[last], column if wrapped or alone else None)
+    if split is not None and last == index:
+        tag, beside = split
+        said = _description(lines, block, last + 1, line.indent, beside)
+        return tag, said, last, _is_row(line)
+    if split is not None and lines[last].text.startswith("-"):  # xz's `--fast` / `--best
+        stacked = [lines[i].text for i in range(index, last)]  # These are ... aliases`
+        said = _description(lines, block, last + 1, line.indent, split[1])
+        return ", ".join([*stacked, split[0]]), said, last, False
+    if split is not None and tag.count("[") > tag.count("]"):
+        return None
+    if _deeper(lines, block, last, line.indent):
+        return tag, _description(lines, block, last + 1, line.indent, ""), last, False
+    if last == index and not below.text and _deeper(lines, block, last + 1, line.indent):
+        text = lines[last + 2].text
+        if tag.startswith("-") or line.indent > base or not _PROMPT.match(text):
+            return tag, _description(lines, block, last + 2, line.indent, ""), last, False
+    return None
+
+
+def _is_row(line: _Line) -> bool:
+    """A line of a listing set without blank lines: a tag, a run of spaces, its
+    description."""
+    return _split_tag(line, None) is not None
+
+
+def _deeper(lines: list[_Line], block: _Block, index: int, indent: int | None = None) -> bool:
+    """Whether the line after `index` is text deeper than `indent` (default: than the
+    line at `index`)."""
+    limit = lines[index].indent if indent is None else indent
+    return index + 1 < block.end and bool(lines[index + 1].text) and lines[index + 1].indent > limit
+
+
+def _split_tag(line: _Line, column: int | None) -> tuple[str, str] | None:
+    """A tag and the description beside it on one line: after a run of spaces, or one
+    space where the block's descriptions start (`-force Don't terminate ip ...`, `cms
+    CMS command.`; the caller passes `column` only where that can be: a tag too wide for
+    that place stands alone with its description below, and `cat PATTERN...` looks the
+    same). Two spaces after a sentence's end are prose."""
+    text = _OR.sub(" or ", line.text)  # patch's `-b  or  --backup`: one tag
+    if column is not None and column > line.indent:
+        at = column - line.indent
+        left = text[: at - 1].strip()
+        # `-t, --type=`: a list of flags goes on
+        if len(text) > at and text[at - 1] == " " and text[at] != " " and left[-1:] not in ",":
+            return left, text[at:].strip()
+    gap = re.search(r"\S(\s{2,})\S", text)
+    if gap is None or text[gap.start(1) - 1] in ".!?:;":
+        return None
+    return text[: gap.start(1)].strip(), text[gap.end(1) :].strip()
+
+
+def _description(lines: list[_Line], block: _Block, start: int, indent: int, beside: str) -> str:
+    """The first paragraph under a tag (the lines deeper than it from `start` up to a
+    blank one)."""
+    words = [beside] if beside else []
+    size = len(beside)
+    index = start
+    while index < block.end and size < _DESCRIPTION_CHARS:
+        line = lines[index]
+        if not line.text or line.indent <= indent or (line.text[0] == "-" and _is_row(line)):
+            break  # a blank line, the text again, the next row of a listing
+        words.append(line.text)
+        size += len(line.text) + 1
+        index += 1
+    return " ".join(words)
+
+
+# -- options ---------------------------------------------------------------------------------
+
+
+def _options(lines: list[_Line], blocks: list[_Block], entries: list[_Entry]) -> list[ParsedOption]:
+    """The tags that start with `-`: `A and B` are two options sharing a description
+    (jq's `--color-output / -C and --monochrome-output / -M`). Not in a list of values
+    where they are few (cut's `N`, `N-`, `N-M`, `-M`; find's `+n`, `-n`, `n`)."""
+    runs = _runs(lines, blocks, entries)
+    dashes: Counter[tuple[int, int, int]] = Counter()
+    others: Counter[tuple[int, int, int]] = Counter()
+    for entry in entries:
+        (dashes if entry.tag.startswith("-") else others)[runs[entry.line]] += 1
+    out = []
+    for entry in entries:
+        block = blocks[entry.block]
+        heading = f"{block.title} {block.sub}"
+        if not entry.tag.startswith("-") or _NO_OPTIONS_HEADING.search(heading):
+            continue
+        run = runs[entry.line]
+        if others[run] >= 2 and dashes[run] < others[run]:
+            continue
+        for tag in re.split(r"\s+and\s+(?=-)", entry.tag):
+            out += options_from_tag(tag, entry.description)
+    return out
+
+
+def _runs(
+    lines: list[_Line], blocks: list[_Block], entries: list[_Entry]
+) -> dict[int, tuple[int, int, int]]:
+    """For each entry (by its first line), the list it is part of: (block, indent, run),
+    a run ending at a paragraph of text at its indent ("Each range is one of:")."""
+    starts = {entry.line: entry for entry in entries}
+    out: dict[int, tuple[int, int, int]] = {}
+    for entry in entries:  # a sub-heading (netstat's `--route, -r`): a list of its own
+        out[entry.line] = (entry.block, -1, entry.line)
+    for number in sorted({entry.block for entry in entries}):
+        runs: dict[int, int] = {}  # indent -> run
+        for index in range(blocks[number].start, blocks[number].end):
+            line = lines[index]
+            if index in starts:
+                out[index] = (number, line.indent, runs.get(line.indent, 0))
+            elif line.text:
+                runs[line.indent] = runs.get(line.indent, 0) + 1  # text between two lists
+    return out
+
+
+# -- the synopsis ----------------------------------------------------------------------------
+
+
+def _synopsis(lines: list[_Line], blocks: list[_Block]) -> list[synopsis.Form]:
+    """The synopsis's forms, each joined from the line that starts it and the deeper
+    lines that continue it; a leading `Usage:` dropped."""
+    block = next((b for b in blocks if b.title.upper() == "SYNOPSIS" and not b.sub), None)
+    if block is None:
+        return []
+    base = _base_indent(lines, block)
+    forms: list[str] = []
+    for index in range(block.start, block.end):
+        line = lines[index]
+        if not line.text:
+            continue
+        if line.indent <= base or not forms:
+            forms.append(re.sub(r"^usage:\s*", "", line.text, flags=re.IGNORECASE))
+        else:
+            forms[-1] = f"{forms[-1]} {line.text}"
+    return [synopsis.form(text) for text in forms]
+
+
+def _replaceable(lines: list[_Line], blocks: list[_Block]) -> set[str]:
+    """The words the SYNOPSIS sets in italic: what the reader replaces (`umount
+    {directory|device}`, `java [options] mainclass`), where a command is typed as it
+    stands (`apt-get {update | upgrade}`, `ip address { add | del }`)."""
+    out: set[str] = set()
+    for block in blocks:
+        if block.title.upper() == "SYNOPSIS" and not block.sub:
+            out |= _italic(lines, block.start, block.end)
+    return out
+
+
+def _page_name(text: str) -> str | None:
+    match = re.search(r"NAME\s*\n\s*([^\s,]+)", text)
+    return match.group(1) if match else None
+
+
+# -- commands --------------------------------------------------------------------------------
+
+
+def _commands(
+    lines: list[_Line],
+    blocks: list[_Block],
+    entries: list[_Entry],
+    listed: dict[str, str],
+    slot: str | None,
+    program: list[str],
+) -> list[ParsedCommand]:
+    """The commands the page lists — as tags, or as the sub-headings of a section of
+    commands (blkzone's `report`, ip-address's `ip address add - add new protocol
+    address`) — in page order, then those only its synopsis names."""
+    named = [_names_commands(b, slot) for b in blocks]
+    found: list[tuple[int, ParsedCommand]] = []
+    for number, block in enumerate(blocks):
+        if block.sub and (named[number] or block.sub.split()[: len(program)] == program):
+            command = _sub_heading(lines, block, program)
+            if command is not None:
+                found.append((block.head, command))
+    candidates: list[tuple[_Entry, list[str], str]] = []
+    for entry in entries:
+        block = blocks[entry.block]
+        if entry.tag.startswith("-") or _NO_COMMANDS_HEADING.search(f"{block.title} {block.sub}"):
+            continue  # a synopsis form wraps deeper, an example runs the program: no tags
+        parsed = _command_tag(entry.tag, program, _italic(lines, entry.line, entry.last + 1))
+        if parsed is not None:
+            candidates.append((entry, *parsed))
+    found += [
+        (e.line, ParsedCommand(n, e.description, a))
+        for e, names, a in _listed(lines, blocks, candidates, named, listed)
+        for n in names
+    ]
+    out: dict[str, ParsedCommand] = {}
+    for _, command in sorted(found, key=lambda pair: pair[0]):
+        known = out.setdefault(command.name, command)
+        known.description = known.description or command.description
+    for name, args in listed.items():
+        out.setdefault(name, ParsedCommand(name, "", args))
+    return list(out.values())
+
+
+def _listed(
+    lines: list[_Line],
+    blocks: list[_Block],
+    candidates: list[tuple[_Entry, list[str], str]],
+    named: list[bool],
+    listed: dict[str, str],
+) -> list[tuple[_Entry, list[str], str]]:
+    """The command-shaped tags that are commands. A list is a run of tags at the
+    shallowest indent of such tags in a block (not deeper than a little below the
+    block's text: an example's lines are set deeper; gcloud's listing is 2 columns in,
+    tmux's examples 6), up to a paragraph of text at that indent ("The following layouts
+    are supported:"). A list lists commands when its block's heading says so, or when
+    most of its tags are commands the synopsis names (apt-get's DESCRIPTION: the rest of
+    them are commands too; route's OPTIONS, where `add` and `del` stand among `netmask
+    NM`, `gw GW`: they are not), or when most of them carry a command's own synopsis
+    (tmux's `attach-session [-dErx] [-t target-session]`; then so does every tag that
+    carries one, wherever it stands: `set-option [-aFgopqsuUw] ...` among the options
+    it sets; where cmake's `-E` tools list a few among many, none does)."""
+    indent: dict[int, int] = {}
+    for entry, _, _ in candidates:
+        indent[entry.block] = min(indent.get(entry.block, entry.indent), entry.indent)
+    base = {number: _base_indent(lines, blocks[number]) for number in indent}
+    shallow = {
+        c[0].line: c
+        for c in candidates
+        if c[0].indent == indent[c[0].block] <= base[c[0].block] + _NESTED
+    }
+    where = _runs(lines, blocks, [c[0] for c in shallow.values()])
+    runs: dict[tuple[int, int, int], list[tuple[_Entry, list[str], str]]] = {}
+    for line, candidate in sorted(shallow.items()):
+        runs.setdefault(where[line], []).append(candidate)
+    out: list[tuple[_Entry, list[str], str]] = []
+    usage_listing = False
+    for (number, _, _), run in runs.items():
+        named_here = sum(any(n in listed for n in names) for _, names, _ in run)
+        usage = sum("[-" in args for _, _, args in run)
+        usage_listing = usage_listing or 2 * usage > len(run)
+        if named[number] or 2 * named_here > len(run) or 2 * usage > len(run):
+            out += run
+    if usage_listing:
+        taken = {c[0].line for c in out}
+        out += [c for run in runs.values() for c in run if "[-" in c[2] and c[0].line not in taken]
+    return sorted(out, key=lambda c: c[0].line)
+
+
+def _names_commands(block: _Block, slot: str | None) -> bool:
+    """Whether a block's heading (or its section's) says it lists commands: COMMANDS,
+    "Unit Commands", "HIGH-LEVEL COMMANDS (PORCELAIN)", or the synopsis's placeholder for
+    one (`OBJECT`, gcloud's `GROUPS`) — not "COMMAND LINE OPTIONS"."""
+    for heading in (block.sub, block.title):
+        if not heading or _NOT_COMMANDS_HEADING.search(heading):
+            continue
+        if _COMMANDS_HEADING.search(heading):
+            return True
+        if slot and heading.upper().rstrip("S") == slot.rstrip("S"):
+            return True
+    return False
+
+
+def _sub_heading(lines: list[_Line], block: _Block, program: list[str]) -> ParsedCommand | None:
+    """A sub-heading that names a command, with the description it gives after ` - `
+    or the paragraph below it."""
+    heading, _, said = block.sub.partition(" - ")
+    words = heading.split()
+    if words[: len(program)] == program:
+        heading = " ".join(words[len(program) :])
+    parsed = _command_tag(heading, program, _italic(lines, block.head, block.head + 1))
+    if parsed is None or len(parsed[0]) != 1:
+        return None
+    base = _base_indent(lines, block)
+    said = said or _description(lines, block, block.start, base - 1, "")
+    return ParsedCommand(parsed[0][0], said.strip(), parsed[1])
+
+
+def _base_indent(lines: list[_Line], block: _Block) -> int:
+    return min((lines[i].indent for i in range(block.start, block.end) if lines[i].text), default=0)
+
+
+def _command_tag(tag: str, program: list[str], italic: set[str]) -> tuple[list[str], str] | None:
+    """(names, placeholders) of a tag shaped like a command: `list-units [PATTERN...]`,
+    `install, reinstall, remove (apt-get(8))`, `enable UNIT..., enable PATH...`,
+    `tcp_metrics/tcpmetrics`, `add displayname hexkey` (the operands in italic),
+    `e4crypt add_key -S` (the program's name first), `git-add(1)` in git's page (a page
+    of the program's own, `PROGRAM-NAME(N)`), `attach-session [-dErx] [-t
+    target-session]`; None for a sentence, a value, another program's page."""
+    # `(apt-get(8))`, `(and the auto-remove alias since 1.1)`: a remark
+    tag = re.sub(r"\s+\((?:[^()]|\([^()]*\))*\)$", "", tag)
+    ref = _PAGE_REF.fullmatch(tag)
+    if ref:
+        prefix = "-".join(program) + "-"
+        page = ref.group("name")
+        return ([page[len(prefix) :]], "") if page.startswith(prefix) and page != prefix else None
+    names: list[str] = []
+    first = ""
+    for number, term in enumerate(synopsis.split_outside(tag, ",")):
+        words = term.split()
+        if words[: len(program)] == program:
+            words = words[len(program) :]
+        if not words:
+            return None
+        args = " ".join(words[1:])
+        spellings = words[0].split("/")  # `tcp_metrics/tcpmetrics`
+        if not all(synopsis.is_name(n) and n not in italic for n in spellings):
+            return None
+        # a command's own synopsis (`[-dErx] [-t target]`): its operands may be words
+        if "[-" not in args and not all(
+            _PLACEHOLDER.fullmatch(w) or w.strip("[]{}.,|") in italic for w in words[1:]
+        ):
+            return None
+        names += [n for n in spellings if n not in names]
+        first = args if number == 0 else first
+    return (names, first) if names else None
+
+
+# -- examples --------------------------------------------------------------------------------
+
+
+def _examples(lines: list[_Line], blocks: list[_Block], name: str) -> list[str]:
+    """The EXAMPLES sections read as help text reads them (`helptext._Examples`)."""
+    text = []
+    for block in blocks:
+        if "EXAMPLE" not in block.title.upper():
+            continue
+        text.append("EXAMPLES")
+        text += [" " * lines[i].indent + lines[i].text for i in range(block.start, block.end)]
+    return parse_help("\n".join(text), name).examples if text else []

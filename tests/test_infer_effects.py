@@ -1,0 +1,215 @@
+"""Effects of inferred commands: the worst case of what the documentation says (issue 20).
+
+The rules are checked on sentences shaped like those of real pages, and end to end on the
+man pages of this machine (coreutils, findutils, gzip), read as `atip scan --infer` reads
+them: nothing is run.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+import atipkit
+from atipkit.infer.effects import infer_effects
+from atipkit.infer.generate import generate_shim, shim_from_page
+from atipkit.infer.manpage import ManPages, read_man_file
+
+
+def kind(effects: atipkit.Effects) -> str:
+    if effects.destructive is True:
+        return "destructive"
+    written = effects.filesystem.write if effects.filesystem else None
+    return {True: "writes", False: "read-only"}.get(written, "unknown")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    ("name", "purpose", "options", "expected"),
+    [
+        ("ls", "list directory contents", ["set output width to COLS"], "read-only"),
+        ("status", "Show the working tree status", ["terminate entries with NUL"], "read-only"),
+        ("diff", "Show changes between commits", [], "read-only"),  # "changes" is a noun
+        ("list-users", "", [], "read-only"),  # the name alone
+        ("is-active", "", [], "read-only"),  # a name that asks
+        ("rm", "remove files or directories", [], "destructive"),
+        ("clean", "Remove untracked files from the working tree", [], "destructive"),
+        ("kill", "send a signal to a process", [], "destructive"),  # by its name
+        ("cut", "remove sections from each line of files", [], "unknown"),  # no stored object
+        ("date", "print or set the system date and time", [], "writes"),  # a joined verb
+        ("sort", "sort lines of text files", ["write result to FILE instead of stdout"], "writes"),
+        (
+            "sort",
+            "sort lines of text files",
+            ["merge already sorted files; do not sort"],
+            "unknown",
+        ),
+        ("gzip", "compress or expand files", ["keep (don't delete) input files"], "destructive"),
+        ("cp", "copy files and directories", ["prompt before overwrite"], "destructive"),
+        (
+            "log",
+            "Show commit logs",
+            ["discard the files before <file> from the output"],
+            "read-only",
+        ),
+        (
+            "reset",
+            "Reset current HEAD to the specified state",
+            ["Any changes to tracked files in the working tree since <commit> are discarded."],
+            "destructive",  # a passive: the object comes first
+        ),
+        (
+            "find",
+            "search for files",
+            ["Delete files or directories; true if removal succeeded"],
+            "destructive",
+        ),
+        ("tr", "translate or delete characters", ["delete characters in ARRAY1"], "unknown"),
+        ("dpkg-query", "a tool to query the dpkg database", [], "read-only"),  # "to" + verb
+        ("speed", "Algorithm Speed Measurement", [], "read-only"),  # a noun phrase
+        ("genrsa", "Generation of RSA Private Key", [], "writes"),
+        (
+            "is-enabled",
+            "Checks whether units are enabled. Returns 0 if one is enabled.",
+            [],
+            "read-only",
+        ),
+        ("set-environment", "Set or unset an environment variable", [], "destructive"),
+        (
+            "push",
+            "Update remote refs",
+            ["All listed refs are deleted from the remote."],
+            "destructive",
+        ),
+        (
+            "find",
+            "search",
+            ["If file does not exist, it is created; if it does, it is truncated."],
+            "destructive",
+        ),
+        ("install", "copy files and set attributes", [], "destructive"),  # over what is there
+        ("restart", "Restart one or more units", [], "destructive"),  # out of service
+        (
+            "sed",
+            "stream editor",
+            ["edit files in place (makes backup if SUFFIX given)"],
+            "destructive",
+        ),
+        ("list", "List installed packages.", ["Store the cache data in <dir>."], "read-only"),
+        ("autoremove", "", [], "destructive"),  # a compound of a verb of removal
+        ("rmi", "", [], "destructive"),
+        ("verify-tag", "Check the GPG signature of tags", [], "read-only"),  # its first word
+        ("diff", "compare files line by line", ["output merged file with #ifdef"], "read-only"),
+        ("log", "Show commit logs", ["Output to a specific file instead of stdout."], "writes"),
+        (
+            "sort",
+            "sort lines",
+            ["read names from files specified by NUL-terminated names"],
+            "unknown",
+        ),
+    ],
+)
+def test_a_command_is_judged_by_the_worst_case_of_its_documentation(
+    name: str, purpose: str, options: list[str], expected: str
+) -> None:
+    assert kind(infer_effects(name, purpose, options)) == expected
+
+
+def test_read_only_is_claimed_only_without_evidence_against_it() -> None:
+    looks = infer_effects("show", "Show various types of objects", [])
+    assert looks.filesystem
+    assert looks.filesystem.write is False
+    assert looks.filesystem.delete is False
+    assert looks.destructive is not True
+    # the same purpose with one option that writes a file is no longer read-only
+    assert kind(infer_effects("show", "Show objects", ["save the output to FILE"])) == "writes"
+    assert kind(infer_effects("show", "Show objects", ["delete the cache files"])) == "destructive"
+
+
+def test_a_denied_command_is_destructive_unless_shown_read_only() -> None:
+    assert kind(infer_effects("list-users", "List users", [], assume_destructive=True)) == (
+        "read-only"
+    )
+    assert kind(infer_effects("frob", "", [], assume_destructive=True)) == "destructive"
+    assert kind(
+        infer_effects("hostname", "show or set the host name", [], assume_destructive=True)
+    ) == ("destructive")
+
+
+def test_network_words_mark_network() -> None:
+    assert infer_effects("fetch", "Download objects from another repository", []).network is True
+    assert infer_effects("ls", "list directory contents", []).network is not True
+
+
+def page_shim(name: str) -> atipkit.Tool:
+    found = ManPages().find(name)
+    if found is None or shutil.which("groff") is None:
+        pytest.skip(f"no man page for {name} or no groff")
+    page = read_man_file(found, name)
+    assert page is not None
+    return shim_from_page(name, "sha256:" + "0" * 64, page.help)
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("ls", "read-only"),
+        ("wc", "read-only"),
+        ("rm", "destructive"),
+        ("shred", "destructive"),
+        ("find", "destructive"),  # through -delete
+        ("gzip", "destructive"),  # deletes its input unless --keep
+        ("sort", "writes"),  # through -o
+    ],
+)
+def test_real_pages_of_this_machine(name: str, expected: str) -> None:
+    tool = page_shim(name)
+    assert kind(atipkit.effective_effects(tool, "")) == expected
+
+
+PAGE = r""".TH LOGINCTL 1
+.SH NAME
+loginctl \- control the frobnicator
+.SH SYNOPSIS
+.B loginctl
+[\fIOPTIONS\fR] \fICOMMAND\fR
+.SH OPTIONS
+.TP
+.B \-q
+Be quiet.
+.SH COMMANDS
+.TP
+.B list-sessions
+List the current sessions.
+.TP
+.B terminate-session
+Terminate a session.
+.TP
+.B frob
+Frobnicate a session.
+"""
+
+
+def test_a_denied_tool_is_claimed_destructive_per_command(tmp_path: Path, monkeypatch) -> None:
+    """`loginctl list-users` is not destructive because loginctl is on the deny list; what
+    its page does not show read-only still is. The tool is never run."""
+    if shutil.which("groff") is None:
+        pytest.skip("no groff")
+    section = tmp_path / "man" / "man1"
+    section.mkdir(parents=True)
+    (section / "loginctl.1").write_text(PAGE)
+    monkeypatch.setenv("MANPATH", str(tmp_path / "man"))
+    marker = tmp_path / "ran"
+    exe = tmp_path / "bin" / "loginctl"  # on the deny list by its name
+    exe.parent.mkdir()
+    exe.write_text(f"#!/bin/sh\ntouch {marker}\n")
+    exe.chmod(0o755)
+    tool = generate_shim(str(exe))
+    assert tool.effects is atipkit.UNSET  # no claim for the whole tool
+    effects = {p[0]: atipkit.effective_effects(tool, p) for p, _ in atipkit.iter_commands(tool)}
+    assert kind(effects["list-sessions"]) == "read-only"
+    assert kind(effects["terminate-session"]) == "destructive"
+    assert kind(effects["frob"]) == "destructive"  # nothing said: the list's claim holds
+    assert "destructive assumed" in tool.extensions["_generation"]["note"]
+    assert not marker.exists()  # never run

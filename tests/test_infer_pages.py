@@ -1,0 +1,345 @@
+"""Man pages read by their layout (issue 20): COMMANDS sections and synopses as lists of
+subcommands, never a table's cell or an example's output; every option of a page, with
+whether it takes a value.
+
+The real pages of this machine where they exist (the test is skipped where one is not
+installed), small roff pages written here for layouts the machine lacks. Nothing of a
+tool is run unless the test says so (`--help` of GNU tools).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from atipkit.infer.generate import generate_shim
+from atipkit.infer.helptext import ParsedHelp, command_listing, parse_help
+from atipkit.infer.manpage import ManPages, merge, read_man_file
+from tests.servers import require
+
+NAME = __import__("re").compile(r"[a-z0-9][a-z0-9_.+:-]*")
+
+
+@pytest.fixture(scope="module")
+def pages() -> ManPages:
+    require("groff", "apt-get install groff-base")
+    return ManPages()
+
+
+def _read(pages: ManPages, name: str) -> ParsedHelp:
+    found = pages.find(name)
+    if found is None:
+        pytest.skip(f"no man page for {name} on this machine")
+    page = read_man_file(found, name)
+    assert page is not None
+    return page.help
+
+
+def _page(tmp_path: Path, name: str, source: str) -> ParsedHelp:
+    require("groff", "apt-get install groff-base")
+    path = tmp_path / f"{name}.1"
+    path.write_text(source)
+    page = read_man_file(path, name)
+    assert page is not None
+    return page.help
+
+
+def _commands(parsed: ParsedHelp) -> dict[str, str]:
+    return {c.name: c.args for c in parsed.commands}
+
+
+def _values(parsed: ParsedHelp) -> dict[str, bool]:
+    """Flag → whether its option takes a value."""
+    return {f: o.metavar is not None for o in parsed.options for f in o.flags}
+
+
+# -- item 1: a COMMANDS section is the list of subcommands ----------------------------------
+
+
+def test_systemctls_commands_come_from_its_commands_section_never_from_its_tables(pages):
+    """systemctl(1): tables of unit states, example output with column headings and unit
+    names, all inside the COMMANDS section. Before, 26 commands of which one was real."""
+    commands = _commands(_read(pages, "systemctl"))
+    for name in ("start", "stop", "is-active", "list-units", "enable", "daemon-reload"):
+        assert name in commands, name
+    assert commands["list-units"] == "[PATTERN...]"  # becomes the command's arguments
+    assert commands["start"] == "PATTERN..."
+    cells = {"UNIT", "LOAD", "SUB", "active", "inactive", "failed", "sys-module-fuse.device"}
+    cells |= {"boot-efi.mount", "LISTEN", "freezer", "Name", "State", "and"}
+    assert not cells & set(commands), cells & set(commands)
+    assert len(commands) >= 60
+    assert all(NAME.fullmatch(name) for name in commands)
+
+
+def test_a_denied_tool_gets_its_commands_and_their_arguments_from_its_page(pages):
+    """`atip gen systemctl`: denied, so its page is all there is (decision 158)."""
+    if shutil.which("systemctl") is None:
+        pytest.skip("no systemctl")
+    shim = generate_shim("systemctl")
+    assert {"start", "is-active", "list-units"} <= set(shim.commands)
+    start = shim.commands["start"]
+    assert [(a.name, a.variadic) for a in start.arguments] == [("pattern", True)]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected", "never"),
+    [
+        # the OBJECT list of ip(8), and its synopsis's `OBJECT := { ... neigh ... }`
+        ("ip", {"address", "link", "route", "neigh", "neighbour", "netns"}, {"addr"}),
+        # DESCRIPTION entries, found through the synopsis's `{update | upgrade | ...}`
+        ("apt-get", {"update", "install", "changelog", "autoremove"}, {"apt-get"}),
+        # git(1)'s command lists name git-add(1) ...; gitk(1) is another program
+        ("git", {"add", "commit", "remote", "cat-file", "rev-parse"}, {"gitk", "attributes"}),
+        # `cms CMS (Cryptographic Message Syntax) command.`: one space after the name
+        ("openssl", {"x509", "req", "cms", "crl", "enc", "sha256"}, set()),
+        # entries that carry their own synopsis, in sections named for what they do
+        ("tmux", {"attach-session", "kill-server", "bind-key", "set-option"}, {"tiled"}),
+        ("loginctl", {"list-sessions", "session-status", "terminate-user"}, set()),
+        # a subcommand page: the synopsis's forms name the commands
+        ("git-remote", {"add", "rename", "remove", "set-url", "prune"}, {"git"}),
+        ("ip-address", {"add", "del", "show", "flush", "showdump"}, {"dev"}),
+        # commands as sub-headings of COMMANDS
+        ("blkzone", {"report", "reset", "open", "close", "finish"}, {"len", "wptr"}),
+    ],
+)
+def test_commands_sections_and_synopses_are_read_as_lists_of_commands(
+    pages, name: str, expected: set[str], never: set[str]
+):
+    commands = set(_commands(_read(pages, name)))
+    assert expected <= commands, expected - commands
+    assert not never & commands
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["ls", "cp", "grep", "sed", "tar", "find", "gzip", "ssh", "ps", "diff", "sort", "curl"],
+)
+def test_a_tool_without_subcommands_gets_none_from_its_page(pages, name: str):
+    assert _read(pages, name).commands == []
+
+
+@pytest.mark.parametrize("name", ["umount", "java", "jdeprscan", "partx"])
+def test_operands_in_italic_in_the_synopsis_are_not_commands(pages, name: str):
+    """`umount [-dflnrv] {directory|device}`, `java [options] mainclass`: what the reader
+    replaces is set in italic, a command is typed as it stands."""
+    assert _read(pages, name).commands == []
+
+
+TABLE_PAGE = r""".TH TOOL 1 "2026" "tool 1.0" "User Commands"
+.SH NAME
+tool \- manage widgets
+.SH SYNOPSIS
+.B tool
+[\fB\-q\fR] \fICOMMAND\fR
+.SH COMMANDS
+.TP
+.B add \fINAME\fR
+Add a widget.
+.TS
+l l.
+STATE	MEANING
+ready	The widget can be used
+broken	The widget needs repair
+.TE
+.TP
+.B remove \fINAME\fR
+Remove a widget.
+.PP
+The widgets listed are shown as
+.PP
+.nf
+.RS
+NAME    STATE
+spoon   ready
+fork    broken
+.RE
+.fi
+"""
+
+
+def test_a_tables_rows_and_an_examples_output_are_never_commands(tmp_path: Path):
+    """An unboxed tbl table set at the listing's indent looks like a listing (`steady
+    A state`); the roff source says it is a table."""
+    table = ".PP\n.TS\nl l.\nsteady\tA state of the widget\nmoving\tAnother one\n.TE\n"
+    source = TABLE_PAGE.replace(".TP\n.B remove", f"{table}.TP\n.B remove")
+    commands = _commands(_page(tmp_path, "tool", source))
+    assert commands == {"add": "NAME", "remove": "NAME"}
+
+
+def test_a_hostile_page_is_read_in_time_linear_in_its_size(tmp_path: Path):
+    """10 000 table rows, a COMMANDS section of 50 000 lines, lines of 100 000
+    characters: read once each, the time grows with the size."""
+    rows = "\n".join(f"row{i}\tcell {i}" for i in range(10_000))
+    listing = "\n".join(f".TP\n.B cmd{i}\nDoes thing {i}." for i in range(25_000))
+    long = "x" * 100_000
+    source = TABLE_PAGE.replace(".TS\nl l.\n", f".TS\nl l.\n{rows}\n").replace(
+        ".SH COMMANDS\n", f".SH COMMANDS\n{long}\n.PP\n{listing}\n"
+    )
+    from atipkit.infer.manpage import parse_man_text, render
+    from atipkit.infer.pagetext import mark_tables
+
+    text = render(mark_tables(source), timeout=60)
+    assert text.count("\n") > 50_000
+    start = time.perf_counter()
+    parsed = parse_man_text(text, "tool")
+    seconds = time.perf_counter() - start
+    assert parsed is not None
+    assert len(parsed.commands) == 25_002
+    half = parse_man_text(text[: len(text) // 2], "tool")
+    assert half is not None
+    start = time.perf_counter()
+    parse_man_text(text[: len(text) // 2], "tool")
+    assert seconds < 20
+    assert seconds < 4 * (time.perf_counter() - start) + 1
+
+
+# -- item 2: every option, and whether it takes a value --------------------------------------
+
+
+def test_finds_tests_and_actions_are_options_and_its_operators_are_not(pages):
+    values = _values(_read(pages, "find"))
+    for flag in ("-newerXY", "-mmin", "-exec", "-fprintf", "-name", "-maxdepth", "-size"):
+        assert values.get(flag) is True, flag
+    for flag in ("-delete", "-print0", "-empty", "-daystart", "-xdev", "-L", "-P"):
+        assert values.get(flag) is False, flag
+    assert not {"-not", "-a", "-o", "-and", "-or", "-n"} & set(values)
+    assert len(values) >= 75
+
+
+def test_prose_that_starts_with_a_flag_is_not_an_option(pages):
+    """systemctl(1) wraps `--failed are used, units are additionally filtered...` and
+    tmux(1) `-m and -M are used to set...`: paragraphs going on, not tags."""
+    systemctl = _read(pages, "systemctl")
+    assert all(o.metavar in (None, "VALUE") or " " not in o.metavar for o in systemctl.options)
+    assert _values(systemctl)["--type"] is True  # `-t, --type=`: the value unnamed
+    tmux = _values(_read(pages, "tmux"))
+    assert set(tmux) >= {"-2", "-C", "-c", "-f", "-L", "-S", "-T", "-V"}
+    assert not {"-m", "-X", "-x", "-E", "-b", "-d", "-t"} & set(tmux)  # its commands'
+
+
+def test_spellings_and_values_of_tags_in_every_layout(pages):
+    wget = _read(pages, "wget")
+    output = next(o for o in wget.options if "--output-file" in o.flags)
+    assert output.flags == ["-o", "--output-file"]
+    assert output.metavar  # stacked tags
+    jq = _read(pages, "jq")  # a page written in Markdown: bullets
+    assert {"--color-output", "-C"} in [set(o.flags) for o in jq.options]
+    assert {"--monochrome-output", "-M"} in [set(o.flags) for o in jq.options]
+    assert _values(jq)["-L"] is True
+    assert "-Ldirectory" not in _values(jq)
+    xz = _values(_read(pages, "xz"))
+    assert all(xz[f"-{n}"] is False for n in range(10))
+    assert xz["--best"] is False
+    gzip = _values(_read(pages, "gzip"))  # `-# --fast --best`, `-c --stdout --to-stdout`
+    assert all(gzip[f"-{n}"] is False for n in range(1, 10))
+    assert gzip["--stdout"] is False
+    patch = _values(_read(pages, "patch"))  # `-b  or  --backup`
+    assert patch["--backup"] is False
+    assert patch["--prefix"] is True
+    ls = _read(pages, "ls")
+    assert {"-h", "--human-readable"} in [set(o.flags) for o in ls.options]  # not help
+    assert _values(ls)["-p"] is False  # `-p, --indicator-style=slash`: written in
+
+
+def test_a_synopsis_that_shows_a_value_gives_it_to_the_entry(pages):
+    """apt-get(8)'s entries say `-c, --config-file`; its synopsis `[-c=config_file]`."""
+    values = _values(_read(pages, "apt-get"))
+    assert values["-c"] is True
+    assert values["--config-file"] is True
+    assert values["-y"] is False
+
+
+def test_help_text_spellings_and_values(tmp_path: Path):
+    """wget's `-b,  --background` (two spaces after the comma) was -b taking the value
+    ","; journalctl's `-M --machine=CONTAINER` -M taking "--machine=CONTAINER"; tar's
+    argp groups (` Main operation mode:`) left every option in its Examples."""
+    help_ = parse_help(
+        """Usage: x [OPTION]...
+Examples:
+  x -c foo     # Create foo.
+
+ Main operation mode:
+  -b,  --background          go to background after startup
+  -M --machine=CONTAINER     Operate on local container
+      --synchronous synchronous output (safer if system crashes, but slower)
+  -c, -C NUM, --context[=NUM]  output NUM lines of copied context
+  -0 ... -9                  compression preset
+Each range is one of:
+  N-M   from N'th to M'th byte
+  -M    from first to M'th byte
+""",
+        "x",
+    )
+    got = {tuple(o.flags): o.metavar for o in help_.options}
+    assert got == {
+        ("-b", "--background"): None,
+        ("-M", "--machine"): "CONTAINER",
+        ("--synchronous",): None,
+        ("-C", "--context"): "NUM",
+        ("-c",): None,
+        tuple(f"-{n}" for n in range(10)): None,
+    }
+
+
+def test_wget_and_jq_take_a_value_as_their_pages_say(pages):
+    """What `atip gen` does: the help read first, the page merged in."""
+    if shutil.which("wget") is None:
+        pytest.skip("no wget")
+    run = subprocess.run(["wget", "--help"], capture_output=True, text=True, timeout=10)
+    help_ = parse_help(run.stdout, "wget")
+    merge(help_, _read(pages, "wget"))
+    values = _values(help_)
+    assert values["-b"] is False
+    assert values["--background"] is False
+    assert values["-o"] is True
+    assert values["--hsts-file"] is True  # the page's value
+
+
+def test_a_page_lists_commands_its_help_leaves_out(pages):
+    """tmux's help lists no command; its page lists them all."""
+    help_ = parse_help("usage: tmux [-2CDlNuvV] [-c shell-command] [command [flags]]", "tmux")
+    merge(help_, _read(pages, "tmux"))
+    assert {"attach-session", "new-session"} <= {c.name for c in help_.commands}
+
+
+def test_git_help_a_lists_commands_not_its_guides():
+    if shutil.which("git") is None:
+        pytest.skip("no git")
+    text = subprocess.run(["git", "help", "-a"], capture_output=True, text=True).stdout
+    names = {c.name for c in command_listing(text)}
+    assert {"add", "commit", "rev-parse"} <= names
+    assert not {"attributes", "cli", "format-pack", "protocol-v2", "revisions"} & names
+
+
+@pytest.mark.parametrize(
+    "name", ["ls", "cp", "grep", "sed", "tar", "wget", "gzip", "diff", "sort", "du", "xz", "jq"]
+)
+def test_a_tool_without_subcommands_gets_none_from_its_help(name: str):
+    if shutil.which(name) is None:
+        pytest.skip(f"no {name}")
+    run = subprocess.run([name, "--help"], capture_output=True, text=True, timeout=10)
+    assert parse_help(run.stdout or run.stderr, name).commands == []
+
+
+def test_junk_and_a_page_that_includes_itself_are_read_without_error(tmp_path: Path):
+    """Binary junk, stray marks, backspaces, brackets never closed, an empty program
+    name: read, never raised; a page that `.so`-includes itself ends."""
+    import random
+
+    from atipkit.infer.pagetext import TABLE_MARK, read_page
+
+    pieces = ["SYNOPSIS\n", "COMMANDS\n", "\n       ", "   ", "-a, --all", "[-x", "{a | b}"]
+    pieces += ["x := { a | b }", "git-add(1)", "•   -s:", "(-0, -1)", "-#", TABLE_MARK, "\x08"]
+    pieces += ["│", "\x00", "é", "  ", "\t"]
+    generator = random.Random(20)
+    for _ in range(500):
+        text = "".join(generator.choice(pieces) for _ in range(generator.randint(0, 300)))
+        read_page(text, generator.choice(["", "x", "git"]))
+    looping = tmp_path / "man1" / "loop.1"
+    looping.parent.mkdir()
+    looping.write_text(".so man1/loop.1\n.TH LOOP 1\n.SH NAME\nloop \\- x\n")
+    read_man_file(looping, "loop")  # ends, whatever it finds
