@@ -213,3 +213,25 @@ def test_a_denied_tool_is_claimed_destructive_per_command(tmp_path: Path, monkey
     assert kind(effects["frob"]) == "destructive"  # nothing said: the list's claim holds
     assert "destructive assumed" in tool.extensions["_generation"]["note"]
     assert not marker.exists()  # never run
+
+
+def test_a_subcommand_whose_help_reprints_its_parents_has_no_commands_of_its_own() -> None:
+    """`apt-get install --help` prints apt-get's help: its listing is apt-get's, not
+    install's, and a group's effects would be none (decision 284)."""
+    if shutil.which("apt-get") is None:
+        pytest.skip("no apt-get")
+    tool = generate_shim("apt-get", budget=30)
+    install = tool.commands["install"]
+    assert install.commands == {}
+    assert kind(atipkit.effective_effects(tool, "install")) == "destructive"
+
+
+def test_an_option_listed_in_a_row_by_the_help_takes_its_description_from_the_page() -> None:
+    """`find --help` lists actions in a row ("-delete -print0 -printf FORMAT"): -delete
+    takes its page's description, which says that find deletes."""
+    if shutil.which("find") is None or ManPages().find("find") is None:
+        pytest.skip("no find or no page")
+    tool = generate_shim("find", budget=30)
+    delete = next(o for o in tool.commands[""].options if "-delete" in o.flags)
+    assert delete.description.lower().startswith("delete files")
+    assert kind(atipkit.effective_effects(tool, "")) == "destructive"

@@ -537,7 +537,9 @@ def _echoes(child: ParsedHelp, parent: ParsedHelp) -> bool:
     """Whether a subcommand's help is its parent's printed again (many tools answer
     `TOOL SUB --help` with the top-level help): then it says nothing about SUB."""
     names = {c.name for c in child.commands}
-    return (bool(names) and names == {c.name for c in parent.commands}) or (
+    # the parent's listing again, or part of it (`apt-get install --help` prints the
+    # help's listing, the parent has its page's too): a command's own commands are its own
+    return (len(names) > 1 and names <= {c.name for c in parent.commands}) or (
         child.usage == parent.usage
         and len(child.options) == len(parent.options)
         and bool(parent.options)

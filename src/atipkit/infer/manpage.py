@@ -87,7 +87,10 @@ def merge(base: ParsedHelp, extra: ParsedHelp) -> None:
             owner = owners[0]
             owner.flags += [f for f in option.flags if f not in known]
             known.update(option.flags)
-            owner.description = owner.description or option.description
+            if not owner.description or owner.description.startswith("-"):
+                # a help that lists options in a row (`find --help`: "-delete -print0
+                # -printf FORMAT") gives each the next ones for a description
+                owner.description = option.description or owner.description
             if option.metavar and not owner.metavar:  # a terse help names no value
                 owner.metavar, owner.optional_value = option.metavar, option.optional_value
     listed = {c.name: c for c in base.commands}

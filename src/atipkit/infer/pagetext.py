@@ -110,6 +110,11 @@ class _Entry(NamedTuple):
     last: int
 
 
+MAX_COMMANDS = 256
+"""Commands one page may name (git's page names the most here, about 160): a page of
+thousands of synopsis forms or list entries names no more."""
+
+
 def read_page(text: str, name: str) -> ParsedHelp | None:
     """What a rendered page says: its NAME line as the description, its SYNOPSIS as the
     usage line, its options and subcommands by layout, its examples. None for an empty
@@ -138,7 +143,7 @@ def read_page(text: str, name: str) -> ParsedHelp | None:
     listed = synopsis.commands(forms, program, _replaceable(lines, blocks))
     if listed or synopsis.takes_command(forms, program):
         place = synopsis.slot(forms, program)
-        help_.commands = _commands(lines, blocks, entries, listed, place, program)
+        help_.commands = _commands(lines, blocks, entries, listed, place, program)[:MAX_COMMANDS]
     help_.examples = _examples(lines, blocks, name)
     return finish(help_, name)
 
