@@ -119,6 +119,20 @@ http {{
 """
 
 
+def preflight(url: str, origin: str, method: str, headers: str) -> Any:
+    """A browser's CORS preflight for `method` with `headers` from a page at `origin`."""
+    import httpx
+
+    return httpx.options(
+        url,
+        headers={
+            "Origin": origin,
+            "Access-Control-Request-Method": method,
+            "Access-Control-Request-Headers": headers,
+        },
+    )
+
+
 @contextlib.contextmanager
 def nginx(
     root: Path, run: Path, *, extra: str = "", log_format: str = "$request $status"

@@ -29,7 +29,7 @@ from referencing.jsonschema import DRAFT202012
 from atipkit.app.http import STATUS, openapi
 from atipkit.app.schema import hints
 from tests.apps.http_app import app as demo
-from tests.servers import free_port, stop, wait_for_port
+from tests.servers import free_port, preflight, stop, wait_for_port
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULE = [sys.executable, "-m", "tests.apps.http_app"]
@@ -622,17 +622,10 @@ def test_cors_for_the_origins_allowed_only(tmp_path):
         assert answered.status_code == 200
         assert answered.headers["access-control-allow-origin"] == page
         assert answered.headers["vary"] == "Origin"
-        preflight = httpx.options(
-            f"{served.url}/v1/tick",
-            headers={
-                "Origin": page,
-                "Access-Control-Request-Method": "POST",
-                "Access-Control-Request-Headers": "content-type",
-            },
-        )
-        assert preflight.status_code == 204
-        assert preflight.headers["access-control-allow-methods"] == "GET, HEAD, POST, OPTIONS"
-        assert preflight.headers["access-control-allow-headers"] == "content-type"
+        asked = preflight(f"{served.url}/v1/tick", page, "POST", "content-type")
+        assert asked.status_code == 204
+        assert asked.headers["access-control-allow-methods"] == "GET, HEAD, POST, OPTIONS"
+        assert asked.headers["access-control-allow-headers"] == "content-type"
         other = post(served, "tick", {"label": "x"}, headers={"Origin": "http://localhost:3001"})
         assert other.status_code == 403
         assert (

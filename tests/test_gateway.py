@@ -31,7 +31,7 @@ from atipkit.model import load
 from atipkit.registry.local import LocalRegistry
 from atipkit.serve.gateway import PAGE_SIZE, Gateway, Selection
 from tests.helpers import EXAMPLES, machine_env
-from tests.servers import free_port, mcp_initialize, stop, wait_for_port
+from tests.servers import free_port, mcp_initialize, preflight, stop, wait_for_port
 
 NOTES = Path(__file__).parent / "apps" / "notes"
 ATIP = [sys.executable, "-m", "atipkit.cli"]
@@ -631,16 +631,9 @@ def test_over_http_only_loopback_hosts_and_the_pages_allowed_are_answered(tmp_pa
         page = initialize(Origin=inspector)
         assert page.status_code == 200, page.text
         assert page.headers["access-control-allow-origin"] == inspector
-        preflight = httpx.options(
-            url,
-            headers={
-                "Origin": inspector,
-                "Access-Control-Request-Method": "POST",
-                "Access-Control-Request-Headers": "content-type, mcp-session-id",
-            },
-        )
-        assert preflight.status_code == 204
-        assert preflight.headers["access-control-allow-methods"] == "GET, POST, DELETE, OPTIONS"
+        asked = preflight(url, inspector, "POST", "content-type, mcp-session-id")
+        assert asked.status_code == 204
+        assert asked.headers["access-control-allow-methods"] == "GET, POST, DELETE, OPTIONS"
         assert initialize().status_code == 200  # not a browser: no Origin
     finally:
         stop(process)

@@ -36,6 +36,7 @@ from atipkit.model import UNSET, dumps, effective_effects, from_dict, get_comman
 from atipkit.registry import layout
 from atipkit.validation import validate
 from tests.helpers import ATIP_VARIABLES, EXAMPLES, FIXTURES
+from tests.servers import preflight
 
 ATIP = [sys.executable, "-m", "atipkit"]
 SCHEMA = jsonschema.Draft202012Validator(
@@ -232,17 +233,10 @@ def test_head_etag_options_and_other_methods(served):
     assert options.status_code == 204
     assert options.headers["allow"] == "GET, HEAD, OPTIONS"
     cors(options)
-    preflight = httpx.options(
-        f"{served.tools}/deploy_status",
-        headers={
-            "Origin": "https://inbox.example",
-            "Access-Control-Request-Method": "GET",
-            "Access-Control-Request-Headers": "x-api-key",
-        },
-    )
-    assert preflight.status_code == 403  # a page no --allow-origin named
-    assert preflight.json()["error"] == "origin-not-allowed"
-    cors(preflight)
+    asked = preflight(f"{served.tools}/deploy_status", "https://inbox.example", "GET", "x-api-key")
+    assert asked.status_code == 403  # a page no --allow-origin named
+    assert asked.json()["error"] == "origin-not-allowed"
+    cors(asked)
     for method in ("POST", "PUT", "DELETE", "PATCH", "TRACE"):
         refused = httpx.request(method, served.tools)
         assert refused.status_code == 405, method
@@ -467,18 +461,11 @@ def test_cors_only_for_the_origins_allowed(home):
         assert got.headers["vary"] == "Origin"
         local = httpx.get(server.tools, headers={"Origin": "http://localhost:3000"})
         assert local.headers["access-control-allow-origin"] == "http://localhost:3000"
-        preflight = httpx.options(
-            f"{server.tools}/deploy_status",
-            headers={
-                "Origin": inbox,
-                "Access-Control-Request-Method": "GET",
-                "Access-Control-Request-Headers": "x-api-key",
-            },
-        )
-        assert preflight.status_code == 204
-        assert preflight.headers["access-control-allow-origin"] == inbox
-        assert preflight.headers["access-control-allow-methods"] == "GET, HEAD, OPTIONS"
-        assert preflight.headers["access-control-allow-headers"] == "x-api-key"
+        asked = preflight(f"{server.tools}/deploy_status", inbox, "GET", "x-api-key")
+        assert asked.status_code == 204
+        assert asked.headers["access-control-allow-origin"] == inbox
+        assert asked.headers["access-control-allow-methods"] == "GET, HEAD, OPTIONS"
+        assert asked.headers["access-control-allow-headers"] == "x-api-key"
         other = httpx.get(server.tools, headers={"Origin": "http://localhost:3001"})
         assert other.status_code == 403
         assert "access-control-allow-origin" not in other.headers
