@@ -344,3 +344,17 @@ def test_junk_and_a_page_that_includes_itself_are_read_without_error(tmp_path: P
     looping.parent.mkdir()
     looping.write_text(".so man1/loop.1\n.TH LOOP 1\n.SH NAME\nloop \\- x\n")
     read_man_file(looping, "loop")  # ends, whatever it finds
+
+
+def test_a_name_line_of_many_commas_is_read_in_time():
+    """`a,a,a,...` with no dash after it: a NAME line read one way only, never by trying
+    every way to cut the names (2^n)."""
+    from atipkit.infer.pagetext import read_page
+
+    names = ",".join(["a"] * 27)
+    start = time.perf_counter()
+    read_page(f"NAME\n       {names}\n\nNAME\n       tool, b, - what it does\n", "tool")
+    assert time.perf_counter() - start < 2
+    parsed = read_page("NAME\n       tool, other, - what it does\n", "tool")
+    assert parsed is not None
+    assert parsed.description == "what it does"

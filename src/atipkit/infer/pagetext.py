@@ -47,7 +47,9 @@ from atipkit.infer.helptext import (
 TABLE_MARK = "\u2063"
 """A line holding only this character (INVISIBLE SEPARATOR) starts or ends a table."""
 
-_NAME_LINE = re.compile(r"NAME\s*\n\s*\S+(?:,\s*\S+)*\s+[-—–]+\s*(.+)")
+_NAME_LINE = re.compile(r"NAME\s*\n\s*[^\s,]+(?:,\s*[^\s,]+)*,?\s+[-—–]+\s*(.+)")
+"""`a, b - what`: a name holds no comma, so the names are read one way only (`\\S+` in
+their place backtracks exponentially on `a,a,a,...` with no dash after it)."""
 _BULLET_OPTION = re.compile(r"^[•○◦·*]\s+(?P<spec>-\S.*?)(?::\s+(?P<rest>\S.*)|:?)$")
 _BOX = frozenset("│┃║┌┏╔├┣╠└┗╚─━═┬┴┼╭╰")
 _ESCAPES = re.compile(r"\x1b\[[0-9;]*[A-Za-z]|.\x08")
