@@ -358,3 +358,21 @@ def test_a_name_line_of_many_commas_is_read_in_time():
     parsed = read_page("NAME\n       tool, other, - what it does\n", "tool")
     assert parsed is not None
     assert parsed.description == "what it does"
+
+
+def test_long_runs_of_spaces_and_long_words_are_read_in_linear_time():
+    """A tag with 50 000 spaces in it (an option's spellings, patch's `-b  or  --backup`
+    form) and a synopsis group of one 50 000-letter word: each run is tried from its start
+    only, never from each of its characters (quadratic: minutes)."""
+    from atipkit.infer.helptext import options_from_tag
+    from atipkit.infer.pagetext import read_page
+
+    spaces = " " * 50_000
+    start = time.perf_counter()
+    options_from_tag(f"-a{spaces}x", "")
+    read_page(f"OPTIONS\n       -a{spaces}x\n       -b  or  --backup   Back up.\n", "t")
+    read_page(f"SYNOPSIS\n       t {{a{'b' * 50_000}\n", "t")
+    assert time.perf_counter() - start < 2
+    assert [o.flags for o in options_from_tag("-B or --auto-buffers / --ab", "")] == [
+        ["-B", "--auto-buffers", "--ab"]
+    ]

@@ -406,10 +406,12 @@ def options_from_tag(tag: str, description: str = "") -> list[ParsedOption]:
 
 
 _SPELLINGS = re.compile(
-    r",\s*(?:or\s+)?(?=\(?[-+])|\s+/\s+|/(?=--?[A-Za-z])|\s+or\s+(?=-)|\s+(?=--[A-Za-z])"
+    r",\s*(?:or\s+)?(?=\(?[-+])|/(?=--?[A-Za-z])|(?<!\s)\s+(?:/\s+|or\s+(?=-)|(?=--[A-Za-z]))"
 )
 """Between two spellings of an option: `-a, --all`, `--x / --no-x`, `--slurp/-s`, `-B or
---auto-buffers`, `-c --stdout` (a space, then a long flag)."""
+--auto-buffers`, `-c --stdout` (a space, then a long flag). A run of spaces is tried from
+its start only (a look-behind): from every space of it, a line of spaces costs its length
+squared."""
 
 
 _OPTIONAL_LETTERS = re.compile(r"(-[a-z]+)\[([a-z]{2,})\](.*)$")

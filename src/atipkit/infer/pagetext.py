@@ -58,7 +58,7 @@ _COMMANDS_HEADING = re.compile(r"\bcommands?\b", re.IGNORECASE)
 _NOT_COMMANDS_HEADING = re.compile(r"command[- ]line|option|argument|operand", re.IGNORECASE)
 _NO_COMMANDS_HEADING = re.compile(r"^(?:NAME|SYNOPSIS)\b|example", re.IGNORECASE)
 _PROMPT = re.compile(r"[$#%>] ")
-_OR = re.compile(r"\s{2,}or\s{2,}(?=-)")
+_OR = re.compile(r"(?<!\s)\s{2,}or\s{2,}(?=-)")  # from a run's start only: linear
 _NO_OPTIONS_HEADING = re.compile(r"example|operator", re.IGNORECASE)
 """Sections whose tags are not options: an example's command line, find's `-not expr`
 (an operator joins expressions; it sets nothing)."""

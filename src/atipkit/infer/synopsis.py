@@ -18,9 +18,10 @@ from typing import NamedTuple
 
 from atipkit.infer.helptext import options_from_tag, usage_tokens
 
-COMMAND_SLOT = re.compile(r"<command>|\b(?:COMMAND|command)\b|\{\s*[a-z][\w-]*[^{}|]*\|\s*[a-z]")
+COMMAND_SLOT = re.compile(r"<command>|\b(?:COMMAND|command)\b|\{\s*[a-z][^{}|]*\|\s*[a-z]")
 """A place for a subcommand in a synopsis: `git ... <command> [<args>]`, `perf ... COMMAND`,
-`apt-get ... {update | upgrade | ...}`."""
+`apt-get ... {update | upgrade | ...}`. One class after the group's first letter
+(`[\\w-]*[^{}|]*` cuts a long word in every way: quadratic)."""
 _NAME = re.compile(r"[a-z0-9][a-z0-9_.+:-]*")
 _SLOT_WORD = re.compile(r"<?(?:sub)?(?:command|cmd)>?", re.IGNORECASE)
 _PLACEHOLDER = re.compile(r"[A-Z][A-Z_-]*")
