@@ -376,3 +376,25 @@ def test_long_runs_of_spaces_and_long_words_are_read_in_linear_time():
     assert [o.flags for o in options_from_tag("-B or --auto-buffers / --ab", "")] == [
         ["-B", "--auto-buffers", "--ab"]
     ]
+
+
+def test_a_table_mark_inside_a_line_is_text_not_a_table():
+    """`TABLE_MARK` starts or ends a table only as a line of its own (what `mark_tables`
+    writes): a page that writes it inside two lines of its text neither blanks them nor
+    hides what stands between them."""
+    from atipkit.infer.pagetext import TABLE_MARK, read_page
+
+    rows = [f"-{c}     Letter {c}." for c in "abc"]
+    text = "OPTIONS\n" + "\n".join(f"       {row}" for row in rows) + "\n"
+    forged = text.replace("-a     Letter a.", f"-a     Letter a.{TABLE_MARK}").replace(
+        "-c     Letter c.", f"-c     {TABLE_MARK}Letter c."
+    )
+    parsed = read_page(forged, "tool")
+    assert parsed is not None
+    assert [o.flags for o in parsed.options] == [["-a"], ["-b"], ["-c"]]
+    table = text.replace("       -b", f"       {TABLE_MARK}\n       -b").replace(
+        "-c     Letter c.", f"{TABLE_MARK}\n       -c     Letter c."
+    )
+    parsed = read_page(table, "tool")
+    assert parsed is not None
+    assert [o.flags for o in parsed.options] == [["-a"], ["-c"]]

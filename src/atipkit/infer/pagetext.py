@@ -76,9 +76,9 @@ _STACK = 16
 _FILLED = 66
 """A line reaching this column was filled up to the margin (groff's is at 78)."""
 _TAG_LINES = 4
+"""A tag whose brackets are still open continues on at most so many lines."""
 _NESTED = 4
 """A listing is at most so many columns deeper than the text of its section."""
-"""A tag whose brackets are still open continues on at most so many lines."""
 
 
 class _Line(NamedTuple):
@@ -170,7 +170,7 @@ def _lines(text: str) -> list[_Line]:
     table left open at the end of the page is not one)."""
     raw_lines = text.split("\n")
     plain = _ESCAPES.sub("", text) if "\x08" in text or "\x1b" in text else text
-    marks = [i for i, raw in enumerate(raw_lines) if TABLE_MARK in raw]
+    marks = [i for i, raw in enumerate(raw_lines) if _is_mark(raw)]
     tables = list(zip(marks[::2], marks[1::2], strict=False))
     out: list[_Line] = []
     table = 0
@@ -185,11 +185,19 @@ def _lines(text: str) -> list[_Line]:
         while table < len(tables) and tables[table][1] < index:
             table += 1
         inside = table < len(tables) and tables[table][0] <= index
-        if inside or stripped[0] in _BOX or TABLE_MARK in stripped:
+        if inside or stripped[0] in _BOX or _is_mark(stripped):
             out.append(blank)
             continue
         out.append(_Line(len(line) - len(line.lstrip()), stripped, raw))
     return out
+
+
+def _is_mark(raw: str) -> bool:
+    """Whether a line is a table's mark: the mark alone, or on the line of a box that tbl
+    draws last (`<mark>───┴───┘`). The mark inside a line of text is text: a page that
+    writes it there does not start a table that hides what follows."""
+    text = raw.strip()
+    return text[:1] == TABLE_MARK and all("\u2500" <= c <= "\u257f" for c in text[1:])
 
 
 def _italic(lines: list[_Line], start: int, end: int) -> set[str]:
