@@ -396,6 +396,31 @@ def test_pages_rendered_together_read_as_they_do_alone(monkeypatch):
     assert "| translated" in together[-1] or "ls - list directory contents" in together[-1]
 
 
+LEAKING = {
+    "spaced": ".ls 2",
+    "centred": ".ce 100",
+    "right-aligned": ".rj 100",
+    "centred by a macro": ".de ZZ\n.ce 100\n..\n.ZZ",
+    "narrow": ".nr LL 30n",
+    "narrow by escape": "\\R'LL 30n'",
+    "indented": ".do nr IN 30n",
+    "unregistered": ".rr LL",
+    "dashless": ".rchar \\-",
+    "blank-line macro": ".de ZZ\n.ce 100\n..\n.blm ZZ",
+}
+
+
+def test_a_page_that_leaves_state_set_spoils_not_the_next_in_its_batch():
+    """Centring, spacing, the line length `.TH` reads: what a page leaves set would lay
+    out the next page of its batch otherwise (options read as prose, or not at all)."""
+    wide = "-v " + " ".join(f"--option-{n}" for n in range(6))
+    normal = roff("frob", "frobnicate " + "and more words " * 8, "frob [-v] FILE", wide)
+    for what, request in LEAKING.items():
+        hostile = f".TH A 1\n.SH NAME\na \\- a page {what}\n{request}\n"
+        together = render_many([hostile, normal])
+        assert _body(together[1]) == _body(render(normal)), what
+
+
 def _body(text: str) -> list[str]:
     """A rendered page without its header, footer and blank lines: what a page rendered
     in a batch may lose (its footer) or gain (blank lines). The footer ends as the header

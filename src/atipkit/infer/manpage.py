@@ -451,16 +451,22 @@ _STANDARD = (
     r"EX|EE|PD|AT|UC|DT|R|S|lq|rq|Tm|HF"
 )
 _STATE = re.compile(
-    r"^[.'][ \t]*(?:(?:trin|cs|ec|eo|cc|c2|cflags|char|fchar|schar|ll|lt|pl|ev|mso|"
-    r"hcode|fp|ftr|special|fspecial|lg|kern|sty)\b|(?:de1?|am1?|ds1?|as1?)[ \t]+"
-    rf"(?:{_STANDARD})(?=[ \t\\]|$)|(?:rn|rm|als)[ \t]+(?:\S+[ \t]+)*?(?:{_STANDARD})"
-    r"(?=[ \t\\]|$))",
+    r"^[.'][ \t]*(?:do[ \t]+)?(?:(?:trin|cs|ec|eo|cc|c2|cflags|char|fchar|schar|rchar|"
+    r"rfschar|ll|lt|pl|ev|mso|hcode|fp|ftr|special|fspecial|lg|kern|sty|blm|lsm)\b|"
+    rf"(?:de1?|am1?|ds1?|as1?)[ \t]+(?:{_STANDARD})(?=[ \t\\]|$)|(?:rn|rm|als)[ \t]+"
+    rf"(?:\S+[ \t]+)*?(?:{_STANDARD})(?=[ \t\\]|$)|(?:nr|rr|rnn|aln)[ \t]+"
+    r"(?:\S+[ \t]+)?(?:LL|IN)(?=[ \t\\]|$))|\\R(?:'|\[|\S)?(?:LL|IN)\b",
     re.MULTILINE,
 )
-"""Requests whose effect outlasts the page and that `_left_adjusted` does not undo for
-the next: environments, escape and control characters, line length, a macro package
-loaded, a standard macro or string (re)defined, renamed or removed. (pod2man's pages
-define macros and strings of their own and translate a character: they batch.)"""
+"""Requests whose effect outlasts the page and that `_left_adjusted` and the resets
+after each page in a batch do not undo for the next: environments, escape and control
+characters, line length (`.ll`, and the registers `LL` and `IN` that `.TH` reads), a
+character removed, a macro run on blank or indented lines, a macro package loaded, a
+standard macro or string (re)defined, renamed or removed. (pod2man's pages define
+macros and strings of their own and translate a character: they batch.)"""
+_RESET = ".ce 0\n.rj 0\n.ls 1\n"
+"""What a page may leave running that `.TH` does not stop, stopped after each page of a
+batch: lines centred or right-aligned (`.ce 100`), spacing (`.ls 2`)."""
 _TRANSLATE = re.compile(r"^[.'][ \t]*tr[ \t]+(\S+)", re.MULTILINE)
 _CHARACTER = re.compile(r"\\\(..|\\\[[^\]]*\]|\\.|.")
 
@@ -499,7 +505,7 @@ def _render_batch(sources: Sequence[str], timeout: float) -> list[str] | None:
 
     mark = f"ATIPKITPAGEEND{secrets.token_hex(8)}N"
     joined = "".join(
-        f"{_left_adjusted(s)}\n.br\n{mark}{i}\n{_undo_translations(s)}"
+        f"{_left_adjusted(s)}\n{_RESET}.br\n{mark}{i}\n{_undo_translations(s)}"
         for i, s in enumerate(sources)
     )
     limit = 4 * MAX_PAGE_BYTES * len(sources)
