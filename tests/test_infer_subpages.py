@@ -10,12 +10,13 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import time
 from pathlib import Path
 
 import pytest
 
-from atipkit.infer import coverage
+from atipkit.infer import coverage, manpage
 from atipkit.infer.coverage import infer_shim
 from atipkit.infer.generate import Budget, generate_shim
 from atipkit.infer.manpage import ManPages, _page_source, read_man_file, render, render_many
@@ -367,6 +368,49 @@ def test_the_index_of_pages_is_cached_until_a_section_directory_changes(tmp_path
     found = ManPages.load().find("frob")
     assert found is not None
     assert found.name == "frob.1"
+
+
+def test_a_hostile_page_index_is_listed_again_never_waited_on(tmp_path, env, monkeypatch):
+    """`manpages.json` naming a file with a NUL, too large, or a FIFO put in its place
+    (whose reading would wait for a writer forever): the pages are listed again and the
+    cache rewritten."""
+    man_page(tmp_path, "frob")
+    assert ManPages.load().find("frob") is not None
+    cache = tmp_path / "cache" / "agent-tools" / "manpages.json"
+    good = cache.read_bytes()
+    listed: list[str] = []
+    real_listdir = os.listdir
+
+    def counting(path):
+        listed.append(str(path))
+        return real_listdir(path)
+
+    monkeypatch.setattr(os, "listdir", counting)
+
+    def relisted() -> bool:
+        listed.clear()
+        assert ManPages.load().find("frob").name == "frob.1"
+        return bool(listed)
+
+    assert not relisted()
+    data = json.loads(good)
+    data["pages"]["frob"] = [0, "frob.1\u0000"]
+    cache.write_text(json.dumps(data))
+    assert relisted()
+    monkeypatch.setattr(manpage, "MAX_DOCUMENT_BYTES", len(good) - 1)
+    assert relisted()
+    monkeypatch.setattr(manpage, "MAX_DOCUMENT_BYTES", len(good))
+    assert not relisted()
+    cache.unlink()
+    os.mkfifo(cache)
+    signal.signal(signal.SIGALRM, lambda *_: pytest.fail("waited on a FIFO"))
+    signal.alarm(10)
+    try:
+        assert relisted()
+    finally:
+        signal.alarm(0)
+    assert cache.is_file()
+    assert not relisted()
 
 
 HOSTILE = {

@@ -31,12 +31,14 @@ import lzma
 import os
 import re
 import shutil
+import stat
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 import msgspec
 
 from atipkit._atomic import write_atomic
+from atipkit._jsontext import MAX_DOCUMENT_BYTES
 from atipkit.infer.helptext import ParsedHelp
 from atipkit.infer.pagetext import mark_tables, read_page
 from atipkit.infer.synopsis import COMMAND_SLOT as COMMAND_SLOT  # read by coverage
@@ -261,18 +263,41 @@ def _read_index(
 ) -> dict[str, tuple[int, str]] | None:
     """The cached index when it lists these very directories in these very states, and
     names only plain files in them; None otherwise."""
+    raw = _read_cache(cache)
+    if raw is None:
+        return None
     try:
-        data = msgspec.json.decode(cache.read_bytes(), type=_PageIndex)
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
+        data = msgspec.json.decode(raw, type=_PageIndex)
+    except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     expected = [(str(d), m) for d, m in zip(directories, states, strict=True)]
     if data.version != 1 or data.dirs != expected:
         return None
     count = len(directories)
     for index, file in data.pages.values():
-        if not 0 <= index < count or "/" in file or file in ("", ".", ".."):
+        if not 0 <= index < count or "/" in file or "\0" in file or file in ("", ".", ".."):
             return None
     return data.pages
+
+
+def _read_cache(cache: Path) -> bytes | None:
+    """The bytes of `manpages.json` when it is a regular file of at most
+    `MAX_DOCUMENT_BYTES` (this machine's 18 000 pages take 1.7 MB): not a FIFO put in its
+    place, whose opening or reading would wait for a writer forever, nor a file large
+    enough to exhaust memory."""
+    try:
+        fd = os.open(cache, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as f:
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or st.st_size > MAX_DOCUMENT_BYTES:
+                return None
+            data = f.read(MAX_DOCUMENT_BYTES + 1)
+        except OSError:
+            return None
+    return data if len(data) <= MAX_DOCUMENT_BYTES else None
 
 
 def _page_name(file: str, section: str) -> tuple[str, bool] | None:
