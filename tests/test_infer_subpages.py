@@ -19,7 +19,14 @@ import pytest
 from atipkit.infer import coverage, manpage
 from atipkit.infer.coverage import infer_shim
 from atipkit.infer.generate import Budget, generate_shim
-from atipkit.infer.manpage import ManPages, _page_source, read_man_file, render, render_many
+from atipkit.infer.manpage import (
+    ManPages,
+    _name_entries,
+    _page_source,
+    read_man_file,
+    render,
+    render_many,
+)
 from atipkit.infer.subpages import synopsis_commands, usage_forms
 from atipkit.registry.local import LocalRegistry
 from atipkit.resolve import load_recorded, resolve_tool
@@ -411,6 +418,21 @@ def test_a_hostile_page_index_is_listed_again_never_waited_on(tmp_path, env, mon
         signal.alarm(0)
     assert cache.is_file()
     assert not relisted()
+
+
+def test_a_name_line_of_thousands_of_names_is_read_in_linear_time():
+    """A hostile NAME section: 10 000 names on one line, continued over 3 000 lines.
+    Each name's description was extended line by line (15 s and 90 M characters here);
+    the names of one entry now share one description, joined once."""
+    names = ",".join(f"n{i}" for i in range(10_000))
+    section = f"{names} - what\n" + "more\n" * 3_000 + "\nfooter - not an entry\n"
+    start = time.monotonic()
+    entries = _name_entries(section)
+    assert time.monotonic() - start < 3
+    assert len(entries) == 10_000
+    assert entries["n9999"] == "what" + " more" * 3_000
+    assert entries["n0"] is entries["n9999"]
+    assert "footer" not in entries
 
 
 HOSTILE = {

@@ -363,20 +363,24 @@ _NAME_ENTRY = re.compile(r"^\s*(?P<names>[^\s,]+(?:,\s*[^\s,]+)*)\s+[-—–]+\s
 def _name_entries(section: str) -> dict[str, str]:
     """`a, b - what` lines of a NAME section, by name, up to its first blank line after
     them (a page's footer may follow); a line that does not start an entry continues the
-    one before it."""
-    out: dict[str, str] = {}
-    last: list[str] = []
+    one before it. The names of one entry share its description, joined once: a NAME line
+    of 10 000 names continued over thousands of lines costs their length, not its
+    product."""
+    entries: list[tuple[list[str], list[str]]] = []
     for line in section.split("\n"):
-        if not line.strip() and out:
+        if not line.strip() and entries:
             break
         entry = _NAME_ENTRY.match(line)
         if entry is not None:
-            last = [n.strip() for n in entry.group("names").split(",")]
-            for name in last:
-                out[name] = entry.group("what").strip()
-        elif line.strip() and last:
-            for name in last:
-                out[name] = f"{out[name]} {line.strip()}"
+            names = [n.strip() for n in entry.group("names").split(",")]
+            entries.append((names, [entry.group("what").strip()]))
+        elif line.strip() and entries:
+            entries[-1][1].append(line.strip())
+    out: dict[str, str] = {}
+    for names, parts in entries:
+        what = " ".join(parts)
+        for name in names:
+            out[name] = what
     return out
 
 
