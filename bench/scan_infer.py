@@ -12,6 +12,8 @@ user's registry, cache or configuration — and no ATIP_* setting of the environ
   names: recorded once), failed, left for later (the budget ran out);
 - re-runs (nothing changed): the median of N fresh processes, and that none inferred
   anything again;
+- the names `registry.json` records after the first run, and how many of them have a
+  document of their own in their binary's shim (`_names`);
 - for each `--tool` (default: git), what its inferred shim says after the first run, when
   the whole PATH was inferred at once: commands, of which with options, subcommands of
   theirs (`git remote add`), and whether its budget cut it short (`incomplete`).
@@ -89,6 +91,15 @@ def tool_figures(shims: Path, names: list[str]) -> dict[str, dict[str, Any]]:
     return out
 
 
+def name_figures(registry: Path, shims: Path) -> dict[str, int]:
+    """After the first run: the names `registry.json` records (every name of an inferred
+    binary on PATH, decision 276), and of those, the ones its shim gives a document of
+    their own (`_names`)."""
+    recorded = json.loads(registry.read_text())["tools"] if registry.is_file() else {}
+    own = sum(len(json.loads(path.read_text()).get("_names", {})) for path in shims.glob("*.json"))
+    return {"recorded": len(recorded), "with a document of their own": own}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reruns", type=int, default=5, help="re-runs to take the median of")
@@ -116,6 +127,7 @@ def main() -> None:
         first_s, first = run_scan(env, extra)
         shim_dir = root / "data" / "agent-tools" / "shims" / "sha256"
         tools = tool_figures(shim_dir, args.tool or ["git"])
+        names = name_figures(root / "data" / "agent-tools" / "registry.json", shim_dir)
         reruns = [run_scan(env, extra) for _ in range(args.reruns)]
         shims = len(list(shim_dir.glob("*.json")))
     again = [r for _, r in reruns if r["inference"]["inferred"]]
@@ -127,6 +139,7 @@ def main() -> None:
         "re-runs that inferred again": len(again),
         "first": counts(first),
         "shim files": shims,
+        "names": names,
         "tools": tools,
         "failed": first["inference"]["failed"],
         "skipped": first["inference"]["skipped"],
@@ -149,6 +162,10 @@ def main() -> None:
     print(f"re-runs that inferred again: {len(again)} of {len(reruns)}")
     for label, value in figures["first"].items():
         print(f"  {label:30} {value:6}")
+    print(
+        f"  names recorded in registry.json {names['recorded']}, "
+        f"with a document of their own {names['with a document of their own']}"
+    )
     for name, values in tools.items():
         print(f"  {name}: " + ", ".join(f"{k} {v}" for k, v in values.items()))
     for failure in figures["failed"]:
