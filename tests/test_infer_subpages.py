@@ -473,6 +473,8 @@ LEAKING = {
     "unregistered": ".rr LL",
     "dashless": ".rchar \\-",
     "blank-line macro": ".de ZZ\n.ce 100\n..\n.blm ZZ",
+    "translating by .do": ".do tr eX",
+    "translating by another name": ".als QQ tr\n.QQ eX",
 }
 
 

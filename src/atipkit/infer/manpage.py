@@ -484,19 +484,21 @@ _STATE = re.compile(
     r"rfschar|ll|lt|pl|ev|mso|hcode|fp|ftr|special|fspecial|lg|kern|sty|blm|lsm)\b|"
     rf"(?:de1?|am1?|ds1?|as1?)[ \t]+(?:{_STANDARD})(?=[ \t\\]|$)|(?:rn|rm|als)[ \t]+"
     rf"(?:\S+[ \t]+)*?(?:{_STANDARD})(?=[ \t\\]|$)|(?:nr|rr|rnn|aln)[ \t]+"
-    r"(?:\S+[ \t]+)?(?:LL|IN)(?=[ \t\\]|$))|\\R(?:'|\[|\S)?(?:LL|IN)\b",
+    r"(?:\S+[ \t]+)?(?:LL|IN)(?=[ \t\\]|$)|(?:rn|als)[ \t]+(?:\S+[ \t]+)?tr(?=[ \t\\]|$))|"
+    r"\\R(?:'|\[|\S)?(?:LL|IN)\b",
     re.MULTILINE,
 )
 """Requests whose effect outlasts the page and that `_left_adjusted` and the resets
 after each page in a batch do not undo for the next: environments, escape and control
 characters, line length (`.ll`, and the registers `LL` and `IN` that `.TH` reads), a
-character removed, a macro run on blank or indented lines, a macro package loaded, a
-standard macro or string (re)defined, renamed or removed. (pod2man's pages define
-macros and strings of their own and translate a character: they batch.)"""
+character removed, `.tr` under another name, a macro run on blank or indented lines, a
+macro package loaded, a standard macro or string (re)defined, renamed or removed.
+(pod2man's pages define macros and strings of their own and translate a character: they
+batch.)"""
 _RESET = ".ce 0\n.rj 0\n.ls 1\n"
 """What a page may leave running that `.TH` does not stop, stopped after each page of a
 batch: lines centred or right-aligned (`.ce 100`), spacing (`.ls 2`)."""
-_TRANSLATE = re.compile(r"^[.'][ \t]*tr[ \t]+(\S+)", re.MULTILINE)
+_TRANSLATE = re.compile(r"^[.'][ \t]*(?:do[ \t]+)?tr[ \t]+(\S+)", re.MULTILINE)
 _CHARACTER = re.compile(r"\\\(..|\\\[[^\]]*\]|\\.|.")
 
 
