@@ -459,9 +459,10 @@ def render_many(sources: Sequence[str], *, timeout: float = RENDER_TIMEOUT) -> l
     9 ms in a batch). What one page sets stays set for the next in the same run, so a
     page that changes what `.TH` does not reset (`_STATE`: a translation, sentence
     spacing, line length, a macro package loaded, a standard macro redefined) only ends
-    a batch, and yields the same text as alone. A batch whose marks do not all come out
-    in order (a page that swallows what follows it: an unclosed `.ig`, table or
-    conditional), or that fails, is rendered page by page."""
+    a batch, and yields the same text as alone; what any page may leave running
+    (`_RESET`: centring, line spacing) is stopped after each. A batch whose marks do
+    not all come out in order (a page that swallows what follows it: an unclosed `.ig`,
+    table or conditional), or that fails, is rendered page by page."""
     out = [""] * len(sources)
     for batch in _batches(sources):
         texts = _render_batch([sources[i] for i in batch], timeout) if len(batch) > 1 else None
