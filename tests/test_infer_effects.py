@@ -8,6 +8,7 @@ them: nothing is run.
 from __future__ import annotations
 
 import shutil
+import time
 from pathlib import Path
 
 import pytest
@@ -140,6 +141,17 @@ def test_a_denied_command_is_destructive_unless_shown_read_only() -> None:
 def test_network_words_mark_network() -> None:
     assert infer_effects("fetch", "Download objects from another repository", []).network is True
     assert infer_effects("ls", "list directory contents", []).network is not True
+
+
+@pytest.mark.parametrize("sentence", ["Remove the files. ", "Files are removed. "])
+def test_a_hostile_help_of_megabytes_is_read_in_linear_time(sentence: str) -> None:
+    # an option's description is text a tool's --help controls: many sentences each with
+    # a verb of removal once took a scan of the rest of the text per verb (minutes here)
+    text = sentence * 60_000  # about a megabyte
+    started = time.monotonic()
+    effects = infer_effects("frob", "Show things", [text])
+    assert time.monotonic() - started < 5
+    assert kind(effects) == "destructive"
 
 
 def page_shim(name: str) -> atipkit.Tool:

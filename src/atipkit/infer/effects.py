@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import itertools
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 from atipkit.model import UNSET, Effects, FilesystemEffects
@@ -235,6 +235,7 @@ def _from_text(text: str, *, option: bool = False) -> Evidence:
         leads.append(not words or words[-1] in _CLAUSE or words[-1] in joins)
         words.append(word)
     first = words.index(".") if "." in words else len(words)
+    shown, stored_before = _sentences(words)
     if "in-place" in words or ("in", "place") in itertools.pairwise(words):
         destroys = True  # "edit files in place": what was there is overwritten
     bookkeeping = any(w in _BOOKKEEPING for w in words[:first])
@@ -252,8 +253,8 @@ def _from_text(text: str, *, option: bool = False) -> Evidence:
             continue
         if not option and forms & _REPLACES:
             destroys = True
-        elif forms & removes and _stored_object(words, index, _STOPS):
-            destroys = destroys or not (option and _about_shown(words, index))
+        elif forms & removes and _stored_object(words, index, _STOPS, stored_before[index]):
+            destroys = destroys or not (option and shown[index])
         elif option and forms & _OPTION_WRITES and index < first:  # what it does, not prose
             writes = writes or (not bookkeeping and _writes_file(words, index))
         elif not option and forms & _WRITES:
@@ -277,12 +278,22 @@ def _verb_of(noun: str) -> set[str]:
     return set()
 
 
-def _about_shown(words: Sequence[str], verb: int) -> bool:
-    """Whether the sentence of the verb is about what is shown ("discard the files ...
-    from the output"), not what is stored."""
-    start = max((i for i in range(verb) if words[i] == "."), default=-1)
-    end = next((i for i in range(verb, len(words)) if words[i] == "."), len(words))
-    return any(w in _SHOWN for w in words[start + 1 : end])
+def _sentences(words: Sequence[str]) -> tuple[list[bool], list[bool]]:
+    """For each word, whether its sentence is about what is shown ("discard the files ...
+    from the output"), not what is stored; and whether a stored thing comes before it in
+    its sentence ("files ... are discarded"). Worked out once for the text: a scan of
+    its sentence for each verb took a hostile --help of many sentences of "remove files"
+    quadratic time."""
+    sentence: list[int] = []
+    stored_before: list[bool] = []
+    count, seen = 0, False
+    for word in words:
+        sentence.append(count)
+        stored_before.append(seen)
+        seen = word != "." and (seen or _is_stored(word))
+        count += word == "."
+    about_shown = {sentence[i] for i, word in enumerate(words) if word in _SHOWN}
+    return [n in about_shown for n in sentence], stored_before
 
 
 def _writes_file(words: Sequence[str], verb: int) -> bool:
@@ -291,7 +302,7 @@ def _writes_file(words: Sequence[str], verb: int) -> bool:
     to a target: "output merged file with #ifdef" prints it."""
     target = words[verb] == "output"
     seen = 0
-    for word in words[verb + 1 :]:
+    for word in _after(words, verb):
         if word in _TARGETS:
             target = False
             continue
@@ -304,22 +315,29 @@ def _writes_file(words: Sequence[str], verb: int) -> bool:
 
 
 def _stored_object(
-    words: Sequence[str], verb: int, stops: frozenset[str], window: int = _OBJECT_WINDOW
+    words: Sequence[str],
+    verb: int,
+    stops: frozenset[str],
+    stored_before: bool,
+    window: int = _OBJECT_WINDOW,
 ) -> bool:
     """Whether a stored thing is what the verb acts on: named in the few words after it
     (articles not counted), before a preposition ends its object — or, for a passive
-    ("files ... are discarded"), in the few words before it."""
+    ("files ... are discarded"), earlier in its sentence (`stored_before`)."""
     seen = 0
-    for word in words[verb + 1 :]:
+    for word in _after(words, verb):
         if word in stops or word in _CLAUSE or seen == window:
             break
         if _is_stored(word):
             return True
         seen += word not in _ARTICLES
-    if verb and words[verb - 1] in _PASSIVE:  # what it was done to is earlier in the sentence
-        start = max((i for i in range(verb) if words[i] == "."), default=-1)
-        return any(_is_stored(w) for w in words[start + 1 : verb])
-    return False
+    return bool(verb) and words[verb - 1] in _PASSIVE and stored_before
+
+
+def _after(words: Sequence[str], verb: int) -> Iterator[str]:
+    """The words after the verb, one by one: a copy of the rest of the text (a slice) for
+    each verb would take a long text quadratic time."""
+    return (words[i] for i in range(verb + 1, len(words)))
 
 
 def _is_stored(word: str) -> bool:
