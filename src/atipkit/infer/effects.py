@@ -202,11 +202,16 @@ def _from_name(name: str) -> Evidence:
     )
 
 
+_DESTROYS_ANY = _DESTROYS | _REMOVES | _REPLACES
+"""The verbs of a name that destroys (`rmi`, `autoremove`): computed once, not per word."""
+
+
 def _destroys(word: str) -> bool:
-    verbs = _DESTROYS | _REMOVES | _REPLACES
-    if _lemma(word) & verbs:
+    if _lemma(word) & _DESTROYS_ANY:
         return True
-    return _starts_with(word, verbs) or any(word.endswith(verb) for verb in verbs if len(verb) >= 4)
+    return _starts_with(word, _DESTROYS_ANY) or any(
+        word.endswith(verb) for verb in _DESTROYS_ANY if len(verb) >= 4
+    )
 
 
 def _starts_with(word: str, verbs: frozenset[str]) -> bool:
@@ -225,6 +230,7 @@ def _from_text(text: str, *, option: bool = False) -> Evidence:
     words: list[str] = []
     leads: list[bool] = []
     joins = _JOINS if option else _JOINS | {"to"}  # "a tool to query the database"
+    removes = _OPTION_REMOVES if option else _REMOVES | _DESTROYS
     for match in _TOKEN.finditer(text.lower()):
         word = match.group()
         if not word[0].isalpha():
@@ -248,7 +254,6 @@ def _from_text(text: str, *, option: bool = False) -> Evidence:
         passive = index > 0 and words[index - 1] in _PASSIVE  # "it is truncated"
         if not (leads[index] or passive):
             continue
-        removes = _OPTION_REMOVES if option else _REMOVES | _DESTROYS
         if passive and not forms & removes:  # a state ("units are enabled"), not an act
             continue
         if not option and forms & _REPLACES:
