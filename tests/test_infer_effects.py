@@ -16,6 +16,7 @@ import pytest
 import atipkit
 from atipkit.infer.effects import infer_effects
 from atipkit.infer.generate import generate_shim, shim_from_page
+from atipkit.infer.helptext import ParsedCommand, ParsedHelp
 from atipkit.infer.manpage import ManPages, read_man_file
 
 
@@ -129,13 +130,24 @@ def test_read_only_is_claimed_only_without_evidence_against_it() -> None:
 
 
 def test_a_denied_command_is_destructive_unless_shown_read_only() -> None:
-    assert kind(infer_effects("list-users", "List users", [], assume_destructive=True)) == (
-        "read-only"
+    """The deny list's claim, made on the shim of a page alone (`claim_destruction`): a
+    command that only looks stays read-only, one that says nothing or that also sets is
+    claimed destructive."""
+    page = ParsedHelp(
+        description="control the frobnicator",
+        usage="frobctl COMMAND",
+        commands=[
+            ParsedCommand("list-users", "List users"),
+            ParsedCommand("frob", ""),
+            ParsedCommand("hostname", "show or set the host name"),
+        ],
     )
-    assert kind(infer_effects("frob", "", [], assume_destructive=True)) == "destructive"
-    assert kind(
-        infer_effects("hostname", "show or set the host name", [], assume_destructive=True)
-    ) == ("destructive")
+    tool = shim_from_page("frobctl", "sha256:" + "0" * 64, page, denied=True)
+    assert kind(atipkit.effective_effects(tool, "list-users")) == "read-only"
+    assert kind(atipkit.effective_effects(tool, "frob")) == "destructive"
+    assert kind(atipkit.effective_effects(tool, "hostname")) == "destructive"
+    undenied = shim_from_page("frobctl", "sha256:" + "0" * 64, page)
+    assert kind(atipkit.effective_effects(undenied, "frob")) == "unknown"
 
 
 def test_network_words_mark_network() -> None:

@@ -23,7 +23,8 @@ from __future__ import annotations
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+
+import msgspec
 
 from atipkit.model import UNSET, Effects, FilesystemEffects
 
@@ -141,8 +142,7 @@ _TOKEN = re.compile(r"[a-z]+(?:-[a-z]+)*|[^\sa-z]")
 """Words (hyphenated ones whole: "NUL-terminated" is no verb) and punctuation."""
 
 
-@dataclass(frozen=True)
-class Evidence:
+class _Said(msgspec.Struct, frozen=True):
     """What one text says: that something is destroyed, written or only read."""
 
     destroys: bool = False
@@ -151,13 +151,10 @@ class Evidence:
     network: bool = False
 
 
-def infer_effects(
-    name: str, purpose: str, options: Iterable[str] = (), *, assume_destructive: bool = False
-) -> Effects:
+def infer_effects(name: str, purpose: str, options: Iterable[str] = ()) -> Effects:
     """The effects of a command named `name` whose documentation says `purpose` and whose
-    options are described by `options`. `assume_destructive` (a command on the deny list):
-    what is not shown read-only is claimed destructive, as the list says what such
-    commands are for (decision 158)."""
+    options are described by `options`. (A denied command's claim of destruction is made
+    on the shim, by `generate.claim_destruction`.)"""
     named = _from_name(name)
     said = _from_text(_first_sentence(purpose))
     optional = [_from_text(text, option=True) for text in options]
@@ -167,8 +164,6 @@ def infer_effects(
     read_only = not writes and (named.reads or said.reads)
     if read_only:
         return Effects(filesystem=FilesystemEffects(write=False, delete=False))
-    if assume_destructive:
-        destroys = writes = True
     if not (writes or network):
         return Effects()
     return Effects(
@@ -186,15 +181,15 @@ def _first_sentence(text: str) -> str:
     return re.split(r"(?<=[.!?])\s+(?=[A-Z(\"'])", text.strip(), maxsplit=1)[0]
 
 
-def _from_name(name: str) -> Evidence:
+def _from_name(name: str) -> _Said:
     """A command's name is a verb (`list-units`, `reset-failed`, `rmi`, `autoremove`): its
     first word says what it does (`verify-tag` verifies), and a word that is or starts or
     ends with a verb of destruction says that it destroys."""
     words = re.findall(r"[a-z]+", name.lower())
     if not words:
-        return Evidence()
+        return _Said()
     first = _lemma(words[0])
-    return Evidence(
+    return _Said(
         destroys=any(_destroys(word) for word in words),
         writes=bool(first & _WRITES) or _starts_with(words[0], _WRITES),
         reads=bool(first & (_READ_NAMES | _PREDICATES)),
@@ -219,7 +214,7 @@ def _starts_with(word: str, verbs: frozenset[str]) -> bool:
     return any(word.startswith(v) for v in verbs if len(v) >= 4 or v == "rm")
 
 
-def _from_text(text: str, *, option: bool = False) -> Evidence:
+def _from_text(text: str, *, option: bool = False) -> _Said:
     """Evidence in a sentence, read by its verbs: a word that starts a clause or is joined
     to one ("print or set", "keep (don't delete) input files"), not a noun that looks like
     a verb ("show changes", "such as renames"). In an option's description a verb of
@@ -270,7 +265,7 @@ def _from_text(text: str, *, option: bool = False) -> Evidence:
         nominal = {v for w in words for v in _verb_of(w)}
         writes = bool(nominal & _WRITES)
         reads = not writes and bool(nominal & _READS)
-    return Evidence(destroys=destroys, writes=writes, reads=reads, network=network)
+    return _Said(destroys=destroys, writes=writes, reads=reads, network=network)
 
 
 def _verb_of(noun: str) -> set[str]:
