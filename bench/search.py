@@ -1,13 +1,24 @@
 """Search quality, context savings and search speed (issue 11).
 
-    python bench/search.py [--home DIR] [--budget-share 0.1] [--runs N] [--rerank] [--json]
+    python bench/search.py [--home DIR] [--gold PATH] [--split dev|test|all]
+                           [--mode bm25|fused|both] [--errors [--i-know]]
+                           [--budget-share 0.1] [--runs N] [--rerank] [--json]
 
 1. The index of this machine: every executable on PATH recorded by `atip scan --infer`
    (native metadata, shims, inferred metadata) into a registry of the bench's own,
    `--home` (default `~/.cache/atipkit-bench/search`; the first run infers the whole PATH
    and takes minutes, later runs take seconds), plus the gh and kubectl fixtures of
    tests/fixtures/search (real-size documents inferred from the real binaries).
-2. Quality: the queries of tests/fixtures/search/queries.json (natural task descriptions,
+2. Quality on the gold set (`--gold`, bench/data/search_gold.json, issue 21; written
+   before any tuning, split by bench/data's rule): tool-level and command-level recall@1,
+   recall@5 and MRR over the first 10, for `--split` (dev by default; tune on dev only)
+   and `--mode` (BM25 alone, fused: `CommandIndex.search(rerank=True)`, or both side by
+   side). Tool-level ranks the distinct tools of the first 50 hits in the order they
+   first appear; command-level is the rank of the first hit that is an answer's tool and,
+   where the answer names a command, that command or one below it (bench/search_gold.py).
+   Queries whose every answer tool this machine lacks are skipped and counted.
+   `--errors` prints the dev misses; it refuses the test split unless `--i-know`.
+   Project quality: the queries of tests/fixtures/search/queries.json (natural task descriptions,
    written by hand, not taken from any help text), each with its acceptable answers. A
    hit is right when its tool is an answer's and, where the answer names a command, the
    hit is that command or one below it — or when the pooled judgments of
@@ -47,11 +58,14 @@ from typing import Any
 
 from _machine import cores, cpu
 from _synth import synthesize
+from search_gold import GOLD, command_rank, load_gold, tool_rank
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "search"
 TARGETS = {"recall@5": 0.9, "token reduction": 0.9, "search ms": 50.0}
 SPEED_COMMANDS = 5000
+GOLD_HITS = 50  # hits fetched per gold query: enough distinct tools for a tool-level rank
+MRR_DEPTH = 10
 
 
 def main() -> None:
@@ -60,8 +74,16 @@ def main() -> None:
     parser.add_argument("--budget-share", type=float, default=0.1)
     parser.add_argument("--runs", type=int, default=11)
     parser.add_argument("--rerank", action="store_true", help="also measure the re-ranker")
+    parser.add_argument("--gold", type=Path, default=GOLD, help="the gold set of queries")
+    parser.add_argument("--split", choices=("dev", "test", "all"), default="dev")
+    parser.add_argument("--mode", choices=("bm25", "fused", "both"), default="bm25")
+    parser.add_argument("--errors", action="store_true", help="print the gold misses (dev)")
+    parser.add_argument("--i-know", action="store_true", help="allow --errors on test")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
+    if args.errors and args.split != "dev" and not args.i_know:
+        parser.error("--errors reads the misses of the test split: tune on dev (or --i-know)")
+    gold = load_gold(args.gold)
     env = _bench_env(args.home)
     os.environ.update(env)
     scan_seconds = _scan(env)
@@ -83,9 +105,18 @@ def main() -> None:
             tools.append(tool)
     index = CommandIndex.from_tools(tools)
     queries = _queries()
-    aliases = _aliases(entries, queries)
+    aliases = _aliases(entries, {a["tool"] for q in queries for a in q["expected"]})
     judgments = _judgments(queries, aliases)
-    quality = _quality(index, {t.name for t in tools}, queries, aliases)
+    present = {t.name for t in tools}
+    gold_aliases = _aliases(entries, {a["tool"] for q in gold for a in q["answers"]})
+    modes = ["bm25", "fused"] if args.mode == "both" else [args.mode]
+    if "fused" in modes:
+        _embed(index, args.home)
+    scored = {
+        mode: _gold_quality(index, present, gold, gold_aliases, args.split, mode == "fused")
+        for mode in modes
+    }
+    quality = _quality(index, present, queries, aliases)
     tokens = _tokens(fixtures, queries, args.budget_share)
     speed = _speed(index, tools, queries, env, args.runs)
     rerank = _rerank(index, tools, queries, aliases, env, args) if args.rerank else None
@@ -93,6 +124,7 @@ def main() -> None:
         "machine": {"cpu": cpu(), "cores": cores(), "python": sys.version.split()[0]},
         "index": {"tools": len(tools), "commands": len(index), "scan seconds": scan_seconds},
         "judgments": judgments,
+        "gold": {mode: row["figures"] for mode, row in scored.items()},
         "quality": quality,
         "tokens": tokens,
         "speed": speed,
@@ -102,6 +134,11 @@ def main() -> None:
     if args.json:
         print(json.dumps(figures, indent=2))
     else:
+        _print_gold(args.gold, figures["gold"])
+        if args.errors:
+            for mode, row in scored.items():
+                for miss in row["misses"]:
+                    print(f"  {mode} miss: {miss['query']!r} -> {', '.join(miss['top'])}")
         _print(figures)
 
 
@@ -180,13 +217,13 @@ def _judgments(queries: list[dict[str, Any]], aliases: dict[str, str]) -> dict[s
     }
 
 
-def _aliases(entries: dict[str, Any], queries: list[dict[str, Any]]) -> dict[str, str]:
-    """The registry's name for each tool a query names, where they differ: a scan names
+def _aliases(entries: dict[str, Any], names: set[str]) -> dict[str, str]:
+    """The registry's name for each tool an answer names, where they differ: a scan names
     a tool after its own file, so `awk` is recorded as `mawk` and `gcc` as
     `x86_64-linux-gnu-gcc-12` (the same binary, which is the right answer)."""
     by_path = {entry.path: name for name, entry in entries.items()}
     out = {}
-    for name in {a["tool"] for q in queries for a in q["expected"]}:
+    for name in names:
         found = shutil.which(name)
         recorded = by_path.get(os.path.realpath(found)) if found else None
         if recorded and recorded != name:
@@ -252,6 +289,79 @@ def _quality(
         },
         "misses@5": misses,
     }
+
+
+def _embed(index: Any, home: Path) -> None:
+    """Embeds every command once for the fused ranking; the vectors are kept under
+    `--home`, so later runs reuse them."""
+    from atipkit.search import rerank
+
+    index.save(home / "rerank")
+    rerank.semantic(index)
+
+
+def _gold_quality(
+    index: Any,
+    present: set[str],
+    gold: list[dict[str, Any]],
+    aliases: dict[str, str],
+    split: str,
+    fused: bool,
+) -> dict[str, Any]:
+    """Tool- and command-level recall@1, recall@5 and MRR of the gold queries, per split
+    (dev, test, and all when `split` is all), and the misses at 5 of the chosen split."""
+    ranks: dict[str, list[tuple[int | None, int | None]]] = {}
+    skipped: dict[str, int] = {}
+    misses = []
+    for item in gold:
+        if split not in ("all", item["split"]):
+            continue
+        answers = [{**a, "tool": aliases.get(a["tool"], a["tool"])} for a in item["answers"]]
+        answers = [a for a in answers if a["tool"] in present]
+        if not answers:
+            skipped[item["split"]] = skipped.get(item["split"], 0) + 1
+            continue
+        hits = index.search(item["query"], GOLD_HITS, rerank=fused)
+        pair = (tool_rank(hits, answers), command_rank(hits, answers))
+        ranks.setdefault(item["split"], []).append(pair)
+        if not all(r is not None and r <= 5 for r in pair):
+            misses.append({"query": item["query"], "top": [h.name for h in hits[:5]]})
+    splits = ["dev", "test", "all"] if split == "all" else [split]
+    figures = {}
+    for name in splits:
+        pairs = [p for s, found in ranks.items() if name in ("all", s) for p in found]
+        figures[name] = {
+            "queries": len(pairs),
+            "skipped (no answer tool here)": sum(
+                n for s, n in skipped.items() if name in ("all", s)
+            ),
+            "tool": _recall([p[0] for p in pairs]),
+            "command": _recall([p[1] for p in pairs]),
+        }
+    return {"figures": figures, "misses": misses}
+
+
+def _recall(ranks: list[int | None]) -> dict[str, float]:
+    n = len(ranks) or 1
+    return {
+        "recall@1": round(sum(r == 1 for r in ranks) / n, 3),
+        "recall@5": round(sum(r is not None and r <= 5 for r in ranks) / n, 3),
+        "mrr": round(sum(1 / r for r in ranks if r and r <= MRR_DEPTH) / n, 3),
+    }
+
+
+def _print_gold(path: Path, gold: dict[str, dict[str, Any]]) -> None:
+    print(f"gold {path.name}: tool-level | command-level recall@1, recall@5, MRR@{MRR_DEPTH}")
+    for mode, splits in gold.items():
+        for split, row in splits.items():
+            tool, command = row["tool"], row["command"]
+            print(
+                f"  {mode:5} {split:4} {row['queries']:4} queries "
+                f"({row['skipped (no answer tool here)']} skipped): "
+                f"tool {tool['recall@1']:.3f} {tool['recall@5']:.3f} {tool['mrr']:.3f} | "
+                f"command {command['recall@1']:.3f} {command['recall@5']:.3f} "
+                f"{command['mrr']:.3f}"
+            )
 
 
 def _group(item: dict[str, Any]) -> str:
@@ -415,7 +525,7 @@ def _print(figures: dict[str, Any]) -> None:
     )
     quality = figures["quality"]
     print(
-        f"quality over {quality['queries']} queries "
+        f"project queries ({quality['queries']}, tuned on before) "
         f"({quality['skipped (tool not on this machine)']} skipped): "
         f"recall@1 {quality['recall@1']}, recall@5 {quality['recall@5']} "
         f"(target >= {TARGETS['recall@5']}; written answers only: "

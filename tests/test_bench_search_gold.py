@@ -1,0 +1,147 @@
+"""The search gold (bench/data/search_gold.json) and how bench/search.py scores against it:
+the file keeps its shape, size and split; a tool-level rank counts distinct tools, a
+command-level rank takes commands below an answer's; queries whose tools are missing are
+skipped and counted; the copy check finds a query lifted from a man page; `--errors`
+refuses the test split."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+from typing import NamedTuple
+
+import pytest
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+GOLD = BENCH / "data" / "search_gold.json"
+FIXTURES = Path(__file__).resolve().parent / "fixtures" / "search"
+
+
+class Hit(NamedTuple):
+    tool: str
+    command: str
+
+    @property
+    def name(self) -> str:
+        return f"{self.tool} {self.command}".strip()
+
+
+def _import(name: str) -> ModuleType:
+    sys.path.insert(0, str(BENCH))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(BENCH))
+
+
+@pytest.fixture(scope="module")
+def gold_mod() -> ModuleType:
+    return _import("search_gold")
+
+
+@pytest.fixture(scope="module")
+def bench() -> ModuleType:
+    return _import("search")
+
+
+def test_the_gold_is_well_formed_and_as_large_as_the_issue_asks(gold_mod):
+    queries = gold_mod.load_gold(GOLD)  # exits on a malformed entry
+    assert gold_mod.check(queries) == []
+    assert len(queries) >= 450
+    assert len({q["query"] for q in queries}) == len(queries)
+    assert all(q["answers"] and all(a["tool"] for a in q["answers"]) for q in queries)
+    for q in queries:
+        assert q["split"] == gold_mod.split_of(q["answers"][0]["tool"]), q["query"]
+    assert len({q["answers"][0]["tool"] for q in queries}) >= 75
+    assert sum(q["split"] == "test" for q in queries) >= 150
+    commands = sum(any("command" in a for a in q["answers"]) for q in queries)
+    assert commands / len(queries) >= 0.4
+    assert all(
+        set(a) <= {"tool", "command"} and a.get("command", "x").strip()
+        for q in queries
+        for a in q["answers"]
+    )
+
+
+def test_check_names_each_problem(gold_mod):
+    good = {"query": "q", "answers": [{"tool": "git"}], "split": gold_mod.split_of("git")}
+    wrong_split = {**good, "query": "r", "split": "test" if good["split"] == "dev" else "dev"}
+    assert gold_mod.check([good]) == []
+    problems = gold_mod.check([good, good, wrong_split, {"query": "s", "answers": []}])
+    assert len(problems) == 3
+    assert "twice" in problems[0]
+    assert "split" in problems[1]
+    assert "no answers" in problems[2]
+
+
+def test_the_split_rule_is_bench_datas(gold_mod):
+    assert gold_mod.split_of("chmod") == "test"  # sha256 % 3 == 0
+    assert gold_mod.split_of("git") == "dev"
+    assert _import("infer").split_of("tar") == gold_mod.split_of("tar")
+
+
+def test_tool_level_ranks_distinct_tools_in_hit_order(gold_mod):
+    hits = [Hit("git", "log"), Hit("git", "show"), Hit("tig", ""), Hit("gzip", "")]
+    assert gold_mod.tool_rank(hits, [{"tool": "gzip"}]) == 3
+    assert gold_mod.tool_rank(hits, [{"tool": "xz"}, {"tool": "git", "command": "x"}]) == 1
+    assert gold_mod.tool_rank(hits, [{"tool": "xz"}]) is None
+
+
+def test_command_level_takes_the_command_and_those_below_it(gold_mod):
+    hits = [Hit("git", "stashed"), Hit("git", "stash push"), Hit("git", "stash")]
+    assert gold_mod.command_rank(hits, [{"tool": "git", "command": "stash"}]) == 2
+    assert gold_mod.command_rank(hits, [{"tool": "git", "command": "stash pop"}]) is None
+    assert gold_mod.command_rank(hits, [{"tool": "git"}]) == 1
+    assert gold_mod.command_rank(hits, [{"tool": "hg", "command": "stash"}]) is None
+
+
+def test_queries_without_an_installed_answer_are_skipped_and_counted(bench):
+    from atipkit.model import loads
+    from atipkit.search import CommandIndex
+
+    gh = loads((FIXTURES / "gh.json").read_bytes())
+    index = CommandIndex.from_tools([gh])
+    gold = [
+        {"query": "open a pull request", "answers": [{"tool": "gh", "command": "pr create"}]},
+        {"query": "compress a file", "answers": [{"tool": "nosuchtool"}]},
+        {"query": "merge it", "answers": [{"tool": "hub"}, {"tool": "gh", "command": "pr"}]},
+    ]
+    for item in gold:
+        item["split"] = "dev"
+    row = bench._gold_quality(index, {"gh"}, gold, {"hub": "gh"}, "all", fused=False)
+    dev, test = row["figures"]["dev"], row["figures"]["test"]
+    assert dev["queries"] == 2
+    assert dev["skipped (no answer tool here)"] == 1
+    assert test["queries"] == 0
+    assert dev["tool"]["recall@5"] == 1.0  # gh is the only tool of the index
+    assert 0 < dev["command"]["mrr"] <= 1
+
+
+def test_the_copy_check_flags_five_words_from_a_man_page(gold_mod):
+    if shutil.which("man") is None or "information about the" not in gold_mod.page_text("ls"):
+        pytest.skip("the ls man page is not installed")
+    copied = {"query": "list information about the files here", "answers": [{"tool": "ls"}]}
+    near = {"query": "list information about the stuff", "answers": [{"tool": "ls"}]}
+    found = gold_mod.overlaps([copied, near])
+    assert [(q, page) for q, page, _ in found] == [(copied["query"], "ls")]
+
+
+def test_errors_refuse_the_test_split_unless_asked(tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(BENCH / "search.py"), "--split", "test", "--errors"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "tune on dev" in done.stderr
+
+
+def test_the_file_is_valid_json_with_its_rule(gold_mod):
+    data = json.loads(GOLD.read_text(encoding="utf-8"))
+    assert "sha256" in data["_about"]["split"]
