@@ -138,7 +138,11 @@ def main() -> None:
         if args.errors:
             for mode, row in scored.items():
                 for miss in row["misses"]:
-                    print(f"  {mode} miss: {miss['query']!r} -> {', '.join(miss['top'])}")
+                    tool, command = miss["ranks"]
+                    print(
+                        f"  {mode} miss (tool {tool}, command {command}): {miss['query']!r} "
+                        f"-> {', '.join(miss['top'])}"
+                    )
         _print(figures)
 
 
@@ -325,7 +329,9 @@ def _gold_quality(
         pair = (tool_rank(hits, answers), command_rank(hits, answers))
         ranks.setdefault(item["split"], []).append(pair)
         if not all(r is not None and r <= 5 for r in pair):
-            misses.append({"query": item["query"], "top": [h.name for h in hits[:5]]})
+            misses.append(
+                {"query": item["query"], "ranks": pair, "top": [h.name for h in hits[:5]]}
+            )
     splits = ["dev", "test", "all"] if split == "all" else [split]
     figures = {}
     for name in splits:
