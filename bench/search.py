@@ -222,16 +222,19 @@ def _judgments(queries: list[dict[str, Any]], aliases: dict[str, str]) -> dict[s
 
 
 def _aliases(entries: dict[str, Any], names: set[str]) -> dict[str, str]:
-    """The registry's name for each tool an answer names, where they differ: a scan names
-    a tool after its own file, so `awk` is recorded as `mawk` and `gcc` as
-    `x86_64-linux-gnu-gcc-12` (the same binary, which is the right answer)."""
-    by_path = {entry.path: name for name, entry in entries.items()}
+    """The registry's name of the file each answer's tool runs, where it differs: a scan
+    names a tool after its own file too, so `awk` is also recorded as `mawk` and `gcc` as
+    `x86_64-linux-gnu-gcc-12` (the same binary, which is a right answer as well). Only
+    the file's own name: every link to git's binary (`git-upload-pack`) is not git."""
     out = {}
     for name in names:
         found = shutil.which(name)
-        recorded = by_path.get(os.path.realpath(found)) if found else None
-        if recorded and recorded != name:
-            out[name] = recorded
+        if not found:
+            continue
+        real = os.path.realpath(found)
+        own = Path(real).name
+        if own != name and own in entries and entries[own].path == real:
+            out[name] = own
     return out
 
 
@@ -239,7 +242,7 @@ def _right(hit: Any, answers: list[dict[str, Any]], aliases: dict[str, str] | No
     """Whether a hit is one of the answers: a written answer's tool, and its command or one
     below it; a judged answer's very command (`exact`)."""
     for answer in answers:
-        if hit.tool != (aliases or {}).get(answer["tool"], answer["tool"]):
+        if hit.tool not in (answer["tool"], (aliases or {}).get(answer["tool"])):
             continue
         command = answer.get("command")
         if command is None or hit.command == command:
@@ -266,7 +269,7 @@ def _quality(
     groups: dict[str, list[int | None]] = {}
     skipped, misses = 0, []
     for item in queries:
-        expected = [a for a in item["expected"] if aliases.get(a["tool"], a["tool"]) in present]
+        expected = [a for a in item["expected"] if {a["tool"], aliases.get(a["tool"])} & present]
         if not expected:
             skipped += 1
             continue
@@ -320,7 +323,10 @@ def _gold_quality(
     for item in gold:
         if split not in ("all", item["split"]):
             continue
-        answers = [{**a, "tool": aliases.get(a["tool"], a["tool"])} for a in item["answers"]]
+        answers = [
+            *item["answers"],
+            *({**a, "tool": aliases[a["tool"]]} for a in item["answers"] if a["tool"] in aliases),
+        ]
         answers = [a for a in answers if a["tool"] in present]
         if not answers:
             skipped[item["split"]] = skipped.get(item["split"], 0) + 1

@@ -122,6 +122,25 @@ def test_queries_without_an_installed_answer_are_skipped_and_counted(bench):
     assert 0 < dev["command"]["mrr"] <= 1
 
 
+def test_an_answer_also_takes_its_binarys_own_name_not_a_sibling_links(
+    bench, tmp_path, monkeypatch
+):
+    class Entry(NamedTuple):
+        path: str
+
+    real = tmp_path / "mawk"
+    real.write_text("#!/bin/sh\n")
+    real.chmod(0o755)
+    for link in ("awk", "nawk"):
+        (tmp_path / link).symlink_to(real)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    entries = {name: Entry(str(real)) for name in ("awk", "mawk", "nawk")}
+    assert bench._aliases(entries, {"awk", "mawk", "nawk"}) == {"awk": "mawk", "nawk": "mawk"}
+    hit = Hit("mawk", "")
+    assert bench._right(hit, [{"tool": "awk"}], {"awk": "mawk"})
+    assert not bench._right(Hit("nawk", ""), [{"tool": "awk"}], {"awk": "mawk"})
+
+
 def test_the_copy_check_flags_five_words_from_a_man_page(gold_mod):
     if shutil.which("man") is None or "information about the" not in gold_mod.page_text("ls"):
         pytest.skip("the ls man page is not installed")
