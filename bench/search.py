@@ -112,8 +112,11 @@ def main() -> None:
     modes = ["bm25", "fused"] if args.mode == "both" else [args.mode]
     if "fused" in modes:
         _embed(index, args.home)
+    commands = {t.name: set(t.commands) for t in tools}
     scored = {
-        mode: _gold_quality(index, present, gold, gold_aliases, args.split, mode == "fused")
+        mode: _gold_quality(
+            index, present, gold, gold_aliases, args.split, mode == "fused", commands
+        )
         for mode in modes
     }
     quality = _quality(index, present, queries, aliases)
@@ -314,6 +317,7 @@ def _gold_quality(
     aliases: dict[str, str],
     split: str,
     fused: bool,
+    commands: dict[str, set[str]],
 ) -> dict[str, Any]:
     """Tool- and command-level recall@1, recall@5 and MRR of the gold queries, per split
     (dev, test, and all when `split` is all), and the misses at 5 of the chosen split."""
@@ -323,10 +327,7 @@ def _gold_quality(
     for item in gold:
         if split not in ("all", item["split"]):
             continue
-        answers = [
-            *item["answers"],
-            *({**a, "tool": aliases[a["tool"]]} for a in item["answers"] if a["tool"] in aliases),
-        ]
+        answers = [*item["answers"], *_as_recorded(item["answers"], aliases, commands)]
         answers = [a for a in answers if a["tool"] in present]
         if not answers:
             skipped[item["split"]] = skipped.get(item["split"], 0) + 1
@@ -351,6 +352,24 @@ def _gold_quality(
             "command": _recall([p[1] for p in pairs]),
         }
     return {"figures": figures, "misses": misses}
+
+
+def _as_recorded(
+    answers: list[dict[str, Any]], aliases: dict[str, str], commands: dict[str, set[str]]
+) -> list[dict[str, Any]]:
+    """The answers again under the registry's name of the file their tool runs; a link
+    named as a command of that file's tool is that command (`reboot` runs `systemctl
+    reboot`, not any systemctl command)."""
+    out = []
+    for answer in answers:
+        own = aliases.get(answer["tool"])
+        if own is None:
+            continue
+        if "command" not in answer and answer["tool"] in commands.get(own, set()):
+            out.append({"tool": own, "command": answer["tool"]})
+        else:
+            out.append({**answer, "tool": own})
+    return out
 
 
 def _recall(ranks: list[int | None]) -> dict[str, float]:

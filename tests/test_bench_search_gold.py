@@ -113,7 +113,8 @@ def test_queries_without_an_installed_answer_are_skipped_and_counted(bench):
     ]
     for item in gold:
         item["split"] = "dev"
-    row = bench._gold_quality(index, {"gh"}, gold, {"hub": "gh"}, "all", fused=False)
+    commands = {"gh": set(gh.commands)}
+    row = bench._gold_quality(index, {"gh"}, gold, {"hub": "gh"}, "all", False, commands)
     dev, test = row["figures"]["dev"], row["figures"]["test"]
     assert dev["queries"] == 2
     assert dev["skipped (no answer tool here)"] == 1
@@ -139,6 +140,15 @@ def test_an_answer_also_takes_its_binarys_own_name_not_a_sibling_links(
     hit = Hit("mawk", "")
     assert bench._right(hit, [{"tool": "awk"}], {"awk": "mawk"})
     assert not bench._right(Hit("nawk", ""), [{"tool": "awk"}], {"awk": "mawk"})
+
+
+def test_a_link_named_as_a_command_of_its_binary_is_that_command(bench):
+    aliases, commands = {"reboot": "systemctl", "awk": "mawk"}, {"systemctl": {"reboot"}}
+    answers = [{"tool": "reboot"}, {"tool": "awk"}, {"tool": "ls"}]
+    assert bench._as_recorded(answers, aliases, commands) == [
+        {"tool": "systemctl", "command": "reboot"},
+        {"tool": "mawk"},
+    ]
 
 
 def test_the_copy_check_flags_five_words_from_a_man_page(gold_mod):
