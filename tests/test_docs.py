@@ -13,16 +13,35 @@ import pytest
 ROOT = Path(__file__).parent.parent
 README = (ROOT / "README.md").read_text("utf-8")
 SOURCES = list((ROOT / "src" / "atipkit").rglob("*.py"))
+# The pages of the documentation site (mkdocs.yml): their examples run as the README's do.
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+
+
+def python_blocks() -> list[tuple[str, str]]:
+    """`(file, block)` for every Python code block of the README and the site's pages."""
+    return [
+        (str(page.relative_to(ROOT)), block)
+        for page in PAGES
+        for block in re.findall(r"```python\n(.*?)```", page.read_text("utf-8"), re.S)
+    ]
 
 
 @pytest.mark.parametrize(
-    "block", re.findall(r"```python\n(.*?)```", README, re.S), ids=lambda b: b.split("\n")[0]
+    ("page", "block"),
+    python_blocks(),
+    ids=lambda value: value if value.endswith(".md") else value.split("\n")[0],
 )
-def test_readme_python_examples_run(block: str, tmp_path, monkeypatch):
+def test_python_examples_run(page: str, block: str, tmp_path, monkeypatch):
     for variable in ("XDG_DATA_HOME", "XDG_CONFIG_HOME", "ATIP_CACHE_DIR"):
         monkeypatch.setenv(variable, str(tmp_path / variable))  # not the user's registry
     monkeypatch.chdir(ROOT)
-    exec(compile(block, "README.md", "exec"), {})
+    exec(compile(block, page, "exec"), {})
+
+
+def test_every_guide_has_examples():
+    guides = sorted((ROOT / "docs" / "guides").glob("*.md"))
+    assert len(guides) == 3
+    assert {page for page, _ in python_blocks()} >= {str(g.relative_to(ROOT)) for g in guides}
 
 
 FAMILIES = (
@@ -71,7 +90,7 @@ def test_ruff_is_clean():
     if ruff is None:
         pytest.skip("ruff is not installed (it comes with the test extra)")
     result = subprocess.run(
-        [ruff, "check", "src", "tests", "bench", "examples"],
+        [ruff, "check", "src", "tests", "bench", "examples", "docs"],
         cwd=ROOT,
         capture_output=True,
         text=True,
