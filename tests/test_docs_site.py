@@ -91,3 +91,17 @@ def test_api_reference_is_the_packages_that_declare_their_api():
     assert "atipkit.cli" not in modules  # the command, not an API
     for module in modules:
         assert f"::: {module}\n" in hook().api_page(module)
+
+
+def test_errors_reference_has_every_problem_code():
+    from tests.test_docs import emitted_codes
+
+    page = hook().errors_reference()
+    codes = {c for c in emitted_codes() if not c.endswith(".json")}  # policy.json: a file
+    missing = sorted(c for c in codes if f"`{c}`" not in page)
+    assert not missing
+
+
+def test_an_included_section_that_is_gone_fails_the_build():
+    with pytest.raises(LookupError, match="no section"):
+        hook().readme_section("A section nobody wrote")
