@@ -75,7 +75,7 @@ def help_text(path: tuple[str, ...]) -> str:
 
 
 def _fenced(text: str) -> list[str]:
-    from atipkit.app.docs.markdown import _fenced as fenced
+    from atipkit.app.docs.markdown import _fenced as fenced  # the fence outlasts the text's
 
     return fenced(text, "text")
 
@@ -99,7 +99,9 @@ def cli_reference() -> str:
 
 
 def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    from atipkit.app.docs.markdown import _cell as cell  # one line, `|` escaped
+
+    return cell(text)
 
 
 def _first_paragraph(doc: str | None) -> str:
