@@ -1,7 +1,8 @@
 """The site's reference pages, generated at build time from the code, so they cannot drift.
 
 An MkDocs hook (`hooks:` in mkdocs.yml): `on_config` fills the nav's API section and
-`on_files` adds the generated pages. Each page is read from the one place its facts live:
+`on_files` adds the generated pages, those read from the running code written by this file
+run as a script in a fresh process. Each page is read from the one place its facts live:
 
 - reference/cli.md: `atip COMMAND --help` of every command, captured by running the very
   command tree `atip` runs (`atipkit.cli.app`), at the width a pipe gets (80 columns);
@@ -22,7 +23,10 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import json
 import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -269,11 +273,32 @@ def on_config(config: Any) -> Any:
     return config
 
 
+def generated_pages() -> dict[str, str]:
+    """The pages read from the running code: the CLI and the error reference."""
+    return {"reference/cli.md": cli_reference(), "reference/errors.md": errors_reference()}
+
+
 def on_files(files: Any, config: Any) -> Any:
+    """Add the generated pages. The code's pages come from a fresh process: `mkdocs serve`
+    rebuilds when src/ changes, and this process keeps the atipkit it imported first."""
+    from mkdocs.exceptions import PluginError
     from mkdocs.structure.files import File
 
-    pages = {"reference/cli.md": cli_reference(), "reference/errors.md": errors_reference()}
+    done = subprocess.run(
+        [sys.executable, __file__],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )
+    if done.returncode != 0:
+        raise PluginError(f"{Path(__file__).name} failed:\n{done.stderr}")
+    pages: dict[str, str] = json.loads(done.stdout)
     pages |= {api_uri(m): api_page(m) for m in api_modules()}
     for uri, content in pages.items():
         files.append(File.generated(config, uri, content=content))
     return files
+
+
+if __name__ == "__main__":
+    json.dump(generated_pages(), sys.stdout)
