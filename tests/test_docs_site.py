@@ -6,7 +6,9 @@ process, and the error reference holds every exit status and code the code defin
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
+import subprocess
 import sys
 from functools import cache
 from pathlib import Path
@@ -105,3 +107,18 @@ def test_errors_reference_has_every_problem_code():
 def test_an_included_section_that_is_gone_fails_the_build():
     with pytest.raises(LookupError, match="no section"):
         hook().readme_section("A section nobody wrote")
+
+
+def test_the_hook_writes_the_code_pages_from_a_fresh_process(tmp_path):
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "docs/hooks/reference.py")],
+        env=machine_env(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    pages = json.loads(done.stdout)
+    assert pages == hook().generated_pages()
+    assert set(pages) == {"reference/cli.md", "reference/errors.md"}
