@@ -340,13 +340,14 @@ def _shim(
         global_options=_unique(global_options),
         commands=commands,
         extensions={
+            **prose_extension(root.prose),
             "_generation": {
                 "method": method,
                 "timestamp": timestamp(),
                 "confidence": confidence,
                 "sources": sorted(set(sources)),
                 **({"incomplete": True} if clock.short else {}),
-            }
+            },
         },
     )
 
@@ -554,7 +555,15 @@ def _command(name: str, parsed: ParsedHelp, path: tuple[str, ...]) -> Command:
         options=_unique([_option(o) for o in parsed.options]),
         effects=_effects(path[-1] if path else name, parsed),
         examples=parsed.examples,
+        extensions=prose_extension(parsed.prose) if path else {},
     )
+
+
+def prose_extension(prose: str) -> dict[str, Any]:
+    """What a page says a command is for, kept where only the search index reads it
+    (`x-atipkit`, RFC 0.6 §12.2; decision 290): no compile sends it to a model. The
+    tool's own goes on the tool, a subcommand's on its command."""
+    return {"x-atipkit": {"prose": prose}} if prose else {}
 
 
 def _effects(name: str, parsed: ParsedHelp) -> Effects | UnsetType:

@@ -103,6 +103,7 @@ class ParsedHelp(msgspec.Struct):
     arguments: list[ParsedArgument] = []
     commands: list[ParsedCommand] = []
     examples: list[str] = []  # command lines, each with what it does as a `# comment`
+    prose: str = ""  # what the command is for, in a page's words (`infer.prose`)
 
     @property
     def richness(self) -> int:

@@ -104,6 +104,8 @@ def merge(base: ParsedHelp, extra: ParsedHelp) -> None:
             known.description = known.description or command.description
             known.args = known.args or command.args
     base.description = extra.description or base.description  # a page's NAME line is curated
+    base.prose = extra.prose or base.prose
+    base.examples = base.examples or extra.examples
 
 
 # -- page files ------------------------------------------------------------------------------

@@ -34,7 +34,7 @@ import re
 from collections import Counter
 from typing import NamedTuple
 
-from atipkit.infer import synopsis
+from atipkit.infer import prose, synopsis
 from atipkit.infer.helptext import (
     ParsedCommand,
     ParsedHelp,
@@ -147,6 +147,7 @@ def read_page(text: str, name: str) -> ParsedHelp | None:
         place = synopsis.slot(forms, program)
         help_.commands = _commands(lines, blocks, entries, listed, place, program)[:MAX_COMMANDS]
     help_.examples = _examples(lines, blocks, name)
+    help_.prose = _prose(lines, blocks)
     return finish(help_, name)
 
 
@@ -646,6 +647,15 @@ def _command_tag(tag: str, program: list[str], italic: set[str]) -> tuple[list[s
         names += [n for n in spellings if n not in names]
         first = args if number == 0 else first
     return (names, first) if names else None
+
+
+def _prose(lines: list[_Line], blocks: list[_Block]) -> str:
+    """The opening paragraphs of the page's DESCRIPTION (`prose.opening`)."""
+    for block in blocks:
+        if not block.sub and prose.is_prose_section(block.title):
+            shown = range(block.start, block.end)
+            return prose.opening((lines[i].indent, lines[i].text) for i in shown)
+    return ""
 
 
 # -- examples --------------------------------------------------------------------------------
