@@ -187,13 +187,11 @@ def _require_extras(transport: str, deferred: bool) -> None:
         require_sdk("atip mcp serve")
     except SdkUnavailable as exc:
         raise errors.missing_extra(str(exc), "pip install 'atipkit[mcp]'") from None
-    if deferred:  # search_tools ranks with atipkit.search.CommandIndex
-        for module in ("bm25s", "Stemmer"):
-            if find_spec(module) is None:
-                raise errors.missing_extra(
-                    f"atip mcp serve --deferred needs {errors.package_of(module)}",
-                    "pip install 'atipkit[mcp]'",
-                )
+    if deferred and find_spec("Stemmer") is None:  # search_tools stems with PyStemmer
+        raise errors.missing_extra(
+            f"atip mcp serve --deferred needs {errors.package_of('Stemmer')}",
+            "pip install 'atipkit[mcp]'",
+        )
     if transport == "http":
         from atipkit import serve as servers
 

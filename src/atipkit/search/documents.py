@@ -1,42 +1,55 @@
 """What the index knows of each command: one document per command a compile would make
 a tool of (`bridge.flatten.invocable`), built from the metadata alone.
 
-A document is a bag of terms in which a field's weight is how often its terms are
-repeated (BM25 has no fields of its own): the command's name and path and its
-description count most, then the patterns that use the command, then the tool's own
-description, its parameters (names, flags, descriptions, allowed values) and examples.
-Global options are left out: the same on every command, they would only make documents
-longer.
+A document is a few fields, each a bag of terms, which the index weighs separately
+(BM25F, `atipkit.search.index`): the command's name and path, its description, the
+prose its page opens with (`x-atipkit.prose`, which `atip scan --infer` records:
+decision 290; the tool's own for its root command), its parameters (names, flags,
+descriptions, allowed values), its examples, the patterns that run it, and its tool's
+description and prose. Global options are left out: the same on every command, they
+would only make documents longer.
 """
 
 from __future__ import annotations
 
 import shlex
+from typing import Any
 
 import msgspec
 
 from atipkit.model import Command, CommandPath, Tool, iter_commands, walk_commands
 from atipkit.search.terms import terms
 
-NAME_WEIGHT = 3
-DESCRIPTION_WEIGHT = 3
-PATTERN_WEIGHT = 2
-OTHER_WEIGHT = 1
+FIELDS = ("name", "description", "prose", "parameters", "examples", "patterns", "tool")
+"""A document's fields, in the order of `CommandDoc.fields`."""
 
 
 class CommandDoc(msgspec.Struct, frozen=True, array_like=True):
-    """One command as the index holds it."""
+    """One command as the index holds it: `fields` are the terms of each of `FIELDS`."""
 
     tool: str
     path: CommandPath
     description: str
-    terms: list[str]
+    fields: list[list[str]]
     tool_description: str = ""  # what the re-ranker reads a command's description with
+    prose: str = ""  # the opening of its page's DESCRIPTION, as recorded (decision 290)
 
     @property
     def command(self) -> str:
         """The command path, space-joined ("" for the tool's root command)."""
         return " ".join(self.path)
+
+    @property
+    def terms(self) -> list[str]:
+        """Every term of every field."""
+        return [term for field in self.fields for term in field]
+
+
+def prose_of(node: Tool | Command) -> str:
+    """The prose inference recorded for a tool or command (`x-atipkit.prose`), if any."""
+    extension: Any = node.extensions.get("x-atipkit")
+    prose = extension.get("prose") if isinstance(extension, dict) else None
+    return prose if isinstance(prose, str) else ""
 
 
 def command_documents(tool: Tool) -> list[CommandDoc]:
@@ -44,18 +57,25 @@ def command_documents(tool: Tool) -> list[CommandDoc]:
     from atipkit.bridge.flatten import invocable  # building only: a search needs no bridge
 
     patterns = _pattern_text(tool)
-    tool_terms = terms(tool.description)
+    tool_prose = prose_of(tool)
+    tool_terms = terms(f"{tool.description} {tool_prose}")
     out = []
     for path, command, hidden in walk_commands(tool, False, _hidden):
         if hidden or not invocable(command):
             continue
-        bag = terms(" ".join((tool.name, *path))) * NAME_WEIGHT
-        bag += terms(command.description) * DESCRIPTION_WEIGHT
-        bag += terms(" ".join(patterns.get(path, ()))) * PATTERN_WEIGHT
-        bag += tool_terms * OTHER_WEIGHT
-        bag += terms(_parameter_text(command)) * OTHER_WEIGHT
-        bag += terms(" ".join(command.examples)) * OTHER_WEIGHT
-        out.append(CommandDoc(tool.name, path, command.description, bag, tool.description))
+        prose = prose_of(command) or ("" if path else tool_prose)
+        fields = [
+            terms(" ".join((tool.name, *path))),
+            terms(command.description),
+            terms(prose),
+            terms(_parameter_text(command)),
+            terms(" ".join(command.examples)),
+            terms(" ".join(patterns.get(path, ()))),
+            tool_terms if path else [],
+        ]
+        out.append(
+            CommandDoc(tool.name, path, command.description, fields, tool.description, prose)
+        )
     return out
 
 

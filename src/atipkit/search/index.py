@@ -1,11 +1,13 @@
-"""BM25 over command documents (`bm25s`): the search behind `atip search`, budgeted
-compiles, deferred tools and the MCP gateway's `search_tools`.
+"""BM25F over command documents: the search behind `atip search`, budgeted compiles,
+deferred tools and the MCP gateway's `search_tools`.
 
-`bm25s` scores every (term, document) pair when the index is built (Lucene's BM25,
-k1 1.5, b 0.75), so a query only adds up the postings of its few terms. The index keeps
-bm25s's sparse columns as plain arrays: a query needs neither numpy nor scipy (whose
-import alone costs more than any search), which keeps `atip search` quick from a cold
-process. Building is cheap too (the expensive part is reading the metadata, which
+Each field of a document (`documents.FIELDS`) has its own weight and length
+normalisation; a term's weighted, normalised frequencies over the fields add up to one
+pseudo-frequency, saturated once (k1), times the term's Lucene IDF (decision 291). Every
+(term, document) score is computed when the index is built, so a query only adds up
+the postings of its few terms, kept as plain arrays: a query needs neither numpy nor
+scipy (whose import alone costs more than any search), which keeps `atip search` quick
+from a cold process. Building is cheap too (the expensive part is reading the metadata, which
 `atipkit.search.machine` caches per binary), so the index is rebuilt whole whenever its
 documents change.
 
@@ -24,7 +26,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from atipkit.search.documents import CommandDoc, command_documents
+from atipkit.search.documents import FIELDS, CommandDoc, command_documents
 from atipkit.search.terms import terms
 
 if TYPE_CHECKING:
@@ -32,7 +34,20 @@ if TYPE_CHECKING:
 
 DEFAULT_LIMIT = 10
 _FILE = "index.msgpack"
-_FORMAT = 3
+_FORMAT = 4  # 4: BM25F over fields (decision 291)
+K1 = 1.2
+FIELD_WEIGHTS = {
+    "name": 3.0,
+    "description": 3.0,
+    "prose": 1.0,
+    "parameters": 0.3,
+    "examples": 1.0,
+    "patterns": 2.0,
+    "tool": 1.0,
+}
+"""How much a term found in each field counts (tuned on the dev split only)."""
+FIELD_B = {"name": 0.5, "description": 0.75, "prose": 0.75, "parameters": 0.75}
+"""Each field's length normalisation; 0.75 (Lucene's b) where not given."""
 
 
 class DamagedIndex(ValueError):
@@ -62,7 +77,7 @@ class CommandEntry(msgspec.Struct, frozen=True, array_like=True):
 
 
 class _Postings(msgspec.Struct, frozen=True):
-    """bm25s's score matrix, column by term: the documents of term `t` are
+    """The score matrix, column by term: the documents of term `t` are
     `indices[indptr[t]:indptr[t + 1]]`, their scores the same slice of `scores`."""
 
     vocabulary: dict[str, int]
@@ -107,7 +122,7 @@ class CommandIndex:
 
     @classmethod
     def from_documents(cls, documents: Sequence[CommandDoc]) -> CommandIndex:
-        from atipkit.bridge.names import assign_names  # building only, as bm25s is
+        from atipkit.bridge.names import assign_names  # building only
 
         names = assign_names((doc.tool, *doc.path) for doc in documents)
         entries = [
@@ -122,18 +137,7 @@ class CommandIndex:
         ]
         if not documents:
             return cls(entries, None)
-        import bm25s
-
-        bm25 = bm25s.BM25(method="lucene", k1=1.5, b=0.75)
-        bm25.index([doc.terms for doc in documents], show_progress=False)
-        matrix = bm25.scores
-        postings = _Postings(
-            vocabulary={t: c for t, c in bm25.vocab_dict.items() if t},  # "": bm25s's own
-            indptr=array("q", matrix["indptr"].astype("int64").tobytes()),
-            indices=array("i", matrix["indices"].astype("int32").tobytes()),
-            scores=array("f", matrix["data"].astype("float32").tobytes()),
-        )
-        return cls(entries, postings)
+        return cls(entries, _bm25f(documents))
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -238,6 +242,45 @@ class CommandIndex:
         index = cls(saved.entries, postings if saved.entries else None)
         index._directory = directory
         return index
+
+
+def _bm25f(documents: Sequence[CommandDoc]) -> _Postings:
+    """Every (term, document) score of BM25F over `documents`' fields: one pass over
+    their terms, then one over the distinct (term, document) pairs."""
+    import math
+    from collections import Counter
+
+    count = len(documents)
+    weights = [FIELD_WEIGHTS[f] for f in FIELDS]
+    slopes = [FIELD_B.get(f, 0.75) for f in FIELDS]
+    totals = [0] * len(FIELDS)
+    for doc in documents:
+        for number, field in enumerate(doc.fields):
+            totals[number] += len(field)
+    averages = [total / count or 1.0 for total in totals]
+    found: dict[str, tuple[list[int], list[float]]] = {}
+    for position, doc in enumerate(documents):
+        pseudo: Counter[str] = Counter()
+        for number, field in enumerate(doc.fields):
+            if not field or not weights[number]:
+                continue
+            b = slopes[number]
+            scale = weights[number] / (1 - b + b * len(field) / averages[number])
+            for term, frequency in Counter(field).items():
+                pseudo[term] += frequency * scale
+        for term, frequency in pseudo.items():
+            docs, values = found.setdefault(term, ([], []))
+            docs.append(position)
+            values.append(frequency)
+    vocabulary: dict[str, int] = {}
+    indptr, indices, scores = array("q", [0]), array("i"), array("f")
+    for term, (docs, values) in found.items():
+        idf = math.log(1 + (count - len(docs) + 0.5) / (len(docs) + 0.5))
+        vocabulary[term] = len(vocabulary)
+        indices.extend(docs)
+        scores.extend(idf * v / (K1 + v) for v in values)
+        indptr.append(len(indices))
+    return _Postings(vocabulary, indptr, indices, scores)
 
 
 def _check(postings: _Postings, documents: int, path: Path) -> None:

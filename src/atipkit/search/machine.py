@@ -34,7 +34,7 @@ from atipkit.search.documents import CommandDoc, command_documents
 from atipkit.search.index import CommandIndex
 from atipkit.trust.digest import sha256_hex
 
-_FORMAT = 3  # 3: documents carry their tool's description, which the re-ranker reads
+_FORMAT = 4  # 4: documents are fields (BM25F) and carry their prose (decisions 290-291)
 _STATE = "state.json"
 _DOCUMENTS = "documents.msgpack"
 
