@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import time
 
 import msgspec
@@ -16,6 +17,7 @@ import pytest
 
 from atipkit.bridge.compile import PROVIDERS, compile_tools
 from atipkit.infer.generate import Budget, shim_from_page, subpages_of
+from atipkit.infer.helptext import parse_help
 from atipkit.infer.manpage import ManPages, read_man_file
 from atipkit.infer.prose import MAX_PROSE, opening
 from atipkit.model import Tool, dumps
@@ -69,6 +71,28 @@ def test_a_subcommand_page_gives_its_command_its_own_prose(pages):
         pytest.skip("git's subcommand pages are not installed here")
     assert "new commit" in prose_of(commit)
     assert prose_of(commit) != prose_of(tool)
+
+
+def test_a_listed_command_cut_short_keeps_its_paragraph_as_prose(pages):
+    """systemctl's COMMANDS section: a command's paragraph longer than a description is
+    kept whole as its prose, a short one is its description only."""
+    tool = _shim(pages, "systemctl")
+    cut = [c for c in tool.commands.values() if c.description.endswith("…")]
+    assert cut
+    for command in cut:
+        assert prose_of(command).startswith(command.description[:-1])
+    assert all(not prose_of(c) for c in tool.commands.values() if len(c.description) < 150)
+
+
+def test_help_text_gives_the_paragraph_below_its_description_as_prose():
+    """A tool without a page: what its `--help` says below the first line."""
+    if shutil.which("ls") is None:
+        pytest.skip("no ls here")
+    text = subprocess.run(["ls", "--help"], capture_output=True, text=True, check=True).stdout
+    parsed = parse_help(text, "ls")
+    assert parsed.description.startswith("List information about the FILEs")
+    assert "Sort entries alphabetically" in parsed.prose
+    assert "--all" not in parsed.prose
 
 
 def test_the_compiled_definitions_never_carry_the_prose(pages):

@@ -555,8 +555,15 @@ def _command(name: str, parsed: ParsedHelp, path: tuple[str, ...]) -> Command:
         options=_unique([_option(o) for o in parsed.options]),
         effects=_effects(path[-1] if path else name, parsed),
         examples=parsed.examples,
-        extensions=prose_extension(parsed.prose) if path else {},
+        extensions=prose_extension(parsed.prose or _cut(parsed.description)) if path else {},
     )
+
+
+def _cut(description: str) -> str:
+    """A listing's description where `_short` cut it (systemctl's COMMANDS paragraphs):
+    the whole of what was read is the command's prose."""
+    text = " ".join(description.split())
+    return text if len(text) > _SHORT else ""
 
 
 def prose_extension(prose: str) -> dict[str, Any]:
@@ -641,7 +648,10 @@ def _unique_args(arguments: list[Argument]) -> list[Argument]:
     return out
 
 
-def _short(text: str, limit: int = 200) -> str:
+_SHORT = 200  # characters of a description (decision 43)
+
+
+def _short(text: str, limit: int = _SHORT) -> str:
     text = " ".join(text.split())
     if len(text) <= limit:
         return text

@@ -15,6 +15,8 @@ from typing import Any, NamedTuple
 
 import msgspec
 
+from atipkit.infer.prose import MAX_PROSE, opening
+
 _HEADER = re.compile(r"^(?P<title>[A-Za-z][A-Za-z0-9 ,()/'&-]*?):?\s*$")
 _USAGE = re.compile(r"^\s*(?:usage|Usage|USAGE):?\s*(?P<rest>.*)$")
 _FLAG = re.compile(r"--?\[?[A-Za-z0-9?][\w.?\[\]-]*|-[!@$#^:/%](?![\w-])")
@@ -129,6 +131,8 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
     listing_indent: int | None = None  # where the section's command names start
     in_usage = False
     examples = _Examples(prog)
+    prose_lines: list[tuple[int, str]] = []  # the text below the description, capped
+    said = 0
     for index, raw in enumerate(lines):
         line = re.sub(r"^(\s*)\*\s+", r"\1", raw.rstrip())  # Typer's required marker
         stripped = line.strip()
@@ -211,9 +215,14 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
             )
             help_.arguments.append(argument)
             continue
-        if not help_.description and indent == 0 and section in ("", "usage") and not usage:
-            help_.description = stripped
+        if indent == 0 and section in ("", "usage") and not usage:
+            if not help_.description:
+                help_.description = stripped
+            elif said < MAX_PROSE:  # the paragraphs after it say what the command is for
+                prose_lines.append((0, stripped))
+                said += len(stripped) + 1
     help_.examples = examples.found
+    help_.prose = opening(prose_lines)
     help_.usage = usage_lines[0] if usage_lines else ""
     return finish(help_, prog)
 

@@ -35,10 +35,10 @@ if TYPE_CHECKING:
 DEFAULT_LIMIT = 10
 _FILE = "index.msgpack"
 _FORMAT = 4  # 4: BM25F over fields (decision 291)
-K1 = 1.2
+K1 = 1.5
 FIELD_WEIGHTS = {
     "name": 3.0,
-    "description": 3.0,
+    "description": 2.0,
     "prose": 1.0,
     "parameters": 0.3,
     "examples": 1.0,
