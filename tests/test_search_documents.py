@@ -18,7 +18,7 @@ import pytest
 from atipkit.bridge.compile import PROVIDERS, compile_tools
 from atipkit.infer.generate import Budget, shim_from_page, subpages_of
 from atipkit.infer.helptext import parse_help
-from atipkit.infer.manpage import ManPages, read_man_file
+from atipkit.infer.manpage import ManPages
 from atipkit.infer.prose import MAX_PROSE, opening
 from atipkit.model import Tool, dumps
 from atipkit.registry.local import LocalRegistry
@@ -29,6 +29,7 @@ from atipkit.search.index import CommandIndex
 from atipkit.search.machine import machine_index
 from atipkit.validation import validate
 from tests.servers import require
+from tests.test_infer_pages import _read
 from tests.test_infer_subpages import env as env  # the fixture
 from tests.test_infer_subpages import machine_pages
 
@@ -40,19 +41,10 @@ def pages() -> ManPages:
 
 
 def _shim(pages: ManPages, name: str) -> Tool:
-    found = pages.find(name)
-    if found is None:
-        pytest.skip(f"no man page for {name} on this machine")
-    page = read_man_file(found, name)
-    assert page is not None
-    return shim_from_page(
-        name,
-        "sha256:" + "0" * 64,
-        page.help,
-        version=page.version,
-        budget=Budget(60),
-        subpages=subpages_of(name, pages, Budget(60)),
-    )
+    """The shim `atip scan --infer` makes of `name`'s page and its subcommands' pages."""
+    subpages = subpages_of(name, pages, Budget(60))
+    hash_ = "sha256:" + "0" * 64
+    return shim_from_page(name, hash_, _read(pages, name), budget=Budget(60), subpages=subpages)
 
 
 def test_the_opening_of_a_page_description_is_recorded_capped(pages):
