@@ -1,9 +1,10 @@
 """Finding the few right commands among thousands.
 
-`CommandIndex` ranks commands by BM25 (`bm25s`) over what their metadata says: names,
-descriptions, parameters, examples and patterns. `KeywordIndex` is the lighter ranking
-`atipkit.app`'s deferred MCP mode uses, which needs no extra packages. Both are
-imported lazily: `import atipkit.search` loads neither bm25s nor numpy.
+`CommandIndex` ranks commands by BM25F over what their metadata says: names,
+descriptions, the prose inference recorded, parameters, examples and patterns.
+`KeywordIndex` is the lighter ranking `atipkit.app`'s deferred MCP mode uses, which
+needs no extra packages. `CommandIndex` is imported lazily: `import atipkit.search`
+loads neither its module nor PyStemmer.
 """
 
 from __future__ import annotations

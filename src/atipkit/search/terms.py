@@ -25,8 +25,7 @@ def _stem() -> Callable[[str], str]:
     return cache(Stemmer.Stemmer("english").stemWord)
 
 
-#: Lucene's English stop words (bm25s's `STOPWORDS_EN` too), here because importing
-#: bm25s brings scipy with it, and a query must not pay for that.
+#: Lucene's English stop words (the list bm25s ships as `STOPWORDS_EN`), written out.
 STOPWORDS = frozenset(
     [
         "a",
