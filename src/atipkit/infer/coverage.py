@@ -292,6 +292,7 @@ class _Attempt:
         from atipkit.infer.generate import Budget, subpages_of
         from atipkit.infer.manpage import RENDER_TIMEOUT
 
+        pages = pages.beside(path)
         self.path, self.name, self.hash = path, name, hash_
         self.clock = Budget(TOOL_BUDGET, per_command=PER_COMMAND, most=TOOL_MOST, limit=limit)
         if isinstance(page, _Unread):
@@ -355,8 +356,8 @@ def _read_page(pages: ManPages, name: str, path: str, timeout: float) -> ManPage
 
 def _page_of(pages: ManPages, name: str, path: str) -> Path | None:
     """The page of the executable `path` called `name`: that of its name, else of its
-    file's."""
-    return pages.find(name, os.path.basename(path))
+    file's, among the pages its package ships beside it first (`ManPages.beside`)."""
+    return pages.beside(path).find(name, os.path.basename(path))
 
 
 class _Runner:
@@ -482,7 +483,7 @@ class _Runner:
         for name, path, denied in others:
             if self.deadline - time.monotonic() < MIN_START:
                 break
-            found = self.pages.find(name)
+            found = self.pages.beside(path).find(name)
             page = read_man_file(found, name, timeout=RENDER_TIMEOUT) if found else None
             if page is None:
                 continue

@@ -158,18 +158,19 @@ def generate_shim(
     real = os.path.realpath(launch)
     name = name or os.path.basename(executable)
     hash_ = binary_hash or sha256_file(real)
-    if subpages is None and man and man_file is None:
-        subpages = subpages_of(name, ManPages.load(), clock)
+    index = ManPages.load().beside(real) if man and man_file is None else None
+    if subpages is None and index is not None:
+        subpages = subpages_of(name, index, clock)
     if name in (deny := configured()) or deny.denies(real):
         if page is None and man:
-            page = _man_page(name, man_file, clock)
+            page = _man_page(name, man_file or index, clock)
         return _denied_shim(name, hash_, page, depth, clock, subpages)
     sources: list[str] = []
     root, form, _ = _best_help(launch, [], clock, env, help_word)
     if form:
         sources.append(form)
     if page is None and man and clock.left > 0:
-        page = _man_page(name, man_file, clock)
+        page = _man_page(name, man_file or index, clock)
     method = "help-parsing"
     if page is not None:
         merge(root, page)
@@ -177,7 +178,7 @@ def generate_shim(
         method += "+man"
     version = version or _version(launch, clock, env)
     commands: dict[str, Command] = {}
-    if has_subcommands(root):
+    if has_subcommands(root) or subpages is not None:
         commands = _subcommands(launch, (name,), root, depth, clock, sources, env, subpages)
     return _shim(name, hash_, root, commands, version, sources, method, clock)
 
@@ -200,7 +201,7 @@ def shim_from_page(
     (`claim_destruction`)."""
     clock = budget if isinstance(budget, Budget) else Budget(budget)
     commands = {}
-    if has_subcommands(page):
+    if has_subcommands(page) or subpages is not None:  # (`_subcommands`: pages that say so)
         commands = _subcommands("", (name,), page, depth, clock, [], None, subpages)
     sources = ["man"]
     tool = _shim(name, hash_, page, commands, version, sources, "man-page", clock)
@@ -260,12 +261,13 @@ def _denied_shim(
     return tool
 
 
-def _man_page(name: str, man_file: str | None, clock: Budget) -> ParsedHelp | None:
-    """The page in `man_file`, else the one installed for `name`, read as `atip scan
-    --infer` reads pages (`read_man_file`: rendered by groff left-adjusted and without
-    hyphenation, so that justified prose is never read as a listing); None when there
-    is none or it cannot be read. Nothing of the tool is run."""
-    found = man_file or ManPages.load().find(name)
+def _man_page(name: str, source: str | ManPages | None, clock: Budget) -> ParsedHelp | None:
+    """The page in the file `source`, else the one `source` (the pages of the tool's
+    package first, then the machine's) has for `name`, read as `atip scan --infer` reads
+    pages (`read_man_file`: rendered by groff left-adjusted and without hyphenation, so
+    that justified prose is never read as a listing); None when there is none or it
+    cannot be read. Nothing of the tool is run."""
+    found = source.find(name) if isinstance(source, ManPages) else source
     if found is None or clock.left <= 0:
         return None
     page = read_man_file(found, name, timeout=min(RENDER_TIMEOUT, clock.left))

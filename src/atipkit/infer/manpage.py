@@ -14,7 +14,8 @@ layout first. An option the help already has gains the page's other spellings of
 `atip scan --infer` reads the pages of a whole PATH, so it does not ask `man` for each
 (most of a run of `man` is its own start): `ManPages` finds the page files once (MANPATH,
 else the `share/man` and `man` beside each PATH directory and the usual system
-directories; sections 1, 8 and 6), and `read_man_file` decompresses one, follows a `.so`
+directories; sections 1, 8 and 6; and, for one program, the pages its package ships
+beside it: `ManPages.beside`), and `read_man_file` decompresses one, follows a `.so`
 redirect and renders it with `groff -mandoc` in the probe's sandbox, fed on stdin — what
 `man` itself runs, without its start. Nothing of the tool is run.
 """
@@ -32,6 +33,7 @@ import os
 import re
 import shutil
 import stat
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
@@ -51,6 +53,10 @@ MAX_PAGE_BYTES = 4 * 1024 * 1024
 """A page larger than this, compressed or not, is not read (the largest on this machine,
 bash(1), is 350 kB)."""
 RENDER_TIMEOUT = 10.0
+MAX_PACKAGE_PAGES = 4096
+"""At most this many entries of a package's section directory are looked at (npm ships
+98 pages): a package is anybody's directory, and one of 100 000 files must not cost a
+listing of them all on every lookup."""
 _COMPRESSED: dict[str, Callable[[io.BytesIO], io.BufferedIOBase]] = {
     ".gz": lambda raw: gzip.GzipFile(fileobj=raw),
     ".bz2": bz2.BZ2File,
@@ -170,6 +176,7 @@ class ManPages:
         self._dirs = _section_dirs(manpath() if roots is None else roots)
         self._pages = _list_pages(self._dirs)
         self._names: list[str] | None = None
+        self._shared = _Packages(None, [], {})
 
     @classmethod
     def load(cls) -> ManPages:
@@ -184,15 +191,38 @@ class ManPages:
         pages._names = None
         states = [_mtime(d) for d in pages._dirs]
         cache = paths.cache_dir() / "manpages.json"
-        index = _read_index(cache, pages._dirs, states)
-        if index is None:
-            index = _list_pages(pages._dirs)
-            dirs = [(str(d), m) for d, m in zip(pages._dirs, states, strict=True)]
+        dirs = [(str(d), m) for d, m in zip(pages._dirs, states, strict=True)]
+        data = _read_index(cache, pages._dirs, states)
+        if data is None:
+            data = _PageIndex(dirs=dirs, pages=_list_pages(pages._dirs))
             with contextlib.suppress(OSError):
-                data = msgspec.json.encode(_PageIndex(dirs=dirs, pages=index))
-                write_atomic(cache, data, durable=False)
-        pages._pages = index
+                write_atomic(cache, msgspec.json.encode(data), durable=False)
+        pages._pages = data.pages
+        pages._shared = _Packages(cache, dirs, data.packages)
+        pages._shared.index = data.pages
         return pages
+
+    def beside(self, executable: str | os.PathLike[str]) -> ManPages:
+        """These pages, with those the package of `executable` ships beside it
+        (`package_roots`: npm's `/usr/lib/node_modules/npm/man`, which `man` does not
+        find) ranked first: they document this very program, where a page of the same
+        name elsewhere may be another version's or another program's. `self` when the
+        package ships none the index does not have already."""
+        known = {d.parent for d in self._dirs}
+        roots = [r for r in package_roots(executable) if r not in known]
+        if not roots:
+            return self
+        dirs = _section_dirs(roots)
+        listed = _best((i, d.name[3:], self._shared.files(d)) for i, d in enumerate(dirs))
+        if not listed:
+            return self
+        out = ManPages.__new__(ManPages)
+        out._dirs = self._dirs + dirs
+        out._pages = dict(self._pages)
+        out._pages.update({n: (len(self._dirs) + i, f) for n, (i, f) in listed.items()})
+        out._names = None
+        out._shared = self._shared
+        return out
 
     def find(self, *names: str) -> Path | None:
         """The page of the first of `names` that has one."""
@@ -219,11 +249,106 @@ class ManPages:
 
 class _PageIndex(msgspec.Struct):
     """`manpages.json`: each section directory with its modification time when it was
-    listed (None: missing), and each page by name as (directory index, file name)."""
+    listed (None: missing), and each page by name as (directory index, file name);
+    `packages`, the section directories of packages looked into (`ManPages.beside`), each
+    with its modification time and the page files kept."""
 
     dirs: list[tuple[str, int | None]]
     pages: dict[str, tuple[int, str]]
     version: int = 1
+    packages: dict[str, tuple[int | None, list[str]]] = {}
+
+
+class _Packages:
+    """The listings of packages' section directories, shared by a `ManPages` and those
+    `beside` makes from it (the scan's threads among them), kept in `manpages.json` with
+    the index: a directory is listed again only when its modification time changed."""
+
+    def __init__(
+        self,
+        cache: Path | None,
+        dirs: list[tuple[str, int | None]],
+        listed: dict[str, tuple[int | None, list[str]]],
+    ) -> None:
+        self.cache, self.dirs, self.listed = cache, dirs, dict(listed)
+        self.index: dict[str, tuple[int, str]] = {}
+        self._lock = threading.Lock()
+
+    def files(self, directory: Path) -> list[str]:
+        """The page files of `directory`, a package's `man1` (say), from the cache while
+        its modification time is unchanged; listed (`_package_files`) and the cache
+        rewritten otherwise."""
+        state = _mtime(directory)
+        key = str(directory)
+        with self._lock:
+            known = self.listed.get(key)
+            if known is not None and known[0] == state and _plain_names(known[1]):
+                return known[1]
+            files = _package_files(directory) if state is not None else []
+            self.listed[key] = (state, files)
+            if self.cache is not None:
+                data = _PageIndex(dirs=self.dirs, pages=self.index, packages=self.listed)
+                with contextlib.suppress(OSError):
+                    write_atomic(self.cache, msgspec.json.encode(data), durable=False)
+            return files
+
+
+def package_roots(executable: str | os.PathLike[str]) -> list[Path]:
+    """The man directories a program's package ships beside it: `man`'s rule for a PATH
+    directory (`DIR/../share/man`, `DIR/../man`, manpath(5)) applied to the directory the
+    program resolves to, symlinks followed — `/usr/bin/npm` is
+    `/usr/lib/node_modules/npm/bin/npm-cli.js`, whose pages are in
+    `/usr/lib/node_modules/npm/man`, which `man` does not look into since it stops at the
+    link. Only a directory that resolves inside that prefix (a `man` linked out of the
+    package is not the package's), resolved; none for a link that loops or leads
+    nowhere."""
+    try:
+        real = Path(os.path.realpath(executable, strict=True))
+        prefix = Path(os.path.realpath(real.parent.parent, strict=True))
+    except (OSError, RuntimeError):  # a loop, a dangling link
+        return []
+    out = []
+    for candidate in (prefix / "share" / "man", prefix / "man"):
+        try:
+            root = Path(os.path.realpath(candidate, strict=True))
+        except (OSError, RuntimeError):
+            continue
+        if root.is_relative_to(prefix) and root.is_dir() and root not in out:
+            out.append(root)
+    return out
+
+
+def _package_files(directory: Path) -> list[str]:
+    """The page files among the first `MAX_PACKAGE_PAGES` entries of a package's section
+    directory: plain files, or links to one that stays inside the package's man directory
+    (`directory`'s parent) — a page linked to `/etc/shadow` would be rendered for an
+    agent to read."""
+    root = directory.parent
+    out = []
+    try:
+        with os.scandir(directory) as entries:
+            for entry in itertools.islice(entries, MAX_PACKAGE_PAGES):
+                if _page_name(entry.name, directory.name[3:]) is None:
+                    continue
+                try:
+                    if entry.is_symlink():
+                        target = Path(os.path.realpath(entry.path, strict=True))
+                        if not target.is_relative_to(root):
+                            continue
+                    if entry.is_file():
+                        out.append(entry.name)
+                except (OSError, RuntimeError):
+                    continue
+    except OSError:
+        return []
+    return out
+
+
+def _plain_names(files: list[str]) -> bool:
+    """Whether each of `files` is a file name of its directory, nothing else."""
+    return len(files) <= MAX_PACKAGE_PAGES and all(
+        f not in ("", ".", "..") and "/" not in f and "\0" not in f for f in files
+    )
 
 
 def _section_dirs(roots: Iterable[Path]) -> list[Path]:
@@ -239,16 +364,23 @@ def _mtime(directory: Path) -> int | None:
 
 
 def _list_pages(directories: list[Path]) -> dict[str, tuple[int, str]]:
-    """Each name's best page as (index in `directories`, file name): directories in rank
-    order (root, then section), an exact section over a sub-section, then the file
-    name."""
+    """Each name's best page as (index in `directories`, file name) (`_best`)."""
+    return _best((i, d.name[3:], _listing(d)) for i, d in enumerate(directories))
+
+
+def _listing(directory: Path) -> list[str]:
+    try:
+        return os.listdir(directory)
+    except OSError:
+        return []
+
+
+def _best(listings: Iterable[tuple[int, str, list[str]]]) -> dict[str, tuple[int, str]]:
+    """Each name's best page as (rank, file name) among the files of section directories
+    given as (rank, section, files): directories in rank order (root, then section), an
+    exact section over a sub-section, then the file name."""
     best: dict[str, tuple[tuple[int, bool, str], str]] = {}
-    for rank, directory in enumerate(directories):
-        section = directory.name[3:]
-        try:
-            files = os.listdir(directory)
-        except OSError:
-            continue
+    for rank, section, files in listings:
         for file in files:
             parsed = _page_name(file, section)
             if parsed is None:
@@ -262,7 +394,7 @@ def _list_pages(directories: list[Path]) -> dict[str, tuple[int, str]]:
 
 def _read_index(
     cache: Path, directories: list[Path], states: list[int | None]
-) -> dict[str, tuple[int, str]] | None:
+) -> _PageIndex | None:
     """The cached index when it lists these very directories in these very states, and
     names only plain files in them; None otherwise."""
     raw = _read_cache(cache)
@@ -279,7 +411,7 @@ def _read_index(
     for index, file in data.pages.values():
         if not 0 <= index < count or "/" in file or "\0" in file or file in ("", ".", ".."):
             return None
-    return data.pages
+    return data
 
 
 def _read_cache(cache: Path) -> bytes | None:
@@ -351,7 +483,7 @@ def _read(text: str, source: str, path: str | os.PathLike[str], name: str) -> Ma
         help=parsed,
         version=page_version(source),
         path=os.fspath(path),
-        synopsis=_section_text(plain, _SYNOPSIS),
+        synopsis=_section_text(plain, _SYNOPSIS) or _section_text(plain, _SUB_SYNOPSIS),
         names=names,
     )
 
@@ -359,6 +491,7 @@ def _read(text: str, source: str, path: str | os.PathLike[str], name: str) -> Ma
 _OVERSTRIKE = re.compile(".\x08")
 _NAME_SECTION = re.compile(r"^NAME\s*$", re.MULTILINE)
 _SYNOPSIS = re.compile(r"^SYNOPSIS\s*$", re.MULTILINE)
+_SUB_SYNOPSIS = re.compile(r"^ {1,4}Synopsis\s*$", re.MULTILINE | re.IGNORECASE)
 _NAME_ENTRY = re.compile(r"^\s*(?P<names>[^\s,]+(?:,\s*[^\s,]+)*)\s+[-—–]+\s+(?P<what>\S.*)$")
 
 
@@ -387,14 +520,17 @@ def _name_entries(section: str) -> dict[str, str]:
 
 
 def _section_text(text: str, header: re.Pattern[str]) -> str:
-    """The lines of the section `header` finds in a rendered page, up to the next line
-    that starts at the margin (the next section's header)."""
+    """The lines of the section (or sub-section: npm's `Synopsis`) `header` finds in a
+    rendered page, up to the next line set no deeper than its heading (the next
+    section's or sub-section's)."""
     found = header.search(text)
     if found is None:
         return ""
+    heading = found.group()
+    depth = len(heading) - len(heading.lstrip(" "))
     lines = []
     for line in text[found.end() :].split("\n")[1:]:
-        if line[:1].strip():
+        if line[depth : depth + 1].strip():
             break
         lines.append(line)
     return "\n".join(lines).strip("\n")
@@ -403,7 +539,10 @@ def _section_text(text: str, header: re.Pattern[str]) -> str:
 def _page_source(path: Path, hops: int = 3) -> str | None:
     """The roff text of a page with its `.so` requests replaced by the files they name
     (`.so man1/bash.1`, relative to the directory above the section's), as `soelim`
-    does for `man`: a whole page may be one (`init.1` → `systemd.1`), or a part of one."""
+    does for `man`: a whole page may be one (`init.1` → `systemd.1`), or a part of one.
+    A name that leads out of that directory (`.so /etc/shadow`, `.so ../../secret`;
+    none of this machine's pages has one) includes nothing: a package's page is
+    anybody's file."""
     raw = _read_limited(path)
     if raw is None:
         return None
@@ -413,12 +552,14 @@ def _page_source(path: Path, hops: int = 3) -> str | None:
     out = []
     for line in text.split("\n"):
         if line.startswith(".so ") and hops:
-            target = path.parent.parent / line[4:].strip()
+            named = os.path.normpath(line[4:].strip())
+            target = path.parent.parent / named
+            inside = not os.path.isabs(named) and named.split(os.sep)[0] != os.pardir
             found = next(
                 (
                     c
                     for c in (target, *(Path(f"{target}{ext}") for ext in _COMPRESSED))
-                    if c.is_file()
+                    if inside and c.is_file()
                 ),
                 None,
             )

@@ -460,7 +460,7 @@ def _runs(
 def _synopsis(lines: list[_Line], blocks: list[_Block]) -> list[synopsis.Form]:
     """The synopsis's forms, each joined from the line that starts it and the deeper
     lines that continue it; a leading `Usage:` dropped."""
-    block = next((b for b in blocks if b.title.upper() == "SYNOPSIS" and not b.sub), None)
+    block = _synopsis_block(blocks)
     if block is None:
         return []
     base = _base_indent(lines, block)
@@ -480,11 +480,17 @@ def _replaceable(lines: list[_Line], blocks: list[_Block]) -> set[str]:
     """The words the SYNOPSIS sets in italic: what the reader replaces (`umount
     {directory|device}`, `java [options] mainclass`), where a command is typed as it
     stands (`apt-get {update | upgrade}`, `ip address { add | del }`)."""
-    out: set[str] = set()
-    for block in blocks:
-        if block.title.upper() == "SYNOPSIS" and not block.sub:
-            out |= _italic(lines, block.start, block.end)
-    return out
+    block = _synopsis_block(blocks)
+    return _italic(lines, block.start, block.end) if block is not None else set()
+
+
+def _synopsis_block(blocks: list[_Block]) -> _Block | None:
+    """The SYNOPSIS section; else, on a page that sets its parts as sub-headings of one
+    section (npm's pages, converted from Markdown: `Synopsis` under NAME), the first
+    sub-section of that name."""
+    sections = (b for b in blocks if b.title.upper() == "SYNOPSIS" and not b.sub)
+    subs = (b for b in blocks if b.sub.upper() == "SYNOPSIS")
+    return next(sections, None) or next(subs, None)
 
 
 def _page_name(text: str) -> str | None:
