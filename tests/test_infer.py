@@ -85,7 +85,7 @@ def test_an_argparse_program_with_subcommands(tmp_path):
     )
     tool = generate_shim(str(exe), man=False)
     assert list(tool.commands) == ["put", "delete"]
-    assert [o.name for o in tool.global_options] == ["profile"]
+    assert [o.name for o in tool.global_options] == ["help", "profile"]  # as documented
     put = tool.commands["put"]
     assert opts(put)["ttl"].type == "integer"
     assert [a.name for a in put.arguments] == ["key"]
@@ -268,7 +268,8 @@ Global options (use these before the subcommand, if any):
 def test_cobra_layout():
     top = parse_help(COBRA, "gh")
     assert [c.name for c in top.commands] == ["auth", "pr", "repo"]
-    assert top.options == []  # --help and --version are of no use to an agent
+    # documented help and version flags are options like any (decision 315)
+    assert [o.flags for o in top.options] == [["--help"], ["--version"]]
     sub = parse_help(COBRA_SUB, "gh")
     flags = {o.name: o for o in sub.options}
     assert flags["base"].metavar == "branch"
@@ -285,7 +286,7 @@ def test_clap_layout():
         ("pattern", True, False),
         ("path", False, True),
     ]
-    assert "help" not in flags
+    assert flags["help"].flags == ["-h", "--help"]
 
 
 def test_docopt_and_single_dash_layout():
@@ -296,7 +297,7 @@ def test_docopt_and_single_dash_layout():
     assert option_type(flags["chdir"])[0] == "directory"
     assert "wrapped" not in flags["chdir"].description
     assert flags["chdir"].description.endswith("given subcommand.")
-    assert set(flags) == {"chdir"}  # -help and -version are left out
+    assert set(flags) == {"chdir", "help", "version"}
 
 
 def test_the_man_page_fills_a_synopsis_only_help():
@@ -335,7 +336,7 @@ def test_atip_gen_prints_and_writes_a_valid_shim(tmp_path):
     printed = runner.invoke(cli, ["gen", str(exe), "--no-man", "--plain"])
     assert printed.exit_code == 0
     shim = atipkit.loads(printed.stdout)  # verbatim: `--plain > FILE` saves the shim
-    assert shim.commands[""].options[0].type == "integer"
+    assert opts(shim.commands[""])["level"].type == "integer"
     enveloped = runner.invoke(cli, ["gen", str(exe), "--no-man"])
     assert enveloped.exit_code == 0
     assert atipkit.from_dict(json.loads(enveloped.stdout)["result"]).binary == shim.binary

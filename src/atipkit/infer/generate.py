@@ -29,6 +29,7 @@ from atipkit.infer.helptext import (
     ParsedHelp,
     argument_type,
     arguments_from,
+    asks_help,
     command_listing,
     default_of,
     option_type,
@@ -218,15 +219,18 @@ def has_subcommands(parsed: ParsedHelp) -> bool:
 
 def enough(page: ParsedHelp) -> bool:
     """Whether a man page alone describes a command well enough that the tool need not be
-    asked: it says what the command is (the NAME line) and what it takes (an option or a
-    subcommand), and if its synopsis has a place for a subcommand, it lists them. A page
-    without options is often a stub ("see --help") or that of a command that takes none;
+    asked: it says what the command is (the NAME line) and what it takes (an option other
+    than help and version, or a subcommand), and if its synopsis has a place for a
+    subcommand, it lists them. A page without such options is often a stub ("see --help")
+    or that of a command that takes none;
     a page of a command with subcommands seldom lists them in a form that can be read
     (git's, apt-get's), where the help does. Either way, asking costs a sandboxed run and
     may find more. (Programs that run a command — `env`, `timeout`, `xargs` — have such
     a place too: they are asked, to no harm.)"""
-    if not page.description or not (page.options or page.commands):
+    if not page.description:
         return False
+    if not page.commands and all(asks_help(o) for o in page.options):
+        return False  # a stub: "see --help"
     return bool(page.commands) or COMMAND_SLOT.search(page.usage) is None
 
 

@@ -66,8 +66,10 @@ _INT = {
 _FLOAT = {"FLOAT", "NUMBER_FLOAT", "DECIMAL"}
 _LITERAL = re.compile(r"[a-z][a-z0-9-]*")
 _HELP_FLAGS = {"-h", "--help", "-?", "--usage", "-help", "--version", "-version"}
-"""Options of no use to an agent (decision 41). A bare `-V` is not among them: `sort -V`
-sorts versions; an option spelled `-V, --version` goes by its long flag."""
+"""Options that ask for help or the version: documented options like any (decision 315),
+but not enough to make a page a description (`generate.enough`). A bare `-V` is not
+among them: `sort -V` sorts versions; an option spelled `-V, --version` goes by its long
+flag."""
 
 
 class ParsedOption(msgspec.Struct):
@@ -229,11 +231,11 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
 
 def finish(help_: ParsedHelp, prog: str | None) -> ParsedHelp:
     """What every reader does last (help text and man pages alike): positional arguments
-    from the usage line, each flag once, no help or version options, each command once
-    and not `help`."""
+    from the usage line, each flag once, each command once and not `help` (a word many
+    programs take for an operand, decision 41)."""
     _from_usage(help_, prog)
     _written_in(help_.options)
-    help_.options = [o for o in _dedupe(help_.options) if not _is_help(o)]
+    help_.options = _dedupe(help_.options)
     help_.commands = list({c.name: c for c in help_.commands if c.name != "help"}.values())
     return help_
 
@@ -524,8 +526,8 @@ def _rank(option: ParsedOption) -> tuple[bool, bool]:
     return bool(_LITERAL.fullmatch(option.metavar or "")), not option.optional_value
 
 
-def _is_help(option: ParsedOption) -> bool:
-    """Whether an option asks for help or the version (decision 41): by its long
+def asks_help(option: ParsedOption) -> bool:
+    """Whether an option asks for help or the version: by its long
     spellings when it has some (`-h, --human-readable` is not; ip's `-h, -human` is
     not), else by its short one (`-h`, `-?`)."""
     longs = [f for f in option.flags if len(f.lstrip("-")) > 1]
