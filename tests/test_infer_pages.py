@@ -398,3 +398,50 @@ def test_a_table_mark_inside_a_line_is_text_not_a_table():
     parsed = read_page(table, "tool")
     assert parsed is not None
     assert [o.flags for o in parsed.options] == [["-a"], ["-c"]]
+
+
+# -- help and version flags; an entry over several of the help's options (decision 315) ------
+
+
+def test_documented_help_and_version_flags_are_options(pages):
+    """rm(1) documents `--help` and `--version` as options of rm: they are options of
+    the shim, so that `rm --version` is a command line the shim accounts for."""
+    rm = _read(pages, "rm")
+    flags = {f for o in rm.options for f in o.flags}
+    assert {"--help", "--version", "--force"} <= flags
+    if shutil.which("rm") is not None:
+        shim = generate_shim("rm", budget=20)
+        root = {f for o in shim.commands[""].options for f in o.flags}
+        assert {"--help", "--version"} <= root
+
+
+def test_a_page_of_help_and_version_only_is_a_stub(tmp_path):
+    """Such a page says "see --help": the tool is asked, the page is not enough."""
+    from atipkit.infer.generate import enough
+
+    stub = _page(
+        tmp_path,
+        "stubby",
+        ".TH STUBBY 1\n.SH NAME\nstubby \\- do a thing\n.SH OPTIONS\n.TP\n\\fB\\-\\-help\\fR\n"
+        "show help\n.TP\n\\fB\\-V\\fR, \\fB\\-\\-version\\fR\nshow the version\n",
+    )
+    assert {f for o in stub.options for f in o.flags} == {"--help", "-V", "--version"}
+    assert not enough(stub)
+    stub.options.append(parse_help("  -q, --quiet   say less\n", "stubby").options[0])
+    assert enough(stub)
+
+
+def test_a_page_entry_over_several_help_options_adds_its_other_flags(pages):
+    """gzip's page has `-# --fast --best` (`-1` to `-9`), its help `-1, --fast` and
+    `-9, --best`: `-2` ... `-8` are options too."""
+    if shutil.which("gzip") is None:
+        pytest.skip("gzip is not installed")
+    page = _read(pages, "gzip")
+    shown = subprocess.run(["gzip", "--help"], capture_output=True, text=True, check=False)
+    helped = parse_help(shown.stdout, "gzip")
+    assert {"-1", "-9"} <= {f for o in helped.options for f in o.flags}
+    assert "-5" not in {f for o in helped.options for f in o.flags}
+    merge(helped, page)
+    flags = [f for o in helped.options for f in o.flags]
+    assert {f"-{n}" for n in range(1, 10)} <= set(flags)
+    assert len(flags) == len(set(flags))  # each flag once

@@ -78,8 +78,9 @@ def parse_man_text(text: str, name: str) -> ParsedHelp | None:
 
 
 def merge(base: ParsedHelp, extra: ParsedHelp) -> None:
-    """Options the man page adds to a short `--help`, and spellings it adds to options
-    the help has (`-s` gains `--slurp`), and the value it names for one where the help
+    """Options the man page adds to a short `--help` (and the flags of an entry that
+    spans several of the help's options none of them has), and spellings it adds to
+    options the help has (`-s` gains `--slurp`), and the value it names for one where the help
     names none (wget's help lists `--hsts-file` bare, its page `--hsts-file=file`); the
     commands it lists that the help leaves out (tmux's help lists none, apt-get's not
     `changelog`); the page's description (its NAME line, written to be one) over the
@@ -91,7 +92,14 @@ def merge(base: ParsedHelp, extra: ParsedHelp) -> None:
         if not owners:
             base.options.append(option)
             known.update(option.flags)
-        elif len(owners) == 1:  # the same option; several owners: the page is ambiguous
+        elif len(owners) > 1:  # the page groups what the help keeps apart: gzip's `-#
+            # --fast --best` over `-1, --fast` and `-9, --best`; its other flags (`-2`
+            # ... `-8`) are an option of their own
+            rest = [f for f in option.flags if f not in known]
+            if rest:
+                base.options.append(msgspec.structs.replace(option, flags=rest))
+                known.update(rest)
+        else:  # the same option
             owner = owners[0]
             owner.flags += [f for f in option.flags if f not in known]
             known.update(option.flags)
