@@ -195,6 +195,30 @@ def test_usage_forms_name_the_commands_below_a_subcommand():
     assert synopsis_commands(usage_forms(lone), ("openssl", "rand")) == []
 
 
+PIP_CONFIG = """
+Usage:
+  pip config [<file-option>] list
+  pip config [<file-option>] [--editor <editor-path>] edit
+
+  pip config [<file-option>] get command.option
+  pip config [<file-option>] unset command.option
+
+
+Description:
+  Manage local and global configuration.
+"""
+
+
+def test_usage_forms_in_groups_past_a_place_for_options():
+    """pip sets its forms in groups, a blank line between them, each behind a
+    `[<file-option>]`: all are forms, and that group is a place for options."""
+    found = synopsis_commands(usage_forms(PIP_CONFIG), ("pip", "config"))
+    assert [c.name for c in found] == ["list", "edit", "get", "unset"]
+    # prose after a blank line is no form, even when it starts with the program's name
+    prose = "Usage: tool [OPTIONS] <command>\n\n  tool is a program\n  tool runs it\n"
+    assert usage_forms(prose) == "Usage: tool [OPTIONS] <command>"
+
+
 def test_a_subcommands_help_names_the_commands_below_it(tmp_path):
     """`pip cache --help` lists `pip cache dir`, `pip cache purge`, ... as usage forms."""
     tool = tmp_path / "pkg"

@@ -34,10 +34,10 @@ from atipkit.infer.manpage import BATCH, ManPage, ManPages, read_man_files
 _LITERAL = re.compile(r"[a-z][a-z0-9_.-]*")
 """A word written as it is typed: lower case, no placeholder marks (`<x>`, `X`, `x...`)."""
 _OPTIONS_GROUP = re.compile(
-    r"-.*|<?(?:global[ _-]?)?(?:options?|opts|flags)>?(?:\s*\.\.\.)?", re.IGNORECASE
+    r"-.*|<?(?:[a-z]+[ _-])?(?:options?|opts|flags)>?(?:\s*\.\.\.)?", re.IGNORECASE
 )
 """What a bracketed group holds when it is a place for options: `[-v | --verbose]`,
-`[ OPTIONS ]`, `[<options>]`."""
+`[ OPTIONS ]`, `[<options>]`, `[global options]`, pip's `[<file-option>]`."""
 _SLOTS = {"command", "commands", "subcommand", "cmd", "args", "arguments", "options", "help"}
 """Lower-case words that are the places of other words, not subcommands (`openssl command
 [ options ]`); and `help`, which every tool has (decision 41)."""
@@ -168,17 +168,28 @@ def synopsis_commands(synopsis: str, words: Sequence[str]) -> list[ParsedCommand
 
 def usage_forms(text: str) -> str:
     """The usage forms of a help text: from its `usage:` line up to the first blank line
-    (`usage: git remote ...`, `   or: git remote add ...`); "" when it has none."""
+    (`usage: git remote ...`, `   or: git remote add ...`) that the next form does not
+    follow — pip sets its forms in groups (`pip config ... list` / `... edit`, a blank
+    line, `pip config ... get ...`): an indented line after a blank one that starts with
+    the first form's first two words goes on (prose about the program, `  tool is ...`,
+    does not); "" when it has none."""
     lines = text.split("\n")
     start = next((i for i, line in enumerate(lines) if _USAGE_START.match(line)), None)
     if start is None:
         return ""
     block: list[str] = []
+    program: list[str] = []
+    blank = False
     for line in lines[start:]:
-        if line.strip():
-            block.append(line)
-        elif _FORM_PREFIX.sub("", " ".join(block)).strip():  # a form was seen: the end
-            break
+        words = _FORM_PREFIX.sub("", line).split()
+        if not words:
+            blank = blank or bool(program)
+            continue
+        if blank and (not line[:1].isspace() or len(program) < 2 or words[:2] != program):
+            break  # a form was seen, and what follows the blank line is not one
+        blank = False
+        program = program or words[:2]
+        block.append(line)
     return "\n".join(block)
 
 
