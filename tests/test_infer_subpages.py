@@ -311,9 +311,18 @@ keep the input
 """
 
 
-def test_every_name_of_a_binary_is_recorded_and_described_by_its_page(tmp_path, env):
+def test_every_name_of_a_binary_is_recorded_and_described_by_its_page(tmp_path, env, monkeypatch):
     """One binary under four names: two hard links whose pages redirect to the first's,
-    one of which has a NAME line of its own, and a link whose page is its own."""
+    one of which has a NAME line of its own, and a link whose page is its own. The other
+    names' pages are rendered together, by one run of groff."""
+    batches: list[int] = []
+    real_render_many = manpage.render_many
+
+    def recording(sources, **kwargs):
+        batches.append(len(sources))
+        return real_render_many(sources, **kwargs)
+
+    monkeypatch.setattr(manpage, "render_many", recording)
     bin_dir = tmp_path / "bin"
     multi = logging_script(bin_dir, "multi")
     os.link(multi, bin_dir / "unmulti")
@@ -326,6 +335,7 @@ def test_every_name_of_a_binary_is_recorded_and_described_by_its_page(tmp_path, 
     report = scan([str(bin_dir)], infer=True)
     assert report.inference is not None
     assert report.inference.inferred == 1
+    assert 3 in batches  # unmulti's, multicat's and mview's pages
     tools = LocalRegistry().read().tools
     assert set(tools) == {"multi", "unmulti", "multicat", "mview"}
     assert len({e.hash for e in tools.values()}) == 1

@@ -471,20 +471,25 @@ class _Runner:
         of its own is inferred as a tool of its own (its page first, else asked by its
         own name: a multi-call binary answers as the name it is run by); a name the same
         page documents on its own NAME line (`bzcat - decompresses files to stdout`) is
-        the first's document with that description. Invalid documents are left out."""
+        the first's document with that description. Invalid documents are left out. The
+        names' pages are rendered together (`read_man_files`), not one run of groff
+        each."""
         from atipkit.infer.generate import as_named
-        from atipkit.infer.manpage import RENDER_TIMEOUT, read_man_file
+        from atipkit.infer.manpage import RENDER_TIMEOUT, read_man_files
         from atipkit.model import to_dict
         from atipkit.validation import validate
 
         assert tool.binary is not None
         assert isinstance(tool.binary.hash, str)
+        if self.deadline - time.monotonic() < MIN_START:
+            return
+        found = [(n, p, d, self.pages.beside(p).find(n)) for n, p, d in others]
+        paged = [(n, p, d, f) for n, p, d, f in found if f is not None]
+        read = read_man_files([(f, n) for n, _, _, f in paged], timeout=RENDER_TIMEOUT)
         named: dict[str, Any] = {}
-        for name, path, denied in others:
+        for (name, path, denied, _), page in zip(paged, read, strict=True):
             if self.deadline - time.monotonic() < MIN_START:
                 break
-            found = self.pages.beside(path).find(name)
-            page = read_man_file(found, name, timeout=RENDER_TIMEOUT) if found else None
             if page is None:
                 continue
             variant: Tool | None
