@@ -140,7 +140,8 @@ def test_inferred_metadata_when_allowed(tmp_path):
     first = resolve_tool(str(exe), allow_inferred=True)
     assert (first.source, first.tool.trust.source) == ("inferred", "inferred")
     assert first.origins["metadata"].startswith("inferred:")
-    assert first.tool.commands[""].options[0].type == "integer"
+    count = next(o for o in first.tool.commands[""].options if o.name == "count")
+    assert count.type == "integer"
     again = resolve_tool(str(exe))  # no inference needed any more
     assert (again.source, again.cached) == ("inferred", True)
     assert LocalRegistry().read().tools["oldtool"].source == "inferred"
