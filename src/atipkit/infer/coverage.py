@@ -412,11 +412,15 @@ class _Runner:
         return [pool.submit(batch, chunk) for chunk in chunks], unpaged
 
     def rank(self, target: Target) -> bool:
-        """False (first) for a target whose page has subcommands: the long work."""
+        """False (first) for a target whose page has subcommands, or whose subcommands
+        have pages of their own (npm's `npm-install(1)` ..., where its page names none):
+        the long work."""
         from atipkit.infer.generate import has_subcommands
 
         page = self._read.get(target.path)
-        return page is None or not has_subcommands(page.help)
+        if page is not None and has_subcommands(page.help):
+            return False
+        return not self.pages.beside(target.path).prefixed(f"{target.name}-")
 
     def infer(self, target: Target) -> Outcome:
         """The target's outcome. With `refresh`, a binary inferred before stays described
