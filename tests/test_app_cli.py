@@ -855,6 +855,22 @@ def test_a_parameter_that_takes_a_global_flag_is_refused_when_defined():
         _ = other.command_at(["go"]).signature
 
 
+def test_a_lazy_module_must_define_its_names_and_a_failed_import_is_tried_again():
+    """`Group.lazy` (decision 310): a module that does not define the names it was
+    declared for is a definition error, not a missing command; a module that cannot be
+    imported fails each time it is asked for, as Python's own import does."""
+    lazy = App("lazy", version="1")
+    lazy.lazy("json", ["parse"])  # a real module that defines no command
+    lazy.lazy("atipkit_no_such_module", ["gone"])
+    with pytest.raises(DefinitionError, match=r"lazy parse: not defined by json"):
+        lazy.child("parse")
+    for _ in range(2):
+        with pytest.raises(ModuleNotFoundError):
+            lazy.child("gone")
+    with pytest.raises(DefinitionError, match="defined twice"):
+        lazy.lazy("json", ["parse"])
+
+
 def test_a_color_option_would_shadow_no_color():
     bad = App("bad", version="1")
 

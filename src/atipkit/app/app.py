@@ -19,6 +19,7 @@ Decorated functions stay plain functions: callable from Python as they were writ
 from __future__ import annotations
 
 import functools
+import importlib
 import re
 import sys
 from collections.abc import Callable, Iterator, Sequence
@@ -61,7 +62,8 @@ class Group:
         self.app = app
         self.path = path
         self.help = help
-        self.children: dict[str, CommandSpec | Group] = {}
+        self._children: dict[str, CommandSpec | Group | _Lazy] = {}
+        self._lazy: dict[str, _Lazy] = {}
 
     def command(
         self,
@@ -131,18 +133,46 @@ class Group:
         self._add(name, group)
         return group
 
-    def _add(self, name: str, child: CommandSpec | Group) -> None:
+    def lazy(self, module: str, names: Sequence[str]) -> None:
+        """Children `names`, defined by importing `module` when one of them is first
+        asked for: a process runs one command, and need not import the modules of all the
+        others. Their place among the children is this call's, whatever is imported first."""
+        unit = _Lazy(self, module, tuple(names))
+        for name in names:
+            self._add(name, unit)
+            self._lazy[name] = unit
+
+    @property
+    def children(self) -> dict[str, CommandSpec | Group]:
+        """Every child, in definition order; the modules of lazy ones are imported."""
+        for unit in list(self._lazy.values()):
+            unit.load()
+        return self._children  # type: ignore[return-value]  # no _Lazy is left
+
+    def child(self, name: str) -> CommandSpec | Group | None:
+        """One child, importing only the modules that define it (all of them for a name
+        no `lazy` call declared: an undeclared command is found, though not quickly)."""
+        unit = self._lazy.get(name)
+        if unit is not None:
+            unit.load()
+        elif name not in self._children:
+            return self.children.get(name)
+        return self._children[name]  # type: ignore[return-value]  # load() checked it
+
+    def _add(self, name: str, child: CommandSpec | Group | _Lazy) -> None:
         where = " ".join((self.app.name, *self.path, name))
         if not _NAME.match(name):
             raise DefinitionError(f"{where}: a command name is letters, digits, '-', '_', '.'")
-        if name in self.children:
+        if name in self._children and (
+            isinstance(child, _Lazy) or not isinstance(self._children[name], _Lazy)
+        ):
             raise DefinitionError(f"{where}: defined twice")
         if not self.path and name in self.app.builtins:
             raise DefinitionError(
                 f"{where}: {name!r} is a built-in group of every app; pick another name or "
                 "pass App(builtins=False)"
             )
-        self.children[name] = child
+        self._children[name] = child
 
     def walk(self) -> Iterator[CommandSpec]:
         """Every command below, depth first, in definition order."""
@@ -160,6 +190,31 @@ class Group:
             help=self.help,
             context_settings={"help_option_names": ["-h", "--help"]},
         )
+
+
+class _Lazy:
+    """Children whose module is not imported yet (`Group.lazy`), holding their places."""
+
+    def __init__(self, group: Group, module: str, names: tuple[str, ...]) -> None:
+        self.group = group
+        self.module = module
+        self.names = names
+        self.loaded = False
+
+    def load(self) -> None:
+        """Import the module (once); its definitions take this placeholder's places."""
+        if self.loaded:
+            return
+        self.loaded = True  # before importing: a module that walks the app finds it loaded
+        try:
+            importlib.import_module(self.module)
+        except BaseException:
+            self.loaded = False  # a failed import is tried again, as Python's own is
+            raise
+        missing = [n for n in self.names if self.group._children.get(n) is self]
+        if missing:
+            where = " ".join((self.group.app.name, *self.group.path, missing[0]))
+            raise DefinitionError(f"{where}: not defined by {self.module}")
 
 
 class App(Group):
@@ -208,11 +263,11 @@ class App(Group):
         )
 
     def command_at(self, path: Sequence[str]) -> CommandSpec:
-        node: CommandSpec | Group = self
+        node: CommandSpec | Group | None = self
         for word in path:
-            if not isinstance(node, Group) or word not in node.children:
+            node = node.child(word) if isinstance(node, Group) else None
+            if node is None:
                 raise KeyError(" ".join(path))
-            node = node.children[word]
         if not isinstance(node, CommandSpec):
             raise KeyError(" ".join(path))
         return node
@@ -270,7 +325,7 @@ class _ClickGroup(click.Group):
         return names
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
-        child = self.node.children.get(cmd_name)
+        child = self.node.child(cmd_name)
         if isinstance(child, CommandSpec):
             return child.click_command
         if isinstance(child, Group):

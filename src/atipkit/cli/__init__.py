@@ -7,9 +7,12 @@ turns failures into structured errors with the exit codes of SPEC-NOTES 23. `ati
 --agent` is the framework's, so atip's own ATIP metadata is derived from the very
 functions that run, and cannot drift from them.
 
-Commands register themselves when their module is imported; `_register` imports them, in
-the order `--help` lists them. A group belongs to the module of its first commands
-(`shim` to trust.py, `registry` to registry.py).
+Commands register themselves when their module is imported, and a module is imported only
+when one of its commands is asked for (`Group.lazy`, decision 310): `atip search` imports
+search.py and what it uses, not the bridge, the gateway or the crawler. `COMMANDS` says
+which module defines which top-level names, in the order `--help` lists them; a group
+belongs to the module of its first commands (`shim` to trust.py, `registry` to
+registry.py), which names the modules of its other commands the same way.
 """
 
 from __future__ import annotations
@@ -43,32 +46,25 @@ EXIT_INVALID = 1
 EXIT_USAGE = 2
 
 
-def _register() -> None:
-    import importlib
+COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("discover", ("scan", "list", "show", "refresh")),
+    ("validate", ("validate",)),
+    ("search", ("search",)),
+    ("compile", ("compile",)),
+    ("run", ("run",)),
+    ("gen", ("gen",)),
+    ("trust", ("verify", "shim")),
+    ("registry", ("registry",)),
+    ("serve", ("serve",)),
+    ("gateway", ("mcp",)),
+    ("interop", ("import", "export")),
+    ("crawl", ("crawl",)),
+    ("schema", ("schema",)),
+)
+"""(the module of atipkit.cli, the top-level names it defines), in `--help` order."""
 
-    for module in (
-        "discover",
-        "validate",
-        "search",
-        "compile",
-        "run",
-        "gen",
-        "trust",
-        "registry",
-        "publish",
-        "serve",
-        "gateway",
-        "interop",
-        "mcp",
-        "atdf",
-        "tdp",
-        "crawl",
-        "schema",
-    ):
-        importlib.import_module(f"atipkit.cli.{module}")
-
-
-_register()
+for _module, _names in COMMANDS:
+    app.lazy(f"atipkit.cli.{_module}", _names)
 cli = app.click_group
 """The Click group, for Click's test runner."""
 

@@ -1,6 +1,7 @@
 """`atip import` and `atip export`: the groups that turn other formats into ATIP documents
 and back. Each format's commands live in a module of their own (`cli/atdf.py`,
-`cli/tdp.py`, `cli/mcp.py`) and attach themselves here."""
+`cli/tdp.py`, `cli/mcp.py`), imported when one is asked for (decision 310), and attach
+themselves here."""
 
 from __future__ import annotations
 
@@ -10,3 +11,6 @@ import_group = app.group(
     "import", help="Describe tools from other formats as ATIP documents: MCP, ATDF, TDP."
 )
 export_group = app.group("export", help="Write ATIP tools in other formats: ATDF.")
+for _module, _names in (("mcp", ("mcp",)), ("atdf", ("atdf",)), ("tdp", ("tdp",))):
+    import_group.lazy(f"atipkit.cli.{_module}", _names)
+export_group.lazy("atipkit.cli.atdf", ("atdf",))

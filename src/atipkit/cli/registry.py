@@ -305,3 +305,7 @@ def _check(remote: RemoteRegistries, entry: RemoteRegistry) -> dict[str, Any]:
         "detail": f"answers: {info.name} {info.version}".rstrip(),
         "manifest": {"name": info.name, "version": info.version},
     }
+
+
+# `atip registry build` and `publish` come after these, from publish.py (decision 310).
+registry_group.lazy("atipkit.cli.publish", ("build", "publish"))

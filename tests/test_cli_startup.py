@@ -1,0 +1,125 @@
+"""What an `atip` process imports: the modules of the command it runs, not every command's
+(decision 310). Behaviour, not time: a module list does not depend on the machine's load.
+
+Each process runs `atip ARGS` through the app and then prints every module it imported.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from atipkit.app import Group
+from atipkit.cli import COMMANDS, app
+from tests.helpers import atip_answer, machine_env, minimal
+from tests.test_discovery import tool_script
+
+_IMPORTS = """
+import sys
+from atipkit.cli import app
+app.main(sys.argv[1:])
+print("\\n".join(sorted(sys.modules)))
+"""
+
+COMMAND_MODULES = {
+    *(f"atipkit.cli.{module}" for module, _ in COMMANDS),
+    *(f"atipkit.cli.{module}" for module in ("publish", "mcp", "atdf", "tdp")),
+}
+"""Every module that defines a command of atip (the last four: of `registry`, `import`)."""
+SERVING = {
+    "atipkit.bridge",
+    "atipkit.infer",
+    "atipkit.interop",
+    "atipkit.sandbox",
+    "atipkit.serve",
+    "atipkit.app.http",
+    "atipkit.app.mcp",
+    "httpx",
+}
+"""What the compiler, the inference, the gateway, the servers and the network bring in."""
+
+
+def imported(env: dict[str, str], *args: str) -> set[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", _IMPORTS, *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    return {line for line in done.stdout.splitlines() if not line.startswith(("{", "atip "))}
+
+
+def test_version_imports_no_command_and_no_model(tmp_path):
+    modules = imported(machine_env(tmp_path), "--version")
+    assert "atipkit.cli" in modules
+    assert not modules & COMMAND_MODULES
+    assert not modules & {"atipkit.model", "msgspec", "atipkit.registry", *SERVING}
+
+
+def test_search_imports_its_own_module_alone(tmp_path):
+    env = machine_env(tmp_path)
+    bin_dir = tmp_path / "bin"
+    tool_script(bin_dir, "zebra", minimal(name="zebra", description="Feed the zebra"))
+    assert atip_answer(env, "scan", "--path", str(bin_dir), "--json")[0] == 0
+    code, first, _ = atip_answer(env, "search", "zebra", "--json")  # builds the index
+    assert (code, first["result"]["index"]["updated"]) == (0, True)
+
+    modules = imported(env, "search", "zebra", "--json")
+
+    assert modules & COMMAND_MODULES == {"atipkit.cli.search"}
+    assert not modules & SERVING
+
+
+def run(env: dict[str, str], script: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+def test_the_table_of_modules_is_whole_and_right(tmp_path):
+    """Each module, imported alone, defines the names it is declared for (else
+    `DefinitionError`), and no module defines a name the table does not declare."""
+    env = machine_env(tmp_path)
+    for _, names in COMMANDS:
+        run(env, f"import atipkit.cli as c\nfor n in {names!r}: assert c.app.child(n)")
+    assert list(app.children) == [name for _, names in COMMANDS for name in names]
+    registry, imports = app.child("registry"), app.child("import")
+    assert isinstance(registry, Group)
+    assert isinstance(imports, Group)
+    assert list(registry.children) == ["fetch", "list", "build", "publish"]
+    assert list(imports.children) == ["mcp", "atdf", "tdp"]
+
+
+def test_a_command_imports_its_own_modules_only(tmp_path):
+    """`atip import tdp` needs interop.py and tdp.py, not the MCP importer; `atip
+    registry build` needs publish.py and registry.py, which defines its group."""
+    script = (
+        "import sys, atipkit.cli as c\n"
+        "c.app.command_at({path!r})\n"
+        "print(' '.join(sorted(m for m in sys.modules if m.startswith('atipkit.cli.'))))"
+    )
+    env = machine_env(tmp_path)
+    tdp = run(env, script.format(path=["import", "tdp"]))[0].split()
+    assert set(tdp) & COMMAND_MODULES == {"atipkit.cli.interop", "atipkit.cli.tdp"}
+    build = run(env, script.format(path=["registry", "build"]))[0].split()
+    assert set(build) & COMMAND_MODULES == {"atipkit.cli.registry", "atipkit.cli.publish"}
+
+
+def test_the_order_is_the_tables_whichever_module_came_first(tmp_path):
+    """A group keeps its order, and so does the app, when one command was asked for
+    before the rest (tdp.py and publish.py imported first, as a library user may, then
+    `search`, then `--help`)."""
+    script = (
+        "import atipkit.cli.tdp, atipkit.cli.publish, atipkit.cli as c\n"
+        "c.app.child('search')\n"
+        "print(' '.join(c.app.child('import').children))\n"
+        "print(' '.join(c.app.child('registry').children))\n"
+        "print(' '.join(c.app.children))"
+    )
+    lines = run(machine_env(tmp_path), script)
+    declared = " ".join(n for _, names in COMMANDS for n in names)
+    assert lines == ["mcp atdf tdp", "fetch list build publish", declared]
