@@ -1,22 +1,27 @@
-"""`atip gen` of a simple tool against running the tool's own `--help`, side by side.
+"""`atip gen` and `atip search` processes against their floors, side by side, before and after.
 
-    python bench/gen_speed.py [--tool ls] [--runs N] [--json]
+    python bench/gen_speed.py [--tool ls] [--runs N] [--base SRC] [--home DIR] [--json]
 
 Each figure is the median of N runs, taken in turns (one of each, then again) so that a
-change of load on the machine falls on all of them alike:
-- `TOOL --help`: the tool's own help, a process;
-- `atip gen TOOL --plain`: the whole command, a fresh Python process (with compiled
-  modules, as an installed package has them: the environment's PYTHONDONTWRITEBYTECODE
-  is dropped, PYTHONPYCACHEPREFIX points into a temporary directory);
-- what that time is made of: Python's start (`python -c pass`), importing the command
-  line (`python -c "import atipkit.cli"`), and what `gen` imports, then the process's
-  first sandboxed run (the sandbox starts once a process), and, in one process, each step of
-  `generate_shim`: the sandbox's start (`run_sandboxed` of `true`), the sandboxed
-  `TOOL --help`, the index of man pages (`ManPages.load`, cached), rendering the page,
-  hashing the binary, and validating the shim.
-
-Target (issue 20): `atip gen` of a simple tool within 1.5x the time of its `--help`; the
-in-process generation is compared with the sandboxed `--help` it cannot do without.
+change of load on the machine falls on all of them alike. Every atip process is a fresh
+interpreter, the real one (`sys.executable`, not a pyenv shim), running `-m atipkit` with
+PYTHONPATH at this tree's `src` ("after") and, with `--base`, at another `src` ("before":
+`git archive main src | tar -x -C DIR`, then `--base DIR/src`); compiled modules are kept,
+as an installed package has them (the environment's PYTHONDONTWRITEBYTECODE is dropped,
+PYTHONPYCACHEPREFIX points into a temporary directory):
+- `TOOL --help`, the tool's own help, against `atip gen TOOL --plain` (issue 20: within
+  1.5x);
+- `atip --version`, the floor of any atip command, against `atip search QUERY` over the
+  registry under `--home` (issue 21: within 1.5x; the default home is bench/search.py's,
+  which `atip scan --infer` of this machine's PATH fills; the index is brought up to date
+  by a first, unmeasured search);
+- what those are made of: Python's start without `site` (`python -S -c pass`) and with it
+  (`python -c pass`: here a sandbox `.pth` hook imports certifi into every process),
+  importing the command line (`python -c "import atipkit.cli"`), and what `gen` imports,
+  then the process's first sandboxed run (the sandbox starts once a process), and, in one
+  process, each step of `generate_shim`: the sandbox's start (`run_sandboxed` of `true`),
+  the sandboxed `TOOL --help`, the index of man pages (`ManPages.load`, cached), rendering
+  the page, hashing the binary, and validating the shim.
 """
 
 from __future__ import annotations
@@ -82,12 +87,52 @@ def in_process_steps(tool: str) -> dict[str, Callable[[], object]]:
     }
 
 
+def atip_processes(
+    src: Path, tool: str, query: str, env: dict[str, str], home: dict[str, str]
+) -> dict[str, Callable[[], object]]:
+    """The atip processes of one source tree: `home` is the registry `atip search` reads."""
+    code = {**env, "PYTHONPATH": str(src)}
+    atip = [sys.executable, "-m", "atipkit"]
+    return {
+        f"atip gen {tool} --plain": process([*atip, "gen", tool, "--plain"], code),
+        "atip --version": process([*atip, "--version"], {**code, **home}),
+        f"atip search {query!r}": process([*atip, "search", query], {**code, **home}),
+        "  python start + import atipkit.cli": process(
+            [sys.executable, "-c", "import atipkit.cli"], code
+        ),
+    }
+
+
+def registry_home(home: Path) -> dict[str, str]:
+    """The XDG directories of bench/search.py's registry home (`--home`)."""
+    if not (home / "data" / "agent-tools" / "registry.json").is_file():
+        sys.exit(f"no registry under {home}: fill it with `python bench/search.py --home {home}`")
+    return {
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "XDG_CACHE_HOME": str(home / "cache"),
+        "ATIP_CACHE_DIR": str(home / "cache" / "agent-tools"),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--tool", default="ls", help="a simple tool on PATH (default: ls)")
     parser.add_argument("--runs", type=int, default=15, help="runs of each to take medians of")
+    parser.add_argument("--base", type=Path, help="the `src` of the code before, timed beside")
+    parser.add_argument(
+        "--home",
+        type=Path,
+        default=Path.home() / ".cache/atipkit-bench/search",
+        help="the registry home `atip search` reads (bench/search.py's --home)",
+    )
+    parser.add_argument("--query", default="compress a file", help="what `atip search` looks for")
     parser.add_argument("--json", action="store_true", help="print figures as JSON")
     args = parser.parse_args()
+    home = registry_home(args.home.resolve())
+    trees = {"after": Path(__file__).resolve().parent.parent / "src"}
+    if args.base is not None:
+        trees["before"] = args.base.resolve()
 
     with tempfile.TemporaryDirectory(prefix="atip-bench-") as tmp:
         env = {k: v for k, v in os.environ.items() if not k.startswith("ATIP_")}
@@ -104,21 +149,28 @@ def main() -> None:
         python = sys.executable
         measures: dict[str, Callable[[], object]] = {
             f"{args.tool} --help": process([args.tool, "--help"], env),
-            f"atip gen {args.tool} --plain": process(
-                [python, "-m", "atipkit", "gen", args.tool, "--plain"], env
-            ),
+            "  python start, no site (-S)": process([python, "-S", "-c", "pass"], env),
             "  python start": process([python, "-c", "pass"], env),
-            "  python start + import atipkit.cli": process(
-                [python, "-c", "import atipkit.cli"], env
-            ),
-            "  ... + import what gen uses": process(
-                [python, "-c", "import atipkit.cli, atipkit.infer.generate, atipkit.validation"],
-                env,
-            ),
-            "  ... + the process's first sandboxed run": process(
-                [python, "-c", FIRST_RUN.format(tool=args.tool)], env
-            ),
         }
+        for variant, src in trees.items():
+            processes = atip_processes(src, args.tool, args.query, env, home)
+            measures.update({f"{label} [{variant}]": run for label, run in processes.items()})
+        after = {**env, "PYTHONPATH": str(trees["after"])}
+        measures.update(
+            {
+                "  ... + import what gen uses": process(
+                    [
+                        python,
+                        "-c",
+                        "import atipkit.cli, atipkit.infer.generate, atipkit.validation",
+                    ],
+                    after,
+                ),
+                "  ... + the process's first sandboxed run": process(
+                    [python, "-c", FIRST_RUN.format(tool=args.tool)], after
+                ),
+            }
+        )
         measures.update(in_process_steps(args.tool))
         for action in measures.values():  # once each, unmeasured: caches warm
             action()
@@ -127,15 +179,23 @@ def main() -> None:
             for label, action in measures.items():
                 times[label].append(timed(action))
     medians = {label: statistics.median(values) * 1000 for label, values in times.items()}
-    help_ms = medians[f"{args.tool} --help"]
-    gen_ms = medians[f"atip gen {args.tool} --plain"]
+    ratios = {}
+    for variant in trees:
+        gen = medians[f"atip gen {args.tool} --plain [{variant}]"]
+        search = medians[f"atip search {args.query!r} [{variant}]"]
+        version = medians[f"atip --version [{variant}]"]
+        ratios[f"gen / {args.tool} --help [{variant}]"] = gen / medians[f"{args.tool} --help"]
+        ratios[f"search / --version [{variant}]"] = search / version
     sandboxed = medians[f"  {args.tool} --help, sandboxed"]
+    ratios["generate_shim / sandboxed --help"] = medians["generate_shim (all of it)"] / sandboxed
     figures: dict[str, Any] = {
         "tool": args.tool,
+        "query": args.query,
         "runs": args.runs,
+        "interpreter": python,
+        "trees": {variant: str(src) for variant, src in trees.items()},
         "medians_ms": medians,
-        "ratio gen / --help": gen_ms / help_ms,
-        "ratio generate_shim / sandboxed --help": medians["generate_shim (all of it)"] / sandboxed,
+        "ratios": ratios,
         "machine": {"cpu": cpu(), "cores": cores(), "python": sys.version.split()[0]},
     }
     if args.json:
@@ -143,14 +203,18 @@ def main() -> None:
         return
     machine = figures["machine"]
     print(f"machine: {machine['cpu']}, {machine['cores']} cores, Python {machine['python']}")
+    print(f"interpreter: {python}; trees: {figures['trees']}")
     print(f"medians of {args.runs} runs, taken in turns:")
     for label, value in medians.items():
-        print(f"  {label:44} {value:8.1f} ms")
-    ratio = figures["ratio gen / --help"]
-    verdict = "ok" if ratio <= TARGET_RATIO else "OVER TARGET"
-    print(f"atip gen / {args.tool} --help: {ratio:.1f}x (target {TARGET_RATIO}x) {verdict}")
-    inner = figures["ratio generate_shim / sandboxed --help"]
-    print(f"generate_shim / sandboxed {args.tool} --help: {inner:.1f}x")
+        print(f"  {label:56} {value:8.1f} ms")
+    for label, ratio in ratios.items():
+        verdict = (
+            ""
+            if label.startswith("generate")
+            else ("ok" if ratio <= TARGET_RATIO else "OVER TARGET")
+        )
+        print(f"{label:58} {ratio:6.2f}x {verdict}")
+    print(f"(target {TARGET_RATIO}x)")
 
 
 if __name__ == "__main__":
