@@ -70,6 +70,8 @@ def test_search_imports_its_own_module_alone(tmp_path):
 
     assert modules & COMMAND_MODULES == {"atipkit.cli.search"}
     assert not modules & SERVING
+    # a saved index is read: not the remote registries' client, nor the schema
+    assert not modules & {"atipkit.registry.remote", "atipkit.validation", "atipkit.schema"}
 
 
 def run(env: dict[str, str], script: str) -> list[str]:

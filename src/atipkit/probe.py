@@ -27,7 +27,6 @@ from atipkit._process import Captured
 from atipkit.errors import DocumentError
 from atipkit.model import Tool
 from atipkit.problems import Problem
-from atipkit.validation import validate_decoded
 
 DEFAULT_TIMEOUT = 2.0
 STDERR_KEPT = 4096
@@ -129,6 +128,8 @@ def probe(
         return failed("not-json", f"output is not JSON: {exc.problems[0].format()}", exc.problems)
     if not isinstance(data, dict) or "atip" not in data:
         return failed("not-atip", "output is JSON but not ATIP metadata (no 'atip' field)")
+    from atipkit.validation import validate_decoded  # the schema: not for a search
+
     report = validate_decoded(data, source=path, raw=stdout)
     if not report.ok or report.tool is None:
         first = report.errors[0].format() if report.errors else "invalid"

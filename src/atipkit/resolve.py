@@ -34,7 +34,6 @@ from atipkit.policy import Evidence
 from atipkit.probe import DEFAULT_TIMEOUT, ProbeFailure, probe
 from atipkit.registry.local import Entry, LocalRegistry, timestamp
 from atipkit.trust.digest import sha256_file
-from atipkit.validation import validate_file
 
 if TYPE_CHECKING:
     from atipkit.policy import TrustRank
@@ -333,6 +332,8 @@ def shim_paths(
 
 
 def _first_shim(candidates: list[Path], hash_: str | None, origins: dict[str, str]) -> Tool | None:
+    from atipkit.validation import validate_file  # the schema: not for a search's load
+
     for path in candidates:
         if not path.is_file():
             continue

@@ -1,15 +1,36 @@
 """Registries of ATIP metadata: the local store, remote registries (their configuration,
 the client that looks shims up by hash, and the static layout they share), the builder and
-publisher of static registries, and the crawler that fills them."""
+publisher of static registries, and the crawler that fills them.
 
-from atipkit.registry.config import (
-    RegistryConfigError,
-    RemoteRegistry,
-    Settings,
-    load_settings,
-)
-from atipkit.registry.local import Entry, LocalRegistry, RegistryError, RegistryFile
-from atipkit.registry.remote import Attempt, Lookup, RemoteRegistries, lookup_shim
+Names are loaded on first use, as atipkit's are: `atip search` reads the local store and
+need not import the remote client and the schema (decision 311)."""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from atipkit.registry.config import (
+        RegistryConfigError,
+        RemoteRegistry,
+        Settings,
+        load_settings,
+    )
+    from atipkit.registry.local import Entry, LocalRegistry, RegistryError, RegistryFile
+    from atipkit.registry.remote import Attempt, Lookup, RemoteRegistries, lookup_shim
+
+_EXPORTS = {
+    "atipkit.registry.config": [
+        "RegistryConfigError",
+        "RemoteRegistry",
+        "Settings",
+        "load_settings",
+    ],
+    "atipkit.registry.local": ["Entry", "LocalRegistry", "RegistryError", "RegistryFile"],
+    "atipkit.registry.remote": ["Attempt", "Lookup", "RemoteRegistries", "lookup_shim"],
+}
+_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "Attempt",
@@ -25,3 +46,16 @@ __all__ = [
     "load_settings",
     "lookup_shim",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module 'atipkit.registry' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return __all__
