@@ -11,7 +11,8 @@ as an installed package has them (the environment's PYTHONDONTWRITEBYTECODE is d
 PYTHONPYCACHEPREFIX points into a temporary directory):
 - `TOOL --help`, the tool's own help, against `atip gen TOOL --plain` (issue 20: within
   1.5x);
-- `atip --version`, the floor of any atip command, against `atip search QUERY` over the
+- `atip --version`, the floor of any atip command (also through the installed console
+  script beside the interpreter, for the "after" tree), against `atip search QUERY` over the
   registry under `--home` (issue 21: within 1.5x; the default home is bench/search.py's,
   which `atip scan --infer` of this machine's PATH fills; the index is brought up to date
   by a first, unmeasured search);
@@ -156,6 +157,11 @@ def main() -> None:
             processes = atip_processes(src, args.tool, args.query, env, home)
             measures.update({f"{label} [{variant}]": run for label, run in processes.items()})
         after = {**env, "PYTHONPATH": str(trees["after"])}
+        script = Path(python).parent / "atip"  # the installed entry point, no pyenv shim
+        if script.is_file():
+            measures["atip --version, the console script [after]"] = process(
+                [str(script), "--version"], after
+            )
         measures.update(
             {
                 "  ... + import what gen uses": process(
