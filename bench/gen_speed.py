@@ -22,7 +22,10 @@ PYTHONPYCACHEPREFIX points into a temporary directory):
   then the process's first sandboxed run (the sandbox starts once a process), and, in one
   process, each step of `generate_shim`: the sandbox's start (`run_sandboxed` of `true`),
   the sandboxed `TOOL --help`, the index of man pages (`ManPages.load`, cached), rendering
-  the page, hashing the binary, and validating the shim.
+  the page, hashing the binary, and validating the shim; and the steps of `atip search`
+  ("after"), each timed inside a fresh process: importing the command line, the search
+  command's module, the modules of the registry and the index, the index's up-to-date
+  check and load, and the query.
 """
 
 from __future__ import annotations
@@ -49,6 +52,30 @@ FIRST_RUN = (
     "run_sandboxed({tool!r}, ['--help'], timeout=5)"
 )
 """The sandbox starts once per process: its first run costs what the others do not."""
+SEARCH_STAGES = """
+import time
+marks = [time.perf_counter()]
+import atipkit.cli
+marks.append(time.perf_counter())
+atipkit.cli.app.child("search")
+marks.append(time.perf_counter())
+import atipkit.search.machine
+marks.append(time.perf_counter())
+from atipkit.search.machine import machine_index
+index, _ = machine_index()
+marks.append(time.perf_counter())
+index.search({query!r}, 10)
+marks.append(time.perf_counter())
+print(" ".join(str(b - a) for a, b in zip(marks, marks[1:])))
+"""
+"""The steps of `atip search` in a fresh process, each timed by the process itself."""
+STAGES = (
+    "  search: import atipkit.cli",
+    "  search: + cli/search.py (the model, msgspec)",
+    "  search: + the registry, resolve, the index's modules",
+    "  search: + the index's up-to-date check and load",
+    "  search: + the query",
+)
 
 
 def timed(action: Callable[[], object]) -> float:
@@ -180,10 +207,14 @@ def main() -> None:
         measures.update(in_process_steps(args.tool))
         for action in measures.values():  # once each, unmeasured: caches warm
             action()
-        times: dict[str, list[float]] = {label: [] for label in measures}
+        times: dict[str, list[float]] = {label: [] for label in (*measures, *STAGES)}
+        stages = [python, "-c", SEARCH_STAGES.format(query=args.query)]
         for _ in range(args.runs):
             for label, action in measures.items():
                 times[label].append(timed(action))
+            done = subprocess.run(stages, env={**after, **home}, capture_output=True, text=True)
+            for label, seconds in zip(STAGES, done.stdout.split(), strict=True):
+                times[label].append(float(seconds))
     medians = {label: statistics.median(values) * 1000 for label, values in times.items()}
     ratios = {}
     for variant in trees:
