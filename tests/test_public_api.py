@@ -16,7 +16,7 @@ def test_every_export_resolves_and_all_is_complete():
     for module, names in atipkit._EXPORTS.items():
         for name in names:
             assert hasattr(importlib.import_module(module), name), (module, name)
-    assert sorted(atipkit.__all__) == sorted(["__version__", *atipkit._WHERE])
+    assert sorted(atipkit.__all__) == sorted(["__version__", *listed])
     for name in atipkit.__all__:
         assert getattr(atipkit, name) is not None
 
@@ -40,4 +40,4 @@ def test_import_is_cheap():
     out = subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
-    assert eval(out) == ["atipkit", "atipkit._version"]
+    assert eval(out) == ["atipkit", "atipkit._exports", "atipkit._version"]

@@ -11,9 +11,9 @@ almost nothing (bench/validate.py measures it):
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from atipkit._exports import lazy_exports
 from atipkit._version import __version__
 
 if TYPE_CHECKING:
@@ -92,7 +92,6 @@ _EXPORTS = {
     "atipkit.scan": ["ScanReport", "discover"],
     "atipkit.validation": ["ValidationReport", "validate", "validate_file"],
 }
-_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "PROTOCOL_VERSION",
@@ -140,14 +139,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'atipkit' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

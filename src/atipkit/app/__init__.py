@@ -22,8 +22,9 @@ Names are loaded on first use, so importing this package costs almost nothing.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from atipkit._exports import lazy_exports
 
 if TYPE_CHECKING:
     from atipkit.app.annotations import (
@@ -93,7 +94,6 @@ _EXPORTS = {
     "atipkit.app.markers": ["Argument", "Option"],
     "atipkit.app.output": ["Document"],
 }
-_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 __all__ = [
     "Annotation",
     "App",
@@ -129,14 +129,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'atipkit.app' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)

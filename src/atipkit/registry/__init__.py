@@ -7,8 +7,9 @@ need not import the remote client and the schema (decision 311)."""
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from atipkit._exports import lazy_exports
 
 if TYPE_CHECKING:
     from atipkit.registry.config import (
@@ -30,7 +31,6 @@ _EXPORTS = {
     "atipkit.registry.local": ["Entry", "LocalRegistry", "RegistryError", "RegistryFile"],
     "atipkit.registry.remote": ["Attempt", "Lookup", "RemoteRegistries", "lookup_shim"],
 }
-_WHERE = {name: module for module, names in _EXPORTS.items() for name in names}
 
 __all__ = [
     "Attempt",
@@ -48,14 +48,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'atipkit.registry' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return __all__
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
