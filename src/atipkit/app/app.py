@@ -150,8 +150,8 @@ class Group:
         return self._children  # type: ignore[return-value]  # no _Lazy is left
 
     def child(self, name: str) -> CommandSpec | Group | None:
-        """One child, importing only the modules that define it (all of them for a name
-        no `lazy` call declared: an undeclared command is found, though not quickly)."""
+        """One child, importing only the module that defines it (every lazy module for a
+        name no `lazy` call declared: an undeclared command is found, though not quickly)."""
         unit = self._lazy.get(name)
         if unit is not None:
             unit.load()

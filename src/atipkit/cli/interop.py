@@ -11,6 +11,7 @@ import_group = app.group(
     "import", help="Describe tools from other formats as ATIP documents: MCP, ATDF, TDP."
 )
 export_group = app.group("export", help="Write ATIP tools in other formats: ATDF.")
-for _module, _names in (("mcp", ("mcp",)), ("atdf", ("atdf",)), ("tdp", ("tdp",))):
-    import_group.lazy(f"atipkit.cli.{_module}", _names)
+import_group.lazy("atipkit.cli.mcp", ("mcp",))
+import_group.lazy("atipkit.cli.atdf", ("atdf",))
+import_group.lazy("atipkit.cli.tdp", ("tdp",))
 export_group.lazy("atipkit.cli.atdf", ("atdf",))
