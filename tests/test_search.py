@@ -115,7 +115,7 @@ def test_a_command_is_found_by_each_field_of_its_own(field):
     target = "t_zebra" if "zebra" in commands else "t_target"
     index = CommandIndex.from_tools([tool(commands=commands)])
     assert len(index) == 2
-    assert names(index.search("zebra")) == [target]
+    assert names(index.search("zebra", rerank=False)) == [target]
 
 
 def test_patterns_count_for_the_commands_their_steps_run():
@@ -143,10 +143,12 @@ def test_patterns_count_for_the_commands_their_steps_run():
         "other": NEUTRAL,
     }
     index = CommandIndex.from_tools([tool(commands=commands, patterns=patterns)])
-    assert names(index.search("zebra crossing")) == ["t_stripes"]  # the pattern's name
-    assert names(index.search("paint")) == ["t_stripes"]  # a step's description
-    assert names(index.search("okapi")) == ["t_road_lane"]  # tags, the deepest command
-    assert index.search("gazelle") == []
+    # the pattern's name
+    assert names(index.search("zebra crossing", rerank=False)) == ["t_stripes"]
+    assert names(index.search("paint", rerank=False)) == ["t_stripes"]  # a step's description
+    # tags, the deepest command
+    assert names(index.search("okapi", rerank=False)) == ["t_road_lane"]
+    assert index.search("gazelle", rerank=False) == []
 
 
 def test_the_tool_description_counts_for_each_of_its_commands():
@@ -154,7 +156,10 @@ def test_the_tool_description_counts_for_each_of_its_commands():
         tool("alpha", {"one": NEUTRAL, "two": NEUTRAL}, description="Tame a zebra"),
         tool("beta", {"one": NEUTRAL}, description="Ride a horse"),
     ]
-    assert names(CommandIndex.from_tools(tools).search("zebra")) == ["alpha_one", "alpha_two"]
+    assert names(CommandIndex.from_tools(tools).search("zebra", rerank=False)) == [
+        "alpha_one",
+        "alpha_two",
+    ]
 
 
 def test_names_and_descriptions_outweigh_parameters_and_examples():
@@ -165,16 +170,16 @@ def test_names_and_descriptions_outweigh_parameters_and_examples():
         },
         "high": {"description": "Count zebra herds"},
     }
-    hits = CommandIndex.from_tools([tool(commands=commands)]).search("zebra")
+    hits = CommandIndex.from_tools([tool(commands=commands)]).search("zebra", rerank=False)
     assert names(hits) == ["t_high", "t_low"]
     assert hits[0].score > hits[1].score > 0
 
 
 def test_the_examples_rank_as_expected():
     index = CommandIndex.from_tools(EXAMPLE_TOOLS)
-    assert names(index.search("list open pull requests"))[0] == "gh_pr_list"
-    assert names(index.search("delete a pod"))[0] == "kubectl_delete"
-    assert names(index.search("clone a repository"))[0] == "gh_repo_clone"
+    assert names(index.search("list open pull requests", rerank=False))[0] == "gh_pr_list"
+    assert names(index.search("delete a pod", rerank=False))[0] == "kubectl_delete"
+    assert names(index.search("clone a repository", rerank=False))[0] == "gh_repo_clone"
 
 
 def test_words_meet_by_their_stems_and_their_parts():
@@ -185,29 +190,29 @@ def test_words_meet_by_their_stems_and_their_parts():
     }
     index = CommandIndex.from_tools([tool(commands=commands)])
     for query in ("compressing", "compressed", "COMPRESS"):
-        assert names(index.search(query)) == ["t_pack"], query
-    assert names(index.search("list all")) == ["t_listAll"]  # camelCase is two words
+        assert names(index.search(query, rerank=False)) == ["t_pack"], query
+    assert names(index.search("list all", rerank=False)) == ["t_listAll"]  # camelCase is two words
 
 
 def test_stop_words_and_unknown_words_find_nothing():
     index = CommandIndex.from_tools(EXAMPLE_TOOLS)
-    assert index.search("the of and to a an is") == []
-    assert index.search("xyzzy plugh") == []
-    assert index.search("") == []
-    assert index.search("!!! ---") == []
+    assert index.search("the of and to a an is", rerank=False) == []
+    assert index.search("xyzzy plugh", rerank=False) == []
+    assert index.search("", rerank=False) == []
+    assert index.search("!!! ---", rerank=False) == []
     # an unknown word next to a known one takes nothing away
-    assert index.search("xyzzy pods") == index.search("pods")
+    assert index.search("xyzzy pods", rerank=False) == index.search("pods", rerank=False)
 
 
 def test_ties_are_ordered_by_name_and_limit_cuts():
     # the same words in documents of the same length: the same score
     commands = {"zed": NEUTRAL, "ant": NEUTRAL, "emu": NEUTRAL}
     index = CommandIndex.from_tools([tool(commands=commands)])
-    hits = index.search("report")
+    hits = index.search("report", rerank=False)
     assert names(hits) == ["t_ant", "t_emu", "t_zed"]
     assert len({hit.score for hit in hits}) == 1
-    assert names(index.search("report", limit=2)) == ["t_ant", "t_emu"]
-    assert index.search("report", limit=0) == []
+    assert names(index.search("report", limit=2, rerank=False)) == ["t_ant", "t_emu"]
+    assert index.search("report", limit=0, rerank=False) == []
 
 
 def test_a_hit_is_the_command_as_a_compile_names_it():
@@ -224,7 +229,7 @@ def test_a_hit_is_the_command_as_a_compile_names_it():
     ]
     index = CommandIndex.from_tools(tools)
     table = compiled_names(tools)
-    hits = index.search("engine", limit=100)
+    hits = index.search("engine", limit=100, rerank=False)
     assert len(hits) == 5
     for hit in hits:
         assert hit.name == table[(hit.tool, hit.command)], hit
@@ -234,7 +239,7 @@ def test_a_hit_is_the_command_as_a_compile_names_it():
     assert suffixed["my.tool"].startswith("my_tool_run_")
     assert len(suffixed["my.tool"]) == len("my_tool_run_") + 6
     assert len(suffixed["long" * 10]) == 64
-    [pr] = index.search("pull requests")
+    [pr] = index.search("pull requests", rerank=False)
     assert (pr.tool, pr.command, pr.name) == ("gh", "pr list", "gh_pr_list")
     assert pr.description == "List pull requests"
 
@@ -271,7 +276,7 @@ def test_names_are_those_of_the_compile_whatever_collides(trees):
         for flat in compile_tools(tools, "mcp").flat
         for target in flat.binding.targets.values()
     ]
-    hits = index.search("report", limit=1000)
+    hits = index.search("report", limit=1000, rerank=False)
     assert sorted((hit.tool, hit.command, hit.name) for hit in hits) == sorted(compiled)
 
 
@@ -293,21 +298,21 @@ def test_hidden_commands_and_bare_groups_are_not_indexed():
     expected = ["t", "t_visible", "t_bare_leaf", "t_remote", "t_remote_add"]
     assert index.names == expected
     assert sorted(compiled_names(tools).values()) == sorted(expected)
-    assert sorted(names(index.search("report", limit=100))) == [
+    assert sorted(names(index.search("report", limit=100, rerank=False))) == [
         "t_bare_leaf",
         "t_remote_add",
         "t_visible",
     ]
     # a bare group's own words are not a command of their own (its leaves carry the
     # group's name in their path, not its description)
-    assert index.search("quokka") == []
-    [root] = index.search("root")
+    assert index.search("quokka", rerank=False) == []
+    [root] = index.search("root", rerank=False)
     assert (root.tool, root.command, root.name) == ("t", "", "t")
 
 
 def test_an_index_of_nothing_finds_nothing():
     index = CommandIndex.from_tools([])
-    assert (len(index), index.search("anything")) == (0, [])
+    assert (len(index), index.search("anything", rerank=False)) == (0, [])
     assert CommandIndex.from_tools([tool(commands={"g": {"commands": {}}})]).names == ["t_g"]
 
 
@@ -323,10 +328,12 @@ def test_a_saved_index_loads_with_the_same_hits(tmp_path):
     assert loaded.names == index.names
     for query in QUERIES:
         for limit in (1, 3, 100):
-            assert loaded.search(query, limit) == index.search(query, limit), (query, limit)
+            assert loaded.search(query, limit, rerank=False) == index.search(
+                query, limit, rerank=False
+            ), (query, limit)
     empty = tmp_path / "empty"
     CommandIndex.from_tools([]).save(empty)
-    assert CommandIndex.load(empty).search("pods") == []
+    assert CommandIndex.load(empty).search("pods", rerank=False) == []
 
 
 def damaged_postings(path: Path, *, checksum: bool = False) -> bytes:
@@ -401,8 +408,8 @@ def test_the_machine_index_reads_each_tool_once_then_loads(machine):
     index, report = machine_index()
     assert counts(report) == (3, 3, 0, True)
     assert (report.commands, report.skipped) == (3, [])
-    assert names(index.search("zebra")) == ["alpha_feed"]
-    assert names(index.search("compressing")) == ["legacy_pack"]
+    assert names(index.search("zebra", rerank=False)) == ["alpha_feed"]
+    assert names(index.search("compressing", rerank=False)) == ["legacy_pack"]
     assert sorted(os.listdir(index_dir())) == [
         "documents.msgpack",
         "index.msgpack",
@@ -412,7 +419,7 @@ def test_the_machine_index_reads_each_tool_once_then_loads(machine):
     again, report = machine_index()
     assert counts(report) == (3, 0, 0, False)
     assert again.names == index.names
-    assert again.search("zebra") == index.search("zebra")
+    assert again.search("zebra", rerank=False) == index.search("zebra", rerank=False)
 
 
 def test_a_new_tool_is_read_alone(machine):
@@ -423,7 +430,7 @@ def test_a_new_tool_is_read_alone(machine):
     scan([str(machine)])
     index, report = machine_index()
     assert counts(report) == (4, 1, 3, True)
-    assert names(index.search("graze")) == ["gamma_graze"]
+    assert names(index.search("graze", rerank=False)) == ["gamma_graze"]
     assert counts(machine_index()[1]) == (4, 0, 0, False)
 
 
@@ -434,13 +441,13 @@ def test_an_override_for_a_tool_is_picked_up(machine):
     override.write_text(json.dumps({"commands": {"ride": {"description": "Ride the okapi"}}}))
     index, report = machine_index()
     assert report.updated
-    assert names(index.search("okapi")) == ["beta_ride"]
-    assert index.search("horse") == []
+    assert names(index.search("okapi", rerank=False)) == ["beta_ride"]
+    assert index.search("horse", rerank=False) == []
     # edited in place (no rename: the directory stays as it was)
     with override.open("w") as f:
         f.write(json.dumps({"commands": {"ride": {"description": "Ride the camel"}}}))
     index, report = machine_index()
-    assert names(index.search("camel")) == ["beta_ride"]
+    assert names(index.search("camel", rerank=False)) == ["beta_ride"]
     assert counts(report) == (3, 1, 2, True)
 
 
@@ -452,7 +459,7 @@ def test_user_patterns_are_picked_up(machine):
     (patterns / "beta.json").write_text(json.dumps([gallop]))
     index, report = machine_index()
     assert report.updated
-    assert names(index.search("gallop")) == ["beta_ride"]
+    assert names(index.search("gallop", rerank=False)) == ["beta_ride"]
 
 
 def test_a_binary_changed_since_it_was_recorded_is_left_out(machine):
@@ -463,14 +470,14 @@ def test_a_binary_changed_since_it_was_recorded_is_left_out(machine):
     assert counts(report) == (2, 0, 2, True)
     [why] = report.skipped
     assert why.startswith("alpha: its binary changed since it was recorded")
-    assert index.search("zebra") == []
-    assert names(index.search("horse")) == ["beta_ride"]
+    assert index.search("zebra", rerank=False) == []
+    assert names(index.search("horse", rerank=False)) == ["beta_ride"]
     again = machine_index()[1]  # loaded as saved, and still saying what it left out
     assert (counts(again), again.skipped) == ((2, 0, 0, False), [why])
     scan([str(machine)])
     index, report = machine_index()
     assert (counts(report), report.skipped) == ((3, 1, 2, True), [])
-    assert names(index.search("zebra")) == ["alpha_feed"]
+    assert names(index.search("zebra", rerank=False)) == ["alpha_feed"]
 
 
 def test_a_deleted_shim_is_left_out(machine):
@@ -479,7 +486,7 @@ def test_a_deleted_shim_is_left_out(machine):
     index, report = machine_index()
     assert counts(report) == (2, 0, 2, True)
     assert [line.split(":")[0] for line in report.skipped] == ["legacy"]
-    assert index.search("compression") == []
+    assert index.search("compression", rerank=False) == []
 
 
 def test_a_deleted_binary_is_left_out(machine):
@@ -488,7 +495,7 @@ def test_a_deleted_binary_is_left_out(machine):
     index, report = machine_index()
     assert counts(report) == (2, 0, 2, True)
     assert [line.split(":")[0] for line in report.skipped] == ["beta"]
-    assert index.search("horse") == []
+    assert index.search("horse", rerank=False) == []
 
 
 @pytest.fixture
@@ -533,7 +540,7 @@ def test_a_tool_described_by_a_remote_shim_is_indexed_from_the_cache(
     assert LocalRegistry().read().tools["remote-tool"].shim_registry == url
     index, report = machine_index()
     assert (counts(report), report.skipped) == ((4, 4, 0, True), [])
-    assert names(index.search("wildebeest")) == ["remote-tool_sync"]
+    assert names(index.search("wildebeest", rerank=False)) == ["remote-tool_sync"]
     # nothing is asked of the registry: the cached copy is what is indexed
     path.unlink()
     assert counts(machine_index()[1]) == (4, 0, 0, False)
@@ -542,7 +549,7 @@ def test_a_tool_described_by_a_remote_shim_is_indexed_from_the_cache(
     index, report = machine_index()
     assert counts(report) == (3, 0, 3, True)
     assert [line.split(":")[0] for line in report.skipped] == ["remote-tool"]
-    assert index.search("wildebeest") == []
+    assert index.search("wildebeest", rerank=False) == []
 
 
 CACHE_DAMAGE = {
@@ -560,7 +567,7 @@ def test_a_damaged_cache_is_rebuilt_never_an_error(machine, file, damage):
     path.write_bytes(CACHE_DAMAGE[damage](path.read_bytes()))
     index, report = machine_index()
     assert counts(report) == (3, 0, 3, True)  # from the documents kept
-    assert index.search("zebra") == first.search("zebra")
+    assert index.search("zebra", rerank=False) == first.search("zebra", rerank=False)
     assert counts(machine_index()[1]) == (3, 0, 0, False)
 
 
@@ -574,7 +581,7 @@ def test_damaged_documents_are_read_again_at_the_next_update(machine, damage):
     scan([str(machine)])
     index, report = machine_index()
     assert counts(report) == (4, 4, 0, True)
-    assert names(index.search("zebra")) == ["alpha_feed"]
+    assert names(index.search("zebra", rerank=False)) == ["alpha_feed"]
 
 
 def test_a_cache_of_the_right_shape_with_wrong_values_is_rebuilt(machine):
@@ -583,13 +590,13 @@ def test_a_cache_of_the_right_shape_with_wrong_values_is_rebuilt(machine):
     path.write_bytes(damaged_postings(path))
     index, report = machine_index()
     assert report.updated
-    assert index.search("zebra") == first.search("zebra")
+    assert index.search("zebra", rerank=False) == first.search("zebra", rerank=False)
     state = index_dir() / "state.json"
     for wrong in ([1, 2], {"state": None}, {"tools": 3}, "x"):
         state.write_text(json.dumps(wrong))
         index, report = machine_index()
         assert report.updated, wrong
-        assert index.search("zebra") == first.search("zebra")
+        assert index.search("zebra", rerank=False) == first.search("zebra", rerank=False)
 
 
 def test_postings_that_pass_the_checksum_but_name_no_command_are_rebuilt(machine):
@@ -602,10 +609,10 @@ def test_postings_that_pass_the_checksum_but_name_no_command_are_rebuilt(machine
     index, report = machine_index()
     assert not report.updated  # loaded: nothing at load tells
     with pytest.raises(DamagedIndex, match="a posting names no command"):
-        index.search("zebra")
+        index.search("zebra", rerank=False)
     index, report = machine_index(rebuild=True)
     assert counts(report) == (3, 0, 3, True)  # from the documents kept
-    assert index.search("zebra") == first.search("zebra")
+    assert index.search("zebra", rerank=False) == first.search("zebra", rerank=False)
     assert not machine_index()[1].updated  # saved again, whole
 
 
@@ -639,10 +646,11 @@ def test_atip_search_answers_hits_and_how_the_index_was_had(tmp_path, env):
             minimal(name=name, commands={"feed": {"description": f"Feed the {word}"}}),
         )
     assert atip_run(env, "scan", "--path", str(bin_dir)).returncode == 0
-    code, out, stderr = atip_answer(env, "search", "feed a zebra", "--json")
+    code, out, stderr = atip_answer(env, "search", "feed a zebra", "--ranking", "bm25", "--json")
     assert code == 0, out
     result = out["result"]
-    assert set(result) == {"query", "hits", "index"}
+    assert set(result) == {"query", "hits", "ranking", "index"}
+    assert result["ranking"] == "bm25"
     assert result["query"] == "feed a zebra"
     assert [h["name"] for h in result["hits"]] == ["alpha_feed", "delta_feed", "beta_feed"]
     assert set(result["hits"][0]) == {"tool", "command", "name", "score", "description"}
@@ -662,19 +670,19 @@ def test_atip_search_answers_hits_and_how_the_index_was_had(tmp_path, env):
     assert out["meta"]["tool"] == "atip.search"
     assert stderr == ""  # notes go to people, not to JSON readers
 
-    code, out, _ = atip_answer(env, "search", "feed a zebra", "--limit", "1")
+    code, out, _ = atip_answer(env, "search", "feed a zebra", "--ranking", "bm25", "--limit", "1")
     assert [h["name"] for h in out["result"]["hits"]] == ["alpha_feed"]
     assert out["result"]["index"]["updated"] is False
 
     # a tool scanned since: only it is read
     tool_script(bin_dir, "gamma", minimal(name="gamma", commands={"graze": {"description": "x"}}))
     assert atip_run(env, "scan", "--path", str(bin_dir)).returncode == 0
-    code, out, _ = atip_answer(env, "search", "graze")
+    code, out, _ = atip_answer(env, "search", "graze", "--ranking", "bm25")
     assert [h["name"] for h in out["result"]["hits"]] == ["gamma_graze"]
     index = out["result"]["index"]
     assert (index["tools"], index["read"], index["reused"]) == (4, 1, 3)
 
-    text = atip_run(env, "search", "feed zebra", "--text")
+    text = atip_run(env, "search", "feed zebra", "--ranking", "bm25", "--text")
     assert text.returncode == 0
     lines = text.stdout.splitlines()
     assert [line.split()[1] for line in lines] == ["alpha_feed", "delta_feed", "beta_feed"]
@@ -688,7 +696,7 @@ def test_atip_search_text_says_what_it_updated_and_left_out(tmp_path, env):
     assert atip_run(env, "scan", "--path", str(bin_dir)).returncode == 0
     with (bin_dir / "alpha").open("a") as f:
         f.write("# changed\n")
-    text = atip_run(env, "search", "run", "--text")
+    text = atip_run(env, "search", "run", "--ranking", "bm25", "--text")
     assert text.returncode == 0
     notes = text.stderr.splitlines()
     assert notes[0].startswith("index updated: 0 tools, 0 commands (0 read, 0 unchanged)")
@@ -698,28 +706,28 @@ def test_atip_search_text_says_what_it_updated_and_left_out(tmp_path, env):
 
 
 def test_atip_search_on_an_empty_registry_warns(env):
-    code, out, stderr = atip_answer(env, "search", "list files")
+    code, out, stderr = atip_answer(env, "search", "list files", "--ranking", "bm25")
     assert (code, stderr) == (0, "")  # JSON readers find the warning in meta
     assert out["result"]["hits"] == []
     assert out["result"]["index"]["tools"] == 0
     [warning] = out["meta"]["warnings"]
     assert warning.startswith("the index is empty: record tools first")
-    text = atip_run(env, "search", "list files", "--text")
+    text = atip_run(env, "search", "list files", "--ranking", "bm25", "--text")
     assert (text.returncode, text.stdout) == (0, "")
     assert "warning: the index is empty: record tools first" in text.stderr
 
 
 def test_atip_search_errors(env, tmp_path):
     for empty in ("", "   "):
-        code, out, _ = atip_answer(env, "search", empty)
+        code, out, _ = atip_answer(env, "search", empty, "--ranking", "bm25")
         assert (code, out["error"]["code"]) == (2, "E1002")
         assert out["error"]["details"]["param"] == "query"
-    code, out, _ = atip_answer(env, "search", "x", "--limit", "0")
+    code, out, _ = atip_answer(env, "search", "x", "--ranking", "bm25", "--limit", "0")
     assert code == 2
     registry = Path(env["XDG_DATA_HOME"]) / "agent-tools" / "registry.json"
     registry.parent.mkdir(parents=True)
     registry.write_text("garbage")
-    code, out, _ = atip_answer(env, "search", "x")
+    code, out, _ = atip_answer(env, "search", "x", "--ranking", "bm25")
     assert (code, out["error"]["code"]) == (65, "E1010")
     assert str(registry) in out["error"]["message"]
 
@@ -804,15 +812,15 @@ def test_atip_search_rebuilds_postings_that_name_no_command(tmp_path, env):
     bin_dir = tmp_path / "bin"
     tool_script(bin_dir, "alpha", minimal(name="alpha", commands={"feed": {"description": "x"}}))
     assert atip_run(env, "scan", "--path", str(bin_dir)).returncode == 0
-    code, good, _ = atip_answer(env, "search", "feed")
+    code, good, _ = atip_answer(env, "search", "feed", "--ranking", "bm25")
     assert (code, [h["name"] for h in good["result"]["hits"]]) == (0, ["alpha_feed"])
     path = tmp_path / "cache" / "search" / "index.msgpack"
     path.write_bytes(damaged_postings(path, checksum=True))
-    code, out, _ = atip_answer(env, "search", "feed")
+    code, out, _ = atip_answer(env, "search", "feed", "--ranking", "bm25")
     assert code == 0, out
     assert out["result"]["hits"] == good["result"]["hits"]
     assert out["result"]["index"]["updated"]
-    code, out, _ = atip_answer(env, "search", "feed")
+    code, out, _ = atip_answer(env, "search", "feed", "--ranking", "bm25")
     assert (code, out["result"]["index"]["updated"]) == (0, False)  # saved again, whole
 
 

@@ -1,4 +1,5 @@
-"""`atipkit.search.rerank` and `atip search --rerank`: the semantic re-ranker, with the
+"""`atipkit.search.rerank` and `atip search`'s fused ranking: BM25 and the sentence
+encoder met by reciprocal-rank fusion, the default when the extra is installed, with the
 real model (all-MiniLM-L6-v2 from the package the `rerank` extra installs; the test extra
 installs it too) and real vectors.
 
@@ -146,7 +147,7 @@ def test_a_task_in_other_words_is_found_first_with_rerank_and_not_without(query,
     [document] = [d for t in tools for d in command_documents(t) if d.tool == wanted]
     assert not set(terms(query)) & set(document.terms)  # not one word in common
     index = CommandIndex.from_tools(tools)
-    assert wanted not in names(index.search(query, 10))
+    assert wanted not in names(index.search(query, 10, rerank=False))
     hits = index.search(query, 3, rerank=True)
     assert names(hits)[0] == wanted
     assert hits[0].description == SHELF[wanted]
@@ -159,14 +160,62 @@ def test_rerank_keeps_what_bm25_finds_and_its_shape():
     hits = index.search("compress or expand files", 5, rerank=True)
     assert names(hits)[0] == "gzip"  # the exact words and the meaning agree
     assert len(hits) == 5
-    assert all(0 <= hit.score <= 2 for hit in hits)
+    assert all(0 < hit.score <= 2 / (rerank.K + 1) for hit in hits)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     every = index.search("compress or expand files", 100, rerank=True)
     assert sorted(names(every)) == sorted(SHELF)  # each command once
     assert index.search("compress", 0, rerank=True) == []
     assert CommandIndex.from_tools([]).search("anything", 5, rerank=True) == []
     # a query of stop words only: BM25 has nothing, the meaning still ranks
+    assert index.search("the", 3, rerank=False) == []
     assert len(index.search("the", 3, rerank=True)) == 3
+
+
+@needs_model
+def test_the_two_rankings_meet_by_reciprocal_rank():
+    """Each command scores the sum of 1 / (K + rank) over the rankings it is in: BM25's
+    and the encoder's (cosine of the texts `command_text` gives), each `DEPTH` deep."""
+    import numpy as np
+
+    index = CommandIndex.from_tools(shelf())
+    query = "compress files to save disk space"
+    commands = index.commands()
+    vectors = rerank.encoder().encode([rerank.command_text(c) for c in commands])
+    cosine = vectors @ rerank.encoder().encode([query])[0]
+    meaning = sorted(range(len(commands)), key=lambda i: (-cosine[i], commands[i].name))
+    words = [h.name for h in index.search(query, rerank.DEPTH, rerank=False)]
+    assert 0 < len(words) < len(commands)  # some commands are in one ranking only
+    expected = {c.name: 0.0 for c in commands}
+    for rank, i in enumerate(meaning, 1):
+        expected[commands[i].name] += 1 / (rerank.K + rank)
+    for rank, name in enumerate(words, 1):
+        expected[name] += 1 / (rerank.K + rank)
+    order = sorted(expected, key=lambda name: (-expected[name], name))
+    hits = index.search(query, len(commands), rerank=True)
+    assert names(hits) == order
+    assert [h.score for h in hits] == [round(expected[n], 4) for n in order]
+    assert np.isclose(hits[0].score, 2 / (rerank.K + 1), atol=1e-4)  # gzip: first in both
+
+
+@needs_model
+def test_the_default_is_fused_with_the_extra_and_bm25_without(monkeypatch):
+    index = CommandIndex.from_tools(shelf())
+    query = "give up after thirty seconds"
+    assert rerank.unavailable() is None
+    assert index.search(query, 5) == index.search(query, 5, rerank=True)
+    assert names(index.search(query, 1)) == ["timeout"]
+
+    # the model's files absent: the module's own ModelMissing, and BM25 alone
+    monkeypatch.setattr(embed, "CARRIERS", (("no-such-carrier", "atipkit_no_such_carrier", "m"),))
+    rerank.encoder.cache_clear()
+    try:
+        assert "no-such-carrier" in (rerank.unavailable() or "")
+        assert index.search(query, 5) == index.search(query, 5, rerank=False) == []
+        assert index.search("compress", 5) == index.search("compress", 5, rerank=False)
+        with pytest.raises(embed.ModelMissing):
+            index.search(query, 5, rerank=True)
+    finally:
+        rerank.encoder.cache_clear()
 
 
 @needs_model
@@ -216,7 +265,7 @@ def test_each_command_is_embedded_once_and_kept_beside_the_index(machine, monkey
     again, report = machine_index()  # a new search: the index and the vectors are read back
     assert report.updated is False
     assert again is not index
-    hits = again.search("look after an animal", 2, rerank=True)
+    hits = again.search("look after an animal", 2)  # fused: the default
     assert names(hits)[0] == "alpha_go"
     assert rerank.semantic(again).embedded == 0
     assert encoded == ["look after an animal"]  # the query, and nothing else
@@ -233,7 +282,7 @@ def test_each_command_is_embedded_once_and_kept_beside_the_index(machine, monkey
 
 
 @needs_model
-def test_atip_search_rerank_as_processes(tmp_path):
+def test_atip_search_fused_and_bm25_as_processes(tmp_path):
     env = machine_env(tmp_path)
     bin_dir = tmp_path / "bin"
     for name, text in (("alpha", "Feed the zebra"), ("beta", "Ride the horse")):
@@ -241,21 +290,30 @@ def test_atip_search_rerank_as_processes(tmp_path):
     code, _, _ = atip_answer(env, "scan", "--path", str(bin_dir))
     assert code == 0
 
-    code, out, _ = atip_answer(env, "search", "look after an animal", "--rerank", "--json")
+    code, out, _ = atip_answer(env, "search", "look after an animal", "--json")
     assert code == 0, out
     result = out["result"]
-    assert set(result) == {"query", "hits", "index", "rerank"}
+    assert set(result) == {"query", "hits", "ranking", "index", "rerank"}
+    assert result["ranking"] == "fused"  # the default, with the extra
     assert result["rerank"]["model"] == embed.MODEL
     assert result["rerank"]["embedded"] == 2
     assert [h["name"] for h in result["hits"]] == ["alpha_go", "beta_go"]
-    code, out, _ = atip_answer(env, "search", "look after an animal", "--rerank", "--json")
-    assert (code, out["result"]["rerank"]["embedded"]) == (0, 0)  # read back, none embedded
-    code, out, _ = atip_answer(env, "search", "look after an animal", "--json")
-    assert "rerank" not in out["result"]
+    assert out["meta"]["warnings"] == []
+    for flags in (["--ranking", "fused"], ["--rerank"]):
+        code, out, _ = atip_answer(env, "search", "look after an animal", *flags, "--json")
+        assert (code, out["result"]["ranking"]) == (0, "fused")
+        assert out["result"]["rerank"]["embedded"] == 0  # read back, none embedded
+        assert [h["name"] for h in out["result"]["hits"]] == ["alpha_go", "beta_go"]
+    assert any("--rerank is deprecated" in w for w in out["meta"]["warnings"])
+    code, out, _ = atip_answer(env, "search", "look after an animal", "--ranking", "bm25", "--json")
+    assert (code, out["result"]["ranking"]) == (0, "bm25")
+    assert set(out["result"]) == {"query", "hits", "ranking", "index"}
     assert out["result"]["hits"] == []  # BM25 alone: no word in common
+    code, out, _ = atip_answer(env, "search", "zebra", "--rerank", "--ranking", "bm25", "--json")
+    assert (code, out["error"]["code"]) == (2, "E1002")  # a contradiction is refused
 
     done = subprocess.run(
-        [*ATIP, "search", "look after an animal", "--rerank", "--text"],
+        [*ATIP, "search", "look after an animal", "--text"],
         env=env,
         capture_output=True,
         text=True,
@@ -279,7 +337,7 @@ def test_vectors_that_cannot_be_kept_are_embedded_in_memory(tmp_path):
     (search_dir / "vectors.lock").mkdir()  # as root, a mode would not stop the write
 
     for _ in range(2):  # nothing kept: the next search embeds them again
-        code, out, _ = atip_answer(env, "search", "look after an animal", "--rerank", "--json")
+        code, out, _ = atip_answer(env, "search", "look after an animal", "--json")
         assert code == 0, out
         result = out["result"]
         assert [h["name"] for h in result["hits"]] == ["alpha_go", "beta_go"]
@@ -289,7 +347,7 @@ def test_vectors_that_cannot_be_kept_are_embedded_in_memory(tmp_path):
     assert not (search_dir / "vectors.msgpack").exists()
 
     (search_dir / "vectors.lock").rmdir()
-    code, out, _ = atip_answer(env, "search", "look after an animal", "--rerank", "--json")
+    code, out, _ = atip_answer(env, "search", "look after an animal", "--json")
     assert (code, out["result"]["rerank"]["unsaved"]) == (0, None)
     assert out["meta"]["warnings"] == []
 
@@ -297,26 +355,37 @@ def test_vectors_that_cannot_be_kept_are_embedded_in_memory(tmp_path):
 # -- without the extra ---------------------------------------------------------------------
 
 
-def test_without_the_rerank_extra_atip_search_rerank_says_what_to_install(machine, monkeypatch):
+def test_without_the_rerank_extra_atip_search_is_bm25_and_says_so(machine, monkeypatch):
+    """Asked for, the fused ranking without its extra is exit 40 and what to install; by
+    default, the search is BM25's alone and the result says so and why."""
     rerank.encoder.cache_clear()
     monkeypatch.setitem(sys.modules, "tokenizers", None)  # `import tokenizers` fails
-    result = atip("search", "zebra", "--rerank")
+    for flags in (["--ranking", "fused"], ["--rerank"]):
+        result = atip("search", "zebra", *flags)
+        out = envelope_of(result)
+        assert (result.exit_code, out["error"]["code"]) == (40, "E4010")
+        assert out["error"]["message"].startswith("atip search --ranking fused: ")
+        assert "atipkit[rerank]" in out["error"]["suggestion"]["fix"]
+    result = atip("search", "zebra")
     out = envelope_of(result)
-    assert (result.exit_code, out["error"]["code"]) == (40, "E4010")
-    assert out["error"]["message"].startswith("atip search --rerank: ")
-    assert "atipkit[rerank]" in out["error"]["suggestion"]["fix"]
-    assert atip("search", "zebra").exit_code == 0  # BM25 alone needs none of it
+    assert result.exit_code == 0  # BM25 alone needs none of it
+    assert out["result"]["ranking"] == "bm25"
+    assert "tokenizers" in out["result"]["unfused"]
+    assert [h["name"] for h in out["result"]["hits"]] == ["alpha_go"]
+    assert out["meta"]["warnings"] == []  # a choice the install made, not a fault
     with pytest.raises(ImportError):
         CommandIndex.from_tools(shelf()).search("zebra", 3, rerank=True)
 
     monkeypatch.delitem(sys.modules, "tokenizers")
     monkeypatch.setattr(embed, "CARRIERS", (("no-such-carrier", "atipkit_no_such_carrier", "m"),))
     rerank.encoder.cache_clear()
-    result = atip("search", "zebra", "--rerank")
+    result = atip("search", "zebra", "--ranking", "fused")
     out = envelope_of(result)
     assert (result.exit_code, out["error"]["code"]) == (40, "E4010")
+    result = atip("search", "zebra")
+    assert (result.exit_code, envelope_of(result)["result"]["ranking"]) == (0, "bm25")
     if _missing() is None:  # with the packages there, the model is what is missing
-        assert "no-such-carrier" in out["error"]["message"]
+        assert "no-such-carrier" in envelope_of(result)["result"]["unfused"]
     rerank.encoder.cache_clear()
 
 
@@ -325,8 +394,8 @@ WATCHED = ("numpy", "tokenizers", "safetensors", "atipkit.search.embed", "atipki
 BUILDING = ("filelock", "atipkit.bridge")
 
 
-def test_import_atipkit_and_plain_search_load_no_model(machine, tmp_path):
-    """Nor does a plain search from a saved index load what only building one needs."""
+def test_import_atipkit_and_bm25_search_load_no_model(machine, tmp_path):
+    """Nor does a BM25 search from a saved index load what only building one needs."""
     loaded = subprocess.run(
         [
             sys.executable,
@@ -349,7 +418,7 @@ def test_import_atipkit_and_plain_search_load_no_model(machine, tmp_path):
         "main(sys.argv[1:])\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", watch, "search", "zebra", "--json"],
+        [sys.executable, "-c", watch, "search", "zebra", "--ranking", "bm25", "--json"],
         capture_output=True,
         text=True,
         env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},

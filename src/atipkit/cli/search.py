@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from atipkit.app import Argument, Context, InputError, Option
 from atipkit.cli import app
@@ -27,28 +27,38 @@ def search(
     ctx: Context,
     query: Annotated[str, Argument(help="What you want to do, in your own words.")],
     limit: Annotated[int, Option(help="At most this many hits.", min=1, max=1000)] = 10,
+    ranking: Annotated[
+        Literal["auto", "fused", "bm25"],
+        Option(
+            help="auto: fused when the rerank extra is installed, else BM25 alone; "
+            "fused: BM25 and a small sentence encoder (exit 40 without the extra); "
+            "bm25: words alone."
+        ),
+    ] = "auto",
     rerank: Annotated[
         bool,
-        Option(help="Also rank by meaning, with a small sentence encoder (extra: rerank)."),
+        Option(help="Deprecated alias of --ranking fused; goes in a later release."),
     ] = False,
 ) -> dict[str, Any]:
     """Find the commands of this machine's tools that fit a task.
 
     Every command of every tool in the registry (native metadata, shims, and the
     metadata `atip scan --infer` inferred) is ranked by BM25 over its name, description,
-    parameters, examples and patterns. The result has `hits` (best first: `tool`,
-    `command` — the command path, "" for the tool itself —, `name` — its tool name in
-    `atip compile` —, `score`, `description`) and `index` (tools and commands indexed,
-    whether it was brought up to date, entries left out and why). The index lives in the
-    cache directory and follows the registry by itself.
+    parameters, examples and patterns and, when the `rerank` extra is installed, by a
+    sentence encoder's nearness in meaning (all-MiniLM-L6-v2, shipped inside a PyPI
+    package, run on the CPU); the two rankings are fused by reciprocal rank, so a command
+    can be found that shares no word with the query. `--ranking bm25` ranks by words
+    alone; `--ranking fused` insists on the encoder (exit 40 without the extra, as
+    `--rerank`, its deprecated alias, did).
 
-    `--rerank` also ranks by meaning: BM25's best candidates and the commands nearest the
-    query in a sentence encoder's space (all-MiniLM-L6-v2, shipped inside a PyPI package,
-    run on the CPU), scored together, so a command can be found that shares no word with
-    the query. It needs the `rerank` extra (exit 40 without it). Each command is embedded
-    once and kept beside the index; the result then has `rerank` (the model, the commands
-    embedded by this search, seconds, and `unsaved`: why the vectors could not be kept
-    in the cache, when they could not, which a warning says too).
+    The result has `hits` (best first: `tool`, `command` — the command path, "" for the
+    tool itself —, `name` — its tool name in `atip compile` —, `score`, `description`),
+    `ranking` (`fused` or `bm25`: which ranking answered), `index` (tools and commands
+    indexed, whether it was brought up to date, entries left out and why), and, fused,
+    `rerank` (the model, the commands embedded by this search, seconds, and `unsaved`:
+    why the vectors could not be kept in the cache, which a warning says too), or, BM25
+    by default, `unfused`: why the encoder could not run. The index and the command
+    vectors live in the cache directory and follow the registry by themselves.
     """
     import msgspec
 
@@ -61,10 +71,23 @@ def search(
             details={"param": "query"},
             suggestion="Say what you want to do: atip search 'list open pull requests'",
         )
+    if rerank and ranking == "bm25":
+        raise InputError(
+            "--rerank (fused) contradicts --ranking bm25",
+            code="E1002",
+            details={"param": "rerank"},
+            suggestion="Drop --rerank: it is --ranking fused",
+        )
+    if rerank:
+        ctx.warn("--rerank is deprecated: it is --ranking fused (the default when installed)")
+        ranking = "fused"
 
-    def answer(index: Any) -> tuple[dict[str, Any] | None, list[Any]]:
-        semantic = _semantic(index) if rerank else None
-        return semantic, index.search(query, limit, rerank=rerank)  # imports PyStemmer
+    def answer(index: Any) -> tuple[dict[str, Any] | None, str | None, list[Any]]:
+        """(the vectors' report when fused, why not when auto fell back, the hits)"""
+        found = None if ranking == "bm25" else _semantic(index, required=ranking == "fused")
+        semantic = found if isinstance(found, dict) else None
+        unfused = found if isinstance(found, str) else None
+        return semantic, unfused, index.search(query, limit, rerank=semantic is not None)
 
     try:
         from atipkit.search.index import DamagedIndex
@@ -72,10 +95,10 @@ def search(
 
         index, report = machine_index()
         try:
-            semantic, hits = answer(index)
+            semantic, unfused, hits = answer(index)
         except DamagedIndex:  # damage the load does not check (decision 174): rebuilt
             index, report = machine_index(rebuild=True)
-            semantic, hits = answer(index)
+            semantic, unfused, hits = answer(index)
     except ImportError as exc:
         raise missing_module(exc, "atip search", INSTALL) from None
     except RegistryError as exc:
@@ -94,9 +117,11 @@ def search(
         )
     if not report.commands:
         ctx.warn("the index is empty: record tools first (atip scan, or atip scan --infer)")
+    if unfused is not None:
+        ctx.info(f"ranked by BM25 alone ({unfused}); {INSTALL_RERANK} ranks by meaning too")
     if semantic is not None and semantic["embedded"]:
         ctx.info(
-            f"embedded {semantic['embedded']} commands for re-ranking "
+            f"embedded {semantic['embedded']} commands for the fused ranking "
             f"in {semantic['seconds']:.1f} s"
         )
     if semantic is not None and semantic["unsaved"]:
@@ -107,15 +132,20 @@ def search(
     result = {
         "query": query,
         "hits": msgspec.to_builtins(hits),
+        "ranking": "fused" if semantic is not None else "bm25",
         "index": msgspec.to_builtins(report),
     }
     if semantic is not None:
         result["rerank"] = semantic
+    if unfused is not None:
+        result["unfused"] = unfused
     return result
 
 
-def _semantic(index: Any) -> dict[str, Any]:
-    """The command vectors brought up to date (the rerank extra, or exit 40)."""
+def _semantic(index: Any, *, required: bool) -> dict[str, Any] | str:
+    """The command vectors brought up to date for the fused ranking. Without the
+    `rerank` extra: exit 40 when the fused ranking was `required`, else why it cannot
+    run (the search is then BM25's alone)."""
     from atipkit.search import embed
 
     try:
@@ -123,7 +153,9 @@ def _semantic(index: Any) -> dict[str, Any]:
 
         state = semantic(index)
     except embed.ModelMissing as exc:
-        raise missing_extra(f"atip search --rerank: {exc}", INSTALL_RERANK) from None
+        if required:
+            raise missing_extra(f"atip search --ranking fused: {exc}", INSTALL_RERANK) from None
+        return str(exc)
     return {
         "model": embed.MODEL,
         "embedded": state.embedded,

@@ -134,7 +134,9 @@ def _ranked(tools: Sequence[Tool], compiler: Compiler, query: str | None) -> lis
     """Command names, most relevant first; only commands that match, given a query."""
     if query:
         index = CommandIndex.from_tools(tools)
-        return [hit.name for hit in index.search(query, limit=max(len(index), 1))]
+        # BM25 alone: every matching command, ranked (fusion ranks its candidates only)
+        hits = index.search(query, limit=max(len(index), 1), rerank=False)
+        return [hit.name for hit in hits]
     return [t.name for t in sorted(compiler.flat, key=lambda t: _depth(t))]
 
 

@@ -157,22 +157,30 @@ class CommandIndex:
         """Every command, in index order."""
         return list(self._entries)
 
-    def search(self, query: str, limit: int = DEFAULT_LIMIT, *, rerank: bool = False) -> list[Hit]:
-        """The commands that share terms with `query`, best first, at most `limit`;
-        ties go by name, so the order is stable. A query of stop words only, or of
-        words no command has, finds nothing.
+    def search(
+        self, query: str, limit: int = DEFAULT_LIMIT, *, rerank: bool | None = None
+    ) -> list[Hit]:
+        """The commands that fit `query`, best first, at most `limit`; ties go by name,
+        so the order is stable.
+
+        `rerank=False` ranks by BM25 alone: a command must share a term with the query
+        (a query of stop words only, or of words no command has, finds nothing).
+        `rerank=True` fuses that ranking with a sentence encoder's
+        (`atipkit.search.rerank`; the `rerank` extra, else `embed.ModelMissing`, an
+        ImportError): a hit need not share a word with the query, and its score is the
+        fused one. The default, None, is fused when the extra is installed
+        (`rerank.unavailable()` is None) and BM25 alone otherwise.
 
         Raises `DamagedIndex` when a posting it reads names no command (a loaded index
-        written by something else).
+        written by something else)."""
+        if rerank is None:
+            from atipkit.search import rerank as fusion
 
-        `rerank=True` ranks BM25's candidates together with the commands nearest the
-        query in meaning (`atipkit.search.rerank`; the `rerank` extra, else
-        `embed.ModelMissing`, an ImportError): a hit then need not share a word with
-        the query, and its score is the fused one."""
+            rerank = fusion.unavailable() is None
         if rerank:
-            from atipkit.search import rerank as semantic
+            from atipkit.search import rerank as fusion
 
-            return semantic.search(self, query, limit)
+            return fusion.search(self, query, limit)
         postings = self._postings
         if limit < 1 or postings is None:
             return []

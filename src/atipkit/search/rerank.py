@@ -1,19 +1,20 @@
-"""Semantic re-ranking: BM25's candidates and the commands nearest a query in meaning,
-ranked together (`CommandIndex.search(query, rerank=True)`, `atip search --rerank`).
+"""Fused ranking: BM25 and a sentence encoder, each ranking the commands, and the two
+rankings met by reciprocal-rank fusion (`CommandIndex.search(query)` whenever the
+`rerank` extra is installed; `atip search`).
 
 BM25 matches words, and a task told in a person's words often shares none with the
 command that does it ("open a shell inside a running container" is `kubectl exec`,
 "Execute a command in a container"). A sentence encoder (`atipkit.search.embed`,
-all-MiniLM-L6-v2) puts both near each other. A query is answered in three steps:
+all-MiniLM-L6-v2) puts both near each other. A query is answered in two steps:
 
-1. Candidates: BM25's best `DEPTH` commands, and the `DEPTH` commands whose vectors are
-   nearest the query's (cosine) — hybrid retrieval, so a command that shares no word
+1. Two rankings: BM25's best `DEPTH` commands, and the `DEPTH` commands whose vectors
+   are nearest the query's (cosine, ties by name) — so a command that shares no word
    with the query can still be found.
-2. Score: each candidate's BM25 score divided by the query's best BM25 score (0 where
-   BM25 did not find it), plus its cosine similarity min-max normalized over the
-   candidates; both lie in [0, 1] and weigh the same (CombSUM of min-max normalized
-   scores, Fox and Shaw 1994, Lee 1997). No weight was tuned to the evaluation queries.
-3. Order: by score, ties by name; a hit's `score` is the sum, between 0 and 2.
+2. Fusion: each command scores the sum over the rankings it is in of 1 / (`K` + its
+   rank there) (reciprocal-rank fusion, Cormack, Clarke and Buettcher 2009, with their
+   k = 60); best first, ties by name. Ranks, not scores, meet: BM25's scores have no
+   scale a cosine can be added to (the CombSUM of min-max normalized scores this
+   replaced let one ranking's spread decide), and RRF has nothing to fit but `K`.
 
 What the encoder reads of a command is `"<tool> <command path>: <description>"`, and for
 a subcommand the tool's own description after it (`"(kubectl: kubectl controls the
@@ -21,7 +22,7 @@ Kubernetes cluster manager)"`): "Sync a repository" says little until it is gh's
 vectors of an index that has a directory (the machine index, in `<cache>/search/`) are
 kept beside it in `vectors.msgpack`, keyed by the sha256 of that text: when the index is
 updated, only new or changed commands are embedded; the rest are read back. An index
-built in memory embeds its commands once, at its first re-ranked query, and so does one
+built in memory embeds its commands once, at its first fused query, and so does one
 whose directory cannot be written (`Semantic.unsaved` says why).
 """
 
@@ -37,12 +38,13 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from atipkit import paths
-from atipkit.search.embed import DIMENSIONS, MODEL, WEIGHTS_SHA256, Encoder
+from atipkit.search.embed import DIMENSIONS, MODEL, WEIGHTS_SHA256, Encoder, ModelMissing
 
 if TYPE_CHECKING:
     from atipkit.search.index import CommandEntry, CommandIndex, Hit
 
-DEPTH = 100  # candidates taken from each ranking
+DEPTH = 100  # commands taken from each ranking
+K = 60  # reciprocal-rank fusion's constant (Cormack et al. 2009)
 _FILE = "vectors.msgpack"
 _FORMAT = 1
 _MODEL_KEY = f"{MODEL}@{WEIGHTS_SHA256[:16]}"
@@ -94,27 +96,37 @@ def semantic(index: CommandIndex) -> Semantic:
     return state
 
 
+def unavailable() -> str | None:
+    """Why the fused ranking cannot run here (the `rerank` extra, or its model files, are
+    missing: `embed.ModelMissing`'s message), or None when it can: the encoder is then
+    loaded."""
+    try:
+        encoder()
+    except ModelMissing as exc:
+        return str(exc)
+    return None
+
+
 def search(index: CommandIndex, query: str, limit: int) -> list[Hit]:
-    """The `limit` best commands for `query`, BM25 and meaning together (see above)."""
+    """The `limit` best commands for `query`, BM25's and the encoder's rankings fused
+    (see above); a hit's `score` is its fused score."""
     import numpy as np
 
     state = semantic(index)
     if limit < 1 or not len(index):
         return []
     similarity = state.vectors @ encoder().encode([query])[0]
-    lexical = {state.positions[hit.name]: hit.score for hit in index.search(query, DEPTH)}
-    depth = min(DEPTH, len(similarity))
-    nearest = np.argpartition(-similarity, depth - 1)[:depth]
-    candidates = sorted(set(lexical) | {int(i) for i in nearest})
-    low, high = float(similarity[candidates].min()), float(similarity[candidates].max())
-    spread = high - low or 1.0
-    best = max(lexical.values(), default=0.0) or 1.0
     commands = index.commands()
-    scored = [
-        (lexical.get(i, 0.0) / best + (float(similarity[i]) - low) / spread, i) for i in candidates
-    ]
-    scored.sort(key=lambda pair: (-pair[0], commands[pair[1]].name))
-    return [index.hit(i, score) for score, i in scored[:limit]]
+    depth = min(DEPTH, len(similarity))
+    nearest = np.argpartition(-similarity, depth - 1)[:depth].tolist()
+    nearest.sort(key=lambda i: (-float(similarity[i]), commands[i].name))
+    lexical = [state.positions[hit.name] for hit in index.search(query, DEPTH, rerank=False)]
+    fused: dict[int, float] = {}
+    for ranking in (lexical, nearest):
+        for rank, i in enumerate(ranking, 1):
+            fused[i] = fused.get(i, 0.0) + 1.0 / (K + rank)
+    best = sorted(fused.items(), key=lambda pair: (-pair[1], commands[pair[0]].name))
+    return [index.hit(i, score) for i, score in best[:limit]]
 
 
 def _vectors(index: CommandIndex) -> Semantic:

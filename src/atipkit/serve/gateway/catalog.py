@@ -108,7 +108,7 @@ class Catalog:
         """The tools sharing words with `query`, best first (ties by name): name, title,
         description and hints of each, not the schema (`get_tool_schema` gives that)."""
         out = []
-        for hit in self.index.search(query, limit):
+        for hit in self.index.search(query, limit, rerank=False):  # words, as documented
             name = self._by_command.get((hit.tool, hit.command))
             if name is None:  # not a tool of the compile; both follow flatten.invocable
                 continue
