@@ -13,7 +13,8 @@ never imported).
 The forward pass is plain numpy (a BERT encoder is a few matrix products per layer), so
 the extra needs no PyTorch: its output matches sentence-transformers' to 1e-6 (the tests
 hold reference vectors it computed). Text is tokenized by Hugging Face `tokenizers` from
-the model's own tokenizer.json, and the weights read by `safetensors`.
+the model's own tokenizer.json. The weights are mapped from the safetensors file, not
+read (`_weights`): a process that embeds one query touches a few of its 90 MB.
 
 Everything here is imported lazily: `import atipkit.search` loads none of it.
 """
@@ -99,11 +100,10 @@ class Encoder:
     def __init__(self, digests: Path | None = None) -> None:
         np = _require("numpy", "numpy")
         tokenizers = _require("tokenizers", "tokenizers")
-        safetensors = _require("safetensors.numpy", "safetensors")
         weights_path, tokenizer_path = model_files()
         _verify(weights_path, WEIGHTS_SHA256, digests)
         _verify(tokenizer_path, TOKENIZER_SHA256, digests)
-        weights = safetensors.load_file(str(weights_path))
+        weights = _weights(np, weights_path)
         self._tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_path))
         self._tokenizer.no_padding()
         self._tokenizer.enable_truncation(MAX_TOKENS)
@@ -148,17 +148,17 @@ class Encoder:
         hidden = (1.0 - mask)[:, None, None, :] * np.float32(-1e9)  # padding gets no attention
         scale = np.float32(1.0 / np.sqrt(size))
         for layer in self._layers:
-            qkv = (x @ layer.qkv + layer.qkv_bias).reshape(rows, width, 3, heads, size)
+            qkv = (x @ layer.qkv.T + layer.qkv_bias).reshape(rows, width, 3, heads, size)
             q, k, v = (np.ascontiguousarray(part) for part in qkv.transpose(2, 0, 3, 1, 4))
             scores = np.matmul(q, np.ascontiguousarray(k.transpose(0, 1, 3, 2))) * scale
             scores += hidden
             scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
             scores /= scores.sum(axis=-1, keepdims=True)
             context = np.matmul(scores, v).transpose(0, 2, 1, 3).reshape(rows * width, -1)
-            x = _layer_norm(np, context @ layer.out + layer.out_bias + x, *layer.norm1)
-            inner = x @ layer.up + layer.up_bias
+            x = _layer_norm(np, context @ layer.out.T + layer.out_bias + x, *layer.norm1)
+            inner = x @ layer.up.T + layer.up_bias
             inner *= 0.5 * (1.0 + _erf(np, inner * np.float32(1.0 / np.sqrt(2.0))))  # GELU
-            x = _layer_norm(np, inner @ layer.down + layer.down_bias + x, *layer.norm2)
+            x = _layer_norm(np, inner @ layer.down.T + layer.down_bias + x, *layer.norm2)
         x = x.reshape(rows, width, DIMENSIONS)
         pooled = (x * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
@@ -166,7 +166,9 @@ class Encoder:
 
 
 class _Layer(NamedTuple):
-    """One encoder layer's weights, transposed once for `x @ w` (torch keeps (out, in))."""
+    """One encoder layer's weights as torch keeps them, (out, in): `x @ w.T` hands BLAS
+    the transpose as a flag, so loading copies nothing but the joined query, key and
+    value."""
 
     qkv: Any  # query, key and value side by side
     qkv_bias: Any
@@ -184,22 +186,44 @@ def _layer(np: Any, weights: dict[str, Any], prefix: str) -> _Layer:
     def w(name: str) -> Any:
         return weights[prefix + name]
 
-    def t(name: str) -> Any:
-        return np.ascontiguousarray(w(name).T)
-
     parts = [f"attention.self.{part}" for part in ("query", "key", "value")]
     return _Layer(
-        qkv=np.ascontiguousarray(np.concatenate([w(f"{p}.weight") for p in parts]).T),
+        qkv=np.concatenate([w(f"{p}.weight") for p in parts]),
         qkv_bias=np.concatenate([w(f"{p}.bias") for p in parts]),
-        out=t("attention.output.dense.weight"),
+        out=w("attention.output.dense.weight"),
         out_bias=w("attention.output.dense.bias"),
         norm1=(w("attention.output.LayerNorm.weight"), w("attention.output.LayerNorm.bias")),
-        up=t("intermediate.dense.weight"),
+        up=w("intermediate.dense.weight"),
         up_bias=w("intermediate.dense.bias"),
-        down=t("output.dense.weight"),
+        down=w("output.dense.weight"),
         down_bias=w("output.dense.bias"),
         norm2=(w("output.LayerNorm.weight"), w("output.LayerNorm.bias")),
     )
+
+
+def _weights(np: Any, path: Path) -> dict[str, Any]:
+    """The float32 tensors of a safetensors file, mapped, not read: the pages a forward
+    pass touches are read in (a query uses a few rows of the 47 MB word embeddings).
+    The file is the published one (`_verify` checked its sha256 first), so its layout is
+    safetensors' own: a little-endian u64 header length, the JSON header naming each
+    tensor's dtype, shape and byte range, then the data."""
+    import json
+    import mmap
+
+    with path.open("rb") as file:
+        mapped = mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+    size = int.from_bytes(mapped[:8], "little")
+    header = json.loads(mapped[8 : 8 + size])
+    tensors = {}
+    for name, spec in header.items():
+        if name == "__metadata__" or spec["dtype"] != "F32":
+            continue
+        start, end = spec["data_offsets"]
+        tensor = np.frombuffer(
+            mapped, dtype="<f4", count=(end - start) // 4, offset=8 + size + start
+        )
+        tensors[name] = tensor.reshape(spec["shape"])
+    return tensors
 
 
 def _layer_norm(np: Any, x: Any, weight: Any, bias: Any) -> Any:
