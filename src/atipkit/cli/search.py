@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Any, Literal
 
 from atipkit.app import Argument, Context, InputError, Option
@@ -81,6 +82,11 @@ def search(
     if rerank:
         ctx.warn("--rerank is deprecated: it is --ranking fused (the default when installed)")
         ranking = "fused"
+    if ranking != "bm25":
+        # a query's products are too small to share: BLAS threads waiting on each other
+        # cost more than the product on a busy machine (decision 302); numpy reads this
+        # when it is imported, which a search does only from here on
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
     def answer(index: Any) -> tuple[dict[str, Any] | None, str | None, list[Any]]:
         """(the vectors' report when fused, why not when auto fell back, the hits)"""
