@@ -351,6 +351,19 @@ def test_vectors_that_cannot_be_kept_are_embedded_in_memory(tmp_path):
     assert out["meta"]["warnings"] == []
 
 
+def test_atip_search_runs_the_encoder_on_one_blas_thread_unless_told(machine, monkeypatch):
+    """A query's products are too small to share between BLAS threads; the process
+    says so to numpy before importing it, and a user's own setting wins."""
+    monkeypatch.delenv("OPENBLAS_NUM_THREADS", raising=False)
+    assert atip("search", "zebra", "--ranking", "bm25").exit_code == 0
+    assert "OPENBLAS_NUM_THREADS" not in os.environ  # BM25 alone imports no numpy
+    assert atip("search", "zebra").exit_code == 0
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "1"
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "3")
+    assert atip("search", "zebra").exit_code == 0
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "3"
+
+
 # -- without the extra ---------------------------------------------------------------------
 
 
