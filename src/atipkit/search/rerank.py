@@ -12,9 +12,10 @@ all-MiniLM-L6-v2) puts both near each other. A query is answered in two steps:
    with the query can still be found.
 2. Fusion: each command scores the sum over the rankings it is in of 1 / (`K` + its
    rank there) (reciprocal-rank fusion, Cormack, Clarke and Buettcher 2009; their k is
-   60, the gold set's dev split prefers 10: decision 300); best first, ties by name. Ranks, not scores, meet: BM25's scores have no
-   scale a cosine can be added to (the CombSUM of min-max normalized scores this
-   replaced let one ranking's spread decide), and RRF has nothing to fit but `K`.
+   60, the gold set's dev split prefers 10: decision 300); best first, ties by name.
+   Ranks, not scores, meet: BM25's scores have no scale a cosine can be added to (the
+   CombSUM of min-max normalized scores this replaced let one ranking's spread
+   decide), and RRF has nothing to fit but `K`.
 
 What the encoder reads of a command is `"<tool> <command path>: <description>"`, and for
 a subcommand the tool's own description after it (`"(kubectl: kubectl controls the
