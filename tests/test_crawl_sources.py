@@ -195,7 +195,8 @@ def test_pypi_console_script_is_the_wrapper_pip_writes(tmp_path, server):
     assert doc["binary"]["platform"] == "any"  # one pure wheel for both platforms asked
     assert doc["trust"]["source"] == "inferred"
     assert doc["_generation"]["source"] == f"pypi:greet==1.0/{filename}"
-    assert options_of(shim) == {"shout": ["--shout"], "times": ["--times"]}  # it ran
+    ran = {"help": ["-h", "--help"], "shout": ["--shout"], "times": ["--times"]}  # decision 315
+    assert options_of(shim) == ran  # it ran
     assert "[greet] Downloading any from PyPI..." in result.stderr
 
 
@@ -258,7 +259,8 @@ def test_pypi_python_script_is_rewritten_for_the_interpreter_named(tmp_path, ser
     [shim] = shims(tmp_path)
     expected = sha256(b"#!/opt/python/bin/python3\n" + script.partition(b"\n")[2])
     assert shim.name == f"{expected}.json"
-    assert options_of(shim) == {"shout": ["--shout"], "times": ["--times"]}
+    ran = {"help": ["-h", "--help"], "shout": ["--shout"], "times": ["--times"]}
+    assert options_of(shim) == ran
 
 
 def test_pypi_wheel_whose_sha256_differs_from_the_index_is_refused(tmp_path, server):
