@@ -205,3 +205,17 @@ def atip_measured(env: dict[str, str], *args: str, timeout: float = 120) -> Meas
         return Measured(
             returncode, out.read().decode(), err.read().decode(), seconds, peak_kib / 1024
         )
+
+
+def directories_listed(monkeypatch: pytest.MonkeyPatch, function: str) -> list[str]:
+    """The paths `os.<function>` (`listdir`, `scandir`) is called with from here on: how a
+    test sees whether a cache spared a directory listing."""
+    listed: list[str] = []
+    real = getattr(os, function)
+
+    def counting(path: Any) -> Any:
+        listed.append(str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, function, counting)
+    return listed

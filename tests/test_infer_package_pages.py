@@ -23,6 +23,7 @@ from atipkit.infer import manpage
 from atipkit.infer.generate import generate_shim
 from atipkit.infer.manpage import ManPages, package_roots, read_man_file
 from atipkit.scan import scan
+from tests.helpers import directories_listed
 from tests.test_scan_infer import isolate, logging_script, runs_of, shim_of
 
 # npm's layout, in roff: the parts of the page are sub-headings of NAME
@@ -129,14 +130,7 @@ def test_package_listings_are_cached_with_the_page_index(tmp_path, env, monkeypa
     cache = json.loads((tmp_path / "cache" / "agent-tools" / "manpages.json").read_text())
     section = str(prefix.resolve() / "share/man/man1")
     assert sorted(cache["packages"][section][1]) == ["frob-twist.1", "frob.1"]
-    listed: list[str] = []
-    real_scandir = os.scandir
-
-    def counting(path):
-        listed.append(str(path))
-        return real_scandir(path)
-
-    monkeypatch.setattr(os, "scandir", counting)
+    listed = directories_listed(monkeypatch, "scandir")
     assert ManPages.load().beside(link).find("frob-twist") is not None
     assert listed == []  # from the cache
     time.sleep(0.01)

@@ -32,6 +32,7 @@ from atipkit.registry.local import LocalRegistry
 from atipkit.resolve import load_recorded, resolve_tool
 from atipkit.scan import scan
 from atipkit.trust.digest import sha256_file
+from tests.helpers import directories_listed
 from tests.test_scan_infer import isolate, logging_script, man_page, runs_of, shim_of
 
 
@@ -387,14 +388,7 @@ def test_a_binary_is_known_by_its_own_file_name_not_by_a_link_to_it(tmp_path, en
 def test_the_index_of_pages_is_cached_until_a_section_directory_changes(tmp_path, env, monkeypatch):
     man_page(tmp_path, "frob")
     assert ManPages.load().find("frob") is not None
-    listed: list[str] = []
-    real_listdir = os.listdir
-
-    def counting(path):
-        listed.append(str(path))
-        return real_listdir(path)
-
-    monkeypatch.setattr(os, "listdir", counting)
+    listed = directories_listed(monkeypatch, "listdir")
     again = ManPages.load()
     assert again.find("frob") is not None
     assert listed == []  # from the cache
@@ -419,14 +413,7 @@ def test_a_hostile_page_index_is_listed_again_never_waited_on(tmp_path, env, mon
     assert ManPages.load().find("frob") is not None
     cache = tmp_path / "cache" / "agent-tools" / "manpages.json"
     good = cache.read_bytes()
-    listed: list[str] = []
-    real_listdir = os.listdir
-
-    def counting(path):
-        listed.append(str(path))
-        return real_listdir(path)
-
-    monkeypatch.setattr(os, "listdir", counting)
+    listed = directories_listed(monkeypatch, "listdir")
 
     def relisted() -> bool:
         listed.clear()
