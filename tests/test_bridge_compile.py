@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import atipkit
-from atipkit.bridge import compile_tools, safety_prompt
+from atipkit.bridge import Compiler, compile_tools, safety_prompt
 from atipkit.bridge.names import assign_names
 from atipkit.bridge.safety import fit, utf16_len
 from tests.helpers import EXAMPLES, FIXTURES, minimal
@@ -470,6 +470,23 @@ def test_safety_prompt():
     assert "`gh_pr_list`" not in destructive
     calm = tool_from({"x": {"description": "d", "effects": {"network": False}}})
     assert safety_prompt(compile_tools(calm, "openai").flat) == ""
+
+
+def test_safety_prompt_takes_atip_tools_as_appendix_a_does():
+    """RFC 0.6 Appendix A hands `generateSafetyPrompt` ATIP tools; a compile, its
+    compiler and its flat tools give the same text, naming tools as the compile does."""
+    gh = atipkit.load(FIXTURES / "rfc" / "rfc06-14.1-gh.json")
+    calm = tool_from({"x": {"description": "d", "effects": {"network": False}}})
+    compiled = compile_tools([gh, calm], "anthropic")
+    expected = safety_prompt(compiled.flat)
+    assert "`gh_repo_delete`" in expected.split("## Destructive")[1].split("##")[0]
+    assert safety_prompt([gh, calm]) == expected
+    assert safety_prompt(compiled) == expected
+    assert safety_prompt(Compiler([gh, calm])) == expected
+    assert safety_prompt(gh) == safety_prompt(compile_tools(gh).flat)
+    assert safety_prompt(calm) == ""
+    with pytest.raises(TypeError, match="not dict"):
+        safety_prompt([{"name": "gh"}])
 
 
 def test_unknown_provider_is_refused():

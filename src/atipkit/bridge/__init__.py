@@ -22,8 +22,8 @@ from atipkit.bridge.deferred import (
     deferred_tools,
 )
 from atipkit.bridge.flatten import Binding, FlatTool, ParamRef, Strategy, Target
+from atipkit.bridge.prompt import safety_prompt
 from atipkit.bridge.result_filter import Filtered, ResultFilter
-from atipkit.bridge.safety import safety_prompt
 from atipkit.bridge.validator import Validator
 
 __all__ = [
