@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 import atipkit
 from atipkit.partial import select
-from tests.helpers import EXAMPLES
+from tests.helpers import EXAMPLES, FIXTURES
 
 GH = atipkit.load(EXAMPLES / "tools" / "gh.json")
 
@@ -23,6 +25,16 @@ def test_commands_keep_whole_subtrees_and_the_way_to_paths():
     assert part.filter.depth is None
     assert (part.omitted.reason, part.omitted.safety_assumption) == ("filtered", "unknown")
     assert atipkit.validate(atipkit.dumps(part)).problems == []
+
+
+def test_omitted_is_written_whole_as_the_rfc_shows_it():
+    """§3.1.1 writes `safetyAssumption` even when it is "unknown"; a reader that does
+    `omitted["safetyAssumption"]` must find it in what atipkit writes."""
+    written = json.loads(atipkit.dumps(select(GH, depth=1)))
+    assert written["omitted"] == {"reason": "depth-limited", "safetyAssumption": "unknown"}
+    example = json.loads((FIXTURES / "rfc" / "rfc06-3.1.1-partial-discovery.json").read_text())
+    rfc = atipkit.from_dict({**atipkit.to_dict(GH), **example})
+    assert json.loads(atipkit.dumps(rfc))["omitted"] == example["omitted"]
 
 
 def test_depth_one_is_top_level_only():

@@ -332,7 +332,10 @@ class PartialFilter(_Node):
     depth: Annotated[int, Meta(ge=1)] | UnsetType | None = UNSET
 
 
-class Omitted(_Node):
+class Omitted(_Node, omit_defaults=False):
+    """Written whole, default included: the RFC's reader takes a missing
+    `safetyAssumption` as "unknown" too, but says it in every example (§3.1.1)."""
+
     reason: OmittedReason
     safety_assumption: SafetyAssumption = "unknown"
 
