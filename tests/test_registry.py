@@ -39,6 +39,19 @@ def test_transactions_bump_the_counter_and_write_version_2(registry):
     assert data["tools"]["t1"]["hash"] == f"sha256:{HEX}"
 
 
+def test_every_entry_says_its_source_as_the_rfc_lookup_reads_it(registry):
+    """RFC 0.6 §4.3's lookup reads `entry["source"]`; a native entry (the default) must
+    carry it too, in the example's key order, and read back the same."""
+    with registry.transaction() as index:
+        index.tools["gh"] = Entry(path="/bin/gh", hash=f"sha256:{HEX}", last_checked="x")
+        index.tools["curl"] = Entry(path="/bin/curl", source="shim", shim_registry="https://r")
+    tools = json.loads(registry.index_path.read_text())["tools"]
+    assert list(tools["gh"]) == ["path", "hash", "source", "lastChecked"]
+    assert tools["gh"]["source"] == "native"
+    assert tools["curl"] == {"path": "/bin/curl", "source": "shim", "shimRegistry": "https://r"}
+    assert registry.read().tools == index.tools
+
+
 def test_reads_the_0_1_form():
     index = parse_index(
         {

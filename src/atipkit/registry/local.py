@@ -117,7 +117,7 @@ class LocalRegistry:
             index.version = "2"
             index.counter += 1
             index.updated = timestamp()
-            write_atomic(self.index_path, msgspec.json.format(msgspec.json.encode(index)))
+            write_atomic(self.index_path, encode_index(index))
 
     # -- content-addressed files -------------------------------------------------------
 
@@ -141,6 +141,18 @@ class LocalRegistry:
             return load(self.metadata_path(hash_))
         except (FileNotFoundError, DocumentError):
             return None
+
+
+def encode_index(index: RegistryFile) -> bytes:
+    """registry.json as written: defaults left out, but every entry says its `source`,
+    "native" included, because the RFC's own lookup reads `entry["source"]` (§4.3)."""
+    data = msgspec.to_builtins(index)
+    for name, written in data.get("tools", {}).items():
+        path, rest = written.pop("path"), written.copy()
+        hash_ = {"hash": rest.pop("hash")} if "hash" in rest else {}
+        rest.pop("source", None)
+        data["tools"][name] = {"path": path, **hash_, "source": index.tools[name].source, **rest}
+    return msgspec.json.format(msgspec.json.encode(data))
 
 
 def parse_index(data: Any) -> RegistryFile:
