@@ -740,6 +740,33 @@ def test_verified_levels_decide_with_their_reason():
     assert decide(strict, tool, ("list",), evidence=Evidence(level=TrustLevel.VERIFIED)).allowed
 
 
+@pytest.mark.parametrize("wanted", ["0.9", "1.0", "v0.3"])
+def test_metadata_for_a_newer_agent_is_confirmed_before_it_runs(tmp_path, monkeypatch, wanted):
+    """§3.2.1 `minAgentVersion` above what atipkit implements (or unreadable): its
+    safety may be stated in terms atipkit does not know, so even a read-only call asks
+    (decision 405); validation says why."""
+    document = {**KEEPER, "atip": {"version": "0.6", "minAgentVersion": wanted}}
+    keeper = Keeper(tmp_path, document)
+    monkeypatch.setenv("PATH", f"{keeper.bin}{os.pathsep}{os.environ['PATH']}")
+    asked = run_call("keeper_list", "--tool", "keeper")
+    assert asked.exit_code == 2, asked.output
+    [reason] = envelope_of(asked)["result"]["reasons"]
+    assert f"ATIP {wanted} or later" in reason
+    assert keeper.runs == []
+    assert run_call("keeper_list", "--tool", "keeper", "--yes").exit_code == 0
+    assert keeper.runs == ["list"]
+    [problem] = atipkit.validate(json.dumps(document).encode()).problems
+    assert (problem.code, problem.severity) == ("version.agent-too-old", "warning")
+
+
+def test_metadata_for_an_older_agent_runs_as_before(keeper):
+    """The RFC's own example asks for 0.3: atipkit, at 0.6, is new enough."""
+    keeper.document = {**KEEPER, "atip": {"version": "0.6", "minAgentVersion": "0.3"}}
+    tool = keeper.tool
+    assert decide(Policy(), tool, ("list",), evidence=Evidence(level=TrustLevel.UNSIGNED)).allowed
+    assert atipkit.validate(json.dumps(keeper.document).encode()).problems == []
+
+
 # -- §11.1: untrusted tools run in the sandbox when the policy asks ------------------------
 
 

@@ -31,7 +31,7 @@ from atipkit.model import (
     walk_commands,
 )
 from atipkit.problems import PathPart, Problem, error, json_path, warning
-from atipkit.protocol import FEATURES, PROTOCOL_VERSION
+from atipkit.protocol import FEATURES, PROTOCOL_VERSION, needs_newer_agent
 
 MAX_ROOT_DESCRIPTION = 200
 KNOWN_COST_ESTIMATES = frozenset({"none", "low", "medium", "high", "variable"})
@@ -80,6 +80,17 @@ def _check_version(tool: Tool) -> list[Problem]:
                 f"ATIP {declared} is newer than {PROTOCOL_VERSION}, the version atipkit "
                 "implements; fields it does not know are ignored",
                 "$.atip",
+            )
+        )
+    wanted = tool.atip.min_agent_version
+    if wanted and needs_newer_agent(wanted):
+        problems.append(
+            warning(
+                "version.agent-too-old",
+                f"the document asks for an agent of ATIP {wanted} or later; atipkit "
+                f"implements {PROTOCOL_VERSION}, so every call of this tool asks for "
+                "confirmation",
+                "$.atip.minAgentVersion",
             )
         )
     for index, feature in enumerate(tool.atip.features):

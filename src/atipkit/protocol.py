@@ -60,6 +60,14 @@ def parse_version(text: str) -> ProtocolVersion | None:
     return ProtocolVersion(int(match.group(1)), int(match.group(2)), text)
 
 
+def needs_newer_agent(min_agent_version: str) -> bool:
+    """Whether a document's `minAgentVersion` asks for more than this library implements
+    (decision 405). One that cannot be read as a version counts as asking for more: an
+    agent cannot show it is new enough."""
+    wanted = parse_version(min_agent_version)
+    return wanted is None or (wanted.major, wanted.minor) > _IMPLEMENTED
+
+
 def declared_version(document: Any) -> ProtocolVersion | None:
     """The version a decoded document declares, in either form of `atip`; None if it
     declares none that can be read."""

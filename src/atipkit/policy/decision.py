@@ -19,6 +19,7 @@ import msgspec
 from atipkit.model import UNSET, CommandPath, Effects, Tool, effective_effects, get_command
 from atipkit.policy.evidence import Evidence, TrustLevel, source_trust
 from atipkit.policy.rules import COST_ORDER, TRUST_ORDER, Policy
+from atipkit.protocol import PROTOCOL_VERSION, needs_newer_agent
 
 Action = Literal["allow", "confirm", "deny"]
 _RANK: dict[Action, int] = {"allow": 0, "confirm": 1, "deny": 2}
@@ -99,7 +100,7 @@ def _findings(
     billable_used: int,
     cwd: str | None,
 ) -> list[Finding]:
-    out = _trust(policy, tool, evidence)
+    out = _trust(policy, tool, evidence) + _agent_version(tool)
     try:
         effects: Effects | None = effective_effects(tool, path)
     except KeyError:
@@ -111,6 +112,22 @@ def _findings(
         out += _delegation(policy, tool, path, effects)
     out += _paths(policy, tool, path, values, cwd)
     return out
+
+
+def _agent_version(tool: Tool) -> list[Finding]:
+    """A document for a newer agent than atipkit (§3.2.1 `minAgentVersion`) may state its
+    safety in terms atipkit does not know: what it says is not enough to run unasked."""
+    wanted = tool.atip.min_agent_version
+    if not wanted or not needs_newer_agent(wanted):
+        return []
+    return [
+        Finding(
+            "confirm",
+            "policy.agent-too-old",
+            f"{tool.name}'s metadata asks for an agent of ATIP {wanted} or later; atipkit "
+            f"implements {PROTOCOL_VERSION}; confirm",
+        )
+    ]
 
 
 def _omitted(tool: Tool, path: CommandPath) -> list[Finding]:
