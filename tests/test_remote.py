@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from atipkit.cli import cli
+from atipkit.registry import layout
 from atipkit.registry.config import (
     Auth,
     Defaults,
@@ -108,6 +109,36 @@ def test_fetch_by_hash_then_cache_then_304_on_refresh(served, tmp_path):
     assert refreshed.cached
     assert refreshed.tool.name == "jq"
     assert shim_requests(served)[-1] == f"GET /shims/sha256/{A}.json HTTP/1.1 304"
+
+
+SHIM_TYPES = """
+    location /shims/sha256/ {
+        types {
+            application/vnd.atip+json  json;
+            application/json           bundle;
+            text/plain                 minisig sig;
+        }
+    }
+"""
+
+
+def test_shims_ask_for_and_take_the_atip_media_type(tmp_path):
+    """RFC 0.1 Appendix B: ATIP metadata is `application/vnd.atip+json`. The client asks
+    for it first, and takes it from an nginx configured as the docs show; `atip serve`
+    and the publisher give it to shims (`layout.content_type`)."""
+    root = tmp_path / "root"
+    put(root, A, shim(A, "jq"))
+    log = "$request $status $http_accept | $sent_http_content_type"
+    with nginx(root, tmp_path / "nginx", extra=SHIM_TYPES, log_format=log) as server:
+        with client(server, tmp_path) as remote:
+            assert remote.lookup(A).tool.name == "jq"
+        [line] = shim_requests(server)
+    assert line == (
+        f"GET /shims/sha256/{A}.json HTTP/1.1 200 {layout.SHIM_ACCEPT} | {layout.ATIP_MEDIA_TYPE}"
+    )
+    assert layout.content_type(f"shims/sha256/{A}.json") == "application/vnd.atip+json"
+    assert layout.content_type("shims/index.json") == "application/json"
+    assert layout.content_type(f"shims/sha256/{A}.json.bundle") == "application/json"
 
 
 def test_the_ttl_elapses_and_a_changed_shim_replaces_the_cached_one(served, tmp_path):

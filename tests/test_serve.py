@@ -91,7 +91,7 @@ def test_a_shim_with_its_type_cache_control_and_validators(served):
     response = httpx.get(f"{served.url}shims/sha256/{CURL.name}")
     assert response.status_code == 200
     assert response.content == CURL.read_bytes()
-    assert response.headers["content-type"] == "application/json"
+    assert response.headers["content-type"] == "application/vnd.atip+json"
     assert response.headers["cache-control"] == layout.SHIM_CACHE_CONTROL
     etag, modified = response.headers["etag"], response.headers["last-modified"]
     assert etag.startswith('"')

@@ -39,6 +39,13 @@ SIGNATURE_SUFFIXES = (".bundle", ".minisig", ".sig")
 SIGSTORE_ALIASES = (".sigstore.json", ".sigstore")
 """Names `sigstore sign` and `cosign` give a bundle; the registry calls it `.bundle`."""
 
+ATIP_MEDIA_TYPE = "application/vnd.atip+json"
+"""The media type of ATIP metadata (RFC 0.1 Appendix B), given to shims. Manifest,
+catalog and bundles are other JSON documents and stay `application/json`."""
+SHIM_ACCEPT = f"{ATIP_MEDIA_TYPE}, application/json;q=0.9"
+"""What a client asks for a shim: the ATIP type first; plain JSON, which every static
+host sends for `.json` unless told otherwise, as good as accepted."""
+
 _CONTENT_TYPES = {
     ".json": "application/json",
     ".bundle": "application/json",
@@ -58,6 +65,8 @@ def shim_path(hash_: str) -> str:
 
 
 def content_type(path: str) -> str:
+    if path.startswith(f"{SHIMS}/") and path.endswith(".json"):
+        return ATIP_MEDIA_TYPE
     suffix = "." + path.rsplit(".", 1)[-1] if "." in path.rsplit("/", 1)[-1] else ""
     return _CONTENT_TYPES.get(suffix, "application/octet-stream")
 

@@ -237,15 +237,16 @@ class RemoteRegistries:
         url = layout.join(registry.url, (manifest or _DEFAULT).shim_endpoint(hex_digits))
         required = self._requires_signatures(registry, manifest)
         mine = cached if cached is not None and cached.source == registry.url else None
-        headers: dict[str, str] = {}
+        validators: dict[str, str] = {}
         if mine and (mine.verified or not required):  # else: fetch it whole and verify it
             if mine.etag:
-                headers["If-None-Match"] = mine.etag
+                validators["If-None-Match"] = mine.etag
             if mine.last_modified:
-                headers["If-Modified-Since"] = mine.last_modified
+                validators["If-Modified-Since"] = mine.last_modified
+        headers = {"Accept": layout.SHIM_ACCEPT, **validators}
         try:
             response = self._get(registry, url, registry.max_bytes, headers)
-            if response.status == 304 and mine and headers:
+            if response.status == 304 and mine and validators:
                 self._touch(hex_digits)
                 result.attempts.append(Attempt(label, url, "not-modified"))
                 result.revalidated = True
