@@ -716,6 +716,34 @@ def test_failures_are_error_responses(kubectl, tmp_path):
     )
 
 
+@pytest.mark.parametrize(
+    ("arguments", "wrong"),
+    [
+        ({}, {"resource": None}),
+        ({"resource": "pod/web", "bogus": True}, {"bogus": True}),
+        ({"bogus": 1, "output": "xml"}, {"bogus": 1, "resource": None, "output": "xml"}),
+    ],
+    ids=["missing", "unknown", "all-at-once"],
+)
+def test_missing_and_unknown_parameters_get_the_atdf_error_as_bad_values_do(
+    kubectl, arguments, wrong
+):
+    """What the model reads is the ATDF error naming each parameter, never plain text,
+    and the enriched response says INVALID_ARGUMENTS; nothing runs."""
+    tool, script, compiled = kubectl
+    allowed = Executor(tool, policy=Policy(allow_destructive=True), executables={"kubectl": script})
+    outcome = allowed.execute(_call(compiled, "kubectl_delete", arguments))
+    assert (outcome.stopped, outcome.result) == ("invalid-arguments", None)
+    told = json.loads(outcome.text)
+    reference("error").validate(told)
+    named = {e["parameter_name"]: e["context"]["received"] for e in told["errors"]}
+    assert named == wrong
+    data = check_response(enriched_response(outcome), "error")
+    assert data["code"] == "INVALID_ARGUMENTS"
+    assert data["details"]["received"] == wrong
+    assert data["details"]["validation_results"] == dict.fromkeys(wrong, False)
+
+
 def test_timeouts_refused_input_and_floods_are_error_responses(tmp_path):
     tool = atipkit.from_dict(SVC)
     script = _script(

@@ -35,6 +35,10 @@ class ToolCall(msgspec.Struct, kw_only=True):
     action: str | None = None
     values: dict[ParamRef, Any] = {}
     error: str | None = None
+    unknown: list[str] = []
+    """Arguments the tool has no parameter for (with `error`): the model's keys."""
+    missing: list[str] = []
+    """Required parameters the call leaves out (with `error`)."""
 
     @property
     def ok(self) -> bool:
@@ -160,6 +164,7 @@ def _resolve(
             values[ref] = value
     present = {key for key, value in args.items() if value is not None}
     missing = [key for key in target.required if key not in present]
+    call.unknown, call.missing = unknown, missing
     if unknown:
         where = f" for action {action!r}" if action else ""
         call.error = f"unknown parameter(s) {', '.join(map(repr, unknown))}{where}"

@@ -22,6 +22,7 @@ from typing import Any
 import msgspec
 
 from atipkit import _jsontext, schema
+from atipkit.bridge.calls import ToolCall
 from atipkit.bridge.flatten import ParamRef, Target
 from atipkit.errors import AtipError
 from atipkit.model import UNSET, Argument, CommandPath, Option, Tool, get_command
@@ -112,7 +113,7 @@ def build_argv(
         specs[ParamRef("option", opt.name)] = opt
     for opt in tool.global_options:
         specs.setdefault(ParamRef("global", opt.name), opt)
-    problems = [_unknown(ref) for ref in values if ref not in specs]
+    problems = [_unknown(ref.name, ref.kind) for ref in values if ref not in specs]
     problems += [
         p for ref, spec in specs.items() if (p := _check(spec, values.get(ref, UNSET))) is not None
     ]
@@ -141,6 +142,20 @@ def build_argv(
         argv.append("--")
     argv += positionals
     return Invocation(tool=tool.name, path=path, argv=argv, env=env)
+
+
+def call_problems(tool: Tool, call: ToolCall) -> InvalidArguments | None:
+    """What is wrong with the arguments of a call that named its command but did not fit
+    it (unknown or missing parameters), with every other problem of its values: the same
+    error as for a bad value, so the model reads one kind of answer (issue 24)."""
+    if call.path is None or not (call.unknown or call.missing):
+        return None
+    problems = [_unknown(key, received=call.arguments.get(key)) for key in call.unknown]
+    try:
+        build_argv(tool, call.path, call.values)
+    except InvalidArguments as exc:
+        problems += exc.problems
+    return InvalidArguments(" ".join((tool.name, *call.path)), problems) if problems else None
 
 
 def _render_option(
@@ -181,9 +196,9 @@ def _text(value: Any) -> str:
 # -- checking values ------------------------------------------------------------------------
 
 
-def _unknown(ref: ParamRef) -> ArgumentProblem:
+def _unknown(name: str, kind: str = "parameter", received: Any = None) -> ArgumentProblem:
     return ArgumentProblem(
-        ref.name, f"the command has no {ref.kind} {ref.name!r}", None, "no such parameter", None
+        name, f"the command has no {kind} {name!r}", received, "absent (no such parameter)", None
     )
 
 

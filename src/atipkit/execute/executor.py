@@ -22,7 +22,13 @@ import msgspec
 from atipkit.bridge.calls import ToolCall
 from atipkit.bridge.names import tool_keys
 from atipkit.bridge.result_filter import ResultFilter
-from atipkit.execute.argv import ArgumentProblem, InvalidArguments, Invocation, build_argv
+from atipkit.execute.argv import (
+    ArgumentProblem,
+    InvalidArguments,
+    Invocation,
+    build_argv,
+    call_problems,
+)
 from atipkit.execute.audit import AuditLog
 from atipkit.execute.runner import (
     IsolationUnavailable,
@@ -144,6 +150,10 @@ class Executor:
     def execute(
         self, call: ToolCall, *, stdin: bytes | str | None = None, dry_run: bool = False
     ) -> Outcome:
+        if not call.ok and call.tool in self.tools:
+            invalid = call_problems(self.tools[call.tool], call)
+            if invalid is not None:
+                return self._invalid(call, Decision("deny", [str(call.error)]), invalid)
         if not call.ok or call.tool not in self.tools or call.path is None:
             reason = call.error or f"unknown tool {call.tool!r}"
             return self._finish(

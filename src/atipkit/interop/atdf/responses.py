@@ -67,10 +67,10 @@ def _success(outcome: Outcome) -> dict[str, Any]:
 
 def _failure(outcome: Outcome) -> tuple[str, str, Details]:
     call, result, stopped = outcome.call, outcome.result, outcome.stopped
+    if stopped == "invalid-arguments":  # before `ok`: unknown or missing parameters too
+        return _invalid_arguments(outcome)
     if not call.ok:
         return _invalid_call(outcome)
-    if stopped == "invalid-arguments":
-        return _invalid_arguments(outcome)
     if stopped in ("denied", "unconfirmed"):
         return _denied(outcome, confirm=stopped == "unconfirmed")
     if stopped == "input-refused":
