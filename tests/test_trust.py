@@ -4,6 +4,7 @@ SLSA provenance signed with test keys, and the trust levels they add up to."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 from pathlib import Path
@@ -644,6 +645,59 @@ def test_a_bundle_at_an_https_url_is_fetched_once_and_verified_offline(tmp_path,
     [signature] = [c for c in report.checks if c.name == "signature"]
     assert (report.level, signature.ok) == (TrustLevel.UNVERIFIED, None)
     assert "the metadata names a http: URL (only https is fetched)" in signature.detail
+
+
+@needs_sigstore
+@pytest.mark.parametrize("offline", [False, True])
+def test_atip_run_fetches_the_bundle_its_policy_needs_to_verify(tmp_path, offline):
+    """A policy that wants VERIFIED binaries makes `atip run` fetch the bundle the
+    metadata names by https URL (§3.2.2), as `atip verify` does; ATIP_OFFLINE keeps it
+    from fetching, and the call is then refused as UNVERIFIED. Nothing runs either way
+    (a dry run); only the decision differs."""
+    from tests.helpers import atip_answer, machine_env
+    from tests.servers import tls_server
+
+    www, bin_ = tmp_path / "www", tmp_path / "bin"
+    www.mkdir()
+    bin_.mkdir()
+    shutil.copy(P1 / "bundle.sigstore.json", www / "tool.bundle")
+    shutil.copy(P1 / "a.txt", bin_ / "t")
+    (bin_ / "t").chmod(0o755)
+    policy = tmp_path / "policy.json"
+    policy.write_text(
+        json.dumps(
+            {"minimumVerification": "VERIFIED", "trust": {"trustedRoot": str(root("production"))}}
+        )
+    )
+    with tls_server(www, tmp_path / "tls") as server:
+        document = tmp_path / "t.json"
+        document.write_text(json.dumps(signed(f"{server.url}/tool.bundle")))
+        env = machine_env(
+            tmp_path,
+            PATH=f"{bin_}{os.pathsep}{os.environ['PATH']}",
+            SSL_CERT_FILE=str(tmp_path / "tls" / "cert.pem"),
+            **({"ATIP_OFFLINE": "1"} if offline else {}),
+        )
+        call = json.dumps({"name": "t_run", "arguments": {}})
+        status, answer, _ = atip_answer(
+            env,
+            "run",
+            "--tool",
+            str(document),
+            "--call",
+            call,
+            "--policy",
+            str(policy),
+            "--dry-run",
+            "--json",
+        )
+    if offline:
+        assert status == 30, answer
+        assert any("UNVERIFIED" in r for r in answer["result"]["reasons"])
+    else:
+        assert status == 0, answer
+        planned = answer["result"].get("result", answer["result"])  # the dry run's plan
+        assert planned["decision"] == "allow", answer
 
 
 @pytest.mark.parametrize(

@@ -19,6 +19,7 @@ from typing import Any, Literal
 
 import msgspec
 
+from atipkit import paths
 from atipkit.bridge.calls import ToolCall
 from atipkit.bridge.names import tool_keys
 from atipkit.bridge.result_filter import ResultFilter
@@ -339,6 +340,7 @@ class Executor:
         from atipkit.errors import AtipError
         from atipkit.trust.digest import file_digest
         from atipkit.trust.levels import verify_tool
+        from atipkit.trust.material import Sources
 
         try:
             st = os.stat(path)
@@ -362,7 +364,12 @@ class Executor:
                     f"{path} is {actual}, not the binary its metadata was read for ({expected})",
                 )
             else:  # under each policy of the chain's trust: the lowest level holds
-                reports = [verify_tool(path, tool, t) for t in self.policy.trust_chain()]
+                sources = Sources(
+                    fetch=self.policy.needs_verified_binaries() and not paths.offline_requested()
+                )
+                reports = [
+                    verify_tool(path, tool, t, sources=sources) for t in self.policy.trust_chain()
+                ]
                 report = min(reports, key=lambda r: r.level)
                 failed = [f"{c.name}: {c.detail}" for c in report.checks if c.ok is not True]
                 found = (report.level, "; ".join(failed))

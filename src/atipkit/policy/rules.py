@@ -132,6 +132,16 @@ class Policy(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
                 out.append(inherited)
         return out
 
+    def needs_verified_binaries(self) -> bool:
+        """Whether any policy of the chain decides by a binary's verified level: only
+        then does a call fetch the signature or provenance its metadata names by URL."""
+        return any(
+            p.minimum_verification is not None
+            or p.isolate == "unverified"
+            or (p.trust is not None and p.trust.require_signature)
+            for p in self.chain()
+        )
+
     @classmethod
     def from_json(cls, data: bytes | str, source: str = "<policy>") -> Policy:
         """A policy file, either form (`atipkit.policy.read_policy`)."""
