@@ -202,7 +202,7 @@ def test_one_scan_of_the_hostile_corpus(setting: Setting, mode: str, tmp_path: P
     assert ran.peak_kib < 120 * 1024, ran.peak_kib
 
     if mode == "none":
-        return  # without namespaces, writes and connections are not prevented (README)
+        return  # without namespaces, writes and connections are not prevented (the sandbox page)
     assert sorted(p.name for p in setting.outside.iterdir()) == ["keep"]
     assert sorted(p.name for p in setting.home.iterdir()) == home_before
     assert snapshot(corpus.bin) == tools_before

@@ -245,7 +245,7 @@ def test_isolate_works_in_a_directory_named_through_a_link(tmp_path, isolated):
 
 @pytest.mark.parametrize("tty", [False, True])
 def test_isolate_keeps_the_environment(tmp_path, isolated, tty):
-    """README: "its environment is what it would have without" `isolate`."""
+    """The run page: "its environment is what it would have without" `isolate`."""
     invocation = Invocation(
         tool="sh",
         path=(),

@@ -91,7 +91,7 @@ def test_a_program_cannot_take_its_wardens_sockets(tmp_path, mode):
     """Same user as its warden and the server, a program could copy their sockets
     (`pidfd_getfd`, ptrace) and speak for them: a forged `done` made the host return
     while the program ran on. They are not dumpable: it gets none (but as root without
-    namespaces, where it may trace anything: README, *Not guaranteed*)."""
+    namespaces, where it may trace anything: docs/agent-builders/sandbox.md, *Not guaranteed*)."""
     if mode == "none" and os.geteuid() == 0:
         pytest.skip("root on the host may trace any process")
     mark = marker()
@@ -269,7 +269,7 @@ def test_the_terminal_is_out_of_reach_by_its_path_too(tmp_path, mode):
     """No controlling terminal keeps /dev/tty closed; the terminal's own device
     (/dev/pts/N, the user's, open to the same user) is not there with namespaces: the
     helper's own namespaces showed the host's /dev, and a probe wrote to the terminal
-    `atip scan` ran in. Without namespaces it can (README, *Not guaranteed*)."""
+    `atip scan` ran in. Without namespaces it can (the sandbox page, *Not guaranteed*)."""
     from tests.test_hostile_corpus import under_terminal
 
     bin_dir = tmp_path / "bin"
@@ -318,7 +318,7 @@ def test_tools_in_hidden_places_still_run(tmp_path, monkeypatch, mode):
 
 
 def test_without_namespaces_writes_do_reach_the_host(tmp_path, monkeypatch):
-    """What the fallback does not guarantee (README): a probe writes where you can."""
+    """What the fallback does not guarantee (the sandbox page): a probe writes where you can."""
     use_mode("none", monkeypatch)
     target = tmp_path / "outside"
     result = probe(script(tmp_path / "bin", "w", f"#!/bin/sh\ntouch {target}\necho '{GOOD}'\n"))
@@ -363,7 +363,7 @@ def _loopbacks() -> list[Listener]:
 
 def test_loopback_services_are_unreachable(tmp_path, mode):
     """A real listener on the host's loopback counts what reaches it: nothing with
-    namespaces; without them, everything (not guaranteed, as the README says)."""
+    namespaces; without them, everything (not guaranteed, as the sandbox page says)."""
     listeners = _loopbacks()
     try:
         targets = [f"[{each.sock.getsockname()[0]}]:{each.port}" for each in listeners]
@@ -447,7 +447,7 @@ def test_a_helper_that_does_not_answer_is_given_up(tmp_path, monkeypatch, mode):
 
 
 def test_programs_of_one_process_share_the_throwaways(tmp_path, isolated):
-    """Not guaranteed (README): what a program leaves in a hidden place outside its own
+    """Not guaranteed (the sandbox page): what a program leaves in a hidden place outside its own
     directory is there for the next program of the process, not for the host."""
     mark = marker()
     planted = [f"/tmp/{mark}", f"/var/tmp/{mark}", f"/dev/shm/{mark}"]

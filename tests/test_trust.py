@@ -735,7 +735,7 @@ def test_a_name_that_is_neither_url_nor_path_is_a_check_not_a_crash(tmp_path, bi
     ],
 )
 def test_a_fifo_or_a_device_named_as_material_is_never_read(tmp_path, binary, kind, where, why):
-    """The README's promise: only regular files are read, a FIFO or a device refused
+    """The trust page's promise: only regular files are read, a FIFO or a device refused
     before it is opened (opening a FIFO waits for a writer; /dev/zero never ends)."""
     import os
 

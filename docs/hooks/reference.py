@@ -8,9 +8,8 @@ run as a script in a fresh process. Each page is read from the one place its fac
   command tree `atip` runs (`atipkit.cli.app`), at the width a pipe gets (80 columns);
 - reference/errors.md: the exit statuses (`atipkit.app.docs.facts.exit_codes`, which reads
   `ExitCode`), the `ToolError` classes with their codes, and atip's own codes (the
-  constants of `atipkit.cli._errors` and their docstrings), and the problem codes of
-  documents, compiles and policies: the README's sections included (their one home until
-  the README shrinks);
+  constants of `atipkit.cli._errors` and their docstrings); the problem codes of
+  documents, compiles and policies are a page of their own, reference/problem-codes.md;
 - reference/api/*.md: one mkdocstrings page for `atipkit` and for each package whose
   `__init__` declares `__all__` (its public API).
 
@@ -199,32 +198,13 @@ def errors_reference() -> str:
         "|---|---|---|",
     ]
     lines += [f"| `{code}` | `{name}` | {doc} |" for code, name, doc in atip_codes()]
-    for title in ("Problem codes", "Compile warnings"):
-        lines += ["", f"## {title}", "", *readme_section(title)]
+    lines += [
+        "",
+        "The codes of problems found in documents, compiles and policies (`schema.type`, "
+        "`openai.strict-limit`, `policy.destructive`, ...) are on "
+        "[Problem codes](problem-codes.md).",
+    ]
     return "\n".join(lines) + "\n"
-
-
-def readme_section(title: str) -> list[str]:
-    """The body of the README's section `title` (any level), up to the next heading: its
-    one home until the README shrinks (issue 23), included here rather than copied. A
-    section that is gone fails the build."""
-    readme = (SRC.parent / "README.md").read_text("utf-8").splitlines()
-    body: list[str] | None = None
-    fenced = False
-    for line in readme:
-        if line.startswith("```"):
-            fenced = not fenced
-        heading = not fenced and line.startswith("#")
-        if body is not None and heading:
-            break
-        if body is not None:
-            body.append(line)
-        elif heading and line.lstrip("#").strip() == title:
-            body = []
-    text = "\n".join(body or []).strip("\n")
-    if not text:
-        raise LookupError(f"README.md has no section {title!r}")
-    return text.split("\n")
 
 
 # The API reference ---------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Semantic checks: the rules of a valid ATIP document that JSON Schema cannot express.
 
-They run on a schema-valid `Tool` and return `Problem`s with stable codes (listed in the
-README). Errors make a document invalid; warnings are advice that `atip validate --strict`
-turns into failures.
+They run on a schema-valid `Tool` and return `Problem`s with stable codes (listed in
+docs/reference/problem-codes.md). Errors make a document invalid; warnings are advice that
+`atip validate --strict` turns into failures.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """atip's own error codes, beside the framework's (E1001 usage, E1002 a bad value, E1009 a
 configuration file that cannot be used, E2003 declined at the prompt, ...), the errors
 several commands raise alike, and the one writer of `--out` files. The codes are stable:
-agents branch on them, and the README lists them."""
+agents branch on them, and the documentation's error reference lists them."""
 
 from __future__ import annotations
 

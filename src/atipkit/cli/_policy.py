@@ -102,6 +102,6 @@ def _bad(exc: DocumentError, path: Path, what: str) -> DataFormatError:
         path,
         Suggestion(
             "Fix the policy file: every key, type and value must be one atipkit knows "
-            "(see the README's policy table)."
+            "(the keys are listed under 'Running tool calls' in the documentation)."
         ),
     )

@@ -64,7 +64,7 @@ class SandboxError(AtipError):
 
 
 class SandboxWarning(UserWarning):
-    """Programs run without namespaces: see the README's 'What the sandbox guarantees'."""
+    """Programs run without namespaces: see docs/agent-builders/sandbox.md, 'Not guaranteed'."""
 
 
 def base_env() -> dict[str, str]:
