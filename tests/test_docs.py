@@ -270,3 +270,50 @@ def test_ruff_is_clean():
         text=True,
     )
     assert result.returncode == 0, result.stdout
+
+
+# The performance page -------------------------------------------------------------------
+
+PERFORMANCE = ROOT / "docs" / "performance.md"
+_BENCH = re.compile(r"`(?:[A-Z_]+=\S+ )*python3 bench/([a-z_]+)\.py([^`]*)`")
+_COMMIT = re.compile(r"`([0-9a-f]{7,40})`")
+
+
+def bench_paragraphs() -> list[str]:
+    """The paragraphs of the performance page that quote a figure's command."""
+    return [p for p in PERFORMANCE.read_text("utf-8").split("\n\n") if _BENCH.search(p)]
+
+
+def test_every_figure_names_its_script_machine_and_code():
+    """Each paragraph that introduces figures gives the command, the machine and the
+    commit whose code they measured, so that they can be reproduced."""
+    paragraphs = bench_paragraphs()
+    assert len(paragraphs) >= 15
+    for paragraph in paragraphs:
+        assert re.search(r"[Mm]achine|\d cores", paragraph), paragraph[:80]
+        assert _COMMIT.search(paragraph), paragraph[:80]
+    if (ROOT / ".git").exists():
+        commits = {c for p in paragraphs for c in _COMMIT.findall(p)}
+        done = subprocess.run(
+            ["git", "cat-file", "--batch-check"],
+            cwd=ROOT,
+            input="".join(f"{c}^{{commit}}\n" for c in sorted(commits)),
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert "missing" not in done.stdout, done.stdout
+
+
+@pytest.mark.parametrize(
+    ("script", "options"),
+    sorted({m.groups() for m in _BENCH.finditer(PERFORMANCE.read_text("utf-8"))}),
+)
+def test_every_quoted_bench_command_exists(script: str, options: str):
+    """The script is in bench/ and takes every option the page quotes it with."""
+    path = ROOT / "bench" / f"{script}.py"
+    assert path.is_file()
+    flags = set(re.findall(r"(?<!\S)(--[a-z][a-z-]*)", options))
+    if flags:
+        source = path.read_text("utf-8")
+        assert not [f for f in flags if f'"{f}"' not in source]
