@@ -6,6 +6,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import stat
 import time
 from pathlib import Path
@@ -111,15 +112,12 @@ def test_fetch_by_hash_then_cache_then_304_on_refresh(served, tmp_path):
     assert shim_requests(served)[-1] == f"GET /shims/sha256/{A}.json HTTP/1.1 304"
 
 
-SHIM_TYPES = """
-    location /shims/sha256/ {
-        types {
-            application/vnd.atip+json  json;
-            application/json           bundle;
-            text/plain                 minisig sig;
-        }
-    }
-"""
+def documented_shim_types() -> str:
+    """The `types` block the registry keepers' page gives `location /shims/sha256/`."""
+    page = (Path(__file__).parents[1] / "docs" / "registry-keepers" / "registry.md").read_text()
+    block = re.search(r"location /shims/sha256/ \{\s*(types \{[^}]*\})", page)
+    assert block, "the page no longer shows the shims' types"
+    return "location /shims/sha256/ { " + re.sub(r"#[^\n]*", "", block.group(1)) + " }"
 
 
 def test_shims_ask_for_and_take_the_atip_media_type(tmp_path):
@@ -129,7 +127,7 @@ def test_shims_ask_for_and_take_the_atip_media_type(tmp_path):
     root = tmp_path / "root"
     put(root, A, shim(A, "jq"))
     log = "$request $status $http_accept | $sent_http_content_type"
-    with nginx(root, tmp_path / "nginx", extra=SHIM_TYPES, log_format=log) as server:
+    with nginx(root, tmp_path / "nginx", extra=documented_shim_types(), log_format=log) as server:
         with client(server, tmp_path) as remote:
             assert remote.lookup(A).tool.name == "jq"
         [line] = shim_requests(server)
