@@ -400,6 +400,71 @@ def test_invalid_shims_exit_65_with_file_and_path_and_dest_untouched(src, tmp_pa
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".")]  # no debris
 
 
+ORG_POLICY = {
+    "policy": {
+        "version": "1",
+        "organization": "Acme Corp",
+        "approval": {"mode": "allowlist", "note": "Only shims in this registry are approved"},
+        "trust": {"requireSignatures": True, "allowedSigners": ["secops@acme.com"]},
+        "execution": {"requireConfirmation": {"destructive": True}, "auditAllCalls": True},
+    }
+}
+RELEASE = {
+    "name": "release",
+    "description": "Tag and push a release",
+    "steps": [{"command": "git tag {version}"}, {"command": "git push origin {version}"}],
+    "variables": {"version": {"description": "The version", "type": "string"}},
+}
+
+
+def test_a_policy_and_patterns_are_served_beside_the_shims(src, tmp_path):
+    """§4.8's policy.json (the RFC's own example) is published verbatim, and pattern
+    files become patterns/index.json (§4.4.1); the manifest names both, and neither is
+    taken for a shim."""
+    policy = put(src, "policy.json", json.dumps(ORG_POLICY, indent=1).encode())
+    put(src, "patterns/git.json", json.dumps([RELEASE]).encode())
+    other = {**RELEASE, "name": "hotfix", "description": "Branch for a hotfix"}
+    put(src, "patterns/team-git.json", json.dumps({"tool": "git", "patterns": [other]}).encode())
+    dest = tmp_path / "site"
+    result = build(str(src), str(dest))
+    assert result.exit_code == 0, result.output
+    assert (dest / layout.POLICY).read_bytes() == policy.read_bytes()
+    index = read_json(dest / layout.PATTERNS)
+    assert index == {"version": "1", "updated": UPDATED, "tools": {"git": [RELEASE, other]}}
+    manifest = msgspec.convert(read_json(dest / layout.MANIFEST), layout.Manifest)
+    assert (manifest.endpoints.patterns, manifest.endpoints.policy) == (
+        "/patterns/index.json",
+        "/policy.json",
+    )
+    assert envelope_of(build(str(src), str(tmp_path / "again")))["result"]["shims"] == 5
+    plain = tmp_path / "plain"  # without them, the manifest names neither
+    for extra in (policy, *(src / "patterns").iterdir()):
+        extra.unlink()
+    build(str(src), str(plain))
+    assert "patterns" not in read_json(plain / layout.MANIFEST)["endpoints"]
+    assert not (plain / layout.POLICY).exists()
+
+
+@pytest.mark.parametrize(
+    ("file", "data", "where"),
+    [
+        ("policy.json", {"policy": {"organisation": "typo"}}, "policy.json: $.policy"),
+        ("policy.json", {"allowDestructive": "yes"}, "policy.json: $.allowDestructive"),
+        ("patterns/git.json", [{"name": "x", "description": "d", "steps": []}], "$[0].steps"),
+        ("patterns/git.json", [RELEASE, RELEASE], "another pattern named 'release'"),
+        ("patterns/git.json", {"patterns": "no"}, "expected a list of patterns"),
+        ("patterns/git.json", {"tool": "a b", "patterns": []}, "expected a list of patterns"),
+    ],
+)
+def test_a_bad_policy_or_pattern_file_refuses_the_build(src, tmp_path, file, data, where):
+    dest = tmp_path / "site"
+    put(src, file, json.dumps(data).encode())
+    result = build(str(src), str(dest), "--text")
+    assert result.exit_code == 65, result.output
+    assert where in result.stdout, result.stdout
+    assert not dest.exists()
+
+
 def test_two_files_for_one_hash_is_an_error(tmp_path):
     src = tmp_path / "src"
     hex_, data = make_shim("tool", "1.0", "linux-amd64")

@@ -6,7 +6,11 @@ registry's own `shims/index.json` and `coverage.json`, so a registry can be rebu
 copy of one). Each must validate as a shim. Its bytes are copied verbatim to
 `shims/sha256/<hex>.json`, because signatures cover the bytes; signature files beside it
 go beside it (`.sigstore.json` and `.sigstore` renamed `.bundle`, the name §4.4.1 gives).
-Then come the catalog, the coverage, the manifest and `index.html` (see `layout`).
+Then come the catalog, the coverage, the manifest and `index.html` (see `layout`). Two
+files of SRC are not shims: `policy.json` at its top, an organization's policy (§4.8),
+published verbatim once it reads as a policy; and `patterns/*.json`, pattern files (a
+list of §3.9 patterns for the tool the file is named after, or `{"tool", "patterns"}`),
+gathered into `patterns/index.json` (§4.4.1). The manifest names both when present.
 
 Nothing is written unless every shim is good. The registry is built in a directory beside
 DEST and swapped in at the end, so a failed build leaves the previous DEST whole.
@@ -35,6 +39,7 @@ import msgspec
 
 from atipkit import _jsontext
 from atipkit.errors import AtipError, DocumentError
+from atipkit.model import is_tool_name
 from atipkit.problems import Problem, error, warning
 from atipkit.protocol import PROTOCOL_VERSION
 from atipkit.registry import layout
@@ -140,8 +145,88 @@ def _is_shim_candidate(rel: str) -> bool:
     return (
         rel.endswith(".json")
         and not rel.endswith(layout.SIGSTORE_ALIASES)
-        and rel not in (layout.CATALOG, layout.COVERAGE)
+        and rel not in (layout.CATALOG, layout.COVERAGE, layout.POLICY)
+        and not rel.startswith(_PATTERN_DIR)
     )
+
+
+_PATTERN_DIR = layout.PATTERNS.rsplit("/", 1)[0] + "/"
+
+
+class Extras(msgspec.Struct, frozen=True, kw_only=True):
+    """What a registry serves besides shims: an organization's policy (its bytes, as
+    written: it may be signed) and patterns by tool."""
+
+    policy: bytes | None = None
+    patterns: dict[str, list[dict[str, Any]]] = {}
+
+
+def load_extras(src: str | os.PathLike[str], url: str = "") -> tuple[Extras, list[Finding]]:
+    """`policy.json` and `patterns/*.json` of SRC, and every problem with them. `url` is
+    the registry's: a served policy.json belongs to the registry that serves it, so an
+    allowlist needs no `registry` of its own (any URL stands for it when none is given)."""
+    from atipkit.policy.file import read_policy
+
+    root = Path(src)
+    problems: list[Finding] = []
+    policy = None
+    if (root / layout.POLICY).is_file():
+        try:
+            policy = _jsontext.read_bytes(root / layout.POLICY)
+            read_policy(policy, layout.POLICY, registry=url or "https://registry.invalid")
+        except (DocumentError, ValueError) as exc:
+            found = getattr(exc, "problems", None) or [error("build.bad-policy", str(exc))]
+            problems += [Finding(layout.POLICY, p) for p in found]
+            policy = None
+        except OSError as exc:
+            problems.append(Finding(layout.POLICY, error("io.unreadable", str(exc.strerror))))
+    patterns: dict[str, list[dict[str, Any]]] = {}
+    for rel in _walk(root):
+        if rel.startswith(_PATTERN_DIR) and rel.endswith(".json"):
+            problems += _read_patterns(root, rel, patterns)
+    return Extras(policy=policy, patterns=dict(sorted(patterns.items()))), problems
+
+
+def _read_patterns(root: Path, rel: str, into: dict[str, list[dict[str, Any]]]) -> list[Finding]:
+    """One pattern file into `into` (by tool): each pattern valid as §3.9 says, and no
+    two of one tool with one name (which would replace each other in a client)."""
+    try:
+        data = _jsontext.decode(_jsontext.read_bytes(root / rel), rel)
+    except DocumentError as exc:
+        return [Finding(rel, p) for p in exc.problems]
+    except OSError as exc:
+        return [Finding(rel, error("io.unreadable", f"cannot read: {exc.strerror}"))]
+    tool = Path(rel).stem
+    if isinstance(data, dict) and isinstance(data.get("tool"), str):
+        tool = data["tool"]
+    patterns = data.get("patterns") if isinstance(data, dict) else data
+    if not isinstance(patterns, list) or not is_tool_name(tool):
+        message = 'expected a list of patterns, or {"tool": NAME, "patterns": [...]}'
+        return [Finding(rel, error("build.bad-patterns", message))]
+    document = {
+        "atip": {"version": PROTOCOL_VERSION},
+        "name": tool,
+        "version": "0",
+        "description": f"patterns of {tool}",
+        "patterns": patterns,
+    }
+    report = validate(json.dumps(document).encode(), source=rel)
+    if not report.ok:  # located in the file, not in the document made of it
+        return [
+            Finding(rel, msgspec.structs.replace(p, location="$" + p.location[10:]))
+            if p.location.startswith("$.patterns")
+            else Finding(rel, p)
+            for p in report.errors
+        ]
+    known = {p["name"] for p in into.get(tool, [])}
+    found = []
+    for index, pattern in enumerate(patterns):
+        if pattern["name"] in known:
+            message = f"{tool} has another pattern named {pattern['name']!r} in this registry"
+            found.append(Finding(rel, error("build.pattern-twice", message, f"$[{index}].name")))
+        known.add(pattern["name"])
+        into.setdefault(tool, []).append(pattern)
+    return found
 
 
 def _read_shim(src: Path, rel: str) -> tuple[ShimFile | None, list[Finding]]:
@@ -242,22 +327,29 @@ def _signed_file(rel: str) -> str:
 # -- the registry's files (pure) -----------------------------------------------------------
 
 
-def manifest_document(options: BuildOptions, moment: dt.datetime) -> dict[str, Any]:
+def manifest_document(
+    options: BuildOptions, moment: dt.datetime, extras: Extras | None = None
+) -> dict[str, Any]:
     """`.well-known/atip-registry.json` (§4.4.2), every field written out: other clients
     should not have to know this one's defaults."""
     registry: dict[str, Any] = {"name": options.name}
     if options.url:
         registry["url"] = options.url
     registry |= {"type": "static", "version": moment.strftime("%Y.%m.%d")}
+    endpoints = {
+        "shims": layout.SHIM_ENDPOINT,
+        "signatures": layout.SIGNATURE_ENDPOINT,
+        "catalog": layout.CATALOG_ENDPOINT,
+        "coverage": layout.COVERAGE_ENDPOINT,
+    }
+    if extras is not None and extras.patterns:
+        endpoints["patterns"] = layout.PATTERNS_ENDPOINT
+    if extras is not None and extras.policy is not None:
+        endpoints["policy"] = layout.POLICY_ENDPOINT
     return {
         "atip": {"version": PROTOCOL_VERSION},
         "registry": registry,
-        "endpoints": {
-            "shims": layout.SHIM_ENDPOINT,
-            "signatures": layout.SIGNATURE_ENDPOINT,
-            "catalog": layout.CATALOG_ENDPOINT,
-            "coverage": layout.COVERAGE_ENDPOINT,
-        },
+        "endpoints": endpoints,
         "trust": {
             "requireSignatures": options.require_signatures,
             "signers": [{"identity": s.identity, "issuer": s.issuer} for s in options.signers],
@@ -270,7 +362,10 @@ def _json(data: Any) -> bytes:
 
 
 def render_registry(
-    shims: list[ShimFile], options: BuildOptions, moment: dt.datetime
+    shims: list[ShimFile],
+    options: BuildOptions,
+    moment: dt.datetime,
+    extras: Extras | None = None,
 ) -> tuple[dict[str, bytes], list[Finding]]:
     """Every file of the registry (path → bytes) and the catalog's duplicate warnings."""
     infos = [s.info for s in shims]
@@ -289,7 +384,12 @@ def render_registry(
     files[layout.CATALOG] = _json(catalog)
     files[layout.COVERAGE] = _json(build_coverage(infos, options.platforms))
     files[layout.INDEX_HTML] = render_index(catalog, name=options.name, signatures=signatures)
-    files[layout.MANIFEST] = _json(manifest_document(options, moment))
+    if extras is not None and extras.policy is not None:
+        files[layout.POLICY] = extras.policy
+    if extras is not None and extras.patterns:
+        index = {"version": "1", "updated": timestamp(moment), "tools": extras.patterns}
+        files[layout.PATTERNS] = _json(index)
+    files[layout.MANIFEST] = _json(manifest_document(options, moment, extras))
     by_hash = {s.info.hash: s.file for s in shims}
     warnings = [
         Finding(by_hash[d.unlisted[0]], warning("build.duplicate", d.message(), "$.binary"))
@@ -411,15 +511,21 @@ def build_registry(
     )
     root, target = Path(src).resolve(), Path(dest).resolve()
     _check_places(root, target)
-    shims, warnings = load_shims(root, require_signatures=options.require_signatures)
+    extras, problems = load_extras(root, options.url)
+    try:
+        shims, warnings = load_shims(root, require_signatures=options.require_signatures)
+    except InvalidSource as exc:
+        raise InvalidSource(exc.problems + problems) from None
+    if problems:
+        raise InvalidSource(problems)
     fixed = _source_date_epoch()
     previous = None if fixed else _previous_moment(target)
     moment = fixed or previous or utcnow()
-    files, duplicates = render_registry(shims, options, moment)
+    files, duplicates = render_registry(shims, options, moment, extras)
     same, identical = _unchanged(target, files)
     if previous and not identical:  # something changed: the registry is updated now
         moment = utcnow()
-        files, duplicates = render_registry(shims, options, moment)
+        files, duplicates = render_registry(shims, options, moment, extras)
         same, _ = _unchanged(target, files)
     if not identical:
         _write(target, files, same)

@@ -8,6 +8,8 @@ shims/sha256/<hex>.json            one shim per binary, named by the binary's sh
 shims/sha256/<hex>.json.bundle     its Sigstore bundle (also .minisig, .sig) when signed
 shims/index.json                   the catalog: name -> version -> platform -> hash
 coverage.json                      coverage metrics (§4.10.5)
+patterns/index.json                the registry's patterns, by tool (§4.4.1), when it has any
+policy.json                        an organization's policy (§4.8), when it has one
 index.html                         a page to search the catalog, self-contained
 ```
 
@@ -26,6 +28,8 @@ from atipkit.trust.digest import sha256_hex
 MANIFEST = ".well-known/atip-registry.json"
 CATALOG = "shims/index.json"
 COVERAGE = "coverage.json"
+PATTERNS = "patterns/index.json"
+POLICY = "policy.json"
 INDEX_HTML = "index.html"
 SHIMS = "shims/sha256"
 
@@ -33,6 +37,8 @@ SHIM_ENDPOINT = "/shims/sha256/{hash}.json"
 SIGNATURE_ENDPOINT = "/shims/sha256/{hash}.json.bundle"
 CATALOG_ENDPOINT = "/shims/index.json"
 COVERAGE_ENDPOINT = "/coverage.json"
+PATTERNS_ENDPOINT = "/patterns/index.json"
+POLICY_ENDPOINT = "/policy.json"
 
 SIGNATURE_SUFFIXES = (".bundle", ".minisig", ".sig")
 """Detached signatures kept beside a shim: Sigstore bundle, minisign, SSH."""
@@ -94,6 +100,9 @@ class Endpoints(msgspec.Struct, kw_only=True, frozen=True, omit_defaults=True):
     signatures: str = SIGNATURE_ENDPOINT
     catalog: str = CATALOG_ENDPOINT
     coverage: str = COVERAGE_ENDPOINT
+    patterns: str | None = None
+    """Only a registry that says so serves patterns or a policy: absent, nothing is asked."""
+    policy: str | None = None
 
 
 class ManifestTrust(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
