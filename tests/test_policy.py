@@ -351,6 +351,42 @@ def test_a_remote_shim_does_not_vouch_for_itself(tmp_path, monkeypatch):
     assert [r for r in runs if r != "--agent"] == [""]  # probed, then run once
 
 
+def test_an_organization_registry_policy_applies_to_every_call(keeper, tmp_path, monkeypatch):
+    """§4.8: a registry built with a policy.json serves it, and every `atip run` with
+    that registry configured is narrowed under it (it can only add rules); a policy the
+    registry names but cannot serve stops the command: nothing runs (E1009)."""
+    src = tmp_path / "src"
+    shim = {
+        "atip": {"version": "0.6"},
+        "binary": {"hash": "sha256:" + "a" * 64, "name": "other", "version": "1.0"},
+        "description": "Another tool",
+    }
+    src.mkdir()
+    write(src / "other.json", shim)
+    org = {
+        "policy": {"organization": "Acme", "execution": {"requireConfirmation": {"network": True}}}
+    }
+    write(src / "policy.json", org)
+    root = tmp_path / "site"
+    assert atip("registry", "build", str(src), str(root)).exit_code == 0
+    before = run_call("keeper_fetch", "--tool", "keeper")
+    assert before.exit_code == 0, before.output
+    with nginx(root, tmp_path / "nginx") as server:
+        monkeypatch.setenv("ATIP_REGISTRIES", server.url)
+        asked = run_call("keeper_fetch", "--tool", "keeper")
+        assert asked.exit_code == 2, asked.output
+        [reason] = envelope_of(asked)["result"]["reasons"]
+        assert reason == "not confirmed: network: the policy wants it confirmed"
+        assert run_call("keeper_list", "--tool", "keeper").exit_code == 0
+        (root / "policy.json").write_text('{"policy": {"organisation": "typo"}}')
+        monkeypatch.setenv("ATIP_REFRESH", "1")
+        broken = run_call("keeper_list", "--tool", "keeper")
+    assert broken.exit_code != 0
+    assert envelope_of(broken)["error"]["code"] == "E1009"
+    assert "policy.json" in envelope_of(broken)["error"]["message"]
+    assert keeper.runs == ["fetch", "list"]
+
+
 def test_a_document_given_is_trusted_low_whatever_it_claims(keeper, tmp_path):
     claims = write(tmp_path / "keeper.json", {**KEEPER, "trust": VENDOR})
     policy = write(tmp_path / "p.json", {"minimumTrust": "medium"})

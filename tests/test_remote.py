@@ -139,6 +139,36 @@ def test_shims_ask_for_and_take_the_atip_media_type(tmp_path):
     assert layout.content_type(f"shims/sha256/{A}.json.bundle") == "application/json"
 
 
+def test_patterns_a_registry_serves_are_read_by_tool_and_cached(tmp_path):
+    """§4.4.1: `patterns/index.json` of a built registry, asked only because its manifest
+    names it, by tool, as layers (the highest priority last); cached for the TTL."""
+    src = tmp_path / "src"
+    put(src, A, shim(A, "git"))
+    release = {"name": "release", "description": "Tag it", "steps": [{"command": "git tag v1"}]}
+    (src / "patterns").mkdir()
+    (src / "patterns" / "git.json").write_text(json.dumps([release]))
+    assert atip("registry", "build", str(src), str(tmp_path / "site")).exit_code == 0
+    plain = tmp_path / "plain"  # a folder of shims: no manifest, so nothing more is asked
+    put(plain, B, shim(B, "jq"))
+    with (
+        nginx(tmp_path / "site", tmp_path / "n1") as org,
+        nginx(plain, tmp_path / "n2") as folder,
+    ):
+        registries = [
+            RemoteRegistry(url=org.url, name="org", priority=1),
+            RemoteRegistry(url=folder.url, name="folder", priority=2),
+        ]
+        with RemoteRegistries(settings(*registries), cache_dir=tmp_path / "cache") as remote:
+            assert remote.patterns("git") == [(f"{org.url}/patterns/index.json", [release])]
+            assert remote.patterns("jq") == []
+            assert remote.policies() == []
+        with RemoteRegistries(settings(*registries), cache_dir=tmp_path / "cache") as remote:
+            assert remote.patterns("git")[0][1] == [release]  # within the TTL: the cache
+        asked = [line for line in org.requests() if "patterns" in line]
+        assert asked == ["GET /patterns/index.json HTTP/1.1 200"]
+        assert [line for line in folder.requests() if "patterns" in line] == []
+
+
 def test_the_ttl_elapses_and_a_changed_shim_replaces_the_cached_one(served, tmp_path):
     path = put(served.root, A, shim(A, description="old words"))
     registry = RemoteRegistry(url=served.url)

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
 
 def load_policy(path: Path | None) -> Policy:
     """The policy in file `path` (the default policy for None), with config.json's
-    `trust` where the file has none: the keys and signers binaries are verified with."""
+    `trust` where the file has none: the keys and signers binaries are verified with;
+    narrowed under the organization policy each configured registry serves (§4.8)."""
     import msgspec
 
     from atipkit.errors import DocumentError
@@ -33,7 +34,39 @@ def load_policy(path: Path | None) -> Policy:
         configured = configured_trust()
         if configured is not None:
             policy = msgspec.structs.replace(policy, trust=configured)
+    for organization in registry_policies():
+        policy = organization.narrow(policy)
     return policy
+
+
+def registry_policies() -> list[Policy]:
+    """The organization policies the configured registries serve; none without
+    registries (nothing is asked). One that cannot be read stops the command (E1009):
+    an organization's rules never vanish unnoticed."""
+    from atipkit.registry.config import RegistryConfigError, load_settings
+
+    try:
+        settings = load_settings()
+    except RegistryConfigError as exc:
+        raise InputError(
+            str(exc),
+            code="E1009",
+            suggestion="Fix registries.json: its registries' policies apply to every call.",
+        ) from None
+    if not settings.registries:
+        return []
+    from atipkit.registry.remote import RegistryPolicyError, RemoteRegistries
+
+    try:
+        with RemoteRegistries(settings) as remote:
+            return remote.policies()
+    except RegistryPolicyError as exc:
+        raise InputError(
+            str(exc),
+            code="E1009",
+            suggestion="Ask the registry's keepers to fix its policy.json, or remove the "
+            "registry from registries.json.",
+        ) from None
 
 
 def load_trust_policy(path: Path | None) -> TrustPolicy:

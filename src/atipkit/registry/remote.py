@@ -36,7 +36,7 @@ import hashlib
 import os
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
@@ -60,6 +60,9 @@ from atipkit.registry.config import RemoteRegistry, Settings, load_settings
 from atipkit.registry.local import timestamp, utcnow
 from atipkit.trust.digest import sha256_hex
 from atipkit.validation import validate_decoded
+
+if TYPE_CHECKING:
+    from atipkit.policy import Policy
 
 SIGNATURE_MAX_BYTES = 1024 * 1024
 MANIFEST_MAX_BYTES = 1024 * 1024
@@ -121,6 +124,10 @@ class Lookup(msgspec.Struct, kw_only=True):
             "trust": self.trust,
             "attempts": [msgspec.to_builtins(a) for a in self.attempts],
         }
+
+
+class RegistryPolicyError(AtipError):
+    """A registry names an organization policy that cannot be read (§4.8)."""
 
 
 class Rejected(AtipError):
@@ -288,7 +295,64 @@ class RemoteRegistries:
         it has none (a plain folder of shims is a registry too)."""
         if registry.url in self._manifests:
             return self._manifests[registry.url]
-        path = self.cache_dir / "registries" / f"{_url_key(registry.url)}.json"
+        manifest = _manifest(self._document(registry, layout.MANIFEST, "manifest"))
+        self._manifests[registry.url] = manifest
+        return manifest
+
+    def patterns(self, name: str) -> list[tuple[str, list[dict[str, Any]]]]:
+        """The patterns each registry serves for tool `name` (§4.4.1), as `(source,
+        patterns)` layers, the highest priority last (the order layers are applied in).
+        A registry whose manifest names no patterns is not asked; one that cannot be
+        read is left out (patterns are advice: a registry down changes no decision)."""
+        layers = []
+        for registry in reversed(self.registries):
+            try:
+                manifest = self.manifest(registry)
+                endpoint = manifest.endpoints.patterns if manifest else None
+                document = self._document(registry, endpoint, "patterns") if endpoint else None
+            except (HttpError, Rejected):
+                continue
+            tools = document.get("tools") if isinstance(document, dict) else None
+            found = tools.get(name) if isinstance(tools, dict) else None
+            if isinstance(found, list):
+                url = layout.join(registry.url, str(endpoint))
+                layers.append((url, [p for p in found if isinstance(p, dict)]))
+        return layers
+
+    def policies(self) -> list[Policy]:
+        """The organization policy each registry serves (§4.8), each belonging to its
+        registry. A registry that names a policy it cannot serve, or one that cannot be
+        read, is a `RegistryPolicyError`: its organization's rules must not vanish
+        unnoticed. A registry that cannot be reached now is left out (offline, the copy
+        read before is used)."""
+        from atipkit.policy.file import read_policy
+
+        out = []
+        for registry in self.registries:
+            try:
+                manifest = self.manifest(registry)
+                endpoint = manifest.endpoints.policy if manifest else None
+                if not endpoint:
+                    continue
+                document = self._document(registry, endpoint, "policy")
+            except HttpError:
+                continue
+            except Rejected as exc:
+                raise RegistryPolicyError(f"{registry.url}: {exc}") from None
+            url = layout.join(registry.url, endpoint)
+            if document is None:
+                raise RegistryPolicyError(f"{url}: the manifest names a policy it does not serve")
+            try:
+                out.append(read_policy(msgspec.json.encode(document), url, registry=registry.url))
+            except DocumentError as exc:
+                raise RegistryPolicyError(f"{url}: {exc}") from None
+        return out
+
+    def _document(self, registry: RemoteRegistry, endpoint: str, kind: str) -> Any:
+        """A JSON document of the registry at `endpoint`, cached under `kind` with its
+        ETag for the TTL; None when the registry has none (404, 410)."""
+        suffix = "" if kind == "manifest" else f".{kind}"
+        path = self.cache_dir / "registries" / f"{_url_key(registry.url)}{suffix}.json"
         stamps: dict[str, Any] = {}
         try:
             stamps = _jsontext.decode(_jsontext.read_bytes(path, max_bytes=2 * MANIFEST_MAX_BYTES))
@@ -300,8 +364,10 @@ class RemoteRegistries:
         fresh = False
         if cached_at and not self.refresh:
             fresh = (utcnow() - cached_at).total_seconds() < self.settings.ttl
+        if self.settings.offline:
+            return stamps.get(kind)
         if not fresh:
-            url = layout.join(registry.url, layout.MANIFEST)
+            url = layout.join(registry.url, endpoint)
             headers = {}
             if etag := entity_tag(stamps.get("etag")):  # a bad one stored earlier is dropped
                 headers["If-None-Match"] = etag
@@ -309,24 +375,22 @@ class RemoteRegistries:
             if response.status == 304 and stamps:
                 stamps["cachedAt"] = timestamp()
             elif response.status in (404, 410):
-                stamps = {"url": registry.url, "cachedAt": timestamp(), "manifest": None}
+                stamps = {"url": registry.url, "cachedAt": timestamp(), kind: None}
             elif response.status == 200:
                 try:
                     document = _jsontext.decode(response.content, url)
                 except DocumentError as exc:  # the URL is the attempt's already
-                    raise Rejected(f"{layout.MANIFEST}: {exc.problems[0].format()}") from None
+                    raise Rejected(f"{endpoint.lstrip('/')}: {exc.problems[0].format()}") from None
                 stamps = {
                     "url": registry.url,
                     "cachedAt": timestamp(),
                     "etag": entity_tag(response.headers.get("etag")),
-                    "manifest": document,
+                    kind: document,
                 }
             else:
                 raise StatusError(url, response.status)
             write_atomic(path, msgspec.json.encode(stamps), durable=False)
-        manifest = _manifest(stamps.get("manifest"))
-        self._manifests[registry.url] = manifest
-        return manifest
+        return stamps.get(kind)
 
     # -- signatures --------------------------------------------------------------------
 
