@@ -317,3 +317,22 @@ def test_every_quoted_bench_command_exists(script: str, options: str):
     if flags:
         source = path.read_text("utf-8")
         assert not [f for f in flags if f'"{f}"' not in source]
+
+
+# Specification notes and design decisions ------------------------------------------------
+
+_ENTRY = re.compile(r"^(\d+)(?:\.|\\\.) (\*\*.*|Moved .*)$", re.M)
+_POINTER = "Moved to the [specification notes](spec-notes.md)."
+
+
+def test_every_moved_decision_is_in_the_specification_notes_once():
+    """A decision moved to the specification notes leaves a pointer under its number, so
+    numbers stay unique across both pages and a "decision N" cited anywhere is found."""
+    decisions: dict[int, str] = {}
+    for number, text in _ENTRY.findall((ROOT / "docs/decisions.md").read_text("utf-8")):
+        assert int(number) not in decisions, f"decision {number} twice"
+        decisions[int(number)] = text
+    notes = [int(n) for n, _ in _ENTRY.findall((ROOT / "docs/spec-notes.md").read_text("utf-8"))]
+    assert len(notes) == len(set(notes)) >= 40
+    pointers = {n for n, text in decisions.items() if text == _POINTER}
+    assert pointers == set(notes)
