@@ -239,3 +239,39 @@ def test_filtering_thousands_is_fast(page):
     assert result_names(page)[:2] == ["tool1000", "tool1001"]
     assert len(result_names(page)) == 200
     assert elapsed < 500, f"filtering {MANY} tools took {elapsed:.0f} ms"
+
+
+def rendered(driver) -> str:
+    """The detail pane's text as a reader sees it."""
+    from selenium.webdriver.common.by import By
+
+    return driver.find_element(By.ID, "detail").text
+
+
+def test_what_a_tool_has_not_is_left_out_of_the_text_not_shown_as_null(page):
+    from selenium.webdriver.common.by import By
+
+    page.get(page.current_url.split("#")[0] + "#tool/tool0001")
+    wait(page, lambda d: d.find_element(By.CSS_SELECTOR, "#detail h2").text == "tool0001")
+    hex_ = make_shim("tool0001", "1.0", "linux-amd64", description="Tool 1")[0]
+    assert (
+        rendered(page).splitlines()
+        == [
+            "All tools",
+            "tool0001",
+            "Tool 1",  # no homepage: nothing under the description, not "null"
+            "1 shim",
+            "VERSION PLATFORM BINARY SHA256 SIGNATURE",  # as the style sets headers
+            f"1.0 linux-amd64 {hex_[:12]}… unsigned",
+        ]
+    )
+    views = ["#tool/jq", f"#shim/{hex_}", "#tool/no-such-tool", ""]
+    for view in views:
+        page.execute_script("location.hash = arguments[0]", view)
+        wait(page, lambda d, view=view: d.execute_script("return location.hash") == view)
+        wait(page, lambda d: d.find_elements(By.CSS_SELECTOR, "#detail h2"))
+        prose = page.execute_script(  # the shim's JSON shown as it is has its own nulls
+            "const d = document.getElementById('detail').cloneNode(true);"
+            "d.querySelectorAll('pre').forEach((p) => p.remove()); return d.innerText"
+        )
+        assert not set(prose.split()) & {"null", "undefined", "false"}, (view, prose)
