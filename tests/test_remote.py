@@ -461,7 +461,7 @@ def test_a_bearer_token_goes_to_its_registry_only_and_is_never_reported(
     monkeypatch.setenv("ATIP_TEST_TOKEN", "wrong")
     denied = lookup(f"{main.url}/private", A)
     [refused] = denied.attempts
-    assert refused.outcome == "unreachable"
+    assert refused.outcome == "denied"
     assert refused.reason == f"{main.url}/private/.well-known/atip-registry.json: HTTP 401"
 
     monkeypatch.setenv("ATIP_TEST_TOKEN", TOKEN)
@@ -763,6 +763,50 @@ def test_atip_registry_fetch_an_unsigned_shim_is_refused(served, tmp_path, monke
     assert out["error"]["code"] == "E2011"
     assert out["result"]["attempts"][0]["reason"].startswith("signatures are required")
     assert out["result"]["attempts"][0]["refusal"] == "unsigned"
+
+
+def test_atip_registry_fetch_says_access_was_denied_and_how_to_give_credentials(
+    tmp_path, monkeypatch
+):
+    extra = f"""
+    location /forbidden/ {{ return 403; }}
+    location /private/ {{
+        if ($http_authorization != "Bearer {TOKEN}") {{ return 401; }}
+        try_files $uri =404;
+    }}
+    """
+    (tmp_path / "root").mkdir()
+    with nginx(tmp_path / "root", tmp_path / "nginx", extra=extra) as server:
+        put(server.root, A, shim(A), prefix="private")
+        forbidden = f"{server.url}/forbidden"
+        monkeypatch.setenv("ATIP_REGISTRIES", forbidden)
+        out = envelope_of(answer := atip("registry", "fetch", A))
+        assert (answer.exit_code, out["error"]["code"]) == (30, "E2013")
+        message, fix = out["error"]["message"], out["error"]["suggestion"]["fix"]
+        assert "denied access" in message
+        assert f"{forbidden}/.well-known/atip-registry.json: HTTP 403" in message
+        assert "network" not in message + fix
+        assert '"auth": {"type": "bearer", "tokenEnvVar": "REGISTRY_TOKEN"}' in fix
+        assert f'"url": "{forbidden}"' in fix
+        assert str(tmp_path / "config" / "agent-tools" / "registries.json") in fix
+        assert [a["outcome"] for a in out["result"]["attempts"]] == ["denied"]
+        text = atip("registry", "fetch", A, "--text")
+        assert "denied" in text.stderr
+        assert "unreachable" not in text.stderr
+
+        # a token configured and refused: the fix is the token, not the configuration
+        private = f"{server.url}/private"
+        auth = {"type": "bearer", "tokenEnvVar": "ATIP_TEST_TOKEN"}
+        write_config(tmp_path, {"registries": [{"url": private, "auth": auth}]})
+        monkeypatch.delenv("ATIP_REGISTRIES")
+        monkeypatch.setenv("ATIP_TEST_TOKEN", "expired")
+        out = envelope_of(answer := atip("registry", "fetch", A))
+        assert (answer.exit_code, out["error"]["code"]) == (30, "E2013")
+        assert "HTTP 401" in out["error"]["message"]
+        assert "$ATIP_TEST_TOKEN was refused" in out["error"]["suggestion"]["fix"]
+        assert "expired" not in json.dumps(out)
+        monkeypatch.setenv("ATIP_TEST_TOKEN", TOKEN)
+        assert atip("registry", "fetch", A).exit_code == 0
 
 
 def test_atip_registry_fetch_unreachable_registries(tmp_path, monkeypatch):

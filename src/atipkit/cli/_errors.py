@@ -21,6 +21,8 @@ NOT_VERIFIED = "E2011"
 """A signature or provenance that was required, or asked for, does not verify."""
 DENIED = "E2012"
 """A policy denies the call."""
+ACCESS_DENIED = "E2013"
+"""A registry answered 401 or 403: the credentials are missing, or were refused."""
 MISSING_EXTRA = "E4010"
 """An optional package the command needs is not installed (`pip install atipkit[...]`)."""
 

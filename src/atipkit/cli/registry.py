@@ -106,7 +106,7 @@ def fetch(
         if lookup.stale:
             ctx.warn("no registry could be reached: this is a stale cached copy")
         return report
-    raise _not_found(lookup, report, offline=remote.settings.offline)
+    raise _not_found(lookup, report, offline=remote.settings.offline, registries=remote.registries)
 
 
 def _as_served(shim: dict[str, Any]) -> dict[str, Any]:
@@ -139,10 +139,17 @@ def _hash_of(target: str) -> str:
     )
 
 
-def _not_found(lookup: Lookup, report: dict[str, Any], *, offline: bool) -> ToolError:
-    """Why no shim came back, as the error that means it. A refusal outranks an
-    unreachable registry, which outranks a plain 'not found': the strongest reason an
-    agent should not simply conclude that no shim exists."""
+def _not_found(
+    lookup: Lookup,
+    report: dict[str, Any],
+    *,
+    offline: bool,
+    registries: list[RemoteRegistry],
+) -> ToolError:
+    """Why no shim came back, as the error that means it. A refusal outranks a registry
+    that denied access, which outranks an unreachable one, which outranks a plain 'not
+    found': the strongest reason an agent should not simply conclude that no shim
+    exists."""
     rejected = lookup.rejected
     if rejected:
         refusals = {a.refusal for a in rejected}
@@ -167,6 +174,15 @@ def _not_found(lookup: Lookup, report: dict[str, Any], *, offline: bool) -> Tool
                 result=report,
             )
         return DataFormatError(f"refused an invalid shim ({where})", result=report)
+    denied = [a for a in lookup.attempts if a.outcome == "denied"]
+    if denied:
+        where = "; ".join(f"{a.registry}: {a.reason}" for a in denied)
+        return AuthError(
+            f"{len(denied)} registr{'y' if len(denied) == 1 else 'ies'} denied access ({where})",
+            code=errors.ACCESS_DENIED,
+            suggestion=_credentials_hint(denied[0].registry, registries),
+            result=report,
+        )
     unreachable = [a for a in lookup.attempts if a.outcome == "unreachable"]
     if unreachable:
         where = "; ".join(f"{a.registry}: {a.reason}" for a in unreachable)
@@ -184,6 +200,33 @@ def _not_found(lookup: Lookup, report: dict[str, Any], *, offline: bool) -> Tool
         + (f"; {len(skipped)} skipped: " + "; ".join(a.reason for a in skipped) if skipped else ""),
         suggestion="Describe the tool yourself (atip gen), or ask a registry to add a shim.",
         result=report,
+    )
+
+
+def _credentials_hint(label: str, registries: list[RemoteRegistry]) -> Suggestion:
+    """How to give the registry that denied access its credentials: a bearer token read
+    from an environment variable its registries.json entry names (never the token itself
+    in a file), or, when it names one, that the token was refused."""
+    from atipkit import paths
+
+    config = paths.config_dir() / "registries.json"
+    registry = next((r for r in registries if r.label == label), None)
+    if registry is not None and registry.auth is not None:
+        variable = registry.auth.token_env_var
+        return Suggestion(
+            f"The bearer token in ${variable} was refused: check that it is current and "
+            f"may read this registry, then set {variable} again.",
+            action="ask_human",
+        )
+    url = registry.url if registry is not None else label
+    return Suggestion(
+        f"This registry needs credentials. Give it a bearer token: in {config}, its entry "
+        '{"url": "' + url + '", "auth": {"type": "bearer", "tokenEnvVar": "REGISTRY_TOKEN"}}, '
+        "and the token in that environment variable (ATIP_REGISTRIES names URLs only: "
+        "an entry of the file with the same URL lends it its auth).",
+        example="REGISTRY_TOKEN=<token> atip registry fetch sha256:<hex>",
+        applicability="has_placeholders",
+        action="ask_human",
     )
 
 

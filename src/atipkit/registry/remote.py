@@ -68,7 +68,11 @@ SIGNATURE_MAX_BYTES = 1024 * 1024
 MANIFEST_MAX_BYTES = 1024 * 1024
 _STAMPS_BYTES = 64 * 1024
 """Room for the cache's stamps beside a shim of a registry's `maxBytes`."""
-Outcome = Literal["found", "not-modified", "not-found", "rejected", "unreachable", "skipped"]
+Outcome = Literal[
+    "found", "not-modified", "not-found", "rejected", "denied", "unreachable", "skipped"
+]
+"""`denied`: the registry answered 401 or 403, to the credentials sent or to none."""
+DENIED_STATUSES = frozenset({401, 403})
 Refusal = Literal["other-binary", "unsigned", "invalid"]
 
 
@@ -620,9 +624,12 @@ def _failed(label: str, url: str, exc: Exception, reason: str) -> Attempt:
 
 
 def _outcome(exc: Exception) -> Outcome:
-    """A registry that is down is unreachable; one that answers wrongly is rejected."""
+    """A registry that is down is unreachable; one that will not answer us is denied (it
+    is up: the credentials are what to fix); one that answers wrongly is rejected."""
     if isinstance(exc, _Refused):
         return "skipped"
+    if isinstance(exc, StatusError) and exc.status in DENIED_STATUSES:
+        return "denied"
     if isinstance(exc, (NetworkError, StatusError)):
         return "unreachable"
     return "rejected"
