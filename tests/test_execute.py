@@ -7,6 +7,7 @@ import json
 import time
 from pathlib import Path
 
+import msgspec
 import pytest
 from click.testing import CliRunner
 
@@ -507,3 +508,36 @@ def test_a_delegated_deny_of_gh_repo_delete_holds_even_with_yes(tmp_path, atip):
     assert out["result"]["reasons"] == [
         "'gh repo delete' is denied by delegation ('gh repo delete')"
     ]
+
+
+def test_a_tool_the_registry_knows_runs_without_being_told_its_path(notes, tmp_path):
+    import shutil
+
+    from atipkit.registry.local import LocalRegistry
+
+    tool, exe, store = notes
+    path = exe["notes"]
+    assert shutil.which("notes") is None  # not on PATH: only the registry knows where
+    report = atipkit.discover(dirs=[str(tmp_path)])
+    assert [(f.name, f.path) for f in report.found] == [("notes", path)]
+    [add] = calls(tool, ("notes_add", {"text": "hello"}))
+    ran = Executor(tool).execute(add)
+    assert (ran.invocation.argv[0], ran.result.exit_code, ran.text) == (path, 0, "added\n")
+    assert store.read_text() == "hello\n"
+
+    other = tmp_path / "other"  # what the caller names still comes first
+    other.mkdir()
+    shutil.copy(path, other / "notes")
+    given = Executor(tool, executables={"notes": str(other / "notes")}).execute(add)
+    assert given.invocation.argv[0] == str(other / "notes")
+
+    # the registry's path is the binary it recorded, by its hash: a replaced one never runs
+    Path(path).write_text(Path(path).read_text().replace("echo added", "echo impostor"))
+    replaced = Executor(tool).execute(add)
+    assert (replaced.decision.action, replaced.result) == ("deny", None)
+    assert "not the binary its metadata was read for" in replaced.text
+
+    # a hand-edited entry by a relative path is not a place to run anything from
+    with LocalRegistry().transaction() as index:
+        index.tools["notes"] = msgspec.structs.replace(index.tools["notes"], path="notes")
+    assert Executor(tool).execute(add).stopped == "not-started"

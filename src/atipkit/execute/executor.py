@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
@@ -40,6 +40,9 @@ from atipkit.execute.runner import (
 )
 from atipkit.model import Effects, Tool, effective_effects
 from atipkit.policy import Decision, Evidence, Policy, TrustLevel, decide
+
+if TYPE_CHECKING:
+    from atipkit.registry.local import Entry, LocalRegistry
 
 Confirm = Callable[[ToolCall, Decision], bool]
 
@@ -99,7 +102,9 @@ class Executor:
     wants confirmed (without it they are not run). `executables` and `evidence` are keyed
     by each tool's key (its name, unless an earlier tool has that name:
     `bridge.names.tool_keys`, as a compile of the same tools names it): the path to run
-    (default: the evidence's path, else the name found on PATH when the call comes), and
+    (default: the evidence's path, else the name found on PATH when the call comes, else
+    where `registry` recorded the tool under its key — a scan of a directory not on PATH,
+    `get_tool` of a path — with the hash it recorded as the binary's), and
     what atipkit established about the tool (`atipkit.policy.Evidence`: where its metadata
     came from, the path and hash of the binary it describes; `resolve_tool` gives it).
     The policy sees each tool's own name.
@@ -124,6 +129,7 @@ class Executor:
         evidence: Mapping[str, Evidence] | None = None,
         jobs: int = 4,
         billable_used: int = 0,
+        registry: LocalRegistry | None = None,
     ) -> None:
         batch = [tools] if isinstance(tools, Tool) else list(tools)
         self.tools = dict(zip(tool_keys(batch), batch, strict=True))
@@ -139,6 +145,8 @@ class Executor:
         self._lock = threading.Lock()
         self._ran = threading.local()
         self._verified: dict[tuple[Any, ...], tuple[TrustLevel | None, str]] = {}
+        self._registry = registry
+        self._recorded: dict[str, Entry] | None = None
 
     @property
     def billable_used(self) -> int:
@@ -325,12 +333,34 @@ class Executor:
             if is_mcp(tool):
                 return facts  # a server, not a binary of ours to check
         path = self.executables.get(key) or facts.path or shutil.which(tool.name)
+        expected = facts.hash
+        if path is None and (entry := self._entry(key)) is not None:
+            path, expected = entry.path, expected or entry.hash
         if path is None:
             return facts
-        level, why = self._verify(os.path.abspath(path), tool, facts.hash)
+        level, why = self._verify(os.path.abspath(path), tool, expected)
         return msgspec.structs.replace(
-            facts, path=os.path.abspath(path), level=level, verification=why
+            facts, path=os.path.abspath(path), hash=expected, level=level, verification=why
         )
+
+    def _entry(self, key: str) -> Entry | None:
+        """Where the registry recorded the tool `key` (`resolve_tool` finds a tool not on
+        PATH there too), read once per executor: only a key that is a tool name (decision
+        252), recorded by an absolute path (a hand-edited relative one would run whatever
+        the working directory holds)."""
+        from atipkit.model import is_tool_name
+        from atipkit.registry.local import LocalRegistry, RegistryError
+
+        if not is_tool_name(key):
+            return None
+        with self._lock:
+            if self._recorded is None:
+                try:
+                    self._recorded = (self._registry or LocalRegistry()).read().tools
+                except RegistryError:  # a damaged registry locates nothing
+                    self._recorded = {}
+            entry = self._recorded.get(key)
+        return entry if entry is not None and os.path.isabs(entry.path) else None
 
     def _verify(self, path: str, tool: Tool, expected: str | None) -> tuple[TrustLevel | None, str]:
         """The binary's trust level and, below VERIFIED, why; kept while the file is
