@@ -415,21 +415,28 @@ def test_cli_scan_list_show_refresh_and_compile_by_name(examples_on_path):
     assert "no executable" in missing["error"]["message"]
 
 
-def test_scan_text_is_the_table_with_notes_on_stderr_and_json_is_the_report(
+def test_scan_text_is_a_summary_with_notes_on_stderr_and_json_is_the_report(
     examples_on_path, tmp_path
 ):
     shared = tmp_path / "shared"
     shared.mkdir()
     shared.chmod(0o777)
+    plain_script(examples_on_path, "plain", "echo plain")  # speaks no ATIP
     result = atip("scan", "--path", f"{examples_on_path}:{shared}", "--text")
     assert result.exit_code == 0
-    assert result.stdout.splitlines() == [
-        f"cloudctl  native  0.9.0       {examples_on_path / 'cloudctl'}",
-        f"deploy    native  2.1.0       {examples_on_path / 'deploy'}",
+    first, *rows = result.stdout.splitlines()
+    assert first.startswith("3 executables in ")
+    assert first.endswith(" s: 3 probed, 0 unchanged")
+    assert rows == [
+        "  2  speak ATIP   cloudctl, deploy",
+        "  0  have a shim",
+        "  0  inferred     by earlier runs",
+        "  1  no metadata  atip scan --infer describes them",
+        'Next: atip search "what to do" finds commands; atip show NAME shows one tool; '
+        "atip list lists them all",
     ]
-    notes = result.stderr.splitlines()
-    assert notes[0] == f"skipped {shared}: world-writable"
-    assert notes[1].startswith("2 ATIP tool(s) among 2 executables (2 probed, 0 unchanged) in ")
+    assert result.stderr.splitlines() == [f"skipped {shared}: world-writable"]
+    (examples_on_path / "plain").unlink()
     quiet = atip("scan", "--path", f"{examples_on_path}:{shared}", "--text", "-q")
     assert quiet.stderr == ""
     code, out = envelope("scan", "--path", f"{examples_on_path}:{shared}")
@@ -447,7 +454,10 @@ def test_scan_text_is_the_table_with_notes_on_stderr_and_json_is_the_report(
         "renamed",
         "failures",
         "isolation",
+        "left",
+        "complete",
     }
+    assert (report["left"], report["complete"]) == ([], True)
     assert report["renamed"] == []
     assert (report["inferred"], report["inference"]) == (0, None)  # no --infer
     assert (report["failures"], report["isolation"]) == ([], None)  # nothing was run

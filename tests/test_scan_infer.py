@@ -12,6 +12,7 @@ import json
 import lzma
 import os
 import pty
+import re
 import select
 import subprocess
 import sys
@@ -22,6 +23,7 @@ from typing import Any
 import pytest
 
 import atipkit
+from atipkit.cli.discover import _scan_text
 from atipkit.deny import DEFAULT_SKIP, DenyList, configured
 from atipkit.infer.coverage import infer_shim
 from atipkit.infer.generate import generate_shim
@@ -441,36 +443,75 @@ def test_when_the_budget_runs_out_the_rest_is_left_for_the_next_run(tmp_path, en
     assert len(LocalRegistry().read().tools) == 5
 
 
-def test_progress_is_shown_on_a_terminal_only(tmp_path, env):
-    bin_dir = tmp_path / "bin"
-    logging_script(bin_dir, "frob")
-    man_page(tmp_path, "frob")
+def on_a_terminal(env: dict[str, str], *args: str) -> tuple[bytes, str]:
+    """`atip scan ARGS` as a real process whose stderr is a pseudo-terminal (stdout a
+    pipe): everything drawn on the terminal, and stdout."""
     master, slave = pty.openpty()
     proc = subprocess.Popen(
-        [sys.executable, "-m", "atipkit", "scan", "--infer", "--path", str(bin_dir), "--json"],
-        env=env,
+        [sys.executable, "-m", "atipkit", "scan", *args],
+        env={**env, "TERM": "xterm-256color", "COLUMNS": "120"},
+        stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=slave,
     )
     os.close(slave)
     seen = b""
     while True:
-        ready, _, _ = select.select([master], [], [], 30)
+        ready, _, _ = select.select([master], [], [], 60)
         if not ready:
             break
         try:
-            chunk = os.read(master, 4096)
+            chunk = os.read(master, 65536)
         except OSError:  # the terminal's other end closed
             break
         if not chunk:
             break
         seen += chunk
-    out, _ = proc.communicate(timeout=30)
+    out, _ = proc.communicate(timeout=60)
     os.close(master)
-    assert b"inferring 1/1" in seen
-    assert b"inferring" not in out
-    _, _, stderr = atip_scan(env, "--infer", "--refresh", "--path", str(bin_dir))
-    assert "inferring" not in stderr
+    return seen, out.decode()
+
+
+def test_progress_is_a_bar_on_a_terminal_and_nothing_on_a_pipe_or_with_json(tmp_path, env):
+    bin_dir = tmp_path / "bin"
+    for name in ("frob", "grob"):
+        logging_script(bin_dir, name)
+        man_page(tmp_path, name)
+    slow = bin_dir / "slowpoke"  # the tool the bar waits on for a second
+    slow.write_text("#!/bin/sh\n[ \"$1\" = --agent ] && exec sleep 30\necho 'Usage: slowpoke'\n")
+    slow.chmod(0o755)
+    args = ("--infer", "--path", str(bin_dir), "--probe-timeout", "1.5", "--jobs", "2")
+    seen, out = on_a_terminal(env, *args, "--text")
+    drawn = seen.decode("utf-8", "replace")
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", drawn)  # as a person reads it
+    assert re.search(r"probing +━+ [0-3]/3 ", text)  # a bar, how many of how many
+    assert re.search(r"inferring +━+ [0-3]/3 ", text)
+    assert re.search(r"\d+\.\d/s ETA \d+:\d\d:\d\d", text)  # the rate, the time left
+    assert re.search(r"probing .* slowpoke", text)  # the tool it waits on
+    assert drawn.endswith("\x1b[2K")  # and the bars are erased at the end
+    assert "\x1b" not in out  # the summary is on stdout, plain
+    assert out.splitlines()[1:] == [
+        "  0  speak ATIP",
+        "  0  have a shim",
+        "  3  inferred     2 from man pages, 1 from --help, 0 by earlier runs",
+        "  1  failed       1 timeout (reasons: atip scan --json)",
+        'Next: atip search "what to do" finds commands; atip show NAME shows one tool; '
+        "atip list lists them all",
+    ]
+    # --json on a terminal and --text on a pipe draw nothing at all
+    seen, out = on_a_terminal(env, *args, "--refresh", "--json")
+    assert seen == b""
+    assert json.loads(out)["result"]["inference"]["from_man_page"] == 2
+    done = subprocess.run(
+        [sys.executable, "-m", "atipkit", "scan", *args, "--refresh", "--text"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert "\x1b" not in done.stderr
+    assert "probing" not in done.stderr
+    assert done.stdout.startswith("3 executables in ")
 
 
 def test_a_binary_under_several_names_is_inferred_once_and_recorded_under_each(tmp_path, env):
@@ -599,3 +640,71 @@ def test_a_plain_scan_imports_no_reader_of_help_or_pages():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_the_budget_bounds_the_probe_pass_too_and_what_it_finished_is_kept(tmp_path, env):
+    from atipkit.scan import BUDGET_MARGIN
+
+    bin_dir = tmp_path / "bin"
+    for name in ("a-page", "b-page"):  # probed first: PATH order is by name
+        logging_script(bin_dir, name)
+        man_page(tmp_path, name)
+    runs = bin_dir.parent / "runs"
+    slow = [f"slow-{i:02d}" for i in range(20)]
+    for name in slow:  # a probe of each takes its whole timeout; --help is quick
+        path = bin_dir / name
+        path.write_text(
+            f'#!/bin/sh\necho "$*" >> {runs / name}\n'
+            '[ "$1" = --agent ] && exec sleep 30\n'
+            f"cat <<'EOF'\n{HELP.format(name=name)}EOF\n"
+        )
+        path.chmod(0o755)
+    marker = tmp_path / "rebooted"
+    marker_script(bin_dir, "reboot", marker)  # denied, without a page: never described
+    budget = 4
+    # unbounded, the probe pass alone takes 20 probes x 1 s / 2 jobs = 10 s
+    args = ("--infer", "--path", str(bin_dir), "--jobs", "2", "--probe-timeout", "1")
+    started = time.monotonic()
+    code, out, _ = atip_scan(env, *args, "--budget", str(budget))
+    wall = time.monotonic() - started
+    startup = 2.0  # the interpreter and atipkit's imports, before the budget's clock starts
+    assert wall < budget + BUDGET_MARGIN + startup, wall
+    report = out["result"]
+    assert report["seconds"] < budget + BUDGET_MARGIN  # the margin the budget promises
+    assert code == 0
+    assert report["complete"] is False
+    left = report["left"]
+    assert 6 <= len(left) <= 16, left  # three or four pairs of probes fit in 4 s
+    assert set(left) <= set(slow)
+    assert report["probed"] + len(left) == report["executables"] == 22
+    assert f"{len(left)} not probed" in out["meta"]["warnings"][0]
+    for name in left:  # never started, or stopped by the deadline: neither recorded nor
+        # taken for a tool that hangs (cached as a timeout, it would not be probed again)
+        assert not [f for f in report["failures"] if f["name"] == name]
+    done = [name for name in slow if name not in left]
+    assert {f["name"] for f in report["failures"] if f["kind"] == "timeout"} == set(done)
+    not_inferred = len(report["inference"]["left"])  # the deadline had passed
+    assert f"  {len(left) + not_inferred}  left         the budget of 4 s ran out; " in (
+        _scan_text(report)
+    )
+
+    code, out, _ = atip_scan(env, *args, "--budget", "120")
+    report = out["result"]
+    assert (code, report["complete"], report["left"]) == (0, True, [])
+    assert (report["probed"], report["reused"]) == (len(left), 22 - len(left))
+    for name in ["a-page", "b-page", *done]:  # kept from the first run: not probed again
+        assert runs_of(bin_dir, name).count("--agent") == 1, name
+    inference = report["inference"]
+    assert (inference["from_man_page"], inference["from_help"]) == (2, 20)
+    summary = _scan_text(report).splitlines()
+    assert summary[0].startswith("22 executables and 1 denied in ")
+    assert summary[1:] == [
+        "   0  speak ATIP",
+        "   0  have a shim",
+        "  22  inferred     2 from man pages, 20 from --help, 0 by earlier runs",
+        "   1  undescribed  denied commands without a man page (denied commands are never run)",
+        f"  {len(left):>2}  failed       {len(left)} timeout (reasons: atip scan --json)",
+        'Next: atip search "what to do" finds commands; atip show NAME shows one tool; '
+        "atip list lists them all",
+    ]
+    assert not marker.exists()

@@ -31,6 +31,7 @@ import datetime as dt
 import os
 import shutil
 import stat as statmod
+import threading
 import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -45,6 +46,7 @@ from atipkit.deny import DEFAULT_SKIP, DenyList, configured
 from atipkit.infer.coverage import (
     InferenceReport,
     Outcome,
+    Step,
     Target,
     cover,
     file_hash,
@@ -56,12 +58,19 @@ from atipkit.probe import DEFAULT_TIMEOUT, probe
 from atipkit.registry.local import MAX_AGE, Entry, LocalRegistry, timestamp, utcnow
 from atipkit.resolve import find_shim, is_inferred
 
-__all__ = ["DEFAULT_SKIP", "ProbeFailed", "ScanReport", "discover", "safe_dirs", "scan"]
+__all__ = ["DEFAULT_SKIP", "ProbeFailed", "ScanReport", "Step", "discover", "safe_dirs", "scan"]
 
 DEFAULT_INFER_BUDGET = 300.0
 """Seconds for `scan(infer=True)`, probe pass included. A first run over a whole PATH
 takes a minute or two (`bench/scan_infer.py` measures it); a later one infers only what
 is new or changed."""
+MIN_PROBE = 0.2
+"""With a budget, no probe starts with less than this left (a probe takes 20-100 ms)."""
+BUDGET_MARGIN = 2.0
+"""How far past its budget `scan(infer=True)` may return: what runs when the deadline
+comes is stopped by its own bound (a probe's timeout, a tool's budget, both within the
+deadline), then killing it, the last man page (rendered with at least a second), and
+writing the registry and the cache take the rest (decision 348)."""
 
 Verdict = Literal["native", "shim", "inferred", "failed", "skipped", "none"]
 """What the cache remembers of a binary: native metadata, a shim someone wrote, an
@@ -120,6 +129,13 @@ class ScanReport(msgspec.Struct, kw_only=True):
     isolation: str | None = None
     """What the programs run by this scan were isolated by: `bwrap`, `unshare`, or `none`
     (no namespaces: see `atipkit.sandbox`); None when nothing was run."""
+    left: list[str] = []
+    """Executables the probe pass did not reach within `infer=True`'s budget: neither
+    probed, nor recorded, nor cached; the next run probes them first. (What the
+    inference pass did not reach is `inference.left`.)"""
+    complete: bool = True
+    """Whether this run did everything it set out to: nothing left by the probe pass nor
+    by the inference pass."""
 
 
 _CACHE_VERSION = 2
@@ -194,6 +210,7 @@ def scan(
     infer: bool = False,
     infer_budget: float = DEFAULT_INFER_BUDGET,
     infer_progress: Callable[[int, int], None] | None = None,
+    on_step: Callable[[Step], None] | None = None,
 ) -> ScanReport:
     """Find the ATIP tools in `dirs` (default: PATH) and record them in the registry.
 
@@ -202,9 +219,13 @@ def scan(
 
     With `infer`, every executable nothing else describes then gets an inferred shim
     (`atipkit.infer.coverage`): from its man page when that is enough, else from its help
-    in the sandbox; denied commands from their page only. Inference stops starting when
-    `infer_budget` seconds have passed since the scan began; the rest is reported as left
-    for the next run, which does not infer again what has a shim. Raises `ValueError` for
+    in the sandbox; denied commands from their page only. `infer_budget` bounds the whole
+    run, both passes: a probe is given at most the time left (one the deadline cut short
+    is left, not taken for a tool that hangs), inference starts only while its own budget
+    fits, so the scan returns within `BUDGET_MARGIN` seconds of the budget. What was done
+    is recorded and cached; what was not reached is reported (`left`, `inference.left`)
+    and done by the next run, which neither probes nor infers again what this one
+    finished. Raises `ValueError` for
     `jobs` below 1 or a budget that is not a positive number."""
     if jobs < 1:
         raise ValueError(f"jobs must be at least 1, not {jobs}")
@@ -232,28 +253,48 @@ def scan(
             todo.append((name, real, st))
     done = 0
     failures: list[ProbeFailed] = []
+    deadline = start + infer_budget if infer else None
+    left: list[str] = []
 
-    def work(item: Item) -> tuple[str, _Seen, ProbeFailed | None]:
+    def work(item: Item) -> tuple[str, _Seen | None, ProbeFailed | None]:
         nonlocal done
         name, real, st = item
-        try:
-            seen, failed = _examine(name, real, st, registry, timeout)
-        except Exception as exc:  # one tool's failure never stops the scan
-            seen = _fingerprint(name, st)
-            failed = ProbeFailed(name, real, "error", f"{type(exc).__name__}: {exc}")
-        done += 1
+        allowed = timeout if deadline is None else min(timeout, deadline - time.monotonic())
+        seen: _Seen | None = None
+        failed: ProbeFailed | None = None
+        if allowed >= MIN_PROBE:
+            if on_step:
+                on_step(Step("probe", name, done, len(todo), finished=False))
+            try:
+                seen, failed = _examine(name, real, st, registry, allowed)
+            except Exception as exc:  # one tool's failure never stops the scan
+                seen = _fingerprint(name, st)
+                failed = ProbeFailed(name, real, "error", f"{type(exc).__name__}: {exc}")
+            if failed is not None and failed.kind == "timeout" and allowed < timeout:
+                seen, failed = None, None  # cut short by the deadline: says nothing of it
+        with lock:
+            done += 1
+            count = done
         if progress:
-            progress(done, len(todo))
+            progress(count, len(todo))
+        if on_step:
+            on_step(Step("probe", name, count, len(todo), finished=True, left=seen is None))
         return real, seen, failed
 
+    lock = threading.Lock()
     unsettled: set[str] = set()  # not cached: the next scan looks again
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        for real, seen, failed in pool.map(work, todo):
+        for (name, _, _), (real, seen, failed) in zip(todo, pool.map(work, todo), strict=True):
+            if seen is None:
+                left.append(name)
+                continue
             verdicts[real] = seen
             if failed is not None:
                 failures.append(failed)
                 if failed.kind in UNSETTLED:
                     unsettled.add(real)
+    if left:  # not probed: known to this run only by name, neither recorded nor cached
+        candidates = [item for item in candidates if item[1] in verdicts]
     for real, seen in verdicts.items():  # a shim removed since: inferred again, or nothing
         if seen.verdict == "inferred" and not (seen.hash and has_shim(registry, seen.hash)):
             verdicts[real] = msgspec.structs.replace(seen, verdict="none")
@@ -275,12 +316,13 @@ def scan(
             jobs,
             refresh,
             infer_progress,
+            on_step,
         )
         inference.budget = infer_budget
 
     keys, renames = _names(recorded, verdicts, scanned, wanted, deny)
     found = []
-    reused = len(candidates) - len(todo)
+    reused = len(candidates) + len(left) - len(todo)
     probed_now = {real for _, real, _ in todo}
     for _, real, _ in candidates:
         seen = verdicts[real]
@@ -293,8 +335,8 @@ def scan(
     return ScanReport(
         found=found,
         skipped_dirs=skipped,
-        executables=len(candidates),
-        probed=len(todo),
+        executables=len(candidates) + len(left),
+        probed=len(todo) - len(left),
         reused=reused,
         seconds=time.monotonic() - start,
         inferred=inferred,
@@ -302,6 +344,8 @@ def scan(
         renamed=renames,
         failures=failures,
         isolation=_isolation() if todo or infer else None,
+        left=left,
+        complete=not left and (inference is None or inference.complete),
     )
 
 
@@ -381,6 +425,7 @@ def _infer(
     jobs: int,
     refresh: bool,
     progress: Callable[[int, int], None] | None,
+    on_step: Callable[[Step], None] | None,
 ) -> InferenceReport:
     """The inference pass over what the probe pass left undescribed (and the denied
     commands); each outcome goes back into `verdicts`, to be recorded and cached."""
@@ -398,6 +443,7 @@ def _infer(
         jobs=jobs,
         refresh=refresh,
         progress=progress,
+        on_step=on_step,
     )
     for target in targets:
         outcome = outcomes[target.path]

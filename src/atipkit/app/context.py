@@ -92,11 +92,21 @@ class Context:
         if self._err is not None and not self.settings.quiet and self.settings.verbose >= level:
             self._err.write(f"{message}\n")
 
-    def progress(self, message: str | None) -> None:
-        """A progress line for people: rewritten in place on a terminal's stderr, never
-        written anywhere else (not to pipes, not with `--quiet`). None clears it."""
+    @property
+    def progress_stream(self) -> IO[str] | None:
+        """Where a progress display may draw: stderr, when it is a terminal and the output
+        is for people (text or plain); None on a pipe, with `--json` and with `--quiet`,
+        where nothing at all is drawn."""
         err = self._err
-        if err is None or self.settings.quiet or not _isatty(err):
+        if err is None or self.settings.quiet or not self._echo_warnings or not _isatty(err):
+            return None
+        return err
+
+    def progress(self, message: str | None) -> None:
+        """A progress line for people: rewritten in place on `progress_stream`, never
+        written anywhere else. None clears it."""
+        err = self.progress_stream
+        if err is None:
             return
         err.write("\r\x1b[K" + (message or ""))
         err.flush()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import TYPE_CHECKING, Annotated, Any
 
 from atipkit.app import (
@@ -17,7 +18,10 @@ from atipkit.cli._effects import discovering, read_only, resolving
 from atipkit.cli._resolve import NO_EXECUTABLE, NO_METADATA, bad_registry, resolve
 
 if TYPE_CHECKING:
-    pass
+    from collections.abc import Callable
+    from contextlib import AbstractContextManager
+
+    from atipkit.infer.coverage import Step
 
 
 def split(value: str | None) -> list[str] | None:
@@ -28,12 +32,72 @@ def split(value: str | None) -> list[str] | None:
 # scan ------------------------------------------------------------------------------------
 
 
+_NOT_ATIP = frozenset({"exit-code", "not-json", "not-atip", "denied"})
+"""Probe failures that only say a tool does not speak ATIP (most tools): not failures to
+report to people, unlike a timeout, an invalid document or a sandbox that would not start."""
+_NAMES_SHOWN = 6
+
+
+def _names(names: list[str]) -> str:
+    shown = ", ".join(sorted(names)[:_NAMES_SHOWN])
+    more = len(names) - _NAMES_SHOWN
+    return shown + (f", and {more} more (atip list)" if more > 0 else "")
+
+
 def _scan_text(report: dict[str, Any]) -> str:
+    """What the scan found, as counts people can act on, and where to look next: the
+    tools that speak ATIP, those shims and inference describe, what was denied, failed
+    or left for the next run. Every figure is in the JSON report too."""
     found = report["found"]
-    width = max((len(f["name"]) for f in found), default=4)
-    return "".join(
-        f"{f['name']:{width}}  {f['source']:6}  {f['version']:10}  {f['path']}\n" for f in found
+    native = [f["name"] for f in found if f["source"] == "native"]
+    shims = [f["name"] for f in found if f["source"] == "shim"]
+    inference = report["inference"]
+    broken = Counter(f["kind"] for f in report["failures"] if f["kind"] not in _NOT_ATIP)
+    rows: list[tuple[int, str, str]] = [
+        (len(native), "speak ATIP", _names(native)),
+        (len(shims), "have a shim", _names(shims)),
+    ]
+    if inference is None:
+        rows.append((report["inferred"], "inferred", "by earlier runs"))
+        bare = report["executables"] - len(found) - report["inferred"]
+        rows.append((max(bare, 0), "no metadata", "atip scan --infer describes them"))
+    else:
+        rows.append(
+            (
+                inference["inferred"] + inference["reused"],
+                "inferred",
+                f"{inference['from_man_page']} from man pages, {inference['from_help']} "
+                f"from --help, {inference['reused']} by earlier runs",
+            )
+        )
+        if inference["skipped"]:
+            note = "denied commands without a man page (denied commands are never run)"
+            rows.append((len(inference["skipped"]), "undescribed", note))
+        if inference["failed"]:
+            broken["inference"] = len(inference["failed"])
+    if broken:
+        kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(broken.items()))
+        rows.append((sum(broken.values()), "failed", f"{kinds} (reasons: atip scan --json)"))
+    left = len(report["left"]) + len(inference["left"] if inference else [])
+    if left:
+        budget = inference["budget"] if inference else 0
+        rows.append(
+            (left, "left", f"the budget of {budget:g} s ran out; atip scan --infer goes on")
+        )
+    width = max(len(f"{count:,}") for count, _, _ in rows)
+    denied = (
+        f" and {len(inference['denied']):,} denied" if inference and inference["denied"] else ""
     )
+    lines = [
+        f"{report['executables']:,} executables{denied} in {report['seconds']:.1f} s: "
+        f"{report['probed']:,} probed, {report['reused']:,} unchanged"
+    ]
+    lines += [f"  {count:>{width},}  {label:11}  {note}".rstrip() for count, label, note in rows]
+    lines.append(
+        'Next: atip search "what to do" finds commands; atip show NAME shows one tool; '
+        "atip list lists them all"
+    )
+    return "".join(f"{line}\n" for line in lines)
 
 
 @app.command(effects=discovering(), text=_scan_text)
@@ -93,7 +157,7 @@ def scan(
     sandbox was (`bwrap`, `unshare`, or `none` where the kernel allows no namespaces).
     """
     import warnings
-    from collections import Counter
+    from contextlib import nullcontext
 
     import msgspec
 
@@ -112,14 +176,15 @@ def scan(
             suggestion="Add --infer, or leave out --budget.",
         )
 
-    def progress(done: int, total: int) -> None:
-        ctx.progress(f"probing {done}/{total}")
-
-    def inferring(done: int, total: int) -> None:
-        ctx.progress(f"inferring {done}/{total}")
-
     never = configured() | (split(skip) or [])
-    with warnings.catch_warnings(record=True) as caught:
+    stream = ctx.progress_stream
+    display: AbstractContextManager[Callable[[Step], None] | None] = nullcontext()
+    if stream is not None:  # rich is imported only where there is a terminal to draw on
+        from atipkit.app.output import color_allowed
+        from atipkit.cli._progress import sweep_progress
+
+        display = sweep_progress(stream, color=color_allowed(stream, ctx.settings.no_color))
+    with warnings.catch_warnings(record=True) as caught, display as on_step:
         warnings.simplefilter("always", SandboxWarning)
         try:
             report = scan_dirs(
@@ -130,15 +195,12 @@ def scan(
                 timeout=probe_timeout,
                 allow_unsafe_dirs=allow_unsafe_dirs,
                 refresh=refresh,
-                progress=progress,
                 infer=infer,
                 infer_budget=DEFAULT_INFER_BUDGET if budget is None else budget,
-                infer_progress=inferring,
+                on_step=on_step,
             )
         except RegistryError as exc:
             raise bad_registry(exc) from None
-        finally:
-            ctx.progress(None)
     for warning in caught:
         if issubclass(warning.category, SandboxWarning):
             ctx.warn(str(warning.message))
@@ -150,32 +212,16 @@ def scan(
         ctx.info(f"skipped {skipped.path}: {skipped.reason}")
     for rename in report.renamed:
         (ctx.info if rename.alias else ctx.warn)(rename.message)
-    ctx.info(
-        f"{len(report.found)} ATIP tool(s) among {report.executables} executables "
-        f"({report.probed} probed, {report.reused} unchanged) in {report.seconds:.2f} s"
-    )
-    if report.failures:
-        kinds = Counter(failure.kind for failure in report.failures)
-        ctx.info(
-            "probes without ATIP metadata: "
-            + ", ".join(f"{count} {kind}" for kind, count in sorted(kinds.items()))
-            + " (each with its reason in --json's failures)"
-        )
     inference = report.inference
     if inference is not None:
-        ctx.info(
-            f"{report.inferred} tool(s) with inferred metadata: {inference.inferred} new "
-            f"({inference.from_man_page} from man pages, {inference.from_help} from --help), "
-            f"{inference.reused} inferred before; {len(inference.denied)} denied (never run), "
-            f"{len(inference.skipped)} of them without a man page; "
-            f"{len(inference.failed)} failed"
-        )
         for failure in inference.failed:
-            ctx.info(f"  {failure.name}: {failure.error}")
-        if inference.left:
+            ctx.info(f"could not infer {failure.name}: {failure.error}")
+        if not report.complete:
+            total = len(report.left) + len(inference.left)
             ctx.warn(
-                f"the budget of {inference.budget:g} s ran out: {len(inference.left)} "
-                "executable(s) left for the next run (atip scan --infer again goes on)"
+                f"the budget of {inference.budget:g} s ran out: {total} executable(s) left "
+                f"for the next run ({len(report.left)} not probed, {len(inference.left)} "
+                "not inferred; atip scan --infer again goes on from there)"
             )
     result: dict[str, Any] = msgspec.to_builtins(report)
     return result

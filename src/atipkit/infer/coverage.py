@@ -109,6 +109,20 @@ class Target(NamedTuple):
     """The binary's other names on PATH: (name, the path it is run by, denied)."""
 
 
+class Step(NamedTuple):
+    """One tool of a sweep starting or ending, for a progress display (`atip scan`'s bar
+    and the tool it is on): the pass (`probe`, `infer`), the tool's name, how many of
+    the pass's `total` have finished (this one too, when `finished`), and whether it was
+    `left` for the next run rather than done (the budget ran out first)."""
+
+    phase: Literal["probe", "infer"]
+    name: str
+    done: int
+    total: int
+    finished: bool
+    left: bool = False
+
+
 class Failure(msgspec.Struct, frozen=True):
     name: str
     path: str
@@ -153,10 +167,12 @@ def cover(
     jobs: int = 8,
     refresh: bool = False,
     progress: Callable[[int, int], None] | None = None,
+    on_step: Callable[[Step], None] | None = None,
 ) -> tuple[dict[str, Outcome], InferenceReport]:
     """Infer a shim for each target that needs one, until `deadline` (a `time.monotonic`
     value); the outcome of each target by real path, and the report. With `refresh`,
-    inferred shims are inferred again (shims someone wrote are never replaced)."""
+    inferred shims are inferred again (shims someone wrote are never replaced).
+    `progress` hears how many are done; `on_step`, each tool as it starts and ends."""
     start = time.monotonic()
     report = InferenceReport(candidates=len(targets))
     outcomes: dict[str, Outcome] = {}
@@ -194,12 +210,17 @@ def cover(
 
         def one(target: Target) -> tuple[Target, Outcome]:
             nonlocal done
+            if on_step:
+                on_step(Step("infer", target.name, done, len(work), finished=False))
             outcome = runner.infer(target)
             with lock:
                 done += 1
                 count = done
             if progress:
                 progress(count, len(work))
+            if on_step:
+                left = outcome.kind == "left"
+                on_step(Step("infer", target.name, count, len(work), finished=True, left=left))
             return target, outcome
 
         with ThreadPoolExecutor(max_workers=jobs) as pool:
