@@ -793,6 +793,8 @@ def test_atip_registry_fetch_says_access_was_denied_and_how_to_give_credentials(
         text = atip("registry", "fetch", A, "--text")
         assert "denied" in text.stderr
         assert "unreachable" not in text.stderr
+        [row] = envelope_of(atip("registry", "list", "--check"))["result"]["registries"]
+        assert row["check"]["detail"].startswith("denied access: ")
 
         # a token configured and refused: the fix is the token, not the configuration
         private = f"{server.url}/private"

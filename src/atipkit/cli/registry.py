@@ -334,10 +334,16 @@ def _row(settings: Settings, entry: RemoteRegistry) -> dict[str, Any]:
 
 
 def _check(remote: RemoteRegistries, entry: RemoteRegistry) -> dict[str, Any]:
+    from atipkit._http import StatusError
     from atipkit.errors import AtipError
+    from atipkit.registry.remote import DENIED_STATUSES
 
     try:
         manifest = remote.manifest(entry)
+    except StatusError as exc:
+        if exc.status in DENIED_STATUSES:  # up, and not for these credentials
+            return {"ok": False, "detail": f"denied access: {exc} (check its auth token)"}
+        return {"ok": False, "detail": f"does not answer: {exc}"}
     except AtipError as exc:  # HttpError and Rejected are AtipErrors
         return {"ok": False, "detail": f"does not answer: {exc}"}
     if manifest is None:
