@@ -136,8 +136,9 @@ def scan(
     budget: Annotated[
         float | None,
         Option(
-            help="With --infer: seconds for the whole scan (default 300); what is not done "
-            "by then is left for the next run.",
+            help="With --infer: seconds for the whole scan, probing and inferring (default "
+            "300; the scan ends at most 2 s later); what is not done by then is left for "
+            "the next run.",
             min=1,
             max=86400,
         ),
@@ -152,7 +153,10 @@ def scan(
     note when it is one of this binary's own, `alias`). With `--infer`, every executable
     that is neither native nor has a shim gets an inferred shim too (`inference` in the
     result: how many, from man pages or help, and what was left for the next run); a
-    binary already inferred is never inferred again. `failures` lists every probe that
+    binary already inferred is never inferred again; what the probe pass did not reach
+    within the budget is `left`, for the next run to probe. People get a summary: how
+    many tools speak ATIP, have a shim, are inferred, failed or were left, and where to
+    look next; on a terminal, a progress bar. `failures` lists every probe that
     gave no metadata and why (name, path, kind, message); `isolation` says what the
     sandbox was (`bwrap`, `unshare`, or `none` where the kernel allows no namespaces).
     """
