@@ -476,6 +476,14 @@ def test_scan_probe_timeout_bounds_each_probe(tmp_path):
     assert time.monotonic() - start < 10
 
 
+def test_a_probe_timeout_below_the_budgets_minimum_still_probes(tmp_path):
+    bin_dir = tmp_path / "bin"
+    plain_script(bin_dir, "quick", "exit 1")
+    for infer in (False, True):
+        report = atipkit.discover(dirs=[str(bin_dir)], timeout=0.1, infer=infer, refresh=True)
+        assert (report.probed, report.left) == (1, [])
+
+
 def test_list_text_and_entries_that_name_their_source(examples_on_path):
     assert envelope("list")[1]["result"] == {}
     atip("scan", "--path", str(examples_on_path))

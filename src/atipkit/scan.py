@@ -262,7 +262,7 @@ def scan(
         allowed = timeout if deadline is None else min(timeout, deadline - time.monotonic())
         seen: _Seen | None = None
         failed: ProbeFailed | None = None
-        if allowed >= MIN_PROBE:
+        if allowed >= min(timeout, MIN_PROBE):  # a shorter --probe-timeout is the user's
             if on_step:
                 on_step(Step("probe", name, done, len(todo), finished=False))
             try:
