@@ -4,6 +4,7 @@ against a real tool written by the test."""
 from __future__ import annotations
 
 import json
+import os
 import time
 from pathlib import Path
 
@@ -510,7 +511,7 @@ def test_a_delegated_deny_of_gh_repo_delete_holds_even_with_yes(tmp_path, atip):
     ]
 
 
-def test_a_tool_the_registry_knows_runs_without_being_told_its_path(notes, tmp_path):
+def test_a_tool_the_registry_knows_runs_without_being_told_its_path(notes, tmp_path, monkeypatch):
     import shutil
 
     from atipkit.registry.local import LocalRegistry
@@ -530,6 +531,9 @@ def test_a_tool_the_registry_knows_runs_without_being_told_its_path(notes, tmp_p
     shutil.copy(path, other / "notes")
     given = Executor(tool, executables={"notes": str(other / "notes")}).execute(add)
     assert given.invocation.argv[0] == str(other / "notes")
+    # another `notes` on PATH is not the binary the registry recorded as described
+    monkeypatch.setenv("PATH", f"{other}{os.pathsep}{os.environ['PATH']}")
+    assert Executor(tool).execute(add).invocation.argv[0] == path
 
     # the registry's path is the binary it recorded, by its hash: a replaced one never runs
     Path(path).write_text(Path(path).read_text().replace("echo added", "echo impostor"))
@@ -537,7 +541,7 @@ def test_a_tool_the_registry_knows_runs_without_being_told_its_path(notes, tmp_p
     assert (replaced.decision.action, replaced.result) == ("deny", None)
     assert "not the binary its metadata was read for" in replaced.text
 
-    # a hand-edited entry by a relative path is not a place to run anything from
+    # a hand-edited entry by a relative path is not a place to run anything from: PATH is
     with LocalRegistry().transaction() as index:
         index.tools["notes"] = msgspec.structs.replace(index.tools["notes"], path="notes")
-    assert Executor(tool).execute(add).stopped == "not-started"
+    assert Executor(tool).execute(add).invocation.argv[0] == str(other / "notes")

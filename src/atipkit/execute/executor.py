@@ -102,9 +102,9 @@ class Executor:
     wants confirmed (without it they are not run). `executables` and `evidence` are keyed
     by each tool's key (its name, unless an earlier tool has that name:
     `bridge.names.tool_keys`, as a compile of the same tools names it): the path to run
-    (default: the evidence's path, else the name found on PATH when the call comes, else
-    where `registry` recorded the tool under its key — a scan of a directory not on PATH,
-    `get_tool` of a path — with the hash it recorded as the binary's), and
+    (default: the evidence's path, else where `registry` recorded the tool under its key
+    — the binary a scan or `get_tool` last described under that name, which must still
+    have the hash recorded —, else the name found on PATH when the call comes), and
     what atipkit established about the tool (`atipkit.policy.Evidence`: where its metadata
     came from, the path and hash of the binary it describes; `resolve_tool` gives it).
     The policy sees each tool's own name.
@@ -332,10 +332,11 @@ class Executor:
 
             if is_mcp(tool):
                 return facts  # a server, not a binary of ours to check
-        path = self.executables.get(key) or facts.path or shutil.which(tool.name)
+        path = self.executables.get(key) or facts.path
         expected = facts.hash
         if path is None and (entry := self._entry(key)) is not None:
             path, expected = entry.path, expected or entry.hash
+        path = path or shutil.which(tool.name)
         if path is None:
             return facts
         level, why = self._verify(os.path.abspath(path), tool, expected)
@@ -344,10 +345,9 @@ class Executor:
         )
 
     def _entry(self, key: str) -> Entry | None:
-        """Where the registry recorded the tool `key` (`resolve_tool` finds a tool not on
-        PATH there too), read once per executor: only a key that is a tool name (decision
-        252), recorded by an absolute path (a hand-edited relative one would run whatever
-        the working directory holds)."""
+        """Where the registry recorded the tool `key`, read once per executor: only a key
+        that is a tool name (decision 252), recorded by an absolute path (a hand-edited
+        relative one would run whatever the working directory holds)."""
         from atipkit.model import is_tool_name
         from atipkit.registry.local import LocalRegistry, RegistryError
 
