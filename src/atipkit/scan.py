@@ -215,7 +215,9 @@ def scan(
     """Find the ATIP tools in `dirs` (default: PATH) and record them in the registry.
 
     `skip` defaults to `atipkit.deny.configured()`: names (and patterns such as `mkfs.*`) that
-    are never run. `jobs` probes (and inferences) run at once.
+    are never run. `jobs` probes (and inferences) run at once. `progress` and
+    `infer_progress` hear how many of each pass are done; `on_step`, each tool as it
+    starts and ends (`Step`: what a progress display shows).
 
     With `infer`, every executable nothing else describes then gets an inferred shim
     (`atipkit.infer.coverage`): from its man page when that is enough, else from its help
