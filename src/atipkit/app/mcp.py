@@ -36,18 +36,15 @@ What a client sees, and why:
   the client gets a TimeoutExpired envelope (exit 50), as over HTTP.
   The tool list never changes, so `listChanged` is never claimed.
 
-Deferred mode (PRD §19.3 item 6) lists three tools instead of one a command:
-`search_tools` (words → the best matching commands, each with its name, title,
-description and hints), `get_tool_schema` (a name → the full tool definition, as tools/list
-would give it) and `run_tool` (a name and its arguments → the command's envelope). The
-schema is its own tool, not part of each search hit, so a search costs a few lines a hit
-and the model pays for a schema only for the command it picks — the point of deferring.
+Deferred mode (PRD §19.3 item 6) lists three tools instead of one a command, those of
+`atipkit.serve.deferred`, which the gateway lists too: `search_tools`, `get_tool_schema`
+and `run_tool`, whose answer is the command's envelope. Both transports are
+`atipkit.serve.mcp`'s, the gateway's too.
 """
 
 from __future__ import annotations
 
 import copy
-import difflib
 import functools
 import sys
 import time
@@ -62,6 +59,8 @@ from atipkit.app.errors import (
     Suggestion,
     ToolError,
 )
+from atipkit.serve import deferred as deferring
+from atipkit.serve.deferred import RUN_TOOL, SCHEMA_TOOL, SEARCH_LIMIT, SEARCH_TOOL
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -72,7 +71,6 @@ if TYPE_CHECKING:
     from atipkit.app.flags import Settings
     from atipkit.app.invoke import Outcome
     from atipkit.search import KeywordIndex
-    from atipkit.serve.guard import Rules
 
 __all__ = [
     "FLAGS_META_KEY",
@@ -87,11 +85,6 @@ __all__ = [
 
 FLAGS_META_KEY = "atipkit/flags"
 """The request `_meta` key that carries a call's global flags."""
-SEARCH_TOOL = "search_tools"
-SCHEMA_TOOL = "get_tool_schema"
-RUN_TOOL = "run_tool"
-DEFERRED_TOOLS = (SEARCH_TOOL, SCHEMA_TOOL, RUN_TOOL)
-SEARCH_LIMIT = 10
 MISMATCH_CODE = "E5002"
 
 Transport = Literal["stdio", "http"]
@@ -113,86 +106,10 @@ def _flags_schema() -> dict[str, Any]:
     return flags_schema()
 
 
-# The deferred tools' schemas ------------------------------------------------------------
-
-SEARCH_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "query": {
-            "type": "string",
-            "minLength": 1,
-            "description": "Words from what the command does, its name or its parameters.",
-        },
-        "limit": {
-            "type": "integer",
-            "minimum": 1,
-            "maximum": 50,
-            "default": SEARCH_LIMIT,
-            "description": "At most this many commands.",
-        },
-    },
-    "required": ["query"],
-    "additionalProperties": False,
-}
-
-NAME_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "minLength": 1, "description": "A name from search_tools."}
-    },
-    "required": ["name"],
-    "additionalProperties": False,
-}
-
-RUN_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "name": {"type": "string", "minLength": 1, "description": "A name from search_tools."},
-        "arguments": {
-            "type": "object",
-            "default": {},
-            "description": "The command's arguments, as its input schema says (get_tool_schema).",
-        },
-        "options": _flags_schema(),
-    },
-    "required": ["name"],
-    "additionalProperties": False,
-}
-
-SEARCH_RESULT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "tools": {
-            "type": "array",
-            "items": {
-                "type": "object",
-                "properties": {
-                    "name": {"type": "string"},
-                    "title": {"type": "string"},
-                    "description": {"type": "string"},
-                    "annotations": {"type": "object"},
-                },
-                "required": ["name", "title", "description", "annotations"],
-            },
-        }
-    },
-    "required": ["tools"],
-}
-
-LOOKUP_HINTS = {
-    "readOnlyHint": True,
-    "destructiveHint": False,
-    "idempotentHint": True,
-    "openWorldHint": False,
-}
-"""The hints of a tool that only looks things up (search, schema)."""
-
-_CHECKED: dict[str, dict[str, Any]] = {
-    "search": SEARCH_SCHEMA,
-    "name": NAME_SCHEMA,
-    "run": RUN_SCHEMA,
-}
-_DEFERRED_INPUTS = {SEARCH_TOOL: SEARCH_SCHEMA, SCHEMA_TOOL: NAME_SCHEMA, RUN_TOOL: RUN_SCHEMA}
+@functools.cache
+def _run_schema() -> dict[str, Any]:
+    """`run_tool`'s input: the shared one, with the app's flags as `options`."""
+    return deferring.run_schema(_flags_schema())
 
 
 def envelope_schema(result: dict[str, Any] | None) -> dict[str, Any]:
@@ -271,34 +188,16 @@ def _decoded(raw: bytes) -> dict[str, Any]:
     return envelope
 
 
-# Input checks ---------------------------------------------------------------------------
+# Refusals --------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=16)
-def _validator(key: str) -> Any:
-    import jsonschema_rs
-
-    return jsonschema_rs.validator_for(_CHECKED[key])
-
-
-def _check(key: str, value: Any, where: str) -> None:
-    """Raise `InputError` (exit 2) for a `value` that the schema `key` refuses, naming the
-    first failing place."""
-    validator = _validator(key)
-    if validator.is_valid(value):
-        return
-    from atipkit._schema_errors import schema_errors
-    from atipkit._schema_errors import where as place
-
-    errors = schema_errors(validator, value)
-    first = errors[0]
-    details: dict[str, Any] = {"errors": [e.message for e in errors]}
-    if first.instance_path:
-        details["param"] = str(first.instance_path[0])
-    raise InputError(
-        f"{place(first.instance_path, where)}: {first.message}",
-        code="E1002" if first.instance_path else "E1001",
-        details=details,
+def _refused(refusal: deferring.Refusal) -> InputError:
+    """Deferred mode's refusal, as the app's error (exit 2)."""
+    return InputError(
+        refusal.message,
+        code=refusal.code,
+        suggestion=None if refusal.suggestion is None else Suggestion(refusal.suggestion),
+        details=refusal.details,
     )
 
 
@@ -373,57 +272,39 @@ class Catalog:
         return [self.definition(spec) for spec in self.visible]
 
     def deferred_definitions(self) -> list[dict[str, Any]]:
-        """The three tools of deferred mode. `run_tool` may run any command, so its hints
-        and safety suffix are those of all commands together (the worst case)."""
-        from atipkit.bridge.mcp import annotations
-        from atipkit.bridge.safety import combine, suffix
+        """The three tools of deferred mode (`atipkit.serve.deferred`), with the
+        envelope as each one's output schema."""
+        from atipkit.bridge.safety import combine
 
-        combined = combine([spec.atip_effects() for spec in self.visible])
         app = self.app.name
-        lookup = LOOKUP_HINTS
-        count = len(self.visible)
-        run_text = (
-            f"Run one of the {count} commands of {app} by name: find it with {SEARCH_TOOL}, "
-            f"read its input schema with {SCHEMA_TOOL}, pass its arguments here. Answers with "
-            "the command's envelope: {ok, result | error, meta}."
+        return deferring.definitions(
+            searched=f"commands of {app}",
+            search_title=f"Search the commands of {app}",
+            run_title=f"Run a command of {app}",
+            count=len(self.visible),
+            effects=combine([spec.atip_effects() for spec in self.visible]),
+            run_input=_run_schema(),
+            run_answer=" Answers with the command's envelope: {ok, result | error, meta}.",
+            outputs={
+                SEARCH_TOOL: envelope_schema(deferring.SEARCH_RESULT_SCHEMA),
+                SCHEMA_TOOL: envelope_schema({"type": "object"}),
+                RUN_TOOL: envelope_schema(None),
+            },
         )
-        tail = suffix(combined)
-        return [
-            {
-                "name": SEARCH_TOOL,
-                "title": f"Search the commands of {app}",
-                "description": f"Find commands of {app} ({count} in all) by words from what "
-                "they do, their names or their parameters. Answers the best matches first, "
-                "each with its name, description and hints.",
-                "inputSchema": SEARCH_SCHEMA,
-                "outputSchema": envelope_schema(SEARCH_RESULT_SCHEMA),
-                "annotations": {"title": f"Search the commands of {app}", **lookup},
-            },
-            {
-                "name": SCHEMA_TOOL,
-                "title": "Get a command's schema",
-                "description": f"The full definition of one command of {app} (input schema, "
-                "output schema, hints), by the name search_tools gave.",
-                "inputSchema": NAME_SCHEMA,
-                "outputSchema": envelope_schema({"type": "object"}),
-                "annotations": {"title": "Get a command's schema", **lookup},
-            },
-            {
-                "name": RUN_TOOL,
-                "title": f"Run a command of {app}",
-                "description": f"{run_text} {tail}".strip(),
-                "inputSchema": RUN_SCHEMA,
-                "outputSchema": envelope_schema(None),
-                "annotations": {"title": f"Run a command of {app}", **annotations(combined)},
-            },
-        ]
 
     def input_schema(self, name: str, *, deferred: bool) -> dict[str, Any] | None:
         """A listed tool's input schema by name (for the SDK's header checks)."""
         if deferred:
-            return _DEFERRED_INPUTS.get(name)
+            return deferring.input_schema(name, _run_schema())
         spec = self.by_name.get(name)
         return None if spec is None else self.definition(spec)["inputSchema"]
+
+    def definition_of(self, name: str) -> dict[str, Any] | None:
+        spec = self.by_name.get(name)
+        return None if spec is None else self.definition(spec)
+
+    def command_names(self) -> Iterable[str]:
+        return self.by_name
 
     # Search -----------------------------------------------------------------------------
 
@@ -453,22 +334,6 @@ class Catalog:
             out.append({key: definition[key] for key in ("name", "title", "description")})
             out[-1]["annotations"] = definition["annotations"]
         return out
-
-    def find(self, name: str) -> CommandSpec:
-        """The command a tool name stands for; `InputError` with near misses otherwise."""
-        spec = self.by_name.get(name)
-        if spec is not None:
-            return spec
-        close = difflib.get_close_matches(name, list(self.by_name), n=3)
-        details: dict[str, Any] = {"param": "name"}
-        if close:
-            details["did_you_mean"] = close
-        raise InputError(
-            f"no command is called {name!r}",
-            code="E1002",
-            suggestion=Suggestion(f"Find the command's name with {SEARCH_TOOL}."),
-            details=details,
-        )
 
     # Calls ------------------------------------------------------------------------------
 
@@ -530,26 +395,16 @@ class Catalog:
         return _first_error(_checker(declared), envelope.get("result"), "result") or problem
 
     async def call_deferred(self, tool: str, arguments: Any, flags: Any) -> Reply:
-        """A call of one of the three deferred-mode tools."""
+        """A call of one of the three deferred-mode tools (`deferring.canonical`'s name)."""
         started = time.perf_counter()
         where = f"{self.app.name}.{tool}"
-        try:
-            if tool == SEARCH_TOOL:
-                _check("search", arguments, "arguments")
-                found = self.search(arguments["query"], arguments.get("limit", SEARCH_LIMIT))
-                result: Any = {"tools": found}
-            elif tool == SCHEMA_TOOL:
-                _check("name", arguments, "arguments")
-                result = self.definition(self.find(arguments["name"]))
-            else:
-                _check("run", arguments, "arguments")
-                spec = self.find(arguments["name"])
-                options = arguments.get("options")
-                merged, where = _with_options(flags, options)
-                return await self.run(spec, arguments.get("arguments", {}), merged, where)
-        except ToolError as exc:
-            return _answer(self.app, where, started, error=exc)
-        return _answer(self.app, where, started, result=result)
+        todo = deferring.handle(tool, arguments, self, _run_schema())
+        if isinstance(todo, deferring.Refusal):
+            return _answer(self.app, where, started, error=_refused(todo))
+        if isinstance(todo, deferring.Found):
+            return _answer(self.app, where, started, result=todo.value)
+        merged, at = _with_options(flags, todo.options)
+        return await self.run(self.by_name[todo.name], todo.arguments, merged, at)
 
 
 def _checker(schema: dict[str, Any]) -> Any:
@@ -587,7 +442,8 @@ def build_server(app: App, *, deferred: bool = False) -> Server:
     """The low-level MCP server of `app`, its definitions built (`Catalog.prepare`)."""
     import mcp.types as types
     from mcp.server.lowlevel import Server
-    from mcp.shared.exceptions import MCPError
+
+    from atipkit.serve.mcp import unknown_tool
 
     catalog = Catalog(app)
     catalog.prepare(search=deferred)
@@ -601,18 +457,16 @@ def build_server(app: App, *, deferred: bool = False) -> Server:
         arguments = {} if params.arguments is None else params.arguments
         flags = (ctx.meta or {}).get(FLAGS_META_KEY)
         if deferred:
-            if params.name in DEFERRED_TOOLS:
-                return (await catalog.call_deferred(params.name, arguments, flags)).result()
-            known: Iterable[str] = DEFERRED_TOOLS
+            tool = deferring.canonical(params.name)
+            if tool is not None:
+                return (await catalog.call_deferred(tool, arguments, flags)).result()
+            known: Iterable[str] = deferring.TOOLS
         else:
             spec = catalog.by_name.get(params.name)
             if spec is not None:
                 return (await catalog.run(spec, arguments, flags)).result()
             known = catalog.by_name
-        close = difflib.get_close_matches(params.name, list(known), n=3)
-        raise MCPError(
-            types.INVALID_PARAMS, f"Unknown tool: {params.name}", {"did_you_mean": close}
-        )
+        raise unknown_tool(params.name, known)
 
     count = len(catalog.visible)
     if deferred:
@@ -650,25 +504,36 @@ def serve(
     allow_hosts: Sequence[str] = (),
     allow_origins: Sequence[str] = (),
 ) -> None:
-    """Serve `app`'s commands over MCP until the client goes (stdio) or the process is
-    stopped (http: streamable HTTP at `/mcp`, behind `atipkit.serve.guard`, which answers
-    loopback names, the address and `allow_hosts` as `Host`, and web pages only of
-    `allow_origins`). Over stdio, stdout carries protocol only: the SDK points the
-    process's stdout at stderr while it serves, so whatever a command prints goes there;
-    diagnostics go to stderr."""
+    """Serve `app`'s commands over MCP (`atipkit.serve.mcp`) until the client goes
+    (stdio) or the process is stopped (http: streamable HTTP at `/mcp`, behind
+    `atipkit.serve.guard`, which answers loopback names, the address and `allow_hosts`
+    as `Host`, and web pages only of `allow_origins`). Over stdio, stdout carries
+    protocol only (whatever a command prints goes to stderr); diagnostics go to stderr."""
     if transport not in ("stdio", "http"):
         raise ValueError(f"unknown transport {transport!r}; expected 'stdio' or 'http'")
     from atipkit.app.served import guard_rules
+    from atipkit.serve import mcp as serving
 
     rules = guard_rules(host, allow_hosts, allow_origins)
     _require_sdk()
     server = build_server(app, deferred=deferred)
     if transport == "stdio":
-        import anyio
-
-        anyio.run(_serve_stdio, server, backend="asyncio")
+        serving.serve_stdio(server)
         return
-    _serve_http(server, app, host, port, rules)
+    from atipkit import serve as servers
+    from atipkit._http import is_loopback_host
+    from atipkit.app.served import listen
+
+    sock = listen(host, port)
+    web = serving.http_app(server, host, rules)
+    sys.stderr.write(f"{app.name}: MCP over streamable HTTP at {servers.url(sock)}mcp\n")
+    if not is_loopback_host(host):
+        sys.stderr.write(
+            f"warning: {host} is not a loopback address: anyone who reaches it can run the "
+            "commands (there is no authentication)\n"
+        )
+    sys.stderr.flush()
+    servers.run(web, sock, quiet=True, grace=5)
 
 
 def _require_sdk() -> None:
@@ -682,39 +547,3 @@ def _require_sdk() -> None:
             suggestion="pip install 'atipkit[mcp]'",
             details={"package": "mcp", "found": exc.found},
         ) from None
-
-
-async def _serve_stdio(server: Server) -> None:
-    from mcp.server.stdio import stdio_server
-
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
-
-
-def _serve_http(server: Server, app: App, host: str, port: int, rules: Rules) -> None:
-    import uvicorn
-
-    from atipkit._http import is_loopback_host
-    from atipkit.app.served import listen
-    from atipkit.serve.guard import guard, json_refusal, mcp_security
-
-    sock = listen(host, port)
-    web = guard(
-        server.streamable_http_app(host=host, transport_security=mcp_security()),
-        rules,
-        json_refusal,
-        ("GET", "POST", "DELETE", "OPTIONS"),
-    )
-    config = uvicorn.Config(
-        web, log_level="warning", access_log=False, lifespan="on", timeout_graceful_shutdown=5
-    )
-    bound = sock.getsockname()[1]
-    shown = f"[{host}]" if ":" in host else host
-    sys.stderr.write(f"{app.name}: MCP over streamable HTTP at http://{shown}:{bound}/mcp\n")
-    if not is_loopback_host(host):
-        sys.stderr.write(
-            f"warning: {host} is not a loopback address: anyone who reaches it can run the "
-            "commands (there is no authentication)\n"
-        )
-    sys.stderr.flush()
-    uvicorn.Server(config).run(sockets=[sock])

@@ -52,7 +52,7 @@ def serve(
     ] = None,
     deferred: Annotated[
         bool,
-        Option(help="List search_tools, get_tool_schema and call_tool instead of every command."),
+        Option(help="List search_tools, get_tool_schema and run_tool instead of every command."),
     ] = False,
     transport: Annotated[
         Literal["stdio", "http"], Option(help="stdio, or streamable HTTP at /mcp.")
@@ -90,7 +90,7 @@ def serve(
     are both offered, the second's commands named after its key, and a warning says so; a
     tool's calls run the binary it was described from, and only while it still is that
     binary. With --deferred the client sees three tools (search_tools,
-    get_tool_schema, call_tool) instead of thousands. Over stdio, stdout carries the
+    get_tool_schema, run_tool) instead of thousands. Over stdio, stdout carries the
     protocol only and nothing else is printed on it; over http the result is one record,
     where it listens ({url, tools, mode}), given as soon as it listens; only requests
     whose Host is a loopback name, the address listened on or an --allow-host name, and

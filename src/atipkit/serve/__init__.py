@@ -2,9 +2,10 @@
 
 Each thing served is an ASGI app built by its own module (`serve.registry` for a static
 registry, `serve.tdp` for the Tool Discovery Protocol, which can pass what is not its own
-to another app, so one server gives both), and `listen` + `run` serve any of them with
-uvicorn. Starlette and uvicorn come with the `serve` extra and are imported only
-here, when a server starts, so `import atipkit` stays cheap.
+to another app, so one server gives both; `serve.mcp` for MCP, with `serve.deferred` its
+deferred mode), and `listen` + `run` serve any of them with uvicorn. Starlette and
+uvicorn come with the `serve` extra and are imported only here, when a server starts, so
+`import atipkit` stays cheap.
 """
 
 from __future__ import annotations
@@ -72,20 +73,29 @@ def url(sock: socket.socket) -> str:
     return f"http://[{host}]:{port}/" if ":" in host else f"http://{host}:{port}/"
 
 
-def run(app: Any, sock: socket.socket) -> None:
+def run(app: Any, sock: socket.socket, *, quiet: bool = False, grace: int | None = None) -> None:
     """Serve `app` on `sock` until SIGINT or SIGTERM, then return: being stopped is how a
     server ends, not a failure. (uvicorn shuts down gracefully, then raises the signal
     again for the handler that was there before it; the one put there here only notes
     it, so the process neither dies of SIGTERM nor reports Ctrl-C as an error.)
 
     uvicorn's logs, the request log included, go to stderr: stdout belongs to the
-    command's own output."""
+    command's own output. `quiet` keeps only warnings and no request log (an app's
+    stderr is its own); `grace` bounds the graceful shutdown in seconds (MCP's open
+    event streams would hold it forever)."""
     import uvicorn
     from uvicorn.config import LOGGING_CONFIG
 
     logging = copy.deepcopy(LOGGING_CONFIG)
     logging["handlers"]["access"]["stream"] = "ext://sys.stderr"
-    config = uvicorn.Config(app, log_config=logging, log_level="info", server_header=False)
+    config = uvicorn.Config(
+        app,
+        log_config=logging,
+        log_level="warning" if quiet else "info",
+        access_log=not quiet,
+        server_header=False,
+        timeout_graceful_shutdown=grace,
+    )
     stops = (signal.SIGINT, signal.SIGTERM)
     previous = {s: signal.signal(s, lambda _signum, _frame: None) for s in stops}
     try:

@@ -2,7 +2,7 @@
 
     atip mcp serve --only gh,kubectl            # stdio: one MCP tool a command
     atip mcp serve --all --policy policy.json   # every tool in the registry
-    atip mcp serve --all --deferred             # search_tools, get_tool_schema, call_tool
+    atip mcp serve --all --deferred             # search_tools, get_tool_schema, run_tool
     atip mcp serve --tool imported.json --transport http --port 8080
 
 What a client sees, and why:
@@ -30,14 +30,16 @@ What a client sees, and why:
 - `tools/list` is paginated (`PAGE_SIZE` tools a page; a cursor names the catalog it came
   from, so a cursor from before a change is refused, not silently misread).
 
-Deferred mode lists three tools instead: `search_tools` (words → the best matching
-commands, each with its name, title, description and hints: `atipkit.search`),
-`get_tool_schema` (a name → the tool definition, as `tools/list` would give it) and
-`call_tool` (a name and its arguments → the same answer as calling the tool directly).
+Deferred mode lists three tools instead, those of `atipkit.serve.deferred`, which
+`atipkit.app`'s servers list too: `search_tools` (words → the best matching commands,
+ranked by `atipkit.search`'s BM25), `get_tool_schema` (a name → the tool definition, as
+`tools/list` would give it) and `run_tool` (a name and its arguments → the same answer as
+calling the tool directly; `call_tool`, its name before 0.2, is still answered). Both
+transports are `atipkit.serve.mcp`'s.
 """
 
+from atipkit.serve.deferred import RUN_TOOL, SCHEMA_TOOL, SEARCH_TOOL
 from atipkit.serve.gateway.catalog import Catalog
-from atipkit.serve.gateway.deferred import CALL_TOOL, SCHEMA_TOOL, SEARCH_TOOL
 from atipkit.serve.gateway.selection import (
     GatewayError,
     Loaded,
@@ -48,10 +50,14 @@ from atipkit.serve.gateway.selection import (
 )
 from atipkit.serve.gateway.server import INTERVAL, PAGE_SIZE, Gateway
 
+CALL_TOOL = "call_tool"
+"""Deprecated: `RUN_TOOL`'s name before 0.2, still answered (not listed) until 0.3."""
+
 __all__ = [
     "CALL_TOOL",
     "INTERVAL",
     "PAGE_SIZE",
+    "RUN_TOOL",
     "SCHEMA_TOOL",
     "SEARCH_TOOL",
     "Catalog",

@@ -3,13 +3,12 @@ back to their commands, search over them, and the executor that runs their calls
 
 from __future__ import annotations
 
-import difflib
 import functools
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
 
-from atipkit.serve.gateway.deferred import SEARCH_LIMIT, deferred_definitions
+from atipkit.serve import deferred as deferring
 
 if TYPE_CHECKING:
     from atipkit.bridge.calls import ToolCall
@@ -21,6 +20,8 @@ if TYPE_CHECKING:
     from atipkit.serve.gateway.selection import Loaded
 
 Ask = Callable[["ToolCall", "Decision"], bool]
+RUN_INPUT = deferring.run_schema()
+"""`run_tool`'s input here: a name and its arguments (calls take no flags)."""
 
 
 class Catalog:
@@ -60,8 +61,20 @@ class Catalog:
 
     @functools.cached_property
     def deferred(self) -> list[dict[str, Any]]:
-        """The three tools of deferred mode over this catalog."""
-        return deferred_definitions(self)
+        """The three tools of deferred mode over this catalog (`atipkit.serve.deferred`)."""
+        from atipkit.bridge.safety import combine
+
+        tools = sorted({t.name for t in self.loaded.tools})
+        shown = ", ".join(tools[:8]) + (f" and {len(tools) - 8} more" if len(tools) > 8 else "")
+        return deferring.definitions(
+            searched=f"commands of {shown or 'no tools'}",
+            search_title="Search the command-line tools",
+            run_title="Run a command",
+            count=len(self.names),
+            effects=combine([flat.effects for flat in self.compiled.flat]),
+            run_input=RUN_INPUT,
+            search_words="their names, parameters or examples",
+        )
 
     @property
     def warnings(self) -> list[str]:
@@ -104,7 +117,7 @@ class Catalog:
 
         return command_names(self.compiled)
 
-    def search(self, query: str, limit: int = SEARCH_LIMIT) -> list[dict[str, Any]]:
+    def search(self, query: str, limit: int = deferring.SEARCH_LIMIT) -> list[dict[str, Any]]:
         """The tools sharing words with `query`, best first (ties by name): name, title,
         description and hints of each, not the schema (`get_tool_schema` gives that)."""
         out = []
@@ -118,8 +131,11 @@ class Catalog:
             )
         return out
 
-    def near(self, name: str) -> list[str]:
-        return difflib.get_close_matches(name, self.names, n=3)
+    def definition_of(self, name: str) -> dict[str, Any] | None:
+        return self.definitions.get(name)
+
+    def command_names(self) -> Iterable[str]:
+        return self.names
 
     # Calls ----------------------------------------------------------------------------
 

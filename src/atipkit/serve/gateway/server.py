@@ -3,24 +3,17 @@ telling clients when the tool list changes, asking humans through elicitation.""
 
 from __future__ import annotations
 
-import difflib
+import functools
 import json
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from atipkit.errors import AtipError
-from atipkit.serve.gateway.catalog import Ask, Catalog
-from atipkit.serve.gateway.deferred import (
-    CALL_TOOL,
-    DEFERRED_INPUTS,
-    DEFERRED_TOOLS,
-    SCHEMA_TOOL,
-    SEARCH_LIMIT,
-    SEARCH_TOOL,
-    problem,
-)
+from atipkit.serve import deferred as deferring
+from atipkit.serve.deferred import RUN_TOOL, SCHEMA_TOOL, SEARCH_TOOL
+from atipkit.serve.gateway.catalog import RUN_INPUT, Ask, Catalog
 from atipkit.serve.gateway.selection import Loaded, Selection, fingerprint, load
 
 if TYPE_CHECKING:
@@ -33,6 +26,7 @@ if TYPE_CHECKING:
     from atipkit.policy import Decision, Policy
     from atipkit.registry.local import LocalRegistry
     from atipkit.serve.guard import Rules
+    from atipkit.serve.mcp import Background
 
 PAGE_SIZE = 500
 """Tools a `tools/list` page: a gateway over a whole machine may offer thousands."""
@@ -168,12 +162,13 @@ class Gateway:
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
         if self.deferred:
-            return DEFERRED_INPUTS.get(name)
+            return deferring.input_schema(name, RUN_INPUT)
         found = self.catalog.definitions.get(name)
         return None if found is None else found["inputSchema"]
 
     async def call(self, ctx: Any, name: str, arguments: dict[str, Any]) -> CallToolResult:
-        """Answer a tools/call: a tool of the catalog, or one of the deferred three. A
+        """Answer a tools/call: a tool of the catalog, or one of the deferred three (or
+        an old name of one, `deferring.ALIASES`). A
         failure of the gateway itself (a bug) is logged whole and answered as an error that
         says so, never with the exception's text: that is the gateway's, not the client's."""
         from mcp.shared.exceptions import MCPError
@@ -195,35 +190,28 @@ class Gateway:
             )
 
     async def _call(self, ctx: Any, name: str, arguments: dict[str, Any]) -> CallToolResult:
+        from atipkit.serve.mcp import unknown_tool
+
         catalog = self.catalog
         if self.deferred:
-            if name not in DEFERRED_TOOLS:
-                raise _unknown(name, DEFERRED_TOOLS)
-            return await self._deferred(ctx, catalog, name, arguments)
+            tool = deferring.canonical(name)
+            if tool is None:
+                raise unknown_tool(name, deferring.TOOLS)
+            return await self._deferred(ctx, catalog, tool, arguments)
         if name not in catalog.definitions:
-            raise _unknown(name, catalog.names)
+            raise unknown_tool(name, catalog.names)
         return await self._run(ctx, catalog, name, arguments)
 
     async def _deferred(
         self, ctx: Any, catalog: Catalog, tool: str, arguments: dict[str, Any]
     ) -> CallToolResult:
-        wrong = problem(DEFERRED_INPUTS[tool], arguments)
-        if wrong is not None:
-            return _error(wrong)
-        if tool == SEARCH_TOOL:
-            found = catalog.search(arguments["query"], arguments.get("limit", SEARCH_LIMIT))
-            return _answer({"tools": found})
-        name = arguments["name"]
-        if name not in catalog.definitions:
-            close = catalog.near(name)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            return _error(
-                f"no tool is called {name!r}{hint} Find names with {SEARCH_TOOL}.",
-                {"name": name, "did_you_mean": close},
-            )
-        if tool == SCHEMA_TOOL:
-            return _answer(catalog.definitions[name])
-        return await self._run(ctx, catalog, name, arguments.get("arguments", {}))
+        todo = deferring.handle(tool, arguments, catalog, RUN_INPUT)
+        if isinstance(todo, deferring.Refusal):
+            hint = f" {todo.suggestion}" if todo.suggestion else ""
+            return _error(f"{todo.message}{hint}", todo.details)
+        if isinstance(todo, deferring.Found):
+            return _answer(todo.value)
+        return await self._run(ctx, catalog, todo.name, todo.arguments)
 
     async def _run(
         self, ctx: Any, catalog: Catalog, name: str, arguments: dict[str, Any]
@@ -311,7 +299,7 @@ class Gateway:
         tools = sorted({t.name for t in catalog.loaded.tools})
         how = (
             f"find a command with {SEARCH_TOOL}, read its schema with {SCHEMA_TOOL}, run it "
-            f"with {CALL_TOOL}"
+            f"with {RUN_TOOL}"
             if self.deferred
             else "each tool is one command"
         )
@@ -336,54 +324,28 @@ class Gateway:
         )
 
     def serve_stdio(self, interval: float = INTERVAL) -> None:
-        """Serve one client over stdin/stdout until it goes, watching the registry every
-        `interval` seconds (0: never). stdout carries protocol only: the SDK points the
-        process's stdout at stderr while it serves."""
-        import anyio
+        """Serve one client over stdin/stdout until it goes (`atipkit.serve.mcp`),
+        watching the registry every `interval` seconds (0: never)."""
+        from atipkit.serve.mcp import serve_stdio
 
-        anyio.run(self._stdio, self.server(), interval, backend="asyncio")
-
-    async def _stdio(self, server: Server, interval: float) -> None:
-        import anyio
-        from mcp.server.stdio import stdio_server
-
-        async with anyio.create_task_group() as tasks:
-            if interval > 0:
-                tasks.start_soon(self.watch, interval)
-            async with stdio_server() as (read, write):
-                await server.run(read, write, server.create_initialization_options())
-            tasks.cancel_scope.cancel()
+        serve_stdio(self.server(), self._watcher(interval))
 
     def http_app(
         self, host: str = "127.0.0.1", interval: float = INTERVAL, rules: Rules | None = None
     ) -> Any:
-        """The ASGI app of streamable HTTP at `/mcp` (serve it with `atipkit.serve.run`),
-        watching the registry every `interval` seconds (0: never) while it runs, behind
-        `atipkit.serve.guard` with `rules` (default: those of a server on `host` with no
-        other names or origins allowed) in place of the SDK's own Host and Origin check,
-        which lets any page of `http://localhost:<any port>` call the tools."""
-        import contextlib
-
-        import anyio
-
+        """The ASGI app of streamable HTTP at `/mcp` (`atipkit.serve.mcp`; serve it with
+        `atipkit.serve.run`), watching the registry every `interval` seconds (0: never)
+        while it runs, behind `atipkit.serve.guard` with `rules` (default: those of a
+        server on `host` with no other names or origins allowed)."""
         from atipkit.serve.guard import Rules as GuardRules
-        from atipkit.serve.guard import guard, json_refusal, mcp_security
+        from atipkit.serve.mcp import http_app
 
-        web = self.server().streamable_http_app(host=host, transport_security=mcp_security())
-        inner = web.router.lifespan_context
-        gateway = self
+        return http_app(self.server(), host, rules or GuardRules(host), self._watcher(interval))
 
-        @contextlib.asynccontextmanager
-        async def lifespan(app: Any) -> Any:
-            async with inner(app) as state, anyio.create_task_group() as tasks:
-                if interval > 0:
-                    tasks.start_soon(gateway.watch, interval)
-                yield state
-                tasks.cancel_scope.cancel()
-
-        web.router.lifespan_context = lifespan
-        methods = ("GET", "POST", "DELETE", "OPTIONS")
-        return guard(web, rules or GuardRules(host), json_refusal, methods)
+    def _watcher(self, interval: float) -> Background | None:
+        if interval <= 0:
+            return None
+        return functools.partial(self.watch, interval)
 
 
 def _can_elicit(ctx: Any) -> bool:
@@ -394,14 +356,6 @@ def _can_elicit(ctx: Any) -> bool:
         and capabilities.elicitation is not None
         and bool(getattr(session, "can_send_request", False))
     )
-
-
-def _unknown(name: str, known: Iterable[str]) -> Exception:
-    import mcp.types as types
-    from mcp.shared.exceptions import MCPError
-
-    close = difflib.get_close_matches(name, list(known), n=3)
-    return MCPError(types.INVALID_PARAMS, f"Unknown tool: {name}", {"did_you_mean": close})
 
 
 def _answer(value: dict[str, Any]) -> CallToolResult:

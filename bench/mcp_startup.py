@@ -1,0 +1,171 @@
+"""Time to the first `tools/list` answer of `atip mcp serve` over stdio, beside the floor.
+
+    python bench/mcp_startup.py [--reps N] [--json] [--tool FILE ...] [--deferred]
+
+Each repetition starts a real `atip mcp serve --tool FILE --interval 0` process and speaks
+real JSON-RPC to it over its pipes, as an MCP client does: `initialize`, the
+`notifications/initialized` notification, `tools/list`; the clock runs from just before
+the process is started to the moment the `tools/list` answer's line has been read, then
+stdin is closed and the server must exit 0. `python3 -c pass` is timed the same way
+(start to exit) in the same rounds, in a shuffled order, so a busy machine slows both
+alike; the report gives medians, p95s and the ratio of the medians.
+
+The tools default to the examples' `gh`, `kubectl` and `terraform` documents, so nothing
+of the machine (PATH, the registry) is read: the registry, cache and home are a
+temporary directory's. Issue 22's target: under 300 ms to the first `tools/list`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from _machine import cpu
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent
+TOOLS = [ROOT / "examples" / "tools" / f"{name}.json" for name in ("gh", "kubectl", "terraform")]
+TARGET_MS = 300.0
+HANDSHAKE = [
+    {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "bench", "version": "0"},
+        },
+    },
+    {"jsonrpc": "2.0", "method": "notifications/initialized"},
+    {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+]
+
+
+def environment(home: Path) -> dict[str, str]:
+    """A machine of the bench's own, with this checkout's atipkit first on the path."""
+    env = {
+        **os.environ,
+        "HOME": str(home / "home"),
+        "XDG_DATA_HOME": str(home / "data"),
+        "XDG_CONFIG_HOME": str(home / "config"),
+        "ATIP_CACHE_DIR": str(home / "cache"),
+        "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")]),
+    }
+    env.pop("XDG_CACHE_HOME", None)
+    return env
+
+
+def first_list(command: list[str], env: dict[str, str]) -> tuple[float, int]:
+    """Seconds from start to the `tools/list` answer, and how many tools it listed."""
+    started = time.perf_counter()
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env=env,
+    )
+    assert process.stdin is not None
+    assert process.stdout is not None
+    try:
+        process.stdin.write(json.dumps(HANDSHAKE[0]) + "\n")
+        process.stdin.flush()
+        answer = json.loads(process.stdout.readline())
+        if answer.get("id") != 1 or "result" not in answer:
+            raise SystemExit(f"initialize failed: {answer}")
+        process.stdin.write("".join(json.dumps(m) + "\n" for m in HANDSHAKE[1:]))
+        process.stdin.flush()
+        answer = json.loads(process.stdout.readline())
+        elapsed = time.perf_counter() - started
+        if answer.get("id") != 2 or "result" not in answer:
+            raise SystemExit(f"tools/list failed: {answer}")
+        process.stdin.close()
+        if process.wait(30) != 0:
+            raise SystemExit(f"the server exited {process.returncode}")
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    return elapsed, len(answer["result"]["tools"])
+
+
+def floor(env: dict[str, str]) -> float:
+    started = time.perf_counter()
+    subprocess.run([sys.executable, "-c", "pass"], env=env, check=True)
+    return time.perf_counter() - started
+
+
+def p95(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, math.ceil(0.95 * len(ordered)) - 1)]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--reps", type=int, default=15)
+    parser.add_argument("--json", action="store_true", help="one JSON object, not a table")
+    parser.add_argument("--tool", type=Path, action="append", help="ATIP documents to serve")
+    parser.add_argument("--deferred", action="store_true", help="serve in deferred mode")
+    args = parser.parse_args()
+    tools = args.tool or TOOLS
+    serve = [sys.executable, "-m", "atipkit.cli", "mcp", "serve", "--interval", "0"]
+    for path in tools:
+        serve += ["--tool", str(path)]
+    if args.deferred:
+        serve.append("--deferred")
+    times: dict[str, list[float]] = {"serve": [], "floor": []}
+    listed = 0
+    with tempfile.TemporaryDirectory() as home:
+        env = environment(Path(home))
+        first_list(serve, env)  # warm the disk cache and any bytecode, not timed
+        for _ in range(args.reps):
+            jobs = ["serve", "floor"]
+            random.shuffle(jobs)
+            for job in jobs:
+                if job == "serve":
+                    elapsed, listed = first_list(serve, env)
+                else:
+                    elapsed = floor(env)
+                times[job].append(elapsed)
+    serve_ms = statistics.median(times["serve"]) * 1000
+    floor_ms = statistics.median(times["floor"]) * 1000
+    report: dict[str, Any] = {
+        "cpu": cpu(),
+        "python": sys.version.split()[0],
+        "reps": args.reps,
+        "tools_listed": listed,
+        "mode": "deferred" if args.deferred else "one tool a command",
+        "first_tools_list_ms": {"median": serve_ms, "p95": p95(times["serve"]) * 1000},
+        "python_pass_ms": {"median": floor_ms, "p95": p95(times["floor"]) * 1000},
+        "ratio": serve_ms / floor_ms,
+        "target_ms": TARGET_MS,
+        "met": serve_ms < TARGET_MS,
+    }
+    if args.json:
+        print(json.dumps(report, indent=2))
+        return
+    print(f"{report['cpu']}, Python {report['python']}, {args.reps} runs, {report['mode']}")
+    print(f"{'':32} {'median':>8} {'p95':>8}")
+    for label, key in (
+        (f"atip mcp serve ({listed} tools)", "first_tools_list_ms"),
+        ("python3 -c pass", "python_pass_ms"),
+    ):
+        print(f"{label:32} {report[key]['median']:7.0f}ms {report[key]['p95']:7.0f}ms")
+    verdict = "met" if report["met"] else "missed"
+    print(f"ratio {report['ratio']:.1f}x; target < {TARGET_MS:.0f} ms: {verdict}")
+
+
+if __name__ == "__main__":
+    main()

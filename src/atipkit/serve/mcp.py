@@ -1,0 +1,80 @@
+"""The one way atipkit serves MCP: a low-level SDK `Server` over stdio, or over streamable
+HTTP at `/mcp` behind `atipkit.serve.guard`, for `atipkit.app`'s servers and the gateway.
+
+Both transports may run a task beside the server for as long as it serves (the gateway
+watches the registry); over HTTP it runs inside the SDK's own lifespan, so it starts
+after the session manager and stops before it. HTTP is served by `atipkit.serve.run`,
+the uvicorn start-up of every server atipkit runs.
+
+Over stdio, stdout carries protocol only: the SDK points the process's stdout at stderr
+while it serves, so whatever a command prints goes there.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import difflib
+from collections.abc import Awaitable, Callable, Iterable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from mcp.server.lowlevel import Server
+
+    from atipkit.serve.guard import Rules
+
+Background = Callable[[], Awaitable[None]]
+"""A task that runs beside the server while it serves, cancelled when it stops."""
+
+__all__ = ["Background", "http_app", "serve_stdio", "unknown_tool"]
+
+
+def unknown_tool(name: str, known: Iterable[str]) -> Exception:
+    """The protocol's answer to a call of a tool the server never listed: INVALID_PARAMS,
+    with the nearest names as `did_you_mean`."""
+    import mcp.types as types
+    from mcp.shared.exceptions import MCPError
+
+    close = difflib.get_close_matches(name, list(known), n=3)
+    return MCPError(types.INVALID_PARAMS, f"Unknown tool: {name}", {"did_you_mean": close})
+
+
+def serve_stdio(server: Server, background: Background | None = None) -> None:
+    """Serve one client over stdin and stdout until it goes."""
+    import anyio
+
+    anyio.run(_stdio, server, background, backend="asyncio")
+
+
+async def _stdio(server: Server, background: Background | None) -> None:
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    async with anyio.create_task_group() as tasks:
+        if background is not None:
+            tasks.start_soon(background)
+        async with stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+        tasks.cancel_scope.cancel()
+
+
+def http_app(server: Server, host: str, rules: Rules, background: Background | None = None) -> Any:
+    """The ASGI app of streamable HTTP at `/mcp` (serve it with `atipkit.serve.run`),
+    behind `atipkit.serve.guard` with `rules` in place of the SDK's own Host and Origin
+    check, which lets any page of `http://localhost:<any port>` call the tools."""
+    from atipkit.serve.guard import guard, json_refusal, mcp_security
+
+    web = server.streamable_http_app(host=host, transport_security=mcp_security())
+    if background is not None:
+        inner = web.router.lifespan_context
+
+        @contextlib.asynccontextmanager
+        async def lifespan(app: Any) -> Any:
+            import anyio
+
+            async with inner(app) as state, anyio.create_task_group() as tasks:
+                tasks.start_soon(background)
+                yield state
+                tasks.cancel_scope.cancel()
+
+        web.router.lifespan_context = lifespan
+    return guard(web, rules, json_refusal, ("GET", "POST", "DELETE", "OPTIONS"))
