@@ -327,23 +327,11 @@ def test_a_query_that_is_not_words_is_an_error_result(query):
     assert "query" in result["content"]
 
 
-class _Words:
-    """A CommandIndex ranked by BM25 alone (its default is fused when the rerank extra
-    runs, and meaning always finds something nearest)."""
-
-    def __init__(self, index: CommandIndex) -> None:
-        self.index = index
-
-    def search(self, query: str, limit: int) -> list[Any]:
-        return self.index.search(query, limit, rerank=False)
-
-    def __len__(self) -> int:
-        return len(self.index)
-
-
 def test_no_match_says_so_without_references():
+    """The index ranks by words (BM25, its default) even where the rerank extra runs,
+    whose meaning would always find something nearest (decision 368)."""
     compiled = compile_tools(EXAMPLE_TOOLS, "anthropic")
-    index = _Words(CommandIndex.from_tools(EXAMPLE_TOOLS))
+    index = CommandIndex.from_tools(EXAMPLE_TOOLS)
     result = anthropic_search_result(index, compiled, "toolu_1", "xyzzy plugh")
     assert "is_error" not in result
     assert isinstance(result["content"], str)
@@ -403,20 +391,25 @@ def test_the_tools_compiled_must_be_given(provider):
 
 
 def test_a_command_named_like_the_search_tool_renames_it():
-    atip_like = atipkit.from_dict(
-        minimal(
-            name="atip",
-            commands={
-                "search": {"description": "Search", "commands": {"tools": {"description": "x"}}}
-            },
-        )
+    search_like = atipkit.from_dict(
+        minimal(name="search", commands={"tools": {"description": "Search the tools"}})
     )
-    compiled = compile_tools(atip_like, "anthropic")
+    compiled = compile_tools(search_like, "anthropic")
     assert SEARCH_TOOL in compiled.bindings
     with pytest.raises(ValueError, match="give the search tool another name"):
-        deferred_tools(compiled, atip_like)
-    search, *_ = deferred_tools(compiled, atip_like, search_tool="find_commands")
+        deferred_tools(compiled, search_like)
+    search, *_ = deferred_tools(compiled, search_like, search_tool="find_commands")
     assert search["name"] == "find_commands"
+
+
+def test_one_search_tool_name_wherever_atipkit_defers_and_the_old_one_on_request():
+    from atipkit.bridge.deferred import OLD_SEARCH_TOOL
+    from atipkit.serve import deferred as mcp_deferred
+
+    assert SEARCH_TOOL == mcp_deferred.SEARCH_TOOL == "search_tools"
+    compiled = compile_tools(EXAMPLE_TOOLS, "anthropic")
+    search, *_ = deferred_tools(compiled, EXAMPLE_TOOLS, search_tool=OLD_SEARCH_TOOL)
+    assert search["name"] == "atip_search_tools"
 
 
 # -- atip compile --deferred ------------------------------------------------------------
@@ -452,16 +445,8 @@ def test_cli_deferred_table_and_envelope():
 @pytest.mark.usefixtures("isolated_home")
 def test_cli_deferred_refuses_a_command_named_as_the_search_tool(tmp_path):
     """The document's conflict with --deferred: a usage error, not an internal one (70)."""
-    doc = minimal(
-        name="atip",
-        commands={
-            "search": {
-                "description": "Search",
-                "commands": {"tools": {"description": "Search the tools"}},
-            }
-        },
-    )
-    path = tmp_path / "atip.json"
+    doc = minimal(name="search", commands={"tools": {"description": "Search the tools"}})
+    path = tmp_path / "search.json"
     path.write_text(json.dumps(doc))
     done = atip("compile", str(path), "--provider", "anthropic", "--deferred", "--json")
     assert done.returncode == 2, done.stdout

@@ -197,20 +197,22 @@ def test_the_two_rankings_meet_by_reciprocal_rank():
 
 
 @needs_model
-def test_the_default_is_fused_with_the_extra_and_bm25_without(monkeypatch):
+def test_auto_is_fused_with_the_extra_and_bm25_without(monkeypatch):
+    """`rerank=None` is `atip search`'s auto; the library's default is BM25 (decision 368)."""
     index = CommandIndex.from_tools(shelf())
     query = "give up after thirty seconds"
     assert rerank.unavailable() is None
-    assert index.search(query, 5) == index.search(query, 5, rerank=True)
-    assert names(index.search(query, 1)) == ["timeout"]
+    assert index.search(query, 5, rerank=None) == index.search(query, 5, rerank=True)
+    assert names(index.search(query, 1, rerank=None)) == ["timeout"]
+    assert index.search(query, 5) == index.search(query, 5, rerank=False) == []
 
     # the model's files absent: the module's own ModelMissing, and BM25 alone
     monkeypatch.setattr(embed, "CARRIERS", (("no-such-carrier", "atipkit_no_such_carrier", "m"),))
     rerank.encoder.cache_clear()
     try:
         assert "no-such-carrier" in (rerank.unavailable() or "")
-        assert index.search(query, 5) == index.search(query, 5, rerank=False) == []
-        assert index.search("compress", 5) == index.search("compress", 5, rerank=False)
+        assert index.search(query, 5, rerank=None) == index.search(query, 5, rerank=False) == []
+        assert index.search("compress", 5, rerank=None) == index.search("compress", 5)
         with pytest.raises(embed.ModelMissing):
             index.search(query, 5, rerank=True)
     finally:
@@ -264,7 +266,7 @@ def test_each_command_is_embedded_once_and_kept_beside_the_index(machine, monkey
     again, report = machine_index()  # a new search: the index and the vectors are read back
     assert report.updated is False
     assert again is not index
-    hits = again.search("look after an animal", 2)  # fused: the default
+    hits = again.search("look after an animal", 2, rerank=None)  # fused: auto
     assert names(hits)[0] == "alpha_go"
     assert rerank.semantic(again).embedded == 0
     assert encoded == ["look after an animal"]  # the query, and nothing else

@@ -13,11 +13,12 @@ loads them; this module renders a compile that way.
   and its `namespace`; compiled names are unique across the compile, so
   `parse_tool_calls` maps it back by name as it maps any call.
 - **Anthropic**: every compiled tool gets `defer_loading: true`, and a custom search tool
-  (`atip_search_tools`, not deferred: the API refuses a request whose tools are all
-  deferred) is answered by the agent itself with `anthropic_search_result`: a
+  (`search_tools`, as MCP's deferred mode names its own; not deferred: the API refuses a
+  request whose tools are all deferred) is answered by the agent itself with
+  `anthropic_search_result`: a
   `tool_result` of `tool_reference` blocks, which the API expands into the definitions.
   The ranking is atipkit's own (`atipkit.search.CommandIndex`, over the commands'
-  metadata), not the API's.
+  metadata, BM25 as the index ranks by default), not the API's.
 
 Shapes are those of the official SDKs' types (`openai.types.responses.NamespaceToolParam`,
 `ToolSearchToolParam`; `anthropic.types.ToolParam`, `ToolResultBlockParam`,
@@ -35,8 +36,12 @@ from atipkit.model import Tool
 
 DEFERRED_PROVIDERS: tuple[Provider, ...] = ("openai-responses", "anthropic")
 """The providers whose APIs load deferred tools through a search."""
-SEARCH_TOOL = "atip_search_tools"
-"""The name of the Anthropic search tool the agent answers."""
+SEARCH_TOOL = "search_tools"
+"""The name of the Anthropic search tool the agent answers, and of the search tool of
+MCP's deferred mode (`atipkit.serve.deferred`): one name wherever atipkit defers."""
+OLD_SEARCH_TOOL = "atip_search_tools"
+"""Deprecated: the Anthropic search tool's name before 0.2. An agent whose recorded
+conversations name it passes `search_tool=OLD_SEARCH_TOOL` until 0.3 (decision 367)."""
 DEFAULT_LIMIT = 5  # what Anthropic's own search tools return by default
 MAX_LIMIT = 20
 

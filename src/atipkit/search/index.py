@@ -158,18 +158,20 @@ class CommandIndex:
         return list(self._entries)
 
     def search(
-        self, query: str, limit: int = DEFAULT_LIMIT, *, rerank: bool | None = None
+        self, query: str, limit: int = DEFAULT_LIMIT, *, rerank: bool | None = False
     ) -> list[Hit]:
         """The commands that fit `query`, best first, at most `limit`; ties go by name,
         so the order is stable.
 
-        `rerank=False` ranks by BM25 alone: a command must share a term with the query
-        (a query of stop words only, or of words no command has, finds nothing).
+        `rerank=False`, the default, ranks by BM25 alone: a command must share a term
+        with the query (a query of stop words only, or of words no command has, finds
+        nothing), and the answer is the same on every install (decisions 197, 368).
         `rerank=True` fuses that ranking with a sentence encoder's
         (`atipkit.search.rerank`; the `rerank` extra, else `embed.ModelMissing`, an
         ImportError): a hit need not share a word with the query, and its score is the
-        fused one. The default, None, is fused when the extra is installed
-        (`rerank.unavailable()` is None) and BM25 alone otherwise.
+        fused one. `rerank=None` is fused when the extra is installed
+        (`rerank.unavailable()` is None) and BM25 alone otherwise: `atip search`'s
+        `--ranking auto`, the one caller that chooses it.
 
         Raises `DamagedIndex` when a posting it reads names no command (a loaded index
         written by something else)."""

@@ -1,6 +1,6 @@
 """Fused ranking: BM25 and a sentence encoder, each ranking the commands, and the two
-rankings met by reciprocal-rank fusion (`CommandIndex.search(query)` whenever the
-`rerank` extra is installed; `atip search`).
+rankings met by reciprocal-rank fusion (`CommandIndex.search(query, rerank=True)`, or
+`rerank=None` where the `rerank` extra is installed: `atip search`'s default).
 
 BM25 matches words, and a task told in a person's words often shares none with the
 command that does it ("open a shell inside a running container" is `kubectl exec`,

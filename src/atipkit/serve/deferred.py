@@ -15,6 +15,11 @@ with near misses. What differs stays with each server: how a command runs (an ap
 function, an executable under a policy) and how an answer or a refusal is worded on the
 wire (an app's envelope, the gateway's text). `handle` therefore returns what to do
 (`Found`, `Refusal` or `Run`) and the server renders it.
+
+`search_tools` ranks by words, the same on every install: the gateway by
+`atipkit.search.CommandIndex`'s BM25 (the library's default ranking), an app by
+`KeywordIndex` (an app needs no search extra); never by the sentence encoder, which only
+`atip search` chooses (decisions 197, 368).
 """
 
 from __future__ import annotations
@@ -24,6 +29,8 @@ import functools
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
+
+from atipkit.bridge.deferred import SEARCH_TOOL  # one name wherever atipkit defers
 
 if TYPE_CHECKING:
     from atipkit.model import Effects
@@ -49,7 +56,6 @@ __all__ = [
     "run_schema",
 ]
 
-SEARCH_TOOL = "search_tools"
 SCHEMA_TOOL = "get_tool_schema"
 RUN_TOOL = "run_tool"
 TOOLS = (SEARCH_TOOL, SCHEMA_TOOL, RUN_TOOL)
@@ -219,7 +225,8 @@ class Lookup(Protocol):
     """What deferred mode needs of a server's catalog."""
 
     def search(self, query: str, limit: int) -> list[dict[str, Any]]:
-        """The best `limit` commands for `query`: name, title, description, annotations."""
+        """The best `limit` commands for `query` by its words, each with its name, title,
+        description and annotations."""
         ...
 
     def definition_of(self, name: str) -> dict[str, Any] | None:
