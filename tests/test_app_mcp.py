@@ -478,4 +478,5 @@ def test_streamable_http_server_process(tmp_path, env):
         assert error["message"] == f"127.0.0.1:{port} is already in use"
     finally:
         stop(process)
+    assert process.returncode == 0  # SIGTERM: being stopped is how a server ends (decision 370)
     assert f"http://127.0.0.1:{port}/mcp" in log.read_text()

@@ -179,14 +179,14 @@ def definitions(
     hints and safety suffix are the worst case. `run_answer` ends `run_tool`'s
     description (what a call answers); `outputs` gives each tool its `outputSchema`, for
     servers whose answers have one."""
-    from atipkit.bridge.mcp import annotations
+    from atipkit.bridge.mcp import annotations as hints
     from atipkit.bridge.safety import suffix
 
     run_text = (
         f"Run one of the {count} commands by name: find it with {SEARCH_TOOL}, read its "
         f"input schema with {SCHEMA_TOOL}, pass its arguments here.{run_answer}"
     )
-    tools = [
+    tools: list[dict[str, Any]] = [
         {
             "name": SEARCH_TOOL,
             "title": search_title,
@@ -209,7 +209,7 @@ def definitions(
             "title": run_title,
             "description": f"{run_text} {suffix(effects)}".strip(),
             "inputSchema": run_input,
-            "annotations": {"title": run_title, **annotations(effects)},
+            "annotations": {"title": run_title, **hints(effects)},
         },
     ]
     for tool in tools:

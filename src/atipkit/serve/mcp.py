@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Callable, Coroutine, Iterable
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
     from atipkit.serve.guard import Rules
 
-Background = Callable[[], Awaitable[None]]
+Background = Callable[[], Coroutine[Any, Any, None]]
 """A task that runs beside the server while it serves, cancelled when it stops."""
 
 __all__ = ["Background", "http_app", "serve_stdio", "unknown_tool"]
