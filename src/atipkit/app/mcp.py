@@ -306,6 +306,13 @@ class Catalog:
     def command_names(self) -> Iterable[str]:
         return self.by_name
 
+    def find(self, name: str) -> CommandSpec:
+        """The command a tool name stands for; `InputError` with near misses otherwise."""
+        spec = self.by_name.get(name)
+        if spec is None:
+            raise _refused(deferring.unknown(name, self.by_name))
+        return spec
+
     # Search -----------------------------------------------------------------------------
 
     @functools.cached_property
