@@ -42,6 +42,7 @@ import msgspec
 
 from atipkit import paths
 from atipkit._atomic import write_atomic
+from atipkit._clock import timestamp, utcnow
 from atipkit.deny import DEFAULT_SKIP, DenyList, configured
 from atipkit.infer.coverage import (
     InferenceReport,
@@ -55,8 +56,8 @@ from atipkit.infer.coverage import (
 from atipkit.model import is_tool_name
 from atipkit.naming import Renamed, renamed
 from atipkit.probe import DEFAULT_TIMEOUT, probe
-from atipkit.registry.local import MAX_AGE, Entry, LocalRegistry, timestamp, utcnow
-from atipkit.resolve import find_shim, is_inferred
+from atipkit.registry.local import MAX_AGE, Entry, LocalRegistry
+from atipkit.registry.shims import find_shim, is_inferred
 
 __all__ = ["DEFAULT_SKIP", "ProbeFailed", "ScanReport", "Step", "discover", "safe_dirs", "scan"]
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import msgspec
 
-from atipkit.registry.local import timestamp
+from atipkit._clock import timestamp
 
 
 class AuditLog:

@@ -53,7 +53,7 @@ from atipkit._atomic import write_atomic
 from atipkit.deny import configured
 from atipkit.model import Tool, dumps
 from atipkit.registry.local import LocalRegistry
-from atipkit.resolve import find_shim, is_inferred, shim_paths
+from atipkit.registry.shims import find_shim, is_inferred, shim_paths
 from atipkit.trust.digest import sha256_file
 
 if TYPE_CHECKING:  # the readers of help and pages are imported where used: a plain

@@ -22,6 +22,7 @@ from typing import Any
 
 import msgspec
 
+from atipkit._clock import timestamp
 from atipkit.deny import configured
 from atipkit.infer.effects import infer_effects
 from atipkit.infer.helptext import (
@@ -61,7 +62,6 @@ from atipkit.model import (
 )
 from atipkit.probe import run_sandboxed
 from atipkit.protocol import PROTOCOL_VERSION
-from atipkit.registry.local import timestamp
 from atipkit.trust.digest import sha256_file
 
 HELP_TIMEOUT = 2.0

@@ -38,13 +38,13 @@ from typing import Any
 import msgspec
 
 from atipkit import _jsontext
+from atipkit._clock import timestamp, utcnow
 from atipkit.errors import AtipError, DocumentError
 from atipkit.model import is_tool_name
 from atipkit.problems import Problem, error, warning
 from atipkit.protocol import PROTOCOL_VERSION
 from atipkit.registry import layout
 from atipkit.registry.catalog import ShimInfo, build_catalog, build_coverage
-from atipkit.registry.local import timestamp, utcnow
 from atipkit.registry.page import render_index
 from atipkit.validation import validate
 

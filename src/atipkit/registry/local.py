@@ -22,6 +22,7 @@ import msgspec
 
 from atipkit import _jsontext, paths
 from atipkit._atomic import write_atomic
+from atipkit._clock import timestamp, utcnow
 from atipkit.errors import AtipError, DocumentError
 from atipkit.model import Tool, dumps, load
 from atipkit.trust.digest import sha256_hex
@@ -66,14 +67,6 @@ class RegistryFile(msgspec.Struct, kw_only=True, omit_defaults=True, rename="cam
     counter: int = 0
     agent: dict[str, Any] | None = None
     tools: dict[str, Entry] = {}
-
-
-def utcnow() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
-def timestamp(moment: dt.datetime | None = None) -> str:
-    return (moment or utcnow()).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 class LocalRegistry:

@@ -42,6 +42,7 @@ import msgspec
 
 from atipkit import _jsontext, paths
 from atipkit._atomic import write_atomic
+from atipkit._clock import timestamp, utcnow
 from atipkit._http import (
     Fetcher,
     HttpError,
@@ -57,7 +58,6 @@ from atipkit.model import Tool
 from atipkit.policy.rules import TrustRank
 from atipkit.registry import layout
 from atipkit.registry.config import RemoteRegistry, Settings, load_settings
-from atipkit.registry.local import timestamp, utcnow
 from atipkit.trust.digest import sha256_hex
 from atipkit.validation import validate_decoded
 

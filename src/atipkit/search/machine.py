@@ -29,7 +29,8 @@ from atipkit._atomic import write_atomic
 from atipkit.errors import AtipError
 from atipkit.registry import layout
 from atipkit.registry.local import Entry, LocalRegistry
-from atipkit.resolve import file_state, load_recorded, pattern_dirs, shim_paths
+from atipkit.registry.shims import shim_paths
+from atipkit.resolve import file_state, load_recorded, pattern_dirs
 from atipkit.search.documents import CommandDoc, command_documents
 from atipkit.search.index import CommandIndex
 from atipkit.trust.digest import sha256_hex
