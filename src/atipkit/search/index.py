@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from atipkit.search.documents import FIELDS, CommandDoc, command_documents
+from atipkit.search.hits import CommandEntry, Hit
 from atipkit.search.terms import terms
 
 if TYPE_CHECKING:
@@ -53,27 +54,6 @@ FIELD_B = {"name": 0.5, "description": 0.75, "prose": 0.75, "parameters": 0.75}
 class DamagedIndex(ValueError):
     """A query read a posting that names no command: the saved index was written by
     something else (damage is the checksum's, at load). The caller rebuilds it."""
-
-
-class Hit(msgspec.Struct, frozen=True):
-    """One command that matches a query."""
-
-    tool: str
-    command: str  # the command path, space-joined; "" for the tool's root command
-    name: str  # the command's tool name in a compile (`gh_pr_list`)
-    score: float
-    description: str
-
-
-class CommandEntry(msgspec.Struct, frozen=True, array_like=True):
-    """What a hit needs of a document (the terms stay behind once the index is built),
-    and the tool's description, which the re-ranker reads the command's with."""
-
-    tool: str
-    command: str
-    name: str
-    description: str
-    tool_description: str = ""
 
 
 class _Postings(msgspec.Struct, frozen=True):

@@ -34,7 +34,7 @@ import time
 import weakref
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
@@ -42,13 +42,29 @@ from atipkit import paths
 from atipkit.search.embed import DIMENSIONS, MODEL, WEIGHTS_SHA256, Encoder, ModelMissing
 
 if TYPE_CHECKING:
-    from atipkit.search.index import CommandEntry, CommandIndex, Hit
+    from atipkit.search.hits import CommandEntry, Hit
 
 DEPTH = 100  # commands taken from each ranking
 K = 10  # reciprocal-rank fusion's constant: 60 in Cormack et al. 2009; 10 on dev
 _FILE = "vectors.msgpack"
 _FORMAT = 1
 _MODEL_KEY = f"{MODEL}@{WEIGHTS_SHA256[:16]}"
+
+
+class Ranked(Protocol):
+    """What fusion needs of an index: `atipkit.search.index.CommandIndex`, which calls
+    this module (and is not imported by it, so the two stay one-way)."""
+
+    @property
+    def directory(self) -> Path | None: ...
+
+    def __len__(self) -> int: ...
+
+    def commands(self) -> list[CommandEntry]: ...
+
+    def search(self, query: str, limit: int = ..., *, rerank: bool | None = None) -> list[Hit]: ...
+
+    def hit(self, position: int, score: float) -> Hit: ...
 
 
 class Semantic(msgspec.Struct, kw_only=True):
@@ -68,7 +84,7 @@ class _Saved(msgspec.Struct):
     vectors: bytes
 
 
-_STATES: weakref.WeakKeyDictionary[CommandIndex, Semantic] = weakref.WeakKeyDictionary()
+_STATES: weakref.WeakKeyDictionary[Ranked, Semantic] = weakref.WeakKeyDictionary()
 
 
 @cache
@@ -87,7 +103,7 @@ def command_text(entry: CommandEntry) -> str:
     return text
 
 
-def semantic(index: CommandIndex) -> Semantic:
+def semantic(index: Ranked) -> Semantic:
     """The vectors of `index`'s commands, up to date, kept with the index object (and
     beside it on disk when it has a directory). Raises `embed.ModelMissing` when the
     `rerank` extra is not installed."""
@@ -108,7 +124,7 @@ def unavailable() -> str | None:
     return None
 
 
-def search(index: CommandIndex, query: str, limit: int) -> list[Hit]:
+def search(index: Ranked, query: str, limit: int) -> list[Hit]:
     """The `limit` best commands for `query`, BM25's and the encoder's rankings fused
     (see above); a hit's `score` is its fused score."""
     import numpy as np
@@ -130,7 +146,7 @@ def search(index: CommandIndex, query: str, limit: int) -> list[Hit]:
     return [index.hit(i, score) for i, score in best[:limit]]
 
 
-def _vectors(index: CommandIndex) -> Semantic:
+def _vectors(index: Ranked) -> Semantic:
     """Every command's vector: read back where its text is unchanged, embedded where it
     is new, and saved beside the index when it has a directory."""
     import numpy as np
