@@ -7,6 +7,7 @@ import json
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import pytest
@@ -290,6 +291,73 @@ def test_dry_run_runs_nothing(notes):
     assert outcome.result is None
     assert outcome.invocation.argv == [exe["notes"], "add", "--", "-rf"]
     assert not store.exists()
+
+
+# -- remote callers ------------------------------------------------------------------------
+
+
+class Answer(msgspec.Struct, frozen=True):
+    text: str
+    is_error: bool = False
+    structured_content: Any = None
+    seconds: float = 0.01
+
+
+class Ring:
+    """One call of `Ringing`'s, ready to send."""
+
+    def __init__(self, caller: Ringing, request: dict[str, Any]) -> None:
+        self.caller, self.request = caller, request
+        self.argv, self.target = ["tel:notes"], "notes on tel:notes"
+
+    def send(self, *, timeout: float) -> Answer:
+        if self.caller.hang:
+            raise TimeoutError("no answer")
+        self.caller.sent.append(self.request)
+        return Answer(f"rang {self.request['command']}", structured_content={"ok": 1})
+
+
+class Ringing:
+    """A remote caller of the test's own: it claims the notes tool and answers each call
+    itself (or times out), so the seam is tested apart from any protocol; the MCP caller
+    is tested against a real server in test_interop_mcp.py."""
+
+    def __init__(self, *, hang: bool = False) -> None:
+        self.sent: list[dict[str, Any]] = []
+        self.hang = hang
+
+    def claims(self, tool: atipkit.Tool) -> bool:
+        return tool.name == "notes"
+
+    def prepare(self, tool, path, values) -> Ring:
+        return Ring(self, {"command": list(path), "values": {r.name: v for r, v in values.items()}})
+
+
+def test_a_remote_caller_runs_the_tools_it_claims_under_the_same_rules(notes, tmp_path):
+    tool, exe, store = notes
+    audit = AuditLog(tmp_path / "audit.jsonl")
+    ringing = Ringing()
+    executor = Executor(tool, executables=exe, audit=audit, remote=[ringing])
+    add, ask, rm = calls(tool, ("notes_add", {"text": "hi"}), ("notes_ask", {}), ("notes_rm", {}))
+    outcome = executor.execute(add)
+    assert (outcome.text, outcome.is_error, outcome.result.exit_code) == ("rang ['add']", False, 0)
+    assert outcome.request == {"command": ["add"], "values": {"text": "hi"}}
+    assert outcome.invocation.argv == ["tel:notes"]
+    assert outcome.structured_content == {"ok": 1}
+    assert not store.exists()  # the binary never ran
+    assert audit.read()[0]["request"] == outcome.request
+    assert executor.execute(add, dry_run=True).text.startswith("dry run: {")
+    assert executor.execute(ask, stdin="x").stopped == "input-refused"
+    assert executor.execute(rm).stopped == "unconfirmed"  # the policy still decides
+    assert len(ringing.sent) == 1
+    isolated = Executor(tool, policy=Policy(isolate="always"), remote=[ringing]).execute(add)
+    assert (isolated.stopped, len(ringing.sent)) == ("not-started", 1)
+    timed_out = Executor(tool, remote=[Ringing(hang=True)]).execute(add)
+    assert timed_out.result.timed_out
+    assert timed_out.is_error
+    # without the caller the same tool is a command line: the executor knows no remote
+    assert Executor(tool, executables=exe).execute(add).text == "added\n"
+    assert store.read_text() == "hi\n"
 
 
 # -- atip run -----------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from atipkit.execute import AuditLog, Executor, InvalidArguments
 from atipkit.interop.mcp import (
     Endpoint,
     Listing,
+    McpCaller,
     NotDescribable,
     ServerFailed,
     ServerTimeout,
@@ -673,7 +674,7 @@ def test_http_import_and_calls_send_the_named_header(http_url, imported, tmp_pat
 
     tool = load(out)
     compiled = compile_tools(tool, "openai")
-    executor = Executor(tool, policy=Policy(allow_destructive=True))
+    executor = Executor(tool, policy=Policy(allow_destructive=True), remote=[McpCaller()])
     response = {
         "tool_calls": [
             {"id": "1", "function": {"name": "notes-desk_echo", "arguments": '{"text": "x"}'}},

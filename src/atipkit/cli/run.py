@@ -80,6 +80,7 @@ def run(
     """
     from atipkit.bridge import compile_tools, parse_tool_calls
     from atipkit.execute import AuditLog, Executor
+    from atipkit.interop.mcp import McpCaller
 
     provider, response = _as_response(sys.stdin.read() if call == "-" else call)
     documents, executables, evidence, _, _ = _documents(tool, ctx)
@@ -106,6 +107,7 @@ def run(
         audit=AuditLog(audit) if audit else None,
         executables=executables,
         evidence=evidence,
+        remote=[McpCaller()],
     )
     outcome = executor.execute(parsed, stdin=stdin, dry_run=ctx.dry_run)
     report = outcome.report()

@@ -23,6 +23,7 @@ from atipkit import paths
 from atipkit.bridge.calls import ToolCall
 from atipkit.bridge.names import tool_keys
 from atipkit.bridge.result_filter import ResultFilter
+from atipkit.errors import AtipError
 from atipkit.execute.argv import (
     ArgumentProblem,
     InvalidArguments,
@@ -31,6 +32,7 @@ from atipkit.execute.argv import (
     call_problems,
 )
 from atipkit.execute.audit import AuditLog
+from atipkit.execute.remote import RemoteCaller
 from atipkit.execute.runner import (
     IsolationUnavailable,
     RunRefused,
@@ -65,12 +67,12 @@ class Outcome(msgspec.Struct, kw_only=True):
     """What is wrong with each value, when the arguments do not fit (`invalid-arguments`);
     `text` is the same as the ATDF error the model reads."""
     request: dict[str, Any] | None = None
-    """For a tool imported from an MCP server (`x-mcp`): the `tools/call` request sent (or,
-    in a dry run, that would be sent). `invocation.argv` is then how the server is reached
-    (its command line, or its URL), and `result` the call's: exit status 0, or 1 when the
-    tool reported an error."""
+    """For a tool a remote caller runs (`atipkit.execute.remote`; an MCP server's, whose
+    request is a `tools/call`): the request sent (or, in a dry run, that would be sent).
+    `invocation.argv` is then how the remote is reached (its command line, or its URL),
+    and `result` the call's: exit status 0, or 1 when the tool reported an error."""
     structured_content: Any = None
-    """An MCP tool's structured result, when it gave one."""
+    """A remote tool's structured result, when it gave one."""
 
     def report(self) -> dict[str, Any]:
         """What happened, as JSON for machines: `atip run`'s result, and the gateway's
@@ -114,7 +116,12 @@ class Executor:
     `Policy.trust_chain`: the lowest level holds), and against the hash
     it had when its metadata was read: a binary that does not match, or is gone, is
     COMPROMISED and never runs, whatever the policy. The binary run is the one verified,
-    by its absolute path."""
+    by its absolute path.
+
+    `remote` are the callers of tools that run elsewhere (`atipkit.execute.remote`; for
+    an MCP server's tools, `atipkit.interop.mcp.McpCaller()`): a tool the first of them
+    claims is called through it, not run as a binary. Without one, every tool is a
+    command line."""
 
     def __init__(
         self,
@@ -130,6 +137,7 @@ class Executor:
         jobs: int = 4,
         billable_used: int = 0,
         registry: LocalRegistry | None = None,
+        remote: Sequence[RemoteCaller] = (),
     ) -> None:
         batch = [tools] if isinstance(tools, Tool) else list(tools)
         self.tools = dict(zip(tool_keys(batch), batch, strict=True))
@@ -141,6 +149,7 @@ class Executor:
         self.credential = credential
         self.evidence = dict(evidence or {})
         self.jobs = jobs
+        self.remote = tuple(remote)
         self._billable = billable_used
         self._lock = threading.Lock()
         self._ran = threading.local()
@@ -215,14 +224,12 @@ class Executor:
         if decision.action == "deny":
             text = "denied by policy: " + "; ".join(decision.reasons)
             return self._finish(call, decision, None, None, text, True, stop)
-        if "x-mcp" in tool.extensions:  # perhaps imported from an MCP server
-            from atipkit.interop.mcp import is_mcp
-
-            if is_mcp(tool):
-                if decision.isolate:  # a server's tools run where the server runs
-                    text = "not run: the policy isolates this call; an MCP server's tool cannot be"
-                    return self._finish(call, decision, None, None, text, True, "not-started")
-                return self._call_mcp(call, tool, decision, stdin=stdin, dry_run=dry_run)
+        caller = self._caller(tool)
+        if caller is not None:
+            if decision.isolate:  # a remote tool runs where the remote runs
+                text = "not run: the policy isolates this call; a remote tool cannot be"
+                return self._finish(call, decision, None, None, text, True, "not-started")
+            return self._call_remote(caller, call, tool, decision, stdin=stdin, dry_run=dry_run)
         try:
             invocation = build_argv(tool, call.path, call.values, executable=facts.path)
         except InvalidArguments as exc:
@@ -251,8 +258,13 @@ class Executor:
             return self._finish(call, decision, invocation, None, text, True, "not-started")
         return self._finish(call, decision, invocation, result, self._text(result), not result.ok)
 
-    def _call_mcp(
+    def _caller(self, tool: Tool) -> RemoteCaller | None:
+        """The remote caller that runs `tool`, if one claims it."""
+        return next((c for c in self.remote if c.claims(tool)), None)
+
+    def _call_remote(
         self,
+        caller: RemoteCaller,
         call: ToolCall,
         tool: Tool,
         decision: Decision,
@@ -260,26 +272,23 @@ class Executor:
         stdin: bytes | str | None,
         dry_run: bool,
     ) -> Outcome:
-        """A call of a tool imported from an MCP server: the same decision, confirmation,
-        audit and result filter as a command line's, sent as `tools/call` instead of run
-        as argv (`atipkit.interop.mcp.call`)."""
-        from atipkit.interop.mcp import McpError, ServerTimeout, endpoint_of, request, send
-
+        """A call of a tool that runs elsewhere: the same decision, confirmation, audit
+        and result filter as a command line's, sent by its caller instead of run as argv
+        (for an MCP server's tool, a `tools/call`)."""
         assert call.path is not None
         try:
-            sent = request(tool, call.path, call.values)
-            reach = endpoint_of(tool)
+            remote = caller.prepare(tool, call.path, call.values)
         except InvalidArguments as exc:
             return self._invalid(call, decision, exc)
-        except McpError as exc:
+        except AtipError as exc:
             return self._finish(call, decision, None, None, f"not run: {exc}", True, "not-started")
-        argv = list(reach.command) if reach.transport == "stdio" else [reach.url]
+        sent, argv = remote.request, list(remote.argv)
         invocation = Invocation(tool=tool.name, path=call.path, argv=argv)
         if dry_run:
             text = "dry run: " + json.dumps(sent)
             return self._finish(call, decision, invocation, None, text, False, request=sent)
         if stdin is not None:
-            text = "not run: an MCP tool reads no stdin; give the data as an argument"
+            text = "not run: a remote tool reads no stdin; give the data as an argument"
             return self._finish(
                 call, decision, invocation, None, text, True, "input-refused", request=sent
             )
@@ -287,20 +296,20 @@ class Executor:
         timeout = timeout_of(effects)
         started = time.monotonic()
         try:
-            answer = send(reach, sent, timeout=timeout)
-        except ServerTimeout as exc:
+            answer = remote.send(timeout=timeout)
+        except TimeoutError as exc:
             result = RunResult(
                 argv=argv,
                 exit_code=None,
                 stdout="",
-                stderr=exc.stderr,
+                stderr=getattr(exc, "stderr", ""),
                 seconds=time.monotonic() - started,
                 timed_out=True,
             )
             text = self.filter(f"[timed out after {timeout:g} s]")
             return self._finish(call, decision, invocation, result, text, True, request=sent)
-        except McpError as exc:
-            text = f"cannot call {sent['params']['name']} on {reach.where}: {exc}"
+        except AtipError as exc:
+            text = f"cannot call {remote.target}: {exc}"
             return self._finish(
                 call, decision, invocation, None, text, True, "not-started", request=sent
             )
@@ -327,11 +336,8 @@ class Executor:
         now: the binary that runs is the one checked (by absolute path, not looked up
         again)."""
         facts = self.evidence.get(key) or Evidence()
-        if "x-mcp" in tool.extensions:
-            from atipkit.interop.mcp import is_mcp
-
-            if is_mcp(tool):
-                return facts  # a server, not a binary of ours to check
+        if self._caller(tool) is not None:
+            return facts  # a remote, not a binary of ours to check
         path = self.executables.get(key) or facts.path
         expected = facts.hash
         if path is None and (entry := self._entry(key)) is not None:
@@ -367,7 +373,6 @@ class Executor:
         unchanged (device, inode, size, mtime and ctime), as its digests are."""
         import stat
 
-        from atipkit.errors import AtipError
         from atipkit.trust.digest import file_digest
         from atipkit.trust.levels import verify_tool
         from atipkit.trust.material import Sources

@@ -11,9 +11,9 @@
   `fetch` reads the server's self-description and every page of its tools;
 - `describe`: that listing as an ATIP document (pure); `schemas`: input schemas as
   options;
-- `call`: a command's `tools/call` request (pure), sending it (`send`, which
-  `atipkit.execute.Executor` uses for every tool whose `x-mcp` names a server), and both
-  at once (`call`).
+- `call`: a command's `tools/call` request (pure), sending it (`send`), both at once
+  (`call`), and `McpCaller`, which an `atipkit.execute.Executor` is given to send the
+  calls of every tool whose `x-mcp` names a server.
 
 Nothing here imports the SDK until a server is contacted.
 """
@@ -23,6 +23,8 @@ from __future__ import annotations
 from atipkit.interop.mcp.call import (
     DEFAULT_TIMEOUT,
     CallResult,
+    McpCall,
+    McpCaller,
     call,
     endpoint_of,
     is_mcp,
@@ -61,6 +63,8 @@ __all__ = [
     "CallResult",
     "Endpoint",
     "Listing",
+    "McpCall",
+    "McpCaller",
     "McpError",
     "MissingVariable",
     "NotDescribable",

@@ -6,7 +6,8 @@ first (the one a compile showed the model), so a model's mistake gets the same A
 error (`InvalidArguments`) a command-line tool's would, before any server starts.
 `send` sends such a request to a server, and `call` does both for the server the tool's
 `x-mcp` names; they answer what came back: the text, whether the tool reported an error,
-and its structured content.
+and its structured content. `McpCaller` is the executor's way to them: it is passed in
+(`Executor(remote=[McpCaller()])`), since the executor sits below this package.
 """
 
 from __future__ import annotations
@@ -115,6 +116,33 @@ def send(
     started = time.monotonic()
     raw = call_tool(endpoint, params["name"], params["arguments"], timeout=timeout)
     return result_of(raw, seconds=time.monotonic() - started)
+
+
+class McpCaller:
+    """How `atipkit.execute.Executor` runs the tools of MCP servers: pass it as
+    `Executor(tools, remote=[McpCaller()])` (`atip run` and `atip mcp serve` do). It
+    claims every tool whose `x-mcp` names a server (`is_mcp`: never a shim), and sends
+    each call as `tools/call` on the server the tool names."""
+
+    def claims(self, tool: Tool) -> bool:
+        return is_mcp(tool)
+
+    def prepare(self, tool: Tool, path: CommandPath, values: Mapping[ParamRef, Any]) -> McpCall:
+        """Raises `InvalidArguments` and `BadExtension`."""
+        return McpCall(request(tool, path, values), endpoint_of(tool))
+
+
+class McpCall:
+    """One `tools/call`, ready to send (`atipkit.execute.remote.RemoteCall`)."""
+
+    def __init__(self, sent: dict[str, Any], endpoint: Endpoint) -> None:
+        self.request = sent
+        self.endpoint = endpoint
+        self.argv = list(endpoint.command) if endpoint.transport == "stdio" else [endpoint.url]
+        self.target = f"{sent['params']['name']} on {endpoint.where}"
+
+    def send(self, *, timeout: float) -> CallResult:
+        return send(self.endpoint, self.request, timeout=timeout)
 
 
 def result_of(raw: Mapping[str, Any], *, seconds: float = 0.0) -> CallResult:

@@ -41,6 +41,7 @@ class Catalog:
     ) -> None:
         from atipkit.bridge import compile_tools
         from atipkit.execute import Executor
+        from atipkit.interop.mcp import McpCaller
 
         self.version = version
         self.loaded = loaded
@@ -57,6 +58,7 @@ class Catalog:
             audit=audit,
             confirm=self._confirm,
             billable_used=billable_used,
+            remote=[McpCaller()],  # tools imported from MCP servers are called there
         )
 
     @functools.cached_property
