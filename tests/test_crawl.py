@@ -22,9 +22,9 @@ from click.testing import CliRunner, Result
 
 import atipkit
 from atipkit.cli import cli
-from atipkit.registry.crawl import ManifestError, find_manifests, load_manifest
-from atipkit.registry.crawl.platforms import host
-from atipkit.registry.crawl.state import STATE_FILE
+from atipkit.crawl import ManifestError, find_manifests, load_manifest
+from atipkit.crawl.platforms import host
+from atipkit.crawl.state import STATE_FILE
 from atipkit.validation import validate_file
 from tests.servers import require
 

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from atipkit.registry.crawl.archive import detect, member_path, unpack
-from atipkit.registry.crawl.errors import ArchiveError
+from atipkit.crawl.archive import detect, member_path, unpack
+from atipkit.crawl.errors import ArchiveError
 from tests.servers import require
 
 

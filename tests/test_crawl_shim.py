@@ -3,8 +3,8 @@ arguments by name or position, `null` deletes), the manifest and the crawler ove
 
 from __future__ import annotations
 
-from atipkit.registry.crawl.shim import assemble, merge_template, template_problems
-from atipkit.registry.crawl.sources import Artifact
+from atipkit.crawl.shim import assemble, merge_template, template_problems
+from atipkit.crawl.sources import Artifact
 from atipkit.validation import validate
 
 HASH = "sha256:" + "ab" * 32

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from atipkit.registry.crawl.platforms import host
+from atipkit.crawl.platforms import host
 from atipkit.validation import validate_file
 from tests.servers import Nginx, nginx
 from tests.test_crawl import help_script, manifest, options_of, report, run, shims

@@ -378,7 +378,7 @@ def test_the_crawlers_downloads_keep_their_own_limits(hostile, tmp_path, behavio
     import time
 
     from atipkit._http import Fetcher, HttpError
-    from atipkit.registry.crawl.sources import Context, Limits
+    from atipkit.crawl.sources import Context, Limits
 
     limits = Limits(max_download=2 * 1024 * 1024, download_seconds=DEADLINE)
     with Fetcher() as fetcher:

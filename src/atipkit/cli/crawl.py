@@ -22,7 +22,7 @@ from atipkit.cli import app
 from atipkit.cli._effects import crawls
 
 if TYPE_CHECKING:
-    from atipkit.registry.crawl import Manifest
+    from atipkit.crawl import Manifest
 
 MiB = 1 << 20
 _HTTP = r"^https?://"
@@ -136,9 +136,9 @@ def crawl(
     65 a bad manifest (nothing is crawled).
     """
     from atipkit import paths
-    from atipkit.registry.crawl import Limits, Overrides, Settings
-    from atipkit.registry.crawl import crawl as run_crawl
-    from atipkit.registry.crawl.platforms import check as known_platform
+    from atipkit.crawl import Limits, Overrides, Settings
+    from atipkit.crawl import crawl as run_crawl
+    from atipkit.crawl.platforms import check as known_platform
 
     if bool(tool) == all:
         raise InputError(
@@ -193,7 +193,7 @@ def crawl(
 
 def _manifests(folder: Path, tool: str | None) -> list[Manifest]:
     """The manifests to crawl, every one read and checked before anything is crawled."""
-    from atipkit.registry.crawl import (
+    from atipkit.crawl import (
         ManifestError,
         ManifestNotFound,
         MissingExtra,

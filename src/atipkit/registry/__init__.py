@@ -1,6 +1,7 @@
 """Registries of ATIP metadata: the local store, remote registries (their configuration,
-the client that looks shims up by hash, and the static layout they share), the builder and
-publisher of static registries, and the crawler that fills them.
+the client that looks shims up by hash, and the static layout they share), shim lookup
+(`shims`), and the builder and publisher of static registries. The crawler that fills
+them downloads and infers, so it is a layer above: `atipkit.crawl`.
 
 Names are loaded on first use, as atipkit's are: `atip search` reads the local store and
 need not import the remote client and the schema (decision 311)."""

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import msgspec
 
-from atipkit.registry.crawl.sources import Artifact
+from atipkit.crawl.artifacts import Artifact
 
 STATE_FILE = ".crawl-state"
 

@@ -24,11 +24,10 @@ from typing import Any, Literal
 
 import msgspec
 
-from atipkit.errors import AtipError
-from atipkit.registry.crawl import platforms
-from atipkit.registry.crawl.errors import CrawlError
-from atipkit.registry.crawl.manifest import Manifest
-from atipkit.registry.crawl.sources import (
+from atipkit.crawl import platforms
+from atipkit.crawl.errors import CrawlError
+from atipkit.crawl.manifest import Manifest
+from atipkit.crawl.sources import (
     Artifact,
     Context,
     Fetched,
@@ -38,7 +37,8 @@ from atipkit.registry.crawl.sources import (
     Unavailable,
     source,
 )
-from atipkit.registry.crawl.state import Seen, read_state, remember, unchanged
+from atipkit.crawl.state import Seen, read_state, remember, unchanged
+from atipkit.errors import AtipError
 
 Status = Literal["generated", "known", "unchanged", "new", "skipped", "failed"]
 Progress = Callable[[str, str], None]
@@ -220,8 +220,8 @@ def _produce(
     described: dict[str, Any],
     runs: bool,
 ) -> ArtifactReport:
+    from atipkit._clock import timestamp
     from atipkit.registry.layout import shim_path
-    from atipkit.registry.local import timestamp
     from atipkit.trust.digest import sha256_file
 
     scratch = settings.work.absolute() / "tmp"  # tools run elsewhere, in the sandbox
@@ -277,8 +277,8 @@ def _write(
     now: str,
 ) -> None:
     from atipkit._atomic import write_atomic
+    from atipkit.crawl.shim import assemble
     from atipkit.model import dumps
-    from atipkit.registry.crawl.shim import assemble
     from atipkit.validation import validate
 
     document = assemble(

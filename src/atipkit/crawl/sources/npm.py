@@ -19,11 +19,11 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 from atipkit import _jsontext
-from atipkit.registry.crawl import tree
-from atipkit.registry.crawl.errors import SourceError
-from atipkit.registry.crawl.manifest import Manifest, NpmSource
-from atipkit.registry.crawl.platforms import ANY
-from atipkit.registry.crawl.sources import Artifact, Context, Fetched, Unavailable
+from atipkit.crawl import tree
+from atipkit.crawl.errors import SourceError
+from atipkit.crawl.manifest import Manifest, NpmSource
+from atipkit.crawl.platforms import ANY
+from atipkit.crawl.sources import Artifact, Context, Fetched, Unavailable
 
 LABEL = "npm"
 DEFAULT_REGISTRY = "https://registry.npmjs.org"

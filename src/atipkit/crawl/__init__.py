@@ -3,7 +3,7 @@ publish, from tool manifests.
 
 ```python
 from pathlib import Path
-from atipkit.registry.crawl import Settings, crawl, load_manifest
+from atipkit.crawl import Settings, crawl, load_manifest
 
 report = crawl([load_manifest("tools/jq.yaml")], Settings(out=Path("registry-src"),
                                                           work=Path("/tmp/crawl")))
@@ -12,10 +12,12 @@ report = crawl([load_manifest("tools/jq.yaml")], Settings(out=Path("registry-src
 `manifest` reads the YAML manifests, `sources` asks apt, GitHub releases, PyPI, npm and
 plain URLs what they offer, `archive` unpacks downloads safely, `tree` finds the binary
 in them, `shim` assembles template and inference, `state` remembers what was crawled,
-and `pipeline` runs it all. `atip crawl` is the command.
+and `pipeline` runs it all. `atip crawl` is the command. It infers shims, so it sits
+above `atipkit.infer` and the store it writes for (it was `atipkit.registry.crawl`, which
+remains a deprecated alias for a release).
 """
 
-from atipkit.registry.crawl.errors import (
+from atipkit.crawl.errors import (
     ArchiveError,
     CrawlError,
     IntegrityError,
@@ -24,21 +26,21 @@ from atipkit.registry.crawl.errors import (
     NotAToolName,
     SourceError,
 )
-from atipkit.registry.crawl.manifest import (
+from atipkit.crawl.manifest import (
     Manifest,
     MissingExtra,
     find_manifests,
     load_manifest,
     manifest_path,
 )
-from atipkit.registry.crawl.pipeline import (
+from atipkit.crawl.pipeline import (
     ArtifactReport,
     CrawlReport,
     Settings,
     ToolReport,
     crawl,
 )
-from atipkit.registry.crawl.sources import Limits, Overrides
+from atipkit.crawl.sources import Limits, Overrides
 
 __all__ = [
     "ArchiveError",

@@ -20,10 +20,10 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from atipkit.crawl.artifacts import Artifact
 from atipkit.layering import merge_patch
 from atipkit.problems import Problem
 from atipkit.protocol import PROTOCOL_VERSION
-from atipkit.registry.crawl.sources import Artifact
 
 _PARAMETERS = ("options", "globalOptions", "arguments")
 _CRAWLER_OWNED = ("atip", "name", "version", "binary", "trust")

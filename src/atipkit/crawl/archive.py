@@ -31,7 +31,7 @@ import zipfile
 from pathlib import Path
 from typing import IO, Any, Literal
 
-from atipkit.registry.crawl.errors import ArchiveError
+from atipkit.crawl.errors import ArchiveError
 
 DEFAULT_MAX_MEMBERS = 50_000
 DEFAULT_MAX_BYTES = 2 << 30  # 2 GiB unpacked

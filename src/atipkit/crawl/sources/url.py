@@ -21,9 +21,9 @@ from __future__ import annotations
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from atipkit.registry.crawl import tree
-from atipkit.registry.crawl.manifest import Manifest, UrlSource
-from atipkit.registry.crawl.sources import Artifact, Context, Fetched, Unavailable
+from atipkit.crawl import tree
+from atipkit.crawl.manifest import Manifest, UrlSource
+from atipkit.crawl.sources import Artifact, Context, Fetched, Unavailable
 
 LABEL = "URL"
 

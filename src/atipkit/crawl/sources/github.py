@@ -17,10 +17,10 @@ from typing import Any
 from urllib.parse import quote
 
 from atipkit._http import is_loopback
-from atipkit.registry.crawl import tree
-from atipkit.registry.crawl.errors import SourceError
-from atipkit.registry.crawl.manifest import GithubSource, Manifest
-from atipkit.registry.crawl.sources import Artifact, Context, Fetched, Unavailable
+from atipkit.crawl import tree
+from atipkit.crawl.errors import SourceError
+from atipkit.crawl.manifest import GithubSource, Manifest
+from atipkit.crawl.sources import Artifact, Context, Fetched, Unavailable
 
 LABEL = "GitHub"
 DEFAULT_API = "https://api.github.com"

@@ -29,11 +29,11 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from atipkit.registry.crawl import platforms, tree
-from atipkit.registry.crawl.archive import unpack
-from atipkit.registry.crawl.errors import SourceError
-from atipkit.registry.crawl.manifest import Manifest, PypiSource
-from atipkit.registry.crawl.sources import Artifact, Context, Fetched, Unavailable
+from atipkit.crawl import platforms, tree
+from atipkit.crawl.archive import unpack
+from atipkit.crawl.errors import SourceError
+from atipkit.crawl.manifest import Manifest, PypiSource
+from atipkit.crawl.sources import Artifact, Context, Fetched, Unavailable
 
 LABEL = "PyPI"
 DEFAULT_INDEX = "https://pypi.org"

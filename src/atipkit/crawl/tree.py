@@ -13,8 +13,8 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
-from atipkit.registry.crawl.errors import SourceError
-from atipkit.registry.crawl.sources import Fetched
+from atipkit.crawl.artifacts import Fetched
+from atipkit.crawl.errors import SourceError
 
 DEFAULT_PATHS = (
     "{name}",

@@ -10,6 +10,9 @@ without downloading anything:
 - `fetch(manifest, spec, artifact, into, ctx)` downloads one artifact, checks it against
   that digest, unpacks it into `into` and finds the binary: a `Fetched`.
 
+`Artifact`, `Unavailable` and `Fetched` are `atipkit.crawl.artifacts`', given here too;
+the names of the sources are the manifest's (`manifest.SOURCES`), which reads them.
+
 Base URLs come from the manifest first, then from an option or environment variable
 (`Overrides`), then from the public default, so that tests run against loopback.
 """
@@ -22,59 +25,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-import msgspec
-
 from atipkit import _jsontext
+from atipkit.crawl.archive import DEFAULT_MAX_BYTES, DEFAULT_MAX_MEMBERS
+from atipkit.crawl.artifacts import Artifact, Fetched, Unavailable
+from atipkit.crawl.errors import IntegrityError, SourceError
+from atipkit.crawl.manifest import SOURCES as NAMES
+from atipkit.crawl.manifest import Manifest
+from atipkit.crawl.platforms import ANY
 from atipkit.errors import DocumentError
-from atipkit.registry.crawl.archive import DEFAULT_MAX_BYTES, DEFAULT_MAX_MEMBERS
-from atipkit.registry.crawl.errors import IntegrityError, SourceError
-from atipkit.registry.crawl.platforms import ANY
 
 if TYPE_CHECKING:
     from atipkit._http import Fetcher
-    from atipkit.registry.crawl.manifest import Manifest
 
-NAMES = ("apt", "github", "npm", "pypi", "url")
 MiB = 1 << 20
-
-
-class Artifact(msgspec.Struct, frozen=True, kw_only=True):
-    """One downloadable thing for one platform, as its source describes it.
-
-    `digest` is what the source publishes (`sha256:<hex>` or `sha512:<hex>`), None when
-    it publishes nothing; `origin` names it for people and for `_generation.source`
-    (`apt:jq=1.6-2.1+deb12u3`); `filename` is its name at the source."""
-
-    source: str
-    platform: str
-    version: str
-    url: str
-    origin: str
-    digest: str | None = None
-    filename: str = ""
-    size: int | None = None
-
-
-class Unavailable(msgspec.Struct, frozen=True, kw_only=True):
-    """A platform the manifest asks for that the source does not offer now (skipped),
-    or offers ambiguously (`failed`: the manifest needs fixing)."""
-
-    source: str
-    platform: str
-    reason: str
-    failed: bool = False
-
-
-@dataclass(frozen=True)
-class Fetched:
-    """An unpacked artifact: `binary` is the file whose sha256 names the shim; `run` the
-    file to run for `--help` (the binary, or pip's wrapper for a console script), with
-    `env` added to the sandbox's environment; `man_page` the package's own page."""
-
-    binary: Path
-    run: Path
-    env: Mapping[str, str] = field(default_factory=dict)
-    man_page: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -160,7 +123,7 @@ class Context:
     ) -> tuple[Path, Path | None]:
         """Download `artifact` (checked against its digest) and unpack it under `into`:
         the tree, and the file itself when it was not an archive (see `archive.unpack`)."""
-        from atipkit.registry.crawl.archive import unpack
+        from atipkit.crawl.archive import unpack
 
         downloads = into / "download"
         downloads.mkdir(parents=True, exist_ok=True)
@@ -212,4 +175,4 @@ def source(name: str) -> Source:
     """The module of source `name` (imported when first needed)."""
     if name not in NAMES:
         raise KeyError(name)
-    return importlib.import_module(f"atipkit.registry.crawl.sources.{name}")  # type: ignore[return-value]
+    return importlib.import_module(f"atipkit.crawl.sources.{name}")  # type: ignore[return-value]

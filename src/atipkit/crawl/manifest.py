@@ -31,17 +31,18 @@ from typing import Any
 import msgspec
 
 from atipkit import _jsontext
-from atipkit.errors import DocumentError
-from atipkit.model import is_tool_name
-from atipkit.registry.crawl import platforms
-from atipkit.registry.crawl.errors import (
+from atipkit.crawl import platforms
+from atipkit.crawl.errors import (
     CrawlError,
     ManifestError,
     ManifestNotFound,
     NotAToolName,
 )
-from atipkit.registry.crawl.sources import NAMES as SOURCES
+from atipkit.errors import DocumentError
+from atipkit.model import is_tool_name
 
+SOURCES = ("apt", "github", "npm", "pypi", "url")
+"""The sources a manifest may name, each a module of `atipkit.crawl.sources`."""
 MAX_MANIFEST_BYTES = 1 << 20
 SUFFIXES = (".yaml", ".yml")
 _REPO = re.compile(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+\Z")
@@ -333,7 +334,7 @@ _OWNED = ("atip", "name", "version", "binary", "trust")
 
 def _template(value: str | dict[str, Any], name: str, fail: Fail) -> dict[str, Any]:
     """The template as a JSON object, checked to make a valid shim."""
-    from atipkit.registry.crawl.shim import template_problems
+    from atipkit.crawl.shim import template_problems
 
     if isinstance(value, str):
         try:

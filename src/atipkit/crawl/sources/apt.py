@@ -25,11 +25,11 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
-from atipkit.registry.crawl import platforms, tree
-from atipkit.registry.crawl.archive import unpack
-from atipkit.registry.crawl.errors import SourceError
-from atipkit.registry.crawl.manifest import AptSource, Manifest
-from atipkit.registry.crawl.sources import Artifact, Context, Fetched, Unavailable, verify
+from atipkit.crawl import platforms, tree
+from atipkit.crawl.archive import unpack
+from atipkit.crawl.errors import SourceError
+from atipkit.crawl.manifest import AptSource, Manifest
+from atipkit.crawl.sources import Artifact, Context, Fetched, Unavailable, verify
 
 LABEL = "apt"
 APT_SECONDS = 600
