@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import sys
 import warnings
+from types import ModuleType
 
 from atipkit import crawl
-from atipkit.crawl import (
+from atipkit.crawl import (  # noqa: F401 (each is given under the old name below)
     archive,
     artifacts,
     errors,
@@ -33,17 +34,7 @@ warnings.warn(
     DeprecationWarning,
     stacklevel=2,
 )
-for _module in (
-    archive,
-    artifacts,
-    errors,
-    manifest,
-    pipeline,
-    platforms,
-    shim,
-    sources,
-    state,
-    tree,
-):
-    sys.modules[f"{__name__}.{_module.__name__.rpartition('.')[2]}"] = _module
+for _module in list(vars(crawl).values()):  # its modules, all imported just above
+    if isinstance(_module, ModuleType) and _module.__name__.startswith("atipkit.crawl."):
+        sys.modules[f"{__name__}.{_module.__name__.rpartition('.')[2]}"] = _module
 sys.modules[__name__] = crawl
