@@ -185,7 +185,7 @@ def test_the_architecture_page_lists_the_contracts_layers() -> None:
     assert page_layers() == contract("layers")["layers"]
 
 
-@pytest.mark.parametrize("contract_id", ["pure", "providers", "protocols"])
+@pytest.mark.parametrize("contract_id", ["pure", "fusion", "providers", "protocols"])
 def test_the_architecture_page_names_every_other_contract(contract_id: str) -> None:
     assert contract(contract_id)["name"] in (ROOT / "docs/architecture.md").read_text()
 
