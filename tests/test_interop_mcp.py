@@ -832,3 +832,31 @@ def test_any_listing_gives_a_valid_document_or_says_why(tools, info):
         return
     assert validate(to_dict(outcome)).ok
     compile_tools(outcome, "mcp")
+
+
+# -- the executor's caller -------------------------------------------------------------------
+
+
+def test_the_mcp_caller_is_given_only_for_tools_of_a_server(imported):
+    """`atip run` and the gateway get `McpCaller` from `remote_callers` when a tool was
+    imported from a server, and nothing (not even the package) for command lines."""
+    from atipkit.interop import callers
+    from atipkit.interop.mcp import EXTENSION
+
+    assert callers.MCP_EXTENSION == EXTENSION
+    plain = from_dict({"atip": {"version": "0.6"}, "name": "t", "version": "1", "description": "d"})
+    assert callers.remote_callers([plain]) == []
+    [caller] = callers.remote_callers([plain, imported])
+    assert isinstance(caller, McpCaller)
+    assert caller.claims(imported)
+    script = (
+        "import sys, atipkit\n"
+        "from atipkit.interop.callers import remote_callers\n"
+        "tool = atipkit.from_dict({'atip': {'version': '0.6'}, 'name': 't', 'version': '1',"
+        " 'description': 'd'})\n"
+        "print(remote_callers([tool]), 'atipkit.interop.mcp' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.split() == ["[]", "False"]

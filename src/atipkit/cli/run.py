@@ -80,7 +80,7 @@ def run(
     """
     from atipkit.bridge import compile_tools, parse_tool_calls
     from atipkit.execute import AuditLog, Executor
-    from atipkit.interop.mcp import McpCaller
+    from atipkit.interop.callers import remote_callers
 
     provider, response = _as_response(sys.stdin.read() if call == "-" else call)
     documents, executables, evidence, _, _ = _documents(tool, ctx)
@@ -107,7 +107,7 @@ def run(
         audit=AuditLog(audit) if audit else None,
         executables=executables,
         evidence=evidence,
-        remote=[McpCaller()],
+        remote=remote_callers(documents),
     )
     outcome = executor.execute(parsed, stdin=stdin, dry_run=ctx.dry_run)
     report = outcome.report()

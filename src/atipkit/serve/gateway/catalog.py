@@ -41,7 +41,7 @@ class Catalog:
     ) -> None:
         from atipkit.bridge import compile_tools
         from atipkit.execute import Executor
-        from atipkit.interop.mcp import McpCaller
+        from atipkit.interop.callers import remote_callers
 
         self.version = version
         self.loaded = loaded
@@ -58,7 +58,7 @@ class Catalog:
             audit=audit,
             confirm=self._confirm,
             billable_used=billable_used,
-            remote=[McpCaller()],  # tools imported from MCP servers are called there
+            remote=remote_callers(loaded.tools),  # MCP servers' tools are called there
         )
 
     @functools.cached_property
