@@ -333,6 +333,22 @@ class Ringing:
         return Ring(self, {"command": list(path), "values": {r.name: v for r, v in values.items()}})
 
 
+def test_a_server_tool_no_caller_claims_never_runs_a_binary_of_its_name(notes):
+    """A document that says its commands run on an MCP server (`x-mcp`), given to an
+    executor without the MCP caller, is refused: the `notes` on PATH (here, named in
+    `executables`) must not run with the server's arguments."""
+    _, exe, store = notes
+    served = atipkit.from_dict({**NOTES, "x-mcp": {"command": ["notes-server"]}})
+    [add] = calls(served, ("notes_add", {"text": "hi"}))
+    outcome = Executor(served, executables=exe).execute(add)
+    assert (outcome.stopped, outcome.result, outcome.invocation) == ("not-started", None, None)
+    assert "pass remote=[McpCaller()] from atipkit.interop.mcp" in outcome.text
+    assert not store.exists()
+    assert Executor(served, executables=exe, remote=[Ringing()]).execute(add).text == (
+        "rang ['add']"
+    )
+
+
 def test_a_remote_caller_runs_the_tools_it_claims_under_the_same_rules(notes, tmp_path):
     tool, exe, store = notes
     audit = AuditLog(tmp_path / "audit.jsonl")

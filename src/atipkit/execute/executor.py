@@ -32,7 +32,7 @@ from atipkit.execute.argv import (
     call_problems,
 )
 from atipkit.execute.audit import AuditLog
-from atipkit.execute.remote import RemoteCaller
+from atipkit.execute.remote import REMOTE_MARKS, RemoteCaller
 from atipkit.execute.runner import (
     IsolationUnavailable,
     RunRefused,
@@ -230,6 +230,15 @@ class Executor:
                 text = "not run: the policy isolates this call; a remote tool cannot be"
                 return self._finish(call, decision, None, None, text, True, "not-started")
             return self._call_remote(caller, call, tool, decision, stdin=stdin, dry_run=dry_run)
+        unclaimed = _remote_mark(tool)
+        if unclaimed is not None:
+            mark, caller_name = unclaimed
+            text = (
+                f"not run: {tool.name} runs elsewhere (its document has {mark}), and no remote "
+                f"caller given claims it: pass remote=[{caller_name.rsplit('.', 1)[1]}()] "
+                f"from {caller_name.rsplit('.', 1)[0]}"
+            )
+            return self._finish(call, decision, None, None, text, True, "not-started")
         try:
             invocation = build_argv(tool, call.path, call.values, executable=facts.path)
         except InvalidArguments as exc:
@@ -514,6 +523,14 @@ class Executor:
         fs = effects.filesystem
         read_only = bool(fs) and fs.write is False and fs.delete is not True
         return read_only or effects.idempotent is True
+
+
+def _remote_mark(tool: Tool) -> tuple[str, str] | None:
+    """The mark by which `tool`'s document (not a shim) says it runs elsewhere, and its
+    caller's name; None for a command line."""
+    if tool.binary:
+        return None
+    return next(((m, c) for m, c in REMOTE_MARKS.items() if m in tool.extensions), None)
 
 
 def _is_billable(effects: Effects) -> bool:

@@ -5,7 +5,8 @@ The executor knows no protocol. Whoever builds it passes the callers it should k
 (`Executor(remote=[McpCaller()])`; `atip run` and `atip mcp serve` do): for each tool the
 first caller that `claims` it turns a call into a `RemoteCall`, and the call gets the same
 decision, confirmation, audit and result filter as a command line's. So this layer never
-imports the protocols built on top of it, and a tool no caller claims is a command line.
+imports the protocols built on top of it, and a tool no caller claims is a command line,
+unless its document says it runs elsewhere (`REMOTE_MARKS`): that one is not run.
 """
 
 from __future__ import annotations
@@ -16,6 +17,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from atipkit.bridge.flatten import ParamRef
     from atipkit.model import CommandPath, Tool
+
+
+REMOTE_MARKS = {"x-mcp": "atipkit.interop.mcp.McpCaller"}
+"""Extension keys by which a document (not a shim) says its commands run elsewhere, and
+the caller that runs them. Such a tool that no caller given claims is refused, never
+taken for a binary of its name: a server's tool `github` must not run a `github` that
+happens to be on PATH with the server's arguments."""
 
 
 class RemoteAnswer(Protocol):
