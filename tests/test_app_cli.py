@@ -599,7 +599,72 @@ def test_dry_run_is_refused_by_commands_that_cannot_honour_it(tmp_path):
     code, out = envelope("tick", str(counter), "--dry-run")
     assert code == 2
     assert out["error"]["code"] == "E1008"
+    assert out["error"]["message"] == "core tick does not support --dry-run: it would do the work"
     assert not counter.exists()  # nothing ran
+
+
+def _help_flags(*path: str) -> set[str]:
+    return {w.rstrip(",") for w in cli(*path, "--help").stdout.split() if w.startswith("--")}
+
+
+@pytest.mark.parametrize(
+    ("command", "offered", "absent"),
+    [
+        # read-only: nothing to plan, a retry is harmless, it never asks
+        ("find", set(), {"--dry-run", "--idempotency-key"}),
+        # destructive and planning, its prompts unknown: all of them
+        ("remove", {"--dry-run", "--idempotency-key", "--yes", "--no-input"}, set()),
+        # idempotent: no key; may ask (undeclared): --yes
+        ("add", {"--yes", "--no-input"}, {"--dry-run", "--idempotency-key"}),
+        # nothing declared: may do anything but plan
+        ("tick", {"--idempotency-key", "--yes"}, {"--dry-run"}),
+    ],
+)
+def test_a_flag_is_offered_where_the_declarations_say_it_does_something(command, offered, absent):
+    flags = _help_flags(command)
+    assert {"--json", "--timeout", "--max-items", "--no-color"} <= flags  # every command's
+    assert offered <= flags
+    assert not absent & flags
+    doc = json.loads(cli("--agent").stdout)
+    agent_flags = {f for o in doc["commands"][command].get("options", []) for f in o["flags"]}
+    agent_flags |= {f for o in doc["globalOptions"] for f in o["flags"]}
+    framework = {"--dry-run", "--idempotency-key", "--yes", "--no-input"}
+    assert agent_flags & framework == flags & framework  # --agent offers what --help does
+
+
+def test_a_flag_not_offered_is_refused_saying_why():
+    code, out = envelope("find", "*.py", "--idempotency-key", "k")
+    assert code == 2
+    assert out["error"]["code"] == "E1001"
+    assert out["error"]["message"] == (
+        "core find takes no --idempotency-key: it is idempotent, so a retry does what the "
+        "first call did"
+    )
+    assert out["error"]["details"]["option"] == "--idempotency-key"
+
+
+def test_a_command_declared_never_to_ask_takes_no_yes():
+    from atipkit.model import Effects, Interactive
+
+    fresh = App("quiet", version="1")
+
+    @fresh.command(effects=Effects(interactive=Interactive(prompts=False)))
+    def go() -> int:
+        """Go."""
+        return 1
+
+    @fresh.command(effects=Effects(interactive=Interactive(prompts=False)), human_in_the_loop=True)
+    def approve() -> int:
+        """Needs a human: --no-input still means something."""
+        return 1
+
+    runner = CliRunner()
+    assert "--yes" not in runner.invoke(fresh.click_group, ["go", "--help"]).stdout
+    refused = runner.invoke(fresh.click_group, ["go", "--yes", "--json"])
+    assert refused.exit_code == 2
+    message = json.loads(refused.stdout)["error"]["message"]
+    assert message == "quiet go takes no --yes: it never asks"
+    assert "--no-input" in runner.invoke(fresh.click_group, ["approve", "--help"]).stdout
 
 
 # Timeouts -----------------------------------------------------------------------------------
@@ -741,7 +806,11 @@ def test_agent_is_valid_atip_and_matches_the_parser():
     assert tool.commands["wc"].effects.interactive.stdin == "optional"
     assert tool.commands["sleep"].effects.duration.timeout == "0.5s"
     assert tool.commands["notes"].commands["tag"].arguments[1].variadic is True
-    assert {o.name for o in tool.global_options} >= {"output", "dry_run", "timeout", "yes"}
+    assert {o.name for o in tool.global_options} >= {"output", "timeout", "max_items"}
+    # the flags only some commands take are those commands' options, as --help lists them
+    assert not {o.name for o in tool.global_options} & {"dry_run", "yes", "idempotency_key"}
+    assert {o.name for o in remove.options} >= {"dry_run", "idempotency_key", "yes"}
+    assert not {o.name for o in find.options} & {"dry_run", "idempotency_key"}
 
 
 def test_agent_does_partial_discovery_itself():
@@ -811,7 +880,7 @@ def test_version_and_help():
     assert "--max-depth" in own
     assert "--json" not in own
     assert "--json" in common
-    assert "--idempotency-key" in common
+    assert "--max-items" in common
 
 
 def test_help_lists_commands_without_building_them():
@@ -941,3 +1010,4 @@ def test_a_call_imports_nothing_it_does_not_use(tmp_path):
     )
     loaded = set(json.loads(result.stdout)["result"]) - set(baseline)
     assert loaded == set()
+

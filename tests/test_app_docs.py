@@ -165,17 +165,13 @@ def test_every_flag_of_every_command_is_in_its_section(out, name, man_text):
             if param.param_type_name == "argument":
                 ctx = spec.click_command.make_context(spec.name, [], resilient_parsing=True)
                 assert param.make_metavar(ctx) in section, (name, spec.display_name, param.name)
-        common = {
-            f
-            for o in global_flags(timeout=None, paginated=False, null=False, envvar="X")
-            for f in o.opts
-        }
+        common = {f for o in global_flags(timeout=None, envvar="X") for f in o.opts}
         for option in spec.click_command.params:
             extra = (option.name or "").startswith(PREFIX) and not set(option.opts) & common
             for flag in option.opts if extra else ():
                 assert flag in section, (name, spec.display_name, flag)  # --limit, --cursor
     everywhere = man_text if name == "man" else out[name]
-    for option in global_flags(timeout=None, paginated=False, null=False, envvar="X"):
+    for option in global_flags(timeout=None, envvar="X"):
         for flag in option.opts:
             assert flag in everywhere, (name, flag)
     for flag in ("--schema", "--help-agent", "--agent", "--dry-run", "--yes", "--no-input"):

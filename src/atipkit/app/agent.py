@@ -15,7 +15,10 @@ from typing import TYPE_CHECKING
 from atipkit.app.flags import PREFIX, global_flags
 
 if TYPE_CHECKING:
+    import click
+
     from atipkit.app.app import App, Group
+    from atipkit.app.command import CommandSpec
     from atipkit.model import Command, Option, Tool
 
 __all__ = ["tool_of"]
@@ -69,35 +72,43 @@ def _all(tree: dict[str, Command]) -> list[Command]:
 
 
 def _global_options(app: App) -> list[Option]:
-    """The global flags as ATIP options. `--json` and the other aliases of `--output`
-    are left out: they are its values, and its description names them."""
+    """The flags every command has, as ATIP options. `--json` and the other aliases of
+    `--output` are left out: they are its values, and its description names them."""
+    flags = global_flags(timeout=None, envvar=app.env_prefix)
+    return [atip_option(f) for f in flags if not (f.name == PREFIX + "output" and f.is_flag)]
+
+
+def offered_options(spec: CommandSpec) -> list[Option]:
+    """The framework's flags this command takes beyond every command's (`--dry-run`,
+    `--yes`, `--limit`, ...), as ATIP options of the command: `globalOptions` holds only
+    what every command takes, so `--agent` offers what `--help` does, no more."""
+    common = {flag.name for flag in global_flags(timeout=None, envvar=spec.app.env_prefix)}
+    flags = global_flags(spec.offered, timeout=spec.timeout, envvar=spec.app.env_prefix)
+    return [atip_option(flag) for flag in flags if flag.name not in common]
+
+
+def atip_option(flag: click.Option) -> Option:
+    """One framework flag as an ATIP option, named by its Python name (as command options
+    and served flags are)."""
     from atipkit.model import UNSET, Option
 
-    options: list[Option] = []
-    for flag in global_flags(timeout=None, paginated=False, null=False, envvar=app.env_prefix):
-        dest = (flag.name or "")[len(PREFIX) :]
-        if dest == "output" and flag.is_flag:
-            continue  # --json, --text, ...: the values of --output
-        is_bool = flag.is_flag and not flag.count
-        choices = getattr(flag.type, "choices", None)
-        atip_type = "boolean" if is_bool else "integer" if flag.count else "string"
-        if choices:
-            atip_type = "enum"
-        elif type(flag.type).__name__ in ("FloatRange", "FloatParamType"):
-            atip_type = "number"
-        elif type(flag.type).__name__ in ("IntRange", "IntParamType"):
-            atip_type = "integer"
-        opts = list(flag.opts)
-        default = flag.default if isinstance(flag.default, str) else UNSET
-        options.append(
-            Option(
-                name=dest,  # the Python name, as command options and served flags are named
-                flags=opts,
-                type=atip_type,  # type: ignore[arg-type]
-                description=flag.help or UNSET,
-                enum=[str(c) for c in choices] if choices else UNSET,
-                default=default,
-                env_var=flag.envvar if isinstance(flag.envvar, str) else UNSET,
-            )
-        )
-    return options
+    dest = (flag.name or "")[len(PREFIX) :]
+    is_bool = flag.is_flag and not flag.count
+    choices = getattr(flag.type, "choices", None)
+    atip_type = "boolean" if is_bool else "integer" if flag.count else "string"
+    if choices:
+        atip_type = "enum"
+    elif type(flag.type).__name__ in ("FloatRange", "FloatParamType"):
+        atip_type = "number"
+    elif type(flag.type).__name__ in ("IntRange", "IntParamType"):
+        atip_type = "integer"
+    default = flag.default if isinstance(flag.default, str) else UNSET
+    return Option(
+        name=dest,
+        flags=list(flag.opts),
+        type=atip_type,  # type: ignore[arg-type]
+        description=flag.help or UNSET,
+        enum=[str(c) for c in choices] if choices else UNSET,
+        default=default,
+        env_var=flag.envvar if isinstance(flag.envvar, str) else UNSET,
+    )

@@ -17,7 +17,7 @@ import click
 
 from atipkit.app.context import terminal_available
 from atipkit.app.errors import InputError, ToolError, from_exception
-from atipkit.app.flags import PREFIX, Settings, answer_flag
+from atipkit.app.flags import PREFIX, Settings, answer_flag, not_offered
 from atipkit.app.inputs import decode, read_source, sink, spool, stdin_binary
 from atipkit.app.invoke import Outcome, deadline, run
 from atipkit.app.output import color_allowed, render_error, render_result, resolve
@@ -171,7 +171,13 @@ def usage_error(exc: click.ClickException) -> ToolError:
     details: dict[str, Any] = {}
     suggestion = None
     message = exc.format_message()
-    if isinstance(exc, click.NoSuchOption):
+    refused = not_offered(exc.option_name) if isinstance(exc, click.NoSuchOption) else None
+    if isinstance(exc, click.NoSuchOption) and refused is not None and spec is not None:
+        # a framework flag this command does not take: say why, not just "no such option"
+        code, why, suggestion = refused
+        details["option"] = exc.option_name
+        message = f"{spec.display_name} {why}"
+    elif isinstance(exc, click.NoSuchOption):
         details["option"] = exc.option_name
         if exc.possibilities:
             details["did_you_mean"] = sorted(exc.possibilities)

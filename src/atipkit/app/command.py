@@ -19,6 +19,7 @@ from atipkit.app.docstrings import Docstring, parse
 
 if TYPE_CHECKING:
     from atipkit.app.app import App
+    from atipkit.app.flags import Offered
     from atipkit.app.params import Signature
     from atipkit.model import Command, Effects
 
@@ -143,6 +144,32 @@ class CommandSpec:
     def reads_lists(signature: Signature) -> bool:
         return any(p.stdin is not None and p.stdin.want == "lines" for p in signature.params)
 
+    @functools.cached_property
+    def offered(self) -> Offered:
+        """The framework's flags that mean something for this command, from what it
+        declares: `--dry-run` if it plans; `--idempotency-key` unless it is declared
+        idempotent (or read-only); `--yes`/`--no-input` unless it is declared never to
+        ask (`interactive.prompts: false`), and always for human in the loop; paging
+        and `--null` as before. What is left unknown gets the flag: an undeclared
+        command may do anything."""
+        from atipkit.app.annotations import Idempotent, ReadOnly
+        from atipkit.app.flags import Offered
+
+        # Read without building the effects (that imports the model, which a call that
+        # only parses its flags does not need); annotations win where they speak.
+        effects = self.effects
+        idempotent = bool(self.annotations & (ReadOnly | Idempotent)) or (
+            effects is not None and effects.idempotent is True
+        )
+        never_asks = getattr(getattr(effects, "interactive", None), "prompts", None) is False
+        return Offered(
+            dry_run=self.dry_run,
+            idempotency_key=not idempotent,
+            prompts=self.human_in_the_loop or not never_asks,
+            paginated=bool(self.paginated),
+            null=self.reads_lists(self.signature),
+        )
+
     # ATIP -------------------------------------------------------------------------------
 
     def atip_effects(self) -> Effects:
@@ -176,6 +203,7 @@ class CommandSpec:
     def atip_command(self) -> Command:
         import shlex
 
+        from atipkit.app.agent import offered_options
         from atipkit.model import UNSET, Command
 
         sig = self.signature
@@ -190,7 +218,10 @@ class CommandSpec:
         return Command(
             description=self.summary or self.name,
             arguments=[p.atip() for p in sig.params if p.kind == "argument"],
-            options=[p.atip() for p in sig.params if p.kind == "option"],
+            options=[
+                *(p.atip() for p in sig.params if p.kind == "option"),
+                *offered_options(self),
+            ],
             effects=self.atip_effects(),
             examples=examples or UNSET,
             deprecated=self.deprecated,
@@ -224,12 +255,7 @@ class CommandSpec:
 
         sig = self.signature
         params: list[click.Parameter] = [p.click_param() for p in sig.params]
-        params += global_flags(
-            timeout=self.timeout,
-            paginated=bool(self.paginated),
-            null=self.reads_lists(sig),
-            envvar=self.app.env_prefix,
-        )
+        params += global_flags(self.offered, timeout=self.timeout, envvar=self.app.env_prefix)
         params += cli.action_options(self)
         return cli.AppCommand(
             self,

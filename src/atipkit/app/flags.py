@@ -1,9 +1,17 @@
-"""The flags every command gets without declaring them (PRD §8.1, §8.3, §8.7).
+"""The flags the framework gives commands without their declaring them (PRD §8.1, §8.3,
+§8.7).
 
 They are ordinary Click options with reserved destinations, so Click parses, validates
 and documents them, and "last one wins" among `--output`/`--json`/`--jsonl`/`--text`/
 `--plain` falls out of Click giving them one destination. `Settings` is what they
 amount to once parsed, whatever surface (CLI, MCP, HTTP) the call came through.
+
+Most flags mean something for every command (the output mode, `--timeout`, truncation).
+The others are offered only where the command's declarations say they do something
+(`Offered`): `--dry-run` where it plans, `--idempotency-key` where a retry could do the
+work twice, `--yes`/`--no-input` where it may ask, `--limit`/`--cursor` where it pages,
+`--null` where it reads lists. A flag that would do nothing is not offered, so neither
+`--help` nor `--agent` promises it.
 """
 
 from __future__ import annotations
@@ -14,7 +22,15 @@ from typing import Any, Literal, NamedTuple
 
 import click
 
-__all__ = ["OUTPUT_MODES", "Settings", "answer_flag", "global_flags", "reserved_flags"]
+__all__ = [
+    "OUTPUT_MODES",
+    "Offered",
+    "Settings",
+    "answer_flag",
+    "global_flags",
+    "not_offered",
+    "reserved_flags",
+]
 
 OutputMode = Literal["auto", "json", "jsonl", "text", "plain"]
 OUTPUT_MODES: tuple[str, ...] = ("auto", "json", "jsonl", "text", "plain")
@@ -56,16 +72,65 @@ class Settings(NamedTuple):
 _NULLABLE = frozenset({"timeout", "idempotency_key", "max_items", "max_bytes", "limit", "cursor"})
 
 
+class Offered(NamedTuple):
+    """Which of the flags that mean something only for some commands one command takes
+    (`CommandSpec.offered` decides, from what the command declares)."""
+
+    dry_run: bool = False
+    """`--dry-run`: the command plans (`dry_run=True`)."""
+    idempotency_key: bool = False
+    """`--idempotency-key`: the command is not declared idempotent."""
+    prompts: bool = False
+    """`--yes` and `--no-input`: the command may ask (not declared `prompts: false`)."""
+    paginated: bool = False
+    """`--limit` and `--cursor`."""
+    null: bool = False
+    """`--null`: the command reads a list from stdin."""
+
+
+NONE = Offered()
+"""Only the flags of every command."""
+EVERY = Offered(dry_run=True, idempotency_key=True, prompts=True, paginated=True, null=True)
+"""All flags offered: what no command's own parameter may use."""
+
+_WHY_NOT = {
+    "dry_run": (
+        "E1008",
+        "does not support --dry-run: it would do the work",
+        "Run it without --dry-run once you mean it.",
+    ),
+    "idempotency_key": (
+        "E1001",
+        "takes no --idempotency-key: it is idempotent, so a retry does what the first call did",
+        "Retry without --idempotency-key.",
+    ),
+    "yes": ("E1001", "takes no --yes: it never asks", "Drop --yes."),
+    "no_input": ("E1001", "takes no --no-input: it never asks", "Drop --no-input."),
+    "limit": ("E1001", "is not paginated", "Drop --limit and --cursor: it returns all."),
+    "cursor": ("E1001", "is not paginated", "Drop --limit and --cursor: it returns all."),
+    "null": ("E1001", "reads no list from stdin", "Drop --null."),
+}
+
+
+def not_offered(flag: str) -> tuple[str, str, str] | None:
+    """`(error code, why, suggestion)` when `flag` is one of the framework's flags that
+    only some commands take (the why follows the command's name), or None."""
+    for option in global_flags(EVERY, timeout=None, envvar="X"):
+        if flag in option.opts:
+            return _WHY_NOT.get((option.name or "")[len(PREFIX) :])
+    return None
+
+
 def _opt(*decls: str, dest: str, **kwargs: Any) -> click.Option:
     return click.Option([*decls, PREFIX + dest], **kwargs)
 
 
 def global_flags(
-    *, timeout: float | None, paginated: bool, null: bool, envvar: str
+    offered: Offered = NONE, *, timeout: float | None, envvar: str
 ) -> list[click.Option]:
-    """The options to add to one command. `timeout` is the command's own default;
-    `paginated` adds `--limit`/`--cursor`; `null` adds `--null` (commands that read
-    lists from stdin); `envvar` is the app's prefix for `PREFIX_OUTPUT` and friends."""
+    """The options to add to one command: those of every command, and those `offered`
+    says it takes. `timeout` is the command's own default; `envvar` is the app's prefix
+    for `PREFIX_OUTPUT` and friends."""
     modes = click.Choice(OUTPUT_MODES)
     flags = [
         _opt(
@@ -91,12 +156,6 @@ def global_flags(
             help="More diagnostics on stderr (repeat for more).",
         ),
         _opt(
-            "--dry-run",
-            dest="dry_run",
-            is_flag=True,
-            help="Show what would be done, and do nothing.",
-        ),
-        _opt(
             "--no-color",
             dest="no_color",
             is_flag=True,
@@ -111,27 +170,12 @@ def global_flags(
             help="Give up after this many seconds (exit 50).",
         ),
         _opt(
-            "--idempotency-key",
-            dest="idempotency_key",
-            metavar="KEY",
-            help="Run at most once per KEY: a retry with the same key and arguments "
-            "answers the first result again.",
-        ),
-        _opt(
             "--response-format",
             dest="response_format",
             type=click.Choice(RESPONSE_FORMATS),
             default="concise",
             envvar=f"{envvar}_RESPONSE_FORMAT",
             help="How much detail the result carries.",
-        ),
-        _opt("--yes", dest="yes", is_flag=True, help="Answer yes to confirmations."),
-        _opt(
-            "--no-input",
-            dest="no_input",
-            is_flag=True,
-            envvar=f"{envvar}_NO_INPUT",
-            help="Never prompt; fail where a prompt would be needed.",
         ),
         _opt(
             "--print0",
@@ -152,7 +196,37 @@ def global_flags(
             help="Return at most this many bytes of result.",
         ),
     ]
-    if paginated:
+    if offered.dry_run:
+        flags.append(
+            _opt(
+                "--dry-run",
+                dest="dry_run",
+                is_flag=True,
+                help="Show what would be done, and do nothing.",
+            )
+        )
+    if offered.idempotency_key:
+        flags.append(
+            _opt(
+                "--idempotency-key",
+                dest="idempotency_key",
+                metavar="KEY",
+                help="Run at most once per KEY: a retry with the same key and arguments "
+                "answers the first result again.",
+            )
+        )
+    if offered.prompts:
+        flags += [
+            _opt("--yes", dest="yes", is_flag=True, help="Answer yes to confirmations."),
+            _opt(
+                "--no-input",
+                dest="no_input",
+                is_flag=True,
+                envvar=f"{envvar}_NO_INPUT",
+                help="Never prompt; fail where a prompt would be needed.",
+            ),
+        ]
+    if offered.paginated:
         flags += [
             _opt("--limit", dest="limit", type=click.IntRange(min=1), help="Items per page."),
             _opt(
@@ -161,7 +235,7 @@ def global_flags(
                 help="Where to continue (from meta.pagination.next_cursor).",
             ),
         ]
-    if null:
+    if offered.null:
         flags.append(_opt("--null", dest="null", is_flag=True, help="Input records end with NUL."))
     return flags
 
@@ -188,9 +262,12 @@ def answer_flag(decls: list[str], answer: Callable[[], str], help: str) -> click
 
 @functools.cache
 def reserved_flags(*, paginated: bool, null: bool) -> frozenset[str]:
-    """Every flag a command's own parameters must not use."""
+    """Every flag a command's own parameters must not use: all the framework's, offered
+    or not (a command's own `--dry-run` or `--yes` would read as the framework's), but
+    `--limit`/`--cursor`/`--null` where the command does not page or read lists."""
     out: set[str] = set(ACTION_FLAGS)
-    for option in global_flags(timeout=None, paginated=paginated, null=null, envvar="X"):
+    reserved = EVERY._replace(paginated=paginated, null=null)
+    for option in global_flags(reserved, timeout=None, envvar="X"):
         out.update(option.opts)
         out.update(option.secondary_opts)
     return frozenset(out)

@@ -22,7 +22,7 @@ from atipkit.app.errors import (
     ToolError,
     from_exception,
 )
-from atipkit.app.flags import Settings
+from atipkit.app.flags import Settings, not_offered
 
 if TYPE_CHECKING:
     from atipkit.app.command import CommandSpec
@@ -108,12 +108,9 @@ def run(
     )
     outcome = Outcome()
     try:
-        if settings.dry_run and not spec.dry_run:
-            raise InputError(
-                f"{spec.display_name} does not support --dry-run: it would do the work",
-                code="E1008",
-                suggestion="Run it without --dry-run once you mean it.",
-            )
+        if settings.dry_run and not spec.dry_run:  # served calls: the CLI has no such flag
+            code, why, suggestion = not_offered("--dry-run") or ("E1008", "", "")
+            raise InputError(f"{spec.display_name} {why}", code=code, suggestion=suggestion)
         if (settings.limit is not None or settings.cursor) and not spec.paginated:
             raise InputError(f"{spec.display_name} is not paginated", code="E1001")
         values = prepare(ctx)

@@ -98,9 +98,10 @@ def env_vars(spec: CommandSpec) -> dict[str, str]:
         f"{app.env_prefix}_OUTPUT": "output",
         f"{app.env_prefix}_TIMEOUT": "timeout",
         f"{app.env_prefix}_RESPONSE_FORMAT": "response_format",
-        f"{app.env_prefix}_NO_INPUT": "no_input",
         "NO_COLOR": "no_color",
     }
+    if spec.offered.prompts:
+        out[f"{app.env_prefix}_NO_INPUT"] = "no_input"
     for param in spec.signature.params:
         if param.kind == "option":
             out[param.marker.envvar or auto_envvar(spec, param.name)] = param.name

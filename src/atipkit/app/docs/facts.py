@@ -14,7 +14,7 @@ import click
 from click.formatting import join_options
 
 from atipkit.app.errors import ExitCode
-from atipkit.app.flags import PREFIX, global_flags
+from atipkit.app.flags import EVERY, PREFIX, global_flags
 
 if TYPE_CHECKING:
     from atipkit.app.app import App
@@ -267,7 +267,12 @@ def context(
 
 def common_flags(app: App) -> list[click.Option]:
     """The flags every command has (whatever its timeout, pagination or input)."""
-    return global_flags(timeout=None, paginated=False, null=False, envvar=app.env_prefix)
+    return global_flags(timeout=None, envvar=app.env_prefix)
+
+
+def framework_flags(app: App) -> list[click.Option]:
+    """Every flag the framework gives some command (`--dry-run`, `--yes`, ...)."""
+    return global_flags(EVERY, timeout=None, envvar=app.env_prefix)
 
 
 def flag_of(option: click.Parameter, ctx: click.Context) -> FlagFacts:

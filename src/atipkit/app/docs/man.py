@@ -265,7 +265,13 @@ def _environment_roff(app: App, commands: list[facts.CommandFacts]) -> list[str]
     rows: dict[str, str] = {}
     global_by_dest: dict[str, str] = {}
     for option in facts.common_flags(app):  # the first flag of a destination is its own
-        global_by_dest.setdefault((option.name or "")[len(PREFIX) :], option.opts[-1])
+        global_by_dest.setdefault(
+            (option.name or "")[len(PREFIX) :], f"Sets {option.opts[-1]} for every command."
+        )
+    for option in facts.framework_flags(app):  # --no-input: only where a command may ask
+        global_by_dest.setdefault(
+            (option.name or "")[len(PREFIX) :], f"Sets {option.opts[-1]} where a command takes it."
+        )
     for c in commands:
         own = {p.name: p for p in c.params}
         hidden = {p.name for p in c.spec.signature.params if p.marker.hidden}
@@ -276,7 +282,7 @@ def _environment_roff(app: App, commands: list[facts.CommandFacts]) -> list[str]
                 label = own[name].flags[-1] if own[name].flags else name
                 rows[var] = f"Sets {label} of {c.name}."
             elif name in global_by_dest:
-                rows.setdefault(var, f"Sets {global_by_dest[name]} for every command.")
+                rows.setdefault(var, global_by_dest[name])
     if app.config_enabled:
         rows[f"{app.env_prefix}_SYSTEM_CONFIG"] = (
             f"The directory of the system configuration file, instead of /etc/{app.name}."
