@@ -1011,3 +1011,11 @@ def test_a_call_imports_nothing_it_does_not_use(tmp_path):
     loaded = set(json.loads(result.stdout)["result"]) - set(baseline)
     assert loaded == set()
 
+
+def test_a_mistyped_command_gets_the_near_names_in_nested_groups_too():
+    code, out = envelope("notes", "tg", "--json")
+    assert code == 2
+    assert out["error"]["details"]["did_you_mean"] == ["tag"]
+    assert out["error"]["suggestion"]["fix"] == "Did you mean core notes tag?"
+    code, out = envelope("fnd", "--json")
+    assert (code, out["error"]["details"]["did_you_mean"]) == (2, ["find"])

@@ -149,6 +149,11 @@ class Group:
             unit.load()
         return self._children  # type: ignore[return-value]  # no _Lazy is left
 
+    def names(self) -> list[str]:
+        """Every child's name, in definition order, importing nothing (a lazy module's
+        names are those its `lazy` call declared)."""
+        return list(self._children)
+
     def child(self, name: str) -> CommandSpec | Group | None:
         """One child, importing only the module that defines it (every lazy module for a
         name no `lazy` call declared: an undeclared command is found, though not quickly)."""
@@ -302,6 +307,23 @@ class App(Group):
             self.config.check(spec)
 
 
+class UnknownCommand(click.UsageError):
+    """A command name its group does not have, and the names close to it (as Click's
+    `NoSuchCommand` of 8.4 and later, which this replaces for atipkit's groups)."""
+
+    def __init__(self, name: str, known: Sequence[str], ctx: click.Context) -> None:
+        import difflib
+
+        super().__init__(f"No such command {name!r}.", ctx)
+        self.command_name = name
+        self.possibilities = difflib.get_close_matches(name, known, n=3)
+
+    def format_message(self) -> str:
+        if not self.possibilities:
+            return self.message
+        return f"{self.message} Did you mean {' or '.join(map(repr, self.possibilities))}?"
+
+
 class _ClickGroup(click.Group):
     """Click's view of a `Group`: children built when first asked for."""
 
@@ -319,7 +341,9 @@ class _ClickGroup(click.Group):
         self.node = node
 
     def list_commands(self, ctx: click.Context) -> list[str]:
-        names = list(self.node.children)
+        """The names, without importing every command's module (completing `atip sc`
+        builds only the commands whose names start with `sc`)."""
+        names = self.node.names()
         if not self.node.path:
             names += list(self.node.app.builtins)
         return names
@@ -335,6 +359,23 @@ class _ClickGroup(click.Group):
 
             return builtins.group(self.node.app, cmd_name)
         return None
+
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        """Click's, but a name that is no command says which ones come near it (Click's
+        own suggestions read `self.commands`, which a group built lazily leaves empty)."""
+        name = args[0]
+        if (
+            not ctx.resilient_parsing
+            and name[:1].isalnum()  # not an option: Click parses those again itself
+            and self.get_command(ctx, name) is None
+        ):
+            known = [n for n, c in self.node.children.items() if not getattr(c, "hidden", False)]
+            if not self.node.path:
+                known += list(self.node.app.builtins)
+            raise UnknownCommand(name, known, ctx)
+        return super().resolve_command(ctx, args)
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list from the definitions, without building each command (Click

@@ -185,6 +185,17 @@ def usage_error(exc: click.ClickException) -> ToolError:
         else:
             suggestion = "Run with --help to see the options."
         code = "E1001"
+    elif getattr(exc, "command_name", None):  # no such command: UnknownCommand, Click's own
+        details["command"] = exc.command_name  # type: ignore[attr-defined]
+        close = list(getattr(exc, "possibilities", None) or ())
+        message = exc.message
+        where = ctx.command_path if ctx is not None else ""
+        if close:
+            details["did_you_mean"] = close
+            suggestion = f"Did you mean {' or '.join(f'{where} {c}'.strip() for c in close)}?"
+        else:
+            suggestion = f"Run '{where} --help' to see the commands."
+        code = "E1001"
     elif isinstance(exc, click.BadParameter):
         code = "E1002" if not isinstance(exc, click.MissingParameter) else "E1001"
         param = exc.param

@@ -60,6 +60,7 @@ COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("interop", ("import", "export")),
     ("crawl", ("crawl",)),
     ("schema", ("schema",)),
+    ("completion", ("completion",)),
 )
 """(the module of atipkit.cli, the top-level names it defines), in `--help` order."""
 
