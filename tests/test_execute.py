@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import time
 from pathlib import Path
 from typing import Any
@@ -571,6 +572,42 @@ def test_atip_run_refuses_a_command_whose_input_is_missing(notes, atip):
     assert out["error"]["message"] == "not run: the command needs input on stdin and none was given"
 
 
+def test_a_dry_run_of_a_destructive_call_asks_nothing_and_plans_a_shell_line(atip):
+    from tests.helpers import FIXTURES
+
+    gh = str(FIXTURES / "rfc" / "rfc06-14.1-gh.json")
+    repo = "acme/my site; $(id)"
+    call = json.dumps({"name": "gh_repo_delete", "arguments": {"repo": repo}})
+    line = "gh repo delete 'acme/my site; $(id)'"
+    text = atip("run", "--tool", gh, "--dry-run", "--text", "--call", call)  # no --yes
+    assert text.exit_code == 0, text.output
+    assert text.stdout == line + "\n"  # paste it into a shell: one argument, nothing run
+    assert shlex.split(text.stdout) == ["gh", "repo", "delete", repo]
+    assert "decision: confirm (destructive: confirm first)" in text.stderr
+    plan = envelope_of(atip("run", "--tool", gh, "--dry-run", "--json", "--call", call))
+    assert plan["result"]["actions"] == [
+        {"action": "run", "target": line, "details": {"argv": ["gh", "repo", "delete", repo]}}
+    ]
+    report = plan["result"]["result"]
+    assert (report["decision"], report["text"]) == ("confirm", f"dry run: {line}")
+
+
+def test_an_executor_dry_run_never_asks_for_confirmation(notes):
+    tool, exe, store = notes
+    store.write_text("keep\n")
+    [rm] = calls(tool, ("notes_rm", {}))
+    asked = []
+    executor = Executor(tool, executables=exe, confirm=lambda c, d: asked.append(c) or True)
+    outcome = executor.execute(rm, dry_run=True)
+    assert asked == []
+    assert outcome.decision.action == "confirm"
+    assert outcome.text == f"dry run: {shlex.join([exe['notes'], 'rm'])}"
+    assert store.exists()
+    executor.execute(rm)  # for real: asked, and run
+    assert len(asked) == 1
+    assert not store.exists()
+
+
 def test_a_delegated_deny_of_gh_repo_delete_holds_even_with_yes(tmp_path, atip):
     from tests.helpers import FIXTURES
 
@@ -582,8 +619,11 @@ def test_a_delegated_deny_of_gh_repo_delete_holds_even_with_yes(tmp_path, atip):
     call = json.dumps({"name": "gh_repo_delete", "arguments": {"repo": "acme/site"}})
     base = ["run", "--tool", gh, "--dry-run", "--call", call]
     plain = atip(*base)
-    assert plain.exit_code == 2  # destructive: needs confirmation, and no one to ask
-    assert envelope_of(plain)["error"]["code"] == "E1006"
+    assert plain.exit_code == 0  # a dry run asks nothing: it runs nothing
+    assert envelope_of(plain)["result"]["result"]["decision"] == "confirm"  # the real one asks
+    real = atip("run", "--tool", gh, "--call", call)
+    assert real.exit_code == 2  # destructive: needs confirmation, and no one to ask
+    assert envelope_of(real)["error"]["code"] == "E1006"
     assert atip(*base, "--yes").exit_code == 0  # confirmed
     delegated = atip(*base, "--yes", "--policy", str(policy))
     assert delegated.exit_code == 30

@@ -37,12 +37,21 @@ if TYPE_CHECKING:
 
 def _text(result: dict[str, Any]) -> str:
     """What the command printed (its filtered output, or why it failed); nothing for a
-    denial, which the error line states. A dry run's plan carries the report inside."""
-    report = result.get("result", result) if result.get("dry_run") else result
+    denial, which the error line states. A dry run prints its plan: the command line
+    quoted for a shell (or the MCP request), ready to paste."""
+    if result.get("dry_run"):
+        return "".join(_planned(action) + "\n" for action in result.get("actions", []))
+    report = result
     if not isinstance(report, dict) or report.get("decision") == "deny":
         return ""
     text = str(report.get("text") or "")
     return text if not text or text.endswith("\n") else text + "\n"
+
+
+def _planned(action: dict[str, Any]) -> str:
+    if action.get("action") == "call":  # a tools/call of an MCP server
+        return f"{action.get('target', '')} <- {json.dumps(action['details']['request'])}"
+    return str(action.get("target", ""))
 
 
 @app.command(effects=runs_anything(), dry_run=True, text=_text)
@@ -72,8 +81,9 @@ def run(
     """Run one tool call: map it to its command, apply the policy, build argv, run it.
 
     What the policy wants confirmed is asked at the terminal; --yes answers yes (never
-    to what the policy denies). With --dry-run the decision and argv are reported and
-    nothing runs. Failures: the call is not a tool call or does not fit the command
+    to what the policy denies). With --dry-run nothing runs and nothing is asked: the
+    plan is the command line quoted for a shell (with --json: the decision, the argv
+    and that line). Failures: the call is not a tool call or does not fit the command
     (exit 65), a tool or file named does not exist (10), confirmation needed with no
     terminal and no --yes (2), denied by the policy or declined (30), the command
     failed (40) or timed out (50); each failure's result is the report.

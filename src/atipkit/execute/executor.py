@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import threading
 import time
@@ -109,7 +110,8 @@ class Executor:
     have the hash recorded —, else the name found on PATH when the call comes), and
     what atipkit established about the tool (`atipkit.policy.Evidence`: where its metadata
     came from, the path and hash of the binary it describes; `resolve_tool` gives it).
-    The policy sees each tool's own name.
+    The policy sees each tool's own name. A dry run (`execute(..., dry_run=True)`) asks
+    no confirmation and runs nothing: its outcome has the decision and the argv.
 
     Before a call runs, its binary is verified against its metadata
     (`atipkit.trust.levels.verify_tool`, with the `trust` of each policy of the chain,
@@ -213,7 +215,9 @@ class Executor:
         """The rest of `execute`, once the policy has spoken."""
         assert call.path is not None
         stop: Stop = "denied"
-        if decision.action == "confirm":
+        # A dry run runs nothing, so nothing needs confirming: its decision stays
+        # "confirm", which tells the caller that the real call will be asked about.
+        if decision.action == "confirm" and not dry_run:
             if self.confirm is not None and self.confirm(call, decision):
                 decision = msgspec.structs.replace(
                     decision, action="allow", reasons=[f"confirmed: {r}" for r in decision.reasons]
@@ -243,10 +247,9 @@ class Executor:
             invocation = build_argv(tool, call.path, call.values, executable=facts.path)
         except InvalidArguments as exc:
             return self._invalid(call, decision, exc)
-        if dry_run:
-            return self._finish(
-                call, decision, invocation, None, "dry run: " + json.dumps(invocation.argv), False
-            )
+        if dry_run:  # the command line, quoted as a shell reads it
+            text = "dry run: " + shlex.join(invocation.argv)
+            return self._finish(call, decision, invocation, None, text, False)
         effects = self._charge(tool, call)
         try:
             result = run(
