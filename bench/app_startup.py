@@ -18,9 +18,15 @@ manifest and MCP export list only the commands registered on the app itself, so 
 its schema figure would cover fewer than 50 commands.
 
 tooli is installed into a private virtual environment on first use
-(`$XDG_CACHE_HOME/atipkit-bench/tooli-6.2.1`, default `~/.cache/atipkit-bench/`), created
-with `--system-site-packages`, so the three apps run on one interpreter and share click,
-pydantic and rich. That venv pins `typer==0.25.1`: Typer 0.26 and later carry their own copy
+(`$XDG_CACHE_HOME/atipkit-bench/tooli-6.2.1-<digest>`, default `~/.cache/atipkit-bench/`),
+one for each environment the bench runs from (the digest names its site directories). That
+venv reads the running interpreter's site directories through a `.pth` file (their own
+`.pth` files too, so an editable `pip install -e .` of atipkit is found), so the three apps
+run on one interpreter and share atipkit, click, pydantic and rich, whether the bench runs
+from the system's Python or from a project venv (`--system-site-packages` would give the
+*base* interpreter's packages, which a project venv's atipkit is not among). `PYTHONPATH`
+is passed on: the atipkit measured is the one this script imports (printed with the
+figures). That venv pins `typer==0.25.1`: Typer 0.26 and later carry their own copy
 of Click, and tooli 6.2.1's commands (subclasses of the real `click.Command`) then fail on
 every call with `AttributeError: 'Context' object has no attribute '_param_default_explicit'`.
 All three apps run under that venv's interpreter (without tooli: this one).
@@ -657,36 +663,70 @@ def _formatted(source: str, path: Path) -> str:
 # tooli's private environment ----------------------------------------------------------------
 
 
+def _site_dirs() -> list[str]:
+    """This interpreter's site directories (a venv's own, or the system's), which the
+    tooli venv reads too."""
+    import site
+
+    dirs = list(site.getsitepackages())
+    if site.ENABLE_USER_SITE:
+        dirs.append(site.getusersitepackages())
+    return [d for d in dict.fromkeys(dirs) if os.path.isdir(d)]
+
+
+def _share_site(python: Path, dirs: list[str]) -> None:
+    """A `.pth` in the venv of `python` that adds `dirs` after its own site directory
+    (`site.addsitedir` runs their `.pth` files: editable installs are found)."""
+    where = _output([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"])
+    if where is None:
+        raise SystemExit(f"cannot find the site directory of {python}")
+    lines = "".join(f"import site; site.addsitedir({d!r})\n" for d in dirs)
+    (Path(where) / "atipkit_bench_parent.pth").write_text(lines, encoding="utf-8")
+
+
+def sharing_venv(root: Path, *, pip: bool = True) -> Path:
+    """A venv at `root` (made if missing) that reads this interpreter's site directories
+    after its own: its interpreter."""
+    python = root / "bin" / "python"
+    if not python.exists():
+        argv = [sys.executable, "-m", "venv", *([] if pip else ["--without-pip"]), str(root)]
+        done = subprocess.run(argv, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"could not create {root}:\n{done.stderr.strip()[-2000:]}")
+    _share_site(python, _site_dirs())  # kept current, cheaply; before pip installs anything
+    return python
+
+
 def tooli_python() -> Path:
     """The interpreter of the venv that holds tooli, created and filled on first use."""
+    import hashlib
+
     cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    root = cache / "atipkit-bench" / f"tooli-{TOOLI}"
-    python = root / "bin" / "python"
+    digest = hashlib.sha256("\n".join([sys.executable, *_site_dirs()]).encode()).hexdigest()
+    root = cache / "atipkit-bench" / f"tooli-{TOOLI}-{digest[:10]}"
     want = f"{TOOLI} {TYPER_FOR_TOOLI}"
     probe = "import importlib.metadata as m; print(m.version('tooli'), m.version('typer'))"
-    if python.exists() and _output([str(python), "-c", probe]) == want:
+    fresh = not (root / "bin" / "python").exists()
+    python = sharing_venv(root)
+    if not fresh and _output([str(python), "-c", probe]) == want:
         return python
     print(f"installing tooli=={TOOLI} into {root} (once) ...", file=sys.stderr)
-    steps = [
-        [sys.executable, "-m", "venv", "--system-site-packages", str(root)],
-        [
-            str(python),
-            "-m",
-            "pip",
-            "install",
-            "--quiet",
-            "--disable-pip-version-check",
-            f"tooli=={TOOLI}",
-            f"typer=={TYPER_FOR_TOOLI}",
-        ],
+    step = [
+        str(python),
+        "-m",
+        "pip",
+        "install",
+        "--quiet",
+        "--disable-pip-version-check",
+        f"tooli=={TOOLI}",
+        f"typer=={TYPER_FOR_TOOLI}",
     ]
-    for step in steps:
-        done = subprocess.run(step, capture_output=True, text=True)
-        if done.returncode != 0:
-            raise SystemExit(
-                f"could not set up tooli in {root}: {' '.join(step[:4])} ... failed:\n"
-                f"{done.stderr.strip()[-2000:]}\n(run with --skip-tooli to leave tooli out)"
-            )
+    done = subprocess.run(step, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(
+            f"could not set up tooli in {root}: pip install failed:\n"
+            f"{done.stderr.strip()[-2000:]}\n(run with --skip-tooli to leave tooli out)"
+        )
     got = _output([str(python), "-c", probe])
     if got != want:
         raise SystemExit(f"{root}: expected tooli/typer {want}, found {got!r}")
@@ -1018,7 +1058,7 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
     for path in generate(commands):
         print(f"wrote {path.relative_to(HERE.parent)}", file=sys.stderr)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    env["PYTHONPATH"] = str(APPS)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(APPS), env.get("PYTHONPATH")) if p)
     with tempfile.TemporaryDirectory(prefix="atipkit-bench-") as cwd:
         checked = check_apps(python, frameworks, commands, env, cwd)
         documents = check_outputs(python, frameworks, env, cwd)
@@ -1112,10 +1152,15 @@ def machine(python: Path) -> dict[str, Any]:
         "    try: out[n] = m.version(n)\n"
         "    except m.PackageNotFoundError: pass\n"
         "out['python'] = sys.version.split()[0]\n"
+        "import atipkit\n"
+        "out['atipkit_from'] = atipkit.__file__.rsplit('/', 2)[0]\n"
         "print(json.dumps(out))"
     )
     versions = json.loads(_output([str(python), "-c", probe]) or "{}")
+    if not versions.get("atipkit_from"):
+        raise SystemExit(f"{python} cannot import atipkit: install it (pip install -e .)")
     return {
+        "atipkit_from": versions.pop("atipkit_from"),
         "cpu": cpu(),
         "cores": os.cpu_count() or 1,
         "system": platform.system(),
@@ -1149,7 +1194,7 @@ def render(report: dict[str, Any]) -> str:
     packages = ", ".join(f"{k} {v}" for k, v in m["packages"].items())
     lines = [
         f"machine: {m['cpu']}, {m['cores']} cores, {m['system']}, Python {m['python']} "
-        f"({packages})",
+        f"({packages}); atipkit from {m.get('atipkit_from', '?')}",
         f"{report['commands']} commands per app; {report['calls_checked']} calls checked alike "
         f"in the apps before timing; {report['reps']} rounds of fresh processes, "
         f"{report['warm_reps']} repeated in-process calls",
