@@ -125,3 +125,14 @@ def test_the_order_is_the_tables_whichever_module_came_first(tmp_path):
     lines = run(machine_env(tmp_path), script)
     declared = " ".join(n for _, names in COMMANDS for n in names)
     assert lines == ["mcp atdf tdp", "fetch list build publish", declared]
+
+
+def test_a_commands_help_imports_no_model(tmp_path):
+    """`atip X --help` starts as a plain Click program of its shape does (issue 22: within
+    1.3x): the effects atip's commands declare are JSON until asked for, so the model and
+    msgspec stay unimported. (`validate` reads its size limit from `_jsontext`, which
+    imports msgspec; the root's `--help` imports every command's module.)"""
+    env = machine_env(tmp_path)
+    for words in (["scan"], ["run"], ["gen"], ["registry", "publish"], ["mcp", "serve"]):
+        modules = imported(env, *words, "--help")
+        assert not modules & {"atipkit.model", "msgspec"}, words

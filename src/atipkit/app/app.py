@@ -22,7 +22,7 @@ import functools
 import importlib
 import re
 import sys
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
@@ -82,12 +82,14 @@ class Group:
         hidden: bool = False,
         deprecated: bool = False,
         help: str | None = None,
-        effects: Effects | None = None,
+        effects: Effects | Mapping[str, Any] | None = None,
         text: Callable[[Any], str] | None = None,
     ) -> Callable[[F], F]:
         """Make a function a command. The name defaults to the function's, with `_`
         spelled `-`. The function is returned unchanged.
 
+        `effects` is an ATIP `Effects` or its JSON form (a mapping, read only when the
+        effects are asked for: the model is not imported to start a command).
         `text` renders the result for people (`--text`, or `auto` on a terminal) when the
         built-in tables and `key: value` lines do not fit it; it returns the text."""
 

@@ -9,7 +9,7 @@ few (PRD §15.1).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import click
@@ -51,7 +51,7 @@ class CommandSpec:
         hidden: bool = False,
         deprecated: bool = False,
         help: str | None = None,
-        effects: Effects | None = None,
+        effects: Effects | Mapping[str, Any] | None = None,
         text: Callable[[Any], str] | None = None,
     ) -> None:
         self.app = app
@@ -71,7 +71,9 @@ class CommandSpec:
         self.deprecated = deprecated
         self.help = help
         self.effects = effects
-        """Full ATIP effects, merged over what the annotations say (they win)."""
+        """Full ATIP effects, merged over what the annotations say (they win): an
+        `Effects`, or its JSON form, which costs no import until the effects are read
+        (`atip_effects`)."""
         self.text = text
         """The command's own rendering of its result for people (text mode)."""
 
@@ -158,10 +160,13 @@ class CommandSpec:
         # Read without building the effects (that imports the model, which a call that
         # only parses its flags does not need); annotations win where they speak.
         effects = self.effects
-        idempotent = bool(self.annotations & (ReadOnly | Idempotent)) or (
-            effects is not None and effects.idempotent is True
-        )
-        never_asks = getattr(getattr(effects, "interactive", None), "prompts", None) is False
+        if isinstance(effects, Mapping):  # the JSON form
+            idempotent = effects.get("idempotent") is True
+            never_asks = (effects.get("interactive") or {}).get("prompts") is False
+        else:
+            idempotent = getattr(effects, "idempotent", None) is True
+            never_asks = getattr(getattr(effects, "interactive", None), "prompts", None) is False
+        idempotent = idempotent or bool(self.annotations & (ReadOnly | Idempotent))
         return Offered(
             dry_run=self.dry_run,
             idempotency_key=not idempotent,
@@ -182,8 +187,15 @@ class CommandSpec:
         )
 
         effects = effects_of(self.annotations)
-        if self.effects is not None:
-            effects = _overlay(self.effects, effects)
+        declared = self.effects
+        if isinstance(declared, Mapping):
+            import msgspec
+
+            from atipkit.model import Effects
+
+            declared = msgspec.convert(declared, Effects)
+        if declared is not None:
+            effects = _overlay(declared, effects)
         stdin = "optional" if any(p.stdin for p in self.signature.params) else "none"
         interactive = Interactive(
             stdin=stdin, prompts=bool(self.human_in_the_loop) or UNSET, tty=False

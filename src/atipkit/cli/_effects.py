@@ -1,20 +1,19 @@
 """The effects atip's own commands declare in `atip --agent`.
 
 Every command states every field (what it reads, writes and deletes, network, children,
-retries, undo, stdin), so that no agent has to assume the worst of `atip` itself.
+retries, undo, stdin), so that no agent has to assume the worst of `atip` itself. They are
+written in ATIP's JSON form, which `atipkit.app` takes as `effects=`: importing a command's
+module then costs no model (msgspec and `atipkit.model` load only when something asks for
+the effects, as `--agent` does), so `atip X --help` starts as a plain Click program does.
 """
 
 from __future__ import annotations
 
-from atipkit.model import (
-    UNSET,
-    Duration,
-    Effects,
-    FilesystemEffects,
-    Interactive,
-    StdinMode,
-    UnsetType,
-)
+from typing import Any, Literal
+
+StdinMode = Literal["none", "optional", "required", "password"]
+Effects = dict[str, Any]
+"""ATIP `effects` as JSON (RFC 0.6 §3.5)."""
 
 
 def _effects(
@@ -23,24 +22,27 @@ def _effects(
     network: bool,
     subprocess: bool,
     idempotent: bool,
-    reversible: bool | UnsetType = UNSET,
+    reversible: bool | None = None,
     read: bool = True,
     delete: bool = False,
     destructive: bool = False,
     stdin: StdinMode = "none",
     prompts: bool = False,
-    duration: Duration | UnsetType = UNSET,
+    duration: dict[str, str] | None = None,
 ) -> Effects:
-    return Effects(
-        filesystem=FilesystemEffects(read=read, write=write, delete=delete),
-        network=network,
-        subprocess=subprocess,
-        idempotent=idempotent,
-        reversible=reversible,
-        destructive=destructive,
-        interactive=Interactive(stdin=stdin, prompts=prompts, tty=False),
-        duration=duration,
-    )
+    out: Effects = {
+        "filesystem": {"read": read, "write": write, "delete": delete},
+        "network": network,
+        "subprocess": subprocess,
+        "idempotent": idempotent,
+        "destructive": destructive,
+        "interactive": {"stdin": stdin, "prompts": prompts, "tty": False},
+    }
+    if reversible is not None:
+        out["reversible"] = reversible
+    if duration is not None:
+        out["duration"] = duration
+    return out
 
 
 def read_only(*, reads_files: bool, stdin: StdinMode) -> Effects:
@@ -103,7 +105,7 @@ def serves() -> Effects:
         network=True,
         subprocess=False,
         idempotent=True,
-        duration=Duration(typical="until stopped"),
+        duration={"typical": "until stopped"},
     )
 
 
@@ -116,7 +118,7 @@ def serves_tools() -> Effects:
         subprocess=True,
         idempotent=True,
         reversible=True,
-        duration=Duration(typical="until stopped"),
+        duration={"typical": "until stopped"},
     )
 
 
@@ -142,10 +144,8 @@ def crawls() -> Effects:
 def resolving(*, stdin: StdinMode = "none") -> Effects:
     """What resolving a tool may do: probe it in the sandbox, record it in the registry,
     and ask the remote registries of registries.json for a shim (the network)."""
-    import msgspec
-
-    return msgspec.structs.replace(
-        discovering(),
-        network=True,
-        interactive=Interactive(stdin=stdin, prompts=False, tty=False),
-    )
+    return {
+        **discovering(),
+        "network": True,
+        "interactive": {"stdin": stdin, "prompts": False, "tty": False},
+    }
