@@ -5,6 +5,7 @@ ports and directories in place of the templates' placeholders."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from pathlib import Path
@@ -55,7 +56,9 @@ def build(root: Path, *, mark: str, port: int, port6: int, home: Path, outside: 
         )
         replacements = {
             "@PYDOC@": repr(minimal(name=template.name)),
-            "@PY@": sys.executable,
+            # the interpreter itself, not a venv's link to it: a venv under /tmp or
+            # $HOME is hidden in the sandbox, and the programs need only the stdlib
+            "@PY@": os.path.realpath(sys.executable),
             "@MARK@": mark,
             "@PORT@": str(port),
             "@PORT6@": str(port6),
