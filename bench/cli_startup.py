@@ -227,6 +227,8 @@ def main() -> None:
     parser.add_argument("--imports", action="store_true", help="list imports beyond the floor")
     parser.add_argument("--json", action="store_true", help="print figures as JSON")
     args = parser.parse_args()
+    if args.runs < 1:
+        parser.error("--runs must be at least 1")
     report = measure(args)
     print(json.dumps(report, indent=2) if args.json else render(report))
 
