@@ -17,17 +17,10 @@ from typing import Any, BinaryIO
 
 import msgspec
 
+from atipkit._limits import MAX_DEPTH as MAX_DEPTH
+from atipkit._limits import MAX_DOCUMENT_BYTES as MAX_DOCUMENT_BYTES
 from atipkit.errors import DocumentTooLarge, MalformedJSON
 from atipkit.problems import PathPart, Problem, error, json_path
-
-#: Largest document accepted by default: room for ~20 000 commands, small enough that a
-#: hostile file cannot exhaust memory. The probe caps a tool's stdout at the same size.
-MAX_DOCUMENT_BYTES = 16 * 1024 * 1024
-#: Deepest nesting of arrays and objects accepted wherever JSON enters (`{}` is 1 level).
-#: Real documents stay under 20 (a command five levels down with an option's schema); 64
-#: leaves every recursive walker behind the gate (jsonschema-rs, the model's loader, the
-#: exporters, the app's argument checks) far from the interpreter's and Rust's stack limits.
-MAX_DEPTH = 64
 
 _decoder = msgspec.json.Decoder()
 _encoder = msgspec.json.Encoder()

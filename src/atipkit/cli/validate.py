@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Annotated, Any
 
-from atipkit._jsontext import MAX_DOCUMENT_BYTES
+from atipkit._limits import MAX_DOCUMENT_BYTES
 from atipkit.app import Argument, DataFormatError, InputError, Option
 from atipkit.cli import app
 from atipkit.cli._effects import read_only
