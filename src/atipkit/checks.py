@@ -32,6 +32,7 @@ from atipkit.model import (
 )
 from atipkit.problems import PathPart, Problem, error, json_path, warning
 from atipkit.protocol import FEATURES, PROTOCOL_VERSION, needs_newer_agent
+from atipkit.typetable import fits
 
 MAX_ROOT_DESCRIPTION = 200
 KNOWN_COST_ESTIMATES = frozenset({"none", "low", "medium", "high", "variable"})
@@ -343,27 +344,6 @@ def _check_options(
                     )
                 )
     return problems
-
-
-_PYTHON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "file": (str,),
-    "directory": (str,),
-    "url": (str,),
-    "enum": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-    "array": (list,),
-}
-
-
-def fits(value: Any, atip_type: str) -> bool:
-    """Whether a decoded JSON value is of an ATIP type, as the semantic checks count it
-    (a boolean is no number; `enum` and the path types are strings)."""
-    if atip_type != "boolean" and isinstance(value, bool):
-        return False
-    return isinstance(value, _PYTHON_TYPES[atip_type])
 
 
 def _check_parameter(param: Argument | Option, where: list[PathPart]) -> list[Problem]:

@@ -34,6 +34,7 @@ from atipkit import _jsontext
 from atipkit.errors import InvalidDocument, UnsupportedVersion
 from atipkit.problems import error
 from atipkit.protocol import ProtocolVersion, declared_version, parse_version, unsupported
+from atipkit.typetable import AtipType
 
 __all__ = [
     "UNSET",
@@ -80,9 +81,6 @@ __all__ = [
 
 CommandPath = tuple[str, ...]
 S = TypeVar("S")
-AtipType = Literal[
-    "string", "integer", "number", "boolean", "file", "directory", "url", "enum", "array"
-]
 TrustSource = Literal["native", "vendor", "org", "community", "user", "inferred"]
 StdinMode = Literal["none", "optional", "required", "password"]
 OmittedReason = Literal["filtered", "depth-limited", "size-limited", "deprecated"]

@@ -20,6 +20,7 @@ import typing
 from typing import Any, Literal, NamedTuple
 
 from atipkit.app.errors import DataFormatError, DefinitionError
+from atipkit.typetable import from_python, json_schema
 
 __all__ = ["DefinitionError", "Shape", "shape_of"]
 
@@ -46,6 +47,8 @@ class Shape(NamedTuple):
         return {"anyOf": [schema, {"type": "null"}]} if self.optional else schema
 
     def atip_type(self) -> str:
+        if self.kind in _SCALAR:
+            return from_python(self.py)
         return _ATIP.get(self.kind, "string") if self.kind != "list" else "array"
 
     def from_text(self, text: str) -> Any:
@@ -114,11 +117,9 @@ class Shape(NamedTuple):
         return _DESCRIBE[self.kind]
 
 
+_SCALAR = frozenset({"str", "int", "float", "bool"})
+"""The kinds whose `py` is a plain Python type: their ATIP type and schema are the table's."""
 _ATIP = {
-    "str": "string",
-    "int": "integer",
-    "float": "number",
-    "bool": "boolean",
     "path": "file",
     "choice": "enum",
     "model": "string",
@@ -165,26 +166,16 @@ def _decode_json(text: str) -> Any:
 
 def _schema(shape: Shape) -> dict[str, Any]:
     kind = shape.kind
-    if kind == "str":
-        return {"type": "string"}
-    if kind == "int":
-        return {"type": "integer"}
-    if kind == "float":
-        return {"type": "number"}
-    if kind == "bool":
-        return {"type": "boolean"}
+    if kind in _SCALAR:
+        return json_schema(from_python(shape.py))
     if kind == "path":
         return {"type": "string", "format": "path"}
     if kind == "choice":
         values = [c.value if isinstance(c, enum.Enum) else c for c in shape.choices]
-        out: dict[str, Any] = {}
         kinds = {type(v) for v in values}
-        if kinds == {str}:
-            out["type"] = "string"
-        elif kinds == {int}:
-            out["type"] = "integer"
-        elif kinds == {bool}:
-            out["type"] = "boolean"
+        # a JSON type where the values share a plain one (a Literal mixing types has none)
+        plain = kinds.pop() if len(kinds) == 1 else None
+        out = json_schema(from_python(plain)) if plain in (str, int, bool) else {}
         out["enum"] = values
         return out
     if kind == "list":

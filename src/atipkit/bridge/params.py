@@ -14,19 +14,8 @@ import re
 from typing import Any
 
 from atipkit.model import UNSET, Argument, Option
+from atipkit.typetable import TYPES, json_schema
 
-_BASE: dict[str, dict[str, Any]] = {
-    "string": {"type": "string"},
-    "file": {"type": "string"},
-    "directory": {"type": "string"},
-    "url": {"type": "string"},
-    "integer": {"type": "integer"},
-    "number": {"type": "number"},
-    "boolean": {"type": "boolean"},
-    "enum": {"type": "string"},
-    "array": {"type": "array", "items": {"type": "string"}},
-}
-_KIND = {"file": "file path", "directory": "directory path", "url": "URL"}
 _KEY = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -38,7 +27,7 @@ def property_key(name: str) -> str:
 
 def describe(param: Argument | Option) -> str:
     text = param.description or param.name.replace("-", " ").replace("_", " ")
-    kind = _KIND.get(param.type)
+    kind = TYPES[param.type].kind
     if kind:
         text = f"{text} ({kind})"
     if param.variadic:
@@ -55,7 +44,7 @@ def parameter_schema(param: Argument | Option) -> dict[str, Any]:
     if param.schema is not UNSET:
         base: dict[str, Any] = dict(param.schema)
     else:
-        base = dict(_BASE[param.type])
+        base = json_schema(param.type)
         if param.enum:
             base["enum"] = list(param.enum)
         pattern = getattr(param, "pattern", UNSET)

@@ -12,48 +12,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from atipkit.checks import fits
 from atipkit.model import UNSET, Argument, AtipType, Option
+from atipkit.typetable import FORMATS, TYPES, fits, json_schema
 
-#: ATIP type → (ATDF type, JSON Schema `format` of RFC 0.6 §3.7).
-_OUT: dict[str, tuple[str, str | None]] = {
-    "string": ("string", None),
-    "integer": ("integer", None),
-    "number": ("number", None),
-    "boolean": ("boolean", None),
-    "file": ("string", "file-path"),
-    "directory": ("string", "directory-path"),
-    "url": ("string", "uri"),
-    "enum": ("string", None),
-    "array": ("array", None),
-}
-_FORMATS = {"file-path": "file", "directory-path": "directory", "uri": "url", "url": "url"}
 _IN: dict[str, AtipType] = {
-    "string": "string",
+    **{name: name for name in TYPES},
     "str": "string",
     "text": "string",
-    "integer": "integer",
     "int": "integer",
-    "number": "number",
     "float": "number",
     "double": "number",
-    "boolean": "boolean",
     "bool": "boolean",
-    "array": "array",
     "list": "array",
-    "file": "file",
-    "directory": "directory",
-    "url": "url",
     "uri": "url",
-    "enum": "enum",
 }
+"""An ATDF type as ATIP names it: ATIP's own names and other writers' spellings."""
 
 
 def atdf_type(param: Argument | Option) -> str:
     """The ATDF type of a parameter: its JSON type; a variadic one is an array."""
     if param.variadic:
         return "array"
-    return _OUT[param.type][0]
+    return TYPES[param.type].json_type
 
 
 def input_schema(param: Argument | Option) -> dict[str, Any]:
@@ -62,12 +42,10 @@ def input_schema(param: Argument | Option) -> dict[str, Any]:
     if param.schema and param.type in ("string", "array"):
         base: dict[str, Any] = dict(param.schema)
     else:
-        kind, form = _OUT[param.type]
-        base = {"type": kind}
+        base = json_schema(param.type)
+        form = TYPES[param.type].format
         if form:
             base["format"] = form
-        if param.type == "array":
-            base["items"] = {"type": "string"}
         if param.enum:
             base["enum"] = list(param.enum)
         pattern = getattr(param, "pattern", UNSET)
@@ -97,8 +75,8 @@ class Parameter:
             self.foreign["type"] = declared  # another spelling, or no ATIP word for it
         taken = {"type", "description"}
         form = schema.get("format")
-        if self.type == "string" and isinstance(form, str) and form in _FORMATS:
-            self.type = _FORMATS[form]
+        if self.type == "string" and isinstance(form, str) and form in FORMATS:
+            self.type = FORMATS[form]
             taken.add("format")
         enum = schema.get("enum")
         if isinstance(enum, list) and enum:

@@ -20,9 +20,9 @@ from typing import Any
 from urllib.parse import unquote
 
 from atipkit import _jsontext
-from atipkit.checks import fits
 from atipkit.interop.mcp.errors import NotDescribable
 from atipkit.model import UNSET, Option
+from atipkit.typetable import SCALARS, fits, json_schema
 
 MAX_DEPTH = _jsontext.MAX_DEPTH
 """How deep a property's schema may nest (after inlining), in schemas: the limit of all
@@ -56,7 +56,6 @@ _CONTAINERS = frozenset({"$defs", "definitions"})
 _ANNOTATIONS = frozenset(
     {"description", "title", "default", "examples", "deprecated", "readOnly", "writeOnly"}
 )
-_PLAIN_TYPES = {"string", "integer", "number", "boolean"}
 _FLAG_SAFE = re.compile(r"[^A-Za-z0-9_.-]")
 
 
@@ -240,7 +239,7 @@ def _nearest(schema: dict[str, Any]) -> tuple[Any, list[Any] | None]:
     if not isinstance(kind, str):  # a type JSON Schema does not know: kept in `schema`
         kind = None
     enum = schema.get("enum")
-    if kind in _PLAIN_TYPES:
+    if kind in SCALARS:
         values = enum if isinstance(enum, list) and enum else None
         if values is not None and not all(_fits(v, kind, None) for v in values):
             values = None
@@ -258,9 +257,7 @@ def _rendered(atip_type: str, enum: list[Any] | None) -> dict[str, Any]:
     """What a compile writes for a plain option of this type (`atipkit.bridge.params`),
     without its description and default: a property saying exactly this needs no
     `schema`."""
-    if atip_type == "array":
-        return {"type": "array", "items": {"type": "string"}}
-    out: dict[str, Any] = {"type": "string" if atip_type == "enum" else atip_type}
+    out = json_schema(atip_type)
     if enum is not None:
         out["enum"] = enum
     return out

@@ -10,9 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from atipkit.checks import fits
-
-_FORMATS = {"uri": "url", "url": "url", "file-path": "file", "directory-path": "directory"}
+from atipkit.typetable import FORMATS, SCALARS, fits
 
 
 def to_options(parameters: dict[str, Any]) -> tuple[list[dict[str, Any]], dict[str, Any]]:
@@ -49,12 +47,12 @@ def _option(key: str, schema: dict[str, Any], required: bool) -> dict[str, Any]:
     enum = schema.get("enum")
     expressed = {"type", "description", "default", "enum"}
     if kind == "string":
-        atip_type = _FORMATS.get(str(schema.get("format", "")), "string")
+        atip_type = FORMATS.get(str(schema.get("format", "")), "string")
         if atip_type != "string":
             expressed.add("format")
         elif isinstance(enum, list) and enum and all(isinstance(v, str) for v in enum):
             atip_type = "enum"
-    elif kind in ("integer", "number", "boolean", "array"):
+    elif kind in SCALARS or kind == "array":
         atip_type = kind
         if kind == "array" and schema.get("items", {"type": "string"}) == {"type": "string"}:
             expressed.add("items")
