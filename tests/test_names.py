@@ -25,7 +25,7 @@ import pytest
 
 from atipkit.binding import bind
 from atipkit.bridge import compile_tools
-from atipkit.bridge.names import assign_names, tool_keys
+from atipkit.bridge.names import assign_names, numbered, tool_keys
 from atipkit.execute import Executor
 from atipkit.model import from_dict
 from atipkit.registry.local import LocalRegistry
@@ -538,3 +538,15 @@ def test_the_validator_checks_each_claimant_against_its_own_document():
 
     assert codes("deploy_status") == []
     assert codes(f"{key}_wipe") == ["policy.destructive"]
+
+
+def test_numbered_hands_out_the_first_free_number_within_the_limit() -> None:
+    """The one counter every ordered de-duplication uses (parameters, flags, operation
+    ids, MCP command keys): the first keeps the name, later ones count from 2, and a
+    limit cuts the base rather than the number."""
+    taken: set[str] = set()
+    assert [numbered("x", taken) for _ in range(3)] == ["x", "x_2", "x_3"]
+    assert numbered("--f", {"--f"}, sep="-") == "--f-2"
+    taken = {"abcd", "ab_2"}
+    assert numbered("abcd", taken, limit=4) == "ab_3"
+    assert taken == {"abcd", "ab_2", "ab_3"}

@@ -240,19 +240,12 @@ def url_path(spec: CommandSpec) -> str:
 def _operation_ids(app: App) -> dict[tuple[str, ...], str]:
     """`pr_create` for `pr create`; made unique (`_2`, ...) in the rare app where two paths
     join to one name (`a_b` next to `a b`), since OpenAPI requires them unique."""
-    out: dict[tuple[str, ...], str] = {}
+    from atipkit.bridge.names import numbered
+
     taken: set[str] = set(_OWN_OPERATIONS)
-    for spec in app.walk():
-        if spec.hidden:
-            continue
-        base = "_".join(spec.path)
-        name, n = base, 1
-        while name in taken:
-            n += 1
-            name = f"{base}_{n}"
-        taken.add(name)
-        out[spec.path] = name
-    return out
+    return {
+        spec.path: numbered("_".join(spec.path), taken) for spec in app.walk() if not spec.hidden
+    }
 
 
 def _operation(spec: CommandSpec, operation_id: str) -> dict[str, Any]:

@@ -18,7 +18,7 @@ from typing import Any, Literal
 import msgspec
 
 from atipkit.bridge import params as P
-from atipkit.bridge.names import assign_names, distinct_tools
+from atipkit.bridge.names import assign_names, distinct_tools, numbered
 from atipkit.bridge.safety import combine, suffix
 from atipkit.model import (
     UNSET,
@@ -189,10 +189,7 @@ def _parameters(tool: Tool, command: Command, schemas: _SchemaCache) -> tuple[Pa
             key = P.property_key(spec.name)
             if key in taken and kind != "argument":
                 key = P.property_key(f"{spec.name}_{kind}")
-            base, n = key, 2
-            while key in taken:
-                key, n = f"{base}_{n}", n + 1
-            taken.add(key)
+            key = numbered(key, taken)
             out.append(
                 Parameter(key, ParamRef(kind, spec.name), spec, spec.required, schemas.schema(spec))
             )

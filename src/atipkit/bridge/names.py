@@ -5,12 +5,14 @@ Function names: `<tool>_<path joined by "_">`; the root command is the tool's na
 gets a `_` in front (Gemini wants a letter or `_` first), and a name over 64 characters
 keeps a readable prefix and ends in a short hash of the command path.
 
-Every de-duplication of names is `unique`: where several things want one name, the best
-ranked keeps it and each other gets a short hash of its own words as a suffix, so adding
-a thing never renames one that had its name. It settles function names (`assign_names`:
-the one whose name needed the least rewriting keeps it), TDP names
+Every de-duplication of names is here. `unique`: where several things want one name, the
+best ranked keeps it and each other gets a short hash of its own words as a suffix, so
+adding a thing never renames one that had its name. It settles function names
+(`assign_names`: the one whose name needed the least rewriting keeps it), TDP names
 (`atipkit.interop.tdp.tdp_names`) and the names of the tools of one batch (`tool_keys`:
-the first given keeps it). A tool's key is what its functions are named after and what
+the first given keeps it). `numbered`: where names are handed out in a fixed order (a
+command's parameters, flags, operation ids), the first keeps it and each later one is
+numbered (`x_2`, `--x-2`). A tool's key is what its functions are named after and what
 a call's `tool` says: two tools that claim one name stay two tools, neither shadowing
 the other.
 
@@ -83,6 +85,18 @@ def unique(
             taken.add(suffixed)
             out[key] = suffixed
     return out
+
+
+def numbered(base: str, taken: set[str], *, sep: str = "_", limit: int | None = None) -> str:
+    """`base`, or the first of `base<sep>2`, `base<sep>3`, ... that `taken` does not hold
+    (`base` cut so that each stays within `limit` characters); added to `taken`."""
+    name, n = base, 2
+    while name in taken:
+        suffix = f"{sep}{n}"
+        name = (base if limit is None else base[: limit - len(suffix)]) + suffix
+        n += 1
+    taken.add(name)
+    return name
 
 
 def assign_names(candidates: Iterable[tuple[str, ...]]) -> dict[tuple[str, ...], str]:

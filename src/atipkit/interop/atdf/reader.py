@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from atipkit import _jsontext
+from atipkit.bridge.names import numbered
 from atipkit.errors import AtipError
 from atipkit.interop.atdf import extension
 from atipkit.interop.atdf.datatypes import Parameter
@@ -204,10 +205,7 @@ def _option(item: dict[str, Any], index: int, taken: set[str]) -> dict[str, Any]
     """An input as an option `--<name>` (a name no flag can spell is made one that can;
     the option keeps the input's name, which is what a tool call uses)."""
     word = _FLAG_UNSAFE.sub("-", item["name"]).strip("-") or f"input-{index + 1}"
-    flag, n = f"--{word}", 2
-    while flag in taken:
-        flag, n = f"--{word}-{n}", n + 1
-    taken.add(flag)
+    flag = numbered(f"--{word}", taken, sep="-")
     param = Parameter(item["type"], item.get("schema"))
     option: dict[str, Any] = {"name": item["name"], "flags": [flag], "type": param.type}
     if item.get("description"):

@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 
 from atipkit import _jsontext
+from atipkit.bridge.names import numbered
 from atipkit.errors import DocumentTooLarge
 from atipkit.interop.mcp.endpoint import Endpoint
 from atipkit.interop.mcp.errors import NotDescribable
@@ -145,12 +146,7 @@ def command_keys(names: list[Any]) -> list[str]:
         if len(base) > MAX_KEY:
             digest = hashlib.sha256(name.encode("utf-8", "surrogatepass")).hexdigest()[:8]
             base = f"{base[: MAX_KEY - 9]}_{digest}"
-        key, n = base, 2
-        while key in taken:
-            suffix = f"_{n}"
-            key, n = base[: MAX_KEY - len(suffix)] + suffix, n + 1
-        taken.add(key)
-        keys.append(key)
+        keys.append(numbered(base, taken, limit=MAX_KEY))
     return keys
 
 

@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import unquote
 
 from atipkit import _jsontext
+from atipkit.bridge.names import numbered
 from atipkit.interop.mcp.errors import NotDescribable
 from atipkit.model import UNSET, Option
 from atipkit.typetable import SCALARS, fits, json_schema
@@ -275,9 +276,4 @@ def _fits(value: Any, atip_type: str, enum: list[Any] | None) -> bool:
 
 def _flag(name: str, taken: set[str]) -> str:
     """`--<name>`, made of characters a command line keeps together, unique."""
-    base = "--" + (_FLAG_SAFE.sub("-", name).strip("-") or "option")
-    flag, n = base, 2
-    while flag in taken:
-        flag, n = f"{base}-{n}", n + 1
-    taken.add(flag)
-    return flag
+    return numbered("--" + (_FLAG_SAFE.sub("-", name).strip("-") or "option"), taken, sep="-")

@@ -15,11 +15,11 @@ One concept a module:
 - `model`: the manifest as types (`Manifest`, `ToolDefinition`, ...), what `parse` returns;
 - `errors`: `ManifestError` (with the JSON path), `UnsupportedProtocol`,
   `ManifestStatusError`;
-- `names`: TDP names from the bridge's (`tdp_names`);
 - `effects`: ATIP effects in and out of `x-atip.effects`;
 - `metadata`: a tool's orchestration metadata from a command's effects;
 - `examples`: a command's example lines as the tool calls they stand for;
-- `export`: ATIP tools → a manifest (`manifest`), through the bridge;
+- `export`: ATIP tools → a manifest (`manifest`), through the bridge, named by
+  `tdp_names`;
 - `reader`: JSON in the snake_case or the proto3 shape → `Manifest` (`parse`);
 - `options`: a parameter schema as ATIP options;
 - `document`: a `Manifest` → one ATIP document (`to_atip`);
@@ -35,7 +35,7 @@ from atipkit._http import HttpError, NetworkError
 from atipkit.interop.tdp.document import to_atip
 from atipkit.interop.tdp.effects import atip_effects
 from atipkit.interop.tdp.errors import ManifestError, ManifestStatusError, UnsupportedProtocol
-from atipkit.interop.tdp.export import atip_scenario, manifest
+from atipkit.interop.tdp.export import atip_scenario, manifest, tdp_names
 from atipkit.interop.tdp.metadata import LONG_RUNNING as LONG_RUNNING
 from atipkit.interop.tdp.model import (
     PROTOCOL_VERSION,
@@ -46,7 +46,6 @@ from atipkit.interop.tdp.model import (
     Scenario,
     ToolDefinition,
 )
-from atipkit.interop.tdp.names import tdp_names
 from atipkit.interop.tdp.reader import MAX_DEPTH as MAX_DEPTH
 from atipkit.interop.tdp.reader import MAX_TOOLS as MAX_TOOLS
 from atipkit.interop.tdp.reader import SUPPORTED_MAJOR as SUPPORTED_MAJOR

@@ -19,11 +19,22 @@ import msgspec
 from atipkit.interop.tdp.effects import effects_json
 from atipkit.interop.tdp.metadata import tool_metadata
 from atipkit.interop.tdp.model import PROTOCOL_VERSION, Scenario
-from atipkit.interop.tdp.names import tdp_names
 from atipkit.model import Tool, get_command
 
 if TYPE_CHECKING:
     from atipkit.bridge.flatten import FlatTool, Target
+
+
+def tdp_names(bridge_names: Iterable[str]) -> dict[str, str]:
+    """Bridge name → TDP name: `-` spelled `_`, since TDP names are letters, digits and
+    underscores. Where two names meet (`a-b` and `a_b`), the one that needed no rewriting
+    keeps it and the other ends in a short hash of its bridge name (`bridge.names.unique`,
+    the one de-duplication of every name atipkit gives), so adding a command never renames
+    another. Stays within 64 characters, like the bridge's names."""
+    from atipkit.bridge.names import unique
+
+    wanted = {name: name.replace("-", "_") for name in bridge_names}
+    return unique(wanted, rank=lambda n: (n != wanted[n], n), words=lambda n: (n,))
 
 
 def manifest(
