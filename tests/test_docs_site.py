@@ -69,7 +69,7 @@ def test_cli_reference_has_every_command_help_lists():
 
 def test_errors_reference_has_every_status_and_code():
     from atipkit.app.errors import ExitCode, ToolError
-    from atipkit.cli import _errors
+    from atipkit.errors import ErrorCode
 
     page = hook().errors_reference()
     statuses = {v for k, v in vars(ExitCode).items() if k.isupper()}
@@ -77,12 +77,11 @@ def test_errors_reference_has_every_status_and_code():
     for status in statuses:
         assert re.search(rf"^\| {status} \| `[A-Z_]+` \| [^|]+ \| [^|]+ \|$", page, re.M), status
     assert f"| `{ToolError.__name__}` | `{ToolError.default_code}` |" in page
-    codes = {v: k for k, v in vars(_errors).items() if k.isupper() and isinstance(v, str)}
-    assert len(codes) >= 7
-    for code, name in codes.items():
-        row = re.search(rf"^\| `{code}` \| `{name}` \| (.+) \|$", page, re.M)
+    assert len(ErrorCode) >= 27
+    for code in ErrorCode:
+        row = re.search(rf"^\| `{code.value}` \| `{code.name}` \| (.+) \|$", page, re.M)
         assert row is not None, code
-        assert row.group(1).strip(), code  # with its docstring
+        assert row.group(1).strip(), code  # with its meaning
 
 
 def test_api_reference_is_the_packages_that_declare_their_api():

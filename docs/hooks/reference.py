@@ -7,8 +7,8 @@ run as a script in a fresh process. Each page is read from the one place its fac
 - reference/cli.md: `atip COMMAND --help` of every command, captured by running the very
   command tree `atip` runs (`atipkit.cli.app`), at the width a pipe gets (80 columns);
 - reference/errors.md: the exit statuses (`atipkit.app.docs.facts.exit_codes`, which reads
-  `ExitCode`), the `ToolError` classes with their codes, and atip's own codes (the
-  constants of `atipkit.cli._errors` and their docstrings); the problem codes of
+  `ExitCode`), the `ToolError` classes with their codes, and every error code (the
+  members of `atipkit.errors.ErrorCode` and their meanings); the problem codes of
   documents, compiles and policies are a page of their own, reference/problem-codes.md;
 - reference/api/*.md: one mkdocstrings page for `atipkit` and for each package whose
   `__init__` declares `__all__` (its public API).
@@ -124,31 +124,16 @@ def _tool_errors() -> list[type]:
     return list(dict.fromkeys(walk(ToolError)))
 
 
-def atip_codes() -> list[tuple[str, str, str]]:
-    """`(code, NAME, docstring)` of every `NAME = "E...."` constant of atip's error module,
-    read from its source: the docstring under a constant is only there, not at run time."""
-    from atipkit.cli import _errors
+def error_codes() -> list[tuple[str, str, str]]:
+    """`(code, NAME, meaning)` of every member of `atipkit.errors.ErrorCode`, the one home
+    of the codes errors carry (the framework's and atip's own)."""
+    from atipkit.errors import ErrorCode
 
-    tree = ast.parse(Path(_errors.__file__).read_text("utf-8"))
-    rows = []
-    for node, after in zip(tree.body, [*tree.body[1:], None], strict=True):
-        if (
-            isinstance(node, ast.Assign)
-            and len(node.targets) == 1
-            and isinstance(node.targets[0], ast.Name)
-            and node.targets[0].id.isupper()
-            and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str)
-        ):
-            doc = ""
-            if isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant):
-                doc = str(after.value.value)
-            rows.append((node.value.value, node.targets[0].id, _cell(doc)))
-    return sorted(rows)
+    return sorted((code.value, code.name, _cell(code.meaning)) for code in ErrorCode)
 
 
 def errors_reference() -> str:
-    """The page: exit statuses, the error classes and their codes, atip's own codes."""
+    """The page: exit statuses, the error classes and every error code."""
     from atipkit.app.docs.facts import exit_codes
 
     lines = [
@@ -189,15 +174,15 @@ def errors_reference() -> str:
         )
     lines += [
         "",
-        "## atip's own codes",
+        "## Error codes",
         "",
-        "The codes `atip` adds to the framework's (`atipkit.cli._errors`); agents branch on "
-        "them, so they never change meaning.",
+        "Every code an error carries (`atipkit.errors.ErrorCode`): the framework's and the "
+        "ones `atip` adds. Agents branch on them, so they never change meaning.",
         "",
         "| Code | Name | Meaning |",
         "|---|---|---|",
     ]
-    lines += [f"| `{code}` | `{name}` | {doc} |" for code, name, doc in atip_codes()]
+    lines += [f"| `{code}` | `{name}` | {meaning} |" for code, name, meaning in error_codes()]
     lines += [
         "",
         "The codes of problems found in documents, compiles and policies (`schema.type`, "

@@ -7,8 +7,10 @@ it imports nothing (version 1 has other modules, which would fail less clearly).
 
 from __future__ import annotations
 
+from atipkit.errors import AtipError
 
-class SdkUnavailable(Exception):
+
+class SdkUnavailable(AtipError):
     """The `mcp` package is missing, or older than version 2; `found` is its version."""
 
     def __init__(self, purpose: str, found: str | None) -> None:

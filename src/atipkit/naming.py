@@ -22,6 +22,7 @@ import shutil
 
 import msgspec
 
+from atipkit.errors import AtipError
 from atipkit.model import Tool, is_tool_name
 
 
@@ -47,7 +48,7 @@ class Renamed(msgspec.Struct, frozen=True, kw_only=True):
         )
 
 
-class BadToolName(ValueError):
+class BadToolName(AtipError, ValueError):
     """A file name that cannot be a tool's name."""
 
 

@@ -21,6 +21,7 @@ from atipkit.app.flags import PREFIX, Settings, answer_flag, not_offered
 from atipkit.app.inputs import decode, read_source, sink, spool, stdin_binary
 from atipkit.app.invoke import Outcome, deadline, run
 from atipkit.app.output import color_allowed, render_error, render_result, resolve
+from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.app.command import CommandSpec
@@ -184,7 +185,7 @@ def usage_error(exc: click.ClickException) -> ToolError:
             suggestion = f"Did you mean {' or '.join(sorted(exc.possibilities))}?"
         else:
             suggestion = "Run with --help to see the options."
-        code = "E1001"
+        code = ErrorCode.USAGE
     elif getattr(exc, "command_name", None):  # no such command: UnknownCommand, Click's own
         details["command"] = exc.command_name  # type: ignore[attr-defined]
         close = list(getattr(exc, "possibilities", None) or ())
@@ -195,9 +196,11 @@ def usage_error(exc: click.ClickException) -> ToolError:
             suggestion = f"Did you mean {' or '.join(f'{where} {c}'.strip() for c in close)}?"
         else:
             suggestion = f"Run '{where} --help' to see the commands."
-        code = "E1001"
+        code = ErrorCode.USAGE
     elif isinstance(exc, click.BadParameter):
-        code = "E1002" if not isinstance(exc, click.MissingParameter) else "E1001"
+        code = (
+            ErrorCode.BAD_VALUE if not isinstance(exc, click.MissingParameter) else ErrorCode.USAGE
+        )
         param = exc.param
         name = getattr(param, "name", None)
         if name:
@@ -208,7 +211,7 @@ def usage_error(exc: click.ClickException) -> ToolError:
         if isinstance(exc, click.MissingParameter) and spec is not None:
             suggestion = f"Give {details.get('param', 'it')}; see: {spec.display_name} --help"
     else:
-        code = "E1001"
+        code = ErrorCode.USAGE
         suggestion = "Run with --help to see the usage."
     if ctx is not None:
         details["usage"] = ctx.get_usage()

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from atipkit.app.errors import InputError
 from atipkit.app.flags import PREFIX
+from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.app.app import App, Group
@@ -147,14 +148,14 @@ class Config:
 def _unknown(source: str, key: str, known: list[str]) -> InputError:
     return InputError(
         f"{source}: unknown configuration key {key!r}",
-        code="E1009",
+        code=ErrorCode.BAD_CONFIG,
         suggestion=f"Known keys: {', '.join(known)}" if known else None,
         details={"file": source, "key": key},
     )
 
 
 def _bad(source: str, message: str) -> InputError:
-    return InputError(f"{source}: {message}", code="E1009", details={"file": source})
+    return InputError(f"{source}: {message}", code=ErrorCode.BAD_CONFIG, details={"file": source})
 
 
 def project_root(app_name: str, start: Path | None = None) -> Path:

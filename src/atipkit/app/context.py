@@ -26,6 +26,7 @@ from typing import IO, Any
 
 from atipkit.app.errors import AuthError, HumanHandoff, InputError, Suggestion
 from atipkit.app.flags import Settings
+from atipkit.errors import ErrorCode
 
 __all__ = ["Context"]
 
@@ -149,14 +150,16 @@ class Context:
             )
         answer = self._ask(f"{reason}. Go ahead? [y/N]: ", secret=False).strip().lower()
         if answer not in ("y", "yes"):
-            raise AuthError("declined at the prompt", code="E2003", details={"reason": reason})
+            raise AuthError(
+                "declined at the prompt", code=ErrorCode.DECLINED, details={"reason": reason}
+            )
 
     def _ask(self, text: str, *, secret: bool) -> str:
         if not self.interactive:
             raise InputError(
                 "this needs an answer and there is no terminal to ask"
                 + (" (--no-input)" if self.settings.no_input else ""),
-                code="E1006",
+                code=ErrorCode.NO_TERMINAL,
                 suggestion=Suggestion("Pass --yes to answer yes.", example=None),
             )
         return _ask_tty(text, secret=secret)
@@ -186,17 +189,19 @@ def _ask_tty(text: str, *, secret: bool) -> str:
     try:
         fd = os.open("/dev/tty", os.O_RDWR | os.O_NOCTTY)
     except OSError:
-        raise InputError("the terminal could not be opened", code="E1006") from None
+        raise InputError("the terminal could not be opened", code=ErrorCode.NO_TERMINAL) from None
     try:
         os.write(fd, text.encode("utf-8"))
         answer = b""
         while not answer.endswith(b"\n"):
             chunk = os.read(fd, 1024)
             if not chunk:
-                raise InputError("no answer (end of input on the terminal)", code="E1006")
+                raise InputError(
+                    "no answer (end of input on the terminal)", code=ErrorCode.NO_TERMINAL
+                )
             answer += chunk
     except OSError:
-        raise InputError("the terminal could not be read", code="E1006") from None
+        raise InputError("the terminal could not be read", code=ErrorCode.NO_TERMINAL) from None
     finally:
         os.close(fd)
     return answer.decode("utf-8", errors="replace").rstrip("\r\n")

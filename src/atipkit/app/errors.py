@@ -12,6 +12,8 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any, ClassVar, Literal
 
+from atipkit.errors import AtipError, ErrorCode
+
 __all__ = [
     "AuthError",
     "ConflictError",
@@ -34,7 +36,7 @@ __all__ = [
 ]
 
 
-class DefinitionError(TypeError):
+class DefinitionError(AtipError, TypeError):
     """A command that cannot be defined as written: an unsupported type, a flag that
     collides with a global one, two variadic arguments. Raised when the command is
     built, so the author sees it before any user does. (Not a `ToolError`: it is the
@@ -107,21 +109,22 @@ _NOTHING: Any = _Nothing()
 NOTHING = _NOTHING
 
 
-class ToolError(Exception):
+class ToolError(AtipError):
     """Base of every error a command reports. Raise a subclass; the class decides the
     category, the exit status and whether a retry may help, and each instance may
-    override `code` and `is_retryable`."""
+    override `code` (an `ErrorCode`, or a code of the tool's own) and `is_retryable`.
+    An `AtipError`: the answer a command gives, in the one tree of atipkit's errors."""
 
     category: ClassVar[ErrorCategory] = ErrorCategory.INTERNAL
     exit_code: ClassVar[int] = ExitCode.INTERNAL
-    default_code: ClassVar[str] = "E5001"
+    default_code: ClassVar[ErrorCode] = ErrorCode.INTERNAL
     retryable: ClassVar[bool] = False
 
     def __init__(
         self,
         message: str,
         *,
-        code: str | None = None,
+        code: ErrorCode | str | None = None,
         suggestion: Suggestion | str | None = None,
         is_retryable: bool | None = None,
         details: dict[str, Any] | None = None,
@@ -129,7 +132,7 @@ class ToolError(Exception):
     ) -> None:
         super().__init__(message)
         self.message = message
-        self.code = code or self.default_code
+        self.code = str(code or self.default_code)  # a plain str in the envelope, as before
         if isinstance(suggestion, str):
             suggestion = Suggestion(suggestion)
         self.suggestion = suggestion
@@ -165,7 +168,7 @@ class InputError(ToolError):
 
     category = ErrorCategory.INPUT
     exit_code = ExitCode.USAGE
-    default_code = "E1001"
+    default_code = ErrorCode.USAGE
 
 
 class DataFormatError(InputError):
@@ -173,7 +176,7 @@ class DataFormatError(InputError):
     that does not validate, input too large). Exit 65."""
 
     exit_code = ExitCode.DATA_FORMAT
-    default_code = "E1003"
+    default_code = ErrorCode.DATA_FORMAT
 
 
 class AuthError(ToolError):
@@ -181,7 +184,7 @@ class AuthError(ToolError):
 
     category = ErrorCategory.AUTH
     exit_code = ExitCode.PERMISSION
-    default_code = "E2001"
+    default_code = ErrorCode.PERMISSION
 
 
 PermissionDeniedError = AuthError
@@ -192,7 +195,7 @@ class HumanHandoff(ToolError):
 
     category = ErrorCategory.AUTH
     exit_code = ExitCode.HUMAN_HANDOFF
-    default_code = "E2002"
+    default_code = ErrorCode.HUMAN_HANDOFF
 
 
 class StateError(ToolError):
@@ -201,20 +204,20 @@ class StateError(ToolError):
 
     category = ErrorCategory.STATE
     exit_code = ExitCode.CONFLICT
-    default_code = "E3000"
+    default_code = ErrorCode.STATE
 
 
 class NotFoundError(StateError):
     """The resource named does not exist. Exit 10."""
 
     exit_code = ExitCode.NOT_FOUND
-    default_code = "E3001"
+    default_code = ErrorCode.NOT_FOUND
 
 
 class ConflictError(StateError):
     """The resource is in a state that conflicts with the request. Exit 20."""
 
-    default_code = "E3002"
+    default_code = ErrorCode.CONFLICT
 
 
 class DependencyError(ToolError):
@@ -222,7 +225,7 @@ class DependencyError(ToolError):
 
     category = ErrorCategory.RUNTIME
     exit_code = ExitCode.DEPENDENCY
-    default_code = "E4001"
+    default_code = ErrorCode.DEPENDENCY
 
 
 class TimeoutExpired(ToolError):
@@ -230,7 +233,7 @@ class TimeoutExpired(ToolError):
 
     category = ErrorCategory.RUNTIME
     exit_code = ExitCode.TIMEOUT
-    default_code = "E4002"
+    default_code = ErrorCode.TIMEOUT
     retryable = True
 
 
@@ -239,7 +242,7 @@ class TemporaryError(ToolError):
 
     category = ErrorCategory.RUNTIME
     exit_code = ExitCode.TEMPORARY
-    default_code = "E4003"
+    default_code = ErrorCode.TEMPORARY
     retryable = True
 
 

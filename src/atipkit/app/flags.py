@@ -22,6 +22,8 @@ from typing import Any, Literal, NamedTuple
 
 import click
 
+from atipkit.errors import ErrorCode
+
 __all__ = [
     "OUTPUT_MODES",
     "Offered",
@@ -95,20 +97,20 @@ EVERY = Offered(dry_run=True, idempotency_key=True, prompts=True, paginated=True
 
 _WHY_NOT = {
     "dry_run": (
-        "E1008",
+        ErrorCode.NO_DRY_RUN,
         "does not support --dry-run: it would do the work",
         "Run it without --dry-run once you mean it.",
     ),
     "idempotency_key": (
-        "E1001",
+        ErrorCode.USAGE,
         "takes no --idempotency-key: it is idempotent, so a retry does what the first call did",
         "Retry without --idempotency-key.",
     ),
-    "yes": ("E1001", "takes no --yes: it never asks", "Drop --yes."),
-    "no_input": ("E1001", "takes no --no-input: it never asks", "Drop --no-input."),
-    "limit": ("E1001", "is not paginated", "Drop --limit and --cursor: it returns all."),
-    "cursor": ("E1001", "is not paginated", "Drop --limit and --cursor: it returns all."),
-    "null": ("E1001", "reads no list from stdin", "Drop --null."),
+    "yes": (ErrorCode.USAGE, "takes no --yes: it never asks", "Drop --yes."),
+    "no_input": (ErrorCode.USAGE, "takes no --no-input: it never asks", "Drop --no-input."),
+    "limit": (ErrorCode.USAGE, "is not paginated", "Drop --limit and --cursor: it returns all."),
+    "cursor": (ErrorCode.USAGE, "is not paginated", "Drop --limit and --cursor: it returns all."),
+    "null": (ErrorCode.USAGE, "reads no list from stdin", "Drop --null."),
 }
 
 

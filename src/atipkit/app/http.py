@@ -47,6 +47,7 @@ from atipkit.app.errors import (
     ToolError,
     from_exception,
 )
+from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from starlette.requests import Request
@@ -413,7 +414,7 @@ async def _read_body(request: Request, limit: int) -> bytes:
         413,
         DataFormatError(
             f"request body larger than {limit} bytes",
-            code="E1007",
+            code=ErrorCode.INPUT_TOO_LARGE,
             suggestion="Send less: this app takes at most that much input.",
             details={"limit_bytes": limit},
         ),
@@ -448,7 +449,7 @@ def _arguments(body: bytes) -> Any:
             400,
             DataFormatError(
                 f"request body: {exc}",
-                code="E1003",
+                code=ErrorCode.DATA_FORMAT,
                 suggestion="Send one JSON object of the command's arguments.",
             ),
         ) from None
@@ -531,7 +532,7 @@ class _Handler:
                 405,
                 InputError(
                     f"{request.method} is not allowed here; use {' or '.join(methods)}",
-                    code="E1001",
+                    code=ErrorCode.USAGE,
                     details={"method": request.method, "allowed": list(methods)},
                 ),
                 Allow=", ".join(methods),
@@ -569,7 +570,7 @@ class _Handler:
                 415,
                 InputError(
                     "send the arguments as Content-Type: application/json",
-                    code="E1001",
+                    code=ErrorCode.USAGE,
                     suggestion="Send a JSON object of the arguments, with that header "
                     "(curl --json '{...}').",
                     details={"content_type": request.headers.get("content-type")},

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from atipkit.app.errors import ConflictError
+from atipkit.errors import ErrorCode
 
 __all__ = ["TTL_SECONDS", "IdempotencyStore"]
 
@@ -65,7 +66,7 @@ class IdempotencyStore:
         if record.get("fingerprint") != fingerprint:
             raise ConflictError(
                 "this idempotency key was used with other arguments",
-                code="E3003",
+                code=ErrorCode.KEY_REUSED,
                 suggestion="Use a new key for a new request; reuse a key only to retry.",
             )
         outcome = record.get("outcome")

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, NamedTuple, TypeVar
 
 from atipkit.app.errors import DataFormatError, DependencyError, InputError, NotFoundError
+from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.app.context import Context
@@ -87,13 +88,15 @@ def read_source(
         if stdin is None or stdin_is_tty:
             raise InputError(
                 "missing input: give a file, a URL or '-', or pipe data to stdin",
-                code="E1004",
+                code=ErrorCode.MISSING_INPUT,
                 suggestion="Pass the input as an argument, or pipe it: cat FILE | TOOL ...",
             )
         return _read_capped(stdin, limit, "stdin"), "stdin", None
     if given == "-":
         if stdin is None:
-            raise InputError("'-' names stdin, and there is none here", code="E1004")
+            raise InputError(
+                "'-' names stdin, and there is none here", code=ErrorCode.MISSING_INPUT
+            )
         return _read_capped(stdin, limit, "stdin"), "stdin", None
     if _is_url(given):
         return _fetch(given, limit), given, None
@@ -108,7 +111,7 @@ def read_source(
             details={"path": given},
         ) from None
     except IsADirectoryError:
-        raise InputError(f"{given} is a directory, not a file", code="E1002") from None
+        raise InputError(f"{given} is a directory, not a file", code=ErrorCode.BAD_VALUE) from None
 
 
 def _read_capped(handle: BinaryIO, limit: int, name: str) -> bytes:
@@ -116,7 +119,7 @@ def _read_capped(handle: BinaryIO, limit: int, name: str) -> bytes:
     if len(data) > limit:
         raise DataFormatError(
             f"{name}: input larger than {limit} bytes",
-            code="E1007",
+            code=ErrorCode.INPUT_TOO_LARGE,
             details={"limit_bytes": limit},
         )
     return data
@@ -129,7 +132,9 @@ def _fetch(url: str, limit: int) -> bytes:
         with Fetcher() as fetcher:
             response = fetcher.get(url, max_bytes=limit)
     except ResponseTooLarge as exc:
-        raise DataFormatError(str(exc), code="E1007", details={"limit_bytes": limit}) from None
+        raise DataFormatError(
+            str(exc), code=ErrorCode.INPUT_TOO_LARGE, details={"limit_bytes": limit}
+        ) from None
     except HttpError as exc:
         raise DependencyError(str(exc), is_retryable=True, details={"url": url}) from None
     if response.status == 404:
@@ -152,7 +157,7 @@ def decode(data: bytes, spec: StdinSpec, source: str, *, null: bool) -> Any:
     except UnicodeDecodeError as exc:
         raise DataFormatError(
             f"{source}: not UTF-8 text (byte {exc.start}: 0x{data[exc.start]:02x})",
-            code="E1003",
+            code=ErrorCode.DATA_FORMAT,
         ) from None
     if spec.want == "text":
         return text
@@ -166,7 +171,7 @@ def decode(data: bytes, spec: StdinSpec, source: str, *, null: bool) -> Any:
     try:  # bounded in depth like all JSON atipkit reads
         return _jsontext.decode(text, source)
     except DocumentError as exc:
-        raise DataFormatError(str(exc), code="E1003") from None
+        raise DataFormatError(str(exc), code=ErrorCode.DATA_FORMAT) from None
 
 
 def spool(data: bytes, ctx: Context) -> Path:

@@ -23,6 +23,7 @@ from atipkit.app.errors import (
     from_exception,
 )
 from atipkit.app.flags import Settings, not_offered
+from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.app.command import CommandSpec
@@ -72,7 +73,7 @@ class _Replayed(ToolError):
     def __init__(self, error: dict[str, Any], result: Any) -> None:
         super().__init__(
             str(error.get("message", "")),
-            code=str(error.get("code", "E5001")),
+            code=str(error.get("code", ErrorCode.INTERNAL)),
             is_retryable=bool(error.get("is_retryable", False)),
             details=error.get("details"),
             result=result,
@@ -109,10 +110,10 @@ def run(
     outcome = Outcome()
     try:
         if settings.dry_run and not spec.dry_run:  # served calls: the CLI has no such flag
-            code, why, suggestion = not_offered("--dry-run") or ("E1008", "", "")
+            code, why, suggestion = not_offered("--dry-run") or (ErrorCode.NO_DRY_RUN, "", "")
             raise InputError(f"{spec.display_name} {why}", code=code, suggestion=suggestion)
         if (settings.limit is not None or settings.cursor) and not spec.paginated:
-            raise InputError(f"{spec.display_name} is not paginated", code="E1001")
+            raise InputError(f"{spec.display_name} is not paginated", code=ErrorCode.USAGE)
         values = prepare(ctx)
         key = settings.idempotency_key
         if key and not settings.dry_run:

@@ -16,7 +16,7 @@ from atipkit._schema_errors import schema_errors, where
 from atipkit.app.errors import DataFormatError, InputError
 from atipkit.app.inputs import sink, spool
 from atipkit.app.params import MISSING
-from atipkit.errors import DocumentError
+from atipkit.errors import DocumentError, ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.app.command import CommandSpec
@@ -37,12 +37,12 @@ def check_arguments(spec: CommandSpec, arguments: Any) -> None:
     first failing place and what the schema expects there."""
     if not isinstance(arguments, dict):
         raise InputError(
-            f"arguments must be a JSON object, got {type(arguments).__name__}", code="E1001"
+            f"arguments must be a JSON object, got {type(arguments).__name__}", code=ErrorCode.USAGE
         )
     try:  # before jsonschema-rs, which recurses (an MCP SDK's arguments are not bounded)
         _jsontext.check_depth(arguments, "arguments")
     except DocumentError as exc:
-        raise DataFormatError(str(exc), code="E1003") from None
+        raise DataFormatError(str(exc), code=ErrorCode.DATA_FORMAT) from None
     validator = _validator(spec)
     if validator.is_valid(arguments):
         return
@@ -61,7 +61,7 @@ def check_arguments(spec: CommandSpec, arguments: Any) -> None:
         raise DataFormatError(f"{where(path)}: {first.message}", details=details)
     raise InputError(
         f"{where(path)}: {first.message}",
-        code="E1002" if path else "E1001",
+        code=ErrorCode.BAD_VALUE if path else ErrorCode.USAGE,
         suggestion=f"See the input schema: {spec.display_name} --schema",
         details=details,
     )
@@ -79,7 +79,7 @@ def prepare_json(spec: CommandSpec, arguments: Any) -> Any:
                 if param.default is MISSING:  # only StdinOr gets here: the schema checked the rest
                     raise InputError(
                         f"missing input: {param.name} (over JSON it takes the data itself)",
-                        code="E1004",
+                        code=ErrorCode.MISSING_INPUT,
                     )
                 values[param.name] = param.default
                 continue

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 from atipkit.app.errors import InputError, ToolError
+from atipkit.errors import ErrorCode
 
 __all__ = [
     "Document",
@@ -38,7 +39,7 @@ def resolve(requested: str, *, isatty: bool, print0: bool) -> str:
         if requested in ("json", "jsonl"):
             raise InputError(
                 f"--print0 ends plain items with NUL; it does not go with --output {requested}",
-                code="E1001",
+                code=ErrorCode.USAGE,
                 suggestion="Drop --print0, or use --plain.",
             )
         return "plain" if requested == "auto" else requested

@@ -23,6 +23,7 @@ from typing import Any
 
 from atipkit.app.errors import InputError
 from atipkit.app.output import encode
+from atipkit.errors import ErrorCode
 
 __all__ = ["Cursor", "estimate_tokens", "paginate", "truncate"]
 
@@ -61,13 +62,13 @@ class Cursor:
         except (ValueError, UnicodeDecodeError):
             raise InputError(
                 f"not a cursor this command gave: {cursor!r}",
-                code="E1005",
+                code=ErrorCode.BAD_CURSOR,
                 suggestion="Use meta.pagination.next_cursor from the previous page.",
             ) from None
         if found != fingerprint or offset < 0:
             raise InputError(
                 "this cursor belongs to another query (other command or arguments)",
-                code="E1005",
+                code=ErrorCode.BAD_CURSOR,
                 suggestion="Repeat the same arguments with the cursor, or drop --cursor.",
             )
         return offset

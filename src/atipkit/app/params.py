@@ -22,6 +22,7 @@ from atipkit.app.errors import DefinitionError, InputError
 from atipkit.app.inputs import StdinSpec, is_stdin_marker, is_stdout_marker
 from atipkit.app.markers import Argument, Option, _Marker
 from atipkit.app.shapes import Shape, shape_of
+from atipkit.errors import ErrorCode
 
 __all__ = ["MISSING", "Param", "Signature", "analyze"]
 
@@ -157,7 +158,9 @@ class Param(NamedTuple):
                 )
         except click.BadParameter as exc:
             raise InputError(
-                f"{self.name}: {exc.message}", code="E1002", details={"param": self.name}
+                f"{self.name}: {exc.message}",
+                code=ErrorCode.BAD_VALUE,
+                details={"param": self.name},
             ) from None
         return value
 

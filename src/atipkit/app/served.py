@@ -29,6 +29,7 @@ from atipkit.app.errors import (
     ToolError,
     from_exception,
 )
+from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     import socket
@@ -132,7 +133,7 @@ def settings_from(
             close = difflib.get_close_matches(name.replace("-", "_"), list(known), n=2)
             raise InputError(
                 f"{where}: unknown flag {name!r}",
-                code="E1001",
+                code=ErrorCode.USAGE,
                 suggestion=f"Did you mean {' or '.join(close)}?"
                 if close
                 else "The flags are: " + ", ".join(known),
@@ -140,7 +141,9 @@ def settings_from(
             )
         if name in values:
             raise InputError(
-                f"{where}: flag {name!r} given twice", code="E1002", details={"param": name}
+                f"{where}: flag {name!r} given twice",
+                code=ErrorCode.BAD_VALUE,
+                details={"param": name},
             )
         schema, ctype = known[name]
         try:
@@ -150,7 +153,7 @@ def settings_from(
         except click.BadParameter as exc:
             raise InputError(
                 f"{where}: {name}: {exc.message}",
-                code="E1002",
+                code=ErrorCode.BAD_VALUE,
                 details={"param": name, "expected": schema},
             ) from None
         values[name] = value
@@ -208,7 +211,7 @@ def listen(host: str, port: int) -> socket.socket:
             raise AuthError(str(exc), suggestion="Use a port above 1023.", details=where) from None
         raise InputError(
             str(exc),
-            code="E1002",
+            code=ErrorCode.BAD_VALUE,
             suggestion="Check --host: an address of this machine, such as 127.0.0.1.",
             details={"param": "host", **where},
         ) from None
@@ -223,7 +226,7 @@ def guard_rules(host: str, hosts: Iterable[str], origins: Iterable[str]) -> Rule
         return Rules(host, hosts=hosts, origins=origins)
     except GuardError as exc:
         param = "allow_origin" if "origin" in str(exc) else "allow_host"
-        raise InputError(str(exc), code="E1002", details={"param": param}) from None
+        raise InputError(str(exc), code=ErrorCode.BAD_VALUE, details={"param": param}) from None
 
 
 async def run_call(spec: CommandSpec, arguments: Any, settings: Settings) -> Outcome:

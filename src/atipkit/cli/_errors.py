@@ -1,37 +1,19 @@
-"""atip's own error codes, beside the framework's (E1001 usage, E1002 a bad value, E1009 a
-configuration file that cannot be used, E2003 declined at the prompt, ...), the errors
-several commands raise alike, and the one writer of `--out` files. The codes are stable:
-agents branch on them, and the documentation's error reference lists them."""
+"""The errors several of atip's commands raise alike, and the one writer of `--out`
+files. Their codes, like every code, are members of `atipkit.errors.ErrorCode`."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from atipkit.app import AuthError, DependencyError, InputError, NotFoundError, Suggestion
-
-NO_EXECUTABLE = "E3001"
-"""No executable of that name on PATH, and no shim for it."""
-NO_METADATA = "E3011"
-"""The executable exists, but nothing describes it (no `--agent`, no shim)."""
-BAD_REGISTRY = "E1010"
-"""registry.json, an override or a pattern file cannot be read as what it should be."""
-COMPROMISED = "E2010"
-"""A binary whose hash is not the one its metadata (or the shim's lookup key) names."""
-NOT_VERIFIED = "E2011"
-"""A signature or provenance that was required, or asked for, does not verify."""
-DENIED = "E2012"
-"""A policy denies the call."""
-ACCESS_DENIED = "E2013"
-"""A registry answered 401 or 403: the credentials are missing, or were refused."""
-MISSING_EXTRA = "E4010"
-"""An optional package the command needs is not installed (`pip install atipkit[...]`)."""
+from atipkit.errors import ErrorCode
 
 
 def missing_extra(message: str, install: str) -> DependencyError:
     """An optional package the command needs is not installed: exit 40, and how to get it."""
     return DependencyError(
         message,
-        code=MISSING_EXTRA,
+        code=ErrorCode.MISSING_EXTRA,
         suggestion=Suggestion(f"Install it: {install}", action="ask_human"),
     )
 

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from atipkit.app import DataFormatError, InputError, Suggestion
+from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.errors import DocumentError
@@ -100,7 +101,7 @@ def configured_trust() -> TrustPolicy | None:
     except DocumentError as exc:
         raise InputError(
             str(exc),
-            code="E1009",
+            code=ErrorCode.BAD_CONFIG,
             details={"file": str(source), "problems": [p.to_dict() for p in exc.problems]},
             suggestion="Fix the trust section of config.json, or give --policy.",
         ) from None

@@ -15,6 +15,7 @@ from atipkit.app import (
     Suggestion,
     ToolError,
 )
+from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.app import Context
@@ -22,13 +23,11 @@ if TYPE_CHECKING:
     from atipkit.model import Tool
     from atipkit.resolve import Resolved
 
-from atipkit.cli._errors import BAD_REGISTRY, NO_EXECUTABLE, NO_METADATA
-
 
 def bad_registry(exc: Exception) -> DataFormatError:
     return DataFormatError(
         str(exc),  # names the file
-        code=BAD_REGISTRY,
+        code=ErrorCode.BAD_REGISTRY,
         suggestion="Fix or move the registry file aside; `atip scan` writes a new one.",
     )
 
@@ -76,14 +75,14 @@ def resolution_error(
     if isinstance(exc, KeyError):  # a command named in --commands that the tool does not have
         return InputError(
             f"--commands: {exc.args[0]}",
-            code="E1002",
+            code=ErrorCode.BAD_VALUE,
             details={"param": "commands"},
             suggestion=f"Run `atip show {tool} --depth 1` to see its commands.",
         )
     if isinstance(exc, ToolNotFound):
         return NotFoundError(
             str(exc),
-            code=NO_EXECUTABLE,
+            code=ErrorCode.NOT_FOUND,
             details={"tool": tool},
             suggestion="Check the name, give the path to the executable, or run "
             "`atip scan --path DIR` to record tools in a directory that is not on PATH.",
@@ -94,7 +93,7 @@ def resolution_error(
             details["probe"] = exc.failure.kind
         return NotFoundError(
             str(exc),
-            code=NO_METADATA,
+            code=ErrorCode.NO_METADATA,
             details=details,
             suggestion=no_metadata
             or Suggestion(
@@ -111,7 +110,7 @@ def resolution_error(
         overrides = LocalRegistry().override_path("sha256:" + "0" * 64).parent
         return DataFormatError(
             f"{tool}: an override or pattern file makes its metadata invalid: {exc}",
-            code=BAD_REGISTRY,
+            code=ErrorCode.BAD_REGISTRY,
             details={"tool": tool, "overrides": str(overrides)},
             suggestion=f"Fix the tool's override in {overrides} (a JSON merge patch) or "
             "its pattern files.",

@@ -20,6 +20,7 @@ from atipkit.app import (
 from atipkit.cli import _errors as errors
 from atipkit.cli._effects import imports, resolving
 from atipkit.cli.interop import export_group, import_group
+from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.errors import DocumentError
@@ -146,7 +147,7 @@ def import_atdf(
     except ToolNameError as exc:
         raise InputError(
             str(exc),
-            code="E1002",
+            code=ErrorCode.BAD_VALUE,
             details={"param": "name"},
             suggestion=Suggestion(
                 "Name the tool with --name.", example=f"atip import atdf {file} --name mytool"

@@ -15,6 +15,7 @@ from atipkit.cli import app
 from atipkit.cli._effects import resolving
 from atipkit.cli._resolve import document
 from atipkit.cli.discover import split
+from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.bridge import Compiled
@@ -91,7 +92,7 @@ def compile_tools(
     if deferred and provider not in DEFERRED_PROVIDERS:
         raise InputError(
             f"--deferred works with --provider {' or '.join(DEFERRED_PROVIDERS)}, not {provider}",
-            code="E1001",
+            code=ErrorCode.USAGE,
             details={"param": "deferred", "provider": provider},
             suggestion=f"Use --provider {' or --provider '.join(DEFERRED_PROVIDERS)}.",
         )
@@ -125,7 +126,7 @@ def _deferred(compiled: Compiled, tools: list[Tool]) -> list[dict[str, Any]]:
     except ValueError:  # the provider is checked and the tools are the compile's: the name
         raise InputError(
             f"a command compiles to {SEARCH_TOOL!r}, the name of --deferred's search tool",
-            code="E1001",
+            code=ErrorCode.USAGE,
             details={"param": "deferred", "tool": SEARCH_TOOL},
             suggestion="Compile without --deferred, or leave that command out with --commands.",
         ) from None
@@ -140,7 +141,7 @@ def _check_budget(budget: int | None, query: str | None, deferred: bool, strateg
     elif budget is not None and strategy != "discrete":
         conflict = "--budget chooses single commands; it needs --strategy discrete"
     if conflict:
-        raise InputError(conflict, code="E1001", details={"param": "budget"})
+        raise InputError(conflict, code=ErrorCode.USAGE, details={"param": "budget"})
 
 
 def _fit(
@@ -162,7 +163,7 @@ def _fit(
     except BudgetTooSmall as exc:
         raise InputError(
             str(exc),
-            code="E1002",
+            code=ErrorCode.BAD_VALUE,
             details={"param": "budget", "needed": exc.needed},
             suggestion=f"Give --budget {exc.needed} or more, or fewer tools (--commands).",
         ) from None
@@ -182,7 +183,7 @@ def _select(tool: Tool, name: str, wanted: list[str] | None, depth: int | None) 
     except KeyError as exc:
         raise InputError(
             f"--commands: {exc.args[0]}",
-            code="E1002",
+            code=ErrorCode.BAD_VALUE,
             details={"param": "commands", "file": name},
             suggestion="Name commands the tool has; `--depth 1 --table` lists the top-level ones.",
         ) from None

@@ -20,6 +20,7 @@ from atipkit.app import (
 from atipkit.cli import _errors as errors
 from atipkit.cli import app
 from atipkit.cli._effects import crawls
+from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.crawl import Manifest
@@ -153,7 +154,7 @@ def crawl(
         except ValueError as exc:
             raise InputError(
                 f"Invalid value for '--platform': {exc}",
-                code="E1002",
+                code=ErrorCode.BAD_VALUE,
                 details={"param": "platform"},
             ) from None
     loaded = _manifests(manifests, None if all else tool)
@@ -216,7 +217,9 @@ def _manifests(folder: Path, tool: str | None) -> list[Manifest]:
                 details={"tool": tool},
             ) from None
         if isinstance(exc, NotAToolName):
-            raise InputError(str(exc), code="E1002", details={"param": "tool"}) from None
+            raise InputError(
+                str(exc), code=ErrorCode.BAD_VALUE, details={"param": "tool"}
+            ) from None
         raise DataFormatError(str(exc), details={"file": exc.file}) from None
     try:
         return [load_manifest(f) for f in files]

@@ -15,7 +15,8 @@ from atipkit.app import (
 )
 from atipkit.cli import app
 from atipkit.cli._effects import discovering, read_only, resolving
-from atipkit.cli._resolve import NO_EXECUTABLE, NO_METADATA, bad_registry, resolve
+from atipkit.cli._resolve import bad_registry, resolve
+from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -175,7 +176,7 @@ def scan(
     if budget is not None and not infer:
         raise InputError(
             "--budget applies to --infer only",
-            code="E1002",
+            code=ErrorCode.BAD_VALUE,
             details={"param": "budget"},
             suggestion="Add --infer, or leave out --budget.",
         )
@@ -366,7 +367,11 @@ def refresh(
     failed = report["failed"]
     if failed:
         codes = {f["error"]["code"] for f in failed}
-        error = NotFoundError if codes <= {NO_EXECUTABLE, NO_METADATA} else DataFormatError
+        error = (
+            NotFoundError
+            if codes <= {ErrorCode.NOT_FOUND, ErrorCode.NO_METADATA}
+            else DataFormatError
+        )
         raise error(
             f"{len(failed)} of {len(names)} tool(s) could not be refreshed: "
             + ", ".join(f["name"] for f in failed),

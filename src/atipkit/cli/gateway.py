@@ -14,6 +14,7 @@ from atipkit.cli._effects import runs_anything
 from atipkit.cli._guard import AllowHost, AllowOrigin
 from atipkit.cli._resolve import read_document, resolution_error
 from atipkit.cli.discover import split
+from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.serve.gateway import Gateway
@@ -111,7 +112,7 @@ def serve(
     if not (names or all_tools or tool):
         raise InputError(
             "name the tools to offer: --only NAMES, --all, or --tool FILE",
-            code="E1001",
+            code=ErrorCode.USAGE,
             suggestion=Suggestion(
                 "Offer every tool the registry knows, or a few by name.",
                 example="atip mcp serve --only gh,kubectl",

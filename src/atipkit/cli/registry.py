@@ -21,9 +21,9 @@ from atipkit.app import (
     Suggestion,
     ToolError,
 )
-from atipkit.cli import _errors as errors
 from atipkit.cli import app
 from atipkit.cli._effects import fetches
+from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.registry.config import RemoteRegistry, Settings
@@ -43,7 +43,7 @@ _CONFIGURE = Suggestion(
 def _config_error(exc: Exception) -> InputError:
     return InputError(
         str(exc),
-        code="E1009",
+        code=ErrorCode.BAD_CONFIG,
         suggestion="Fix registries.json (or ATIP_REGISTRIES) as the message says.",
     )
 
@@ -94,7 +94,7 @@ def fetch(
     if not remote.registries:
         raise InputError(
             "no registries configured (registries.json or ATIP_REGISTRIES)",
-            code="E1009",
+            code=ErrorCode.BAD_CONFIG,
             suggestion=_CONFIGURE,
         )
     with remote:
@@ -128,7 +128,7 @@ def _hash_of(target: str) -> str:
     if _HASHLIKE.match(target):
         raise InputError(
             f"{target[:80]!r} is not a sha256 hash (64 lowercase hex digits)",
-            code="E1002",
+            code=ErrorCode.BAD_VALUE,
             details={"param": "target"},
             suggestion="Give sha256:<64 lowercase hex digits>, or a tool name or path.",
         )
@@ -157,7 +157,7 @@ def _not_found(
         if "other-binary" in refusals:
             return AuthError(
                 f"refused a shim that describes another binary ({where})",
-                code=errors.COMPROMISED,
+                code=ErrorCode.COMPROMISED,
                 suggestion=Suggestion(
                     "A registry serves a shim for a different binary under this hash; "
                     "report it to the registry's maintainers.",
@@ -168,7 +168,7 @@ def _not_found(
         if "unsigned" in refusals:
             return AuthError(
                 f"refused a shim whose signature is not verified ({where})",
-                code=errors.NOT_VERIFIED,
+                code=ErrorCode.NOT_VERIFIED,
                 suggestion="Configure the registry's signers (signers, minisignKeys or "
                 "sshAllowedSigners in registries.json), or ask its maintainers to sign it.",
                 result=report,
@@ -179,7 +179,7 @@ def _not_found(
         where = "; ".join(f"{a.registry}: {a.reason}" for a in denied)
         return AuthError(
             f"{len(denied)} registr{'y' if len(denied) == 1 else 'ies'} denied access ({where})",
-            code=errors.ACCESS_DENIED,
+            code=ErrorCode.ACCESS_DENIED,
             suggestion=_credentials_hint(denied[0].registry, registries),
             result=report,
         )

@@ -21,11 +21,11 @@ from atipkit.app import (
     TimeoutExpired,
     ToolError,
 )
-from atipkit.cli import _errors as errors
 from atipkit.cli import app
 from atipkit.cli._effects import runs_anything
 from atipkit.cli._policy import audit_path, load_policy
 from atipkit.cli._resolve import bad_registry, resolve
+from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.binding import Bound
@@ -174,7 +174,7 @@ def _raise_for(
         raise AuthError(
             ("not confirmed: " if declined else "denied by policy: ")
             + "; ".join(r.removeprefix("not confirmed: ") for r in decision.reasons),
-            code="E2003" if declined else errors.DENIED,
+            code=ErrorCode.DECLINED if declined else ErrorCode.DENIED,
             details={"decision": decision.action, "reasons": decision.reasons},
             result=report,
         )
@@ -196,7 +196,7 @@ def _raise_for(
         if outcome.stopped == "input-refused":
             raise InputError(
                 outcome.text,
-                code="E1004",
+                code=ErrorCode.MISSING_INPUT,
                 suggestion="Give the command's input with --stdin, or none if it reads none.",
                 result=report,
             )

@@ -10,6 +10,7 @@ from atipkit.cli import app
 from atipkit.cli._effects import indexes
 from atipkit.cli._errors import missing_extra, missing_module
 from atipkit.cli._resolve import bad_registry
+from atipkit.errors import ErrorCode
 
 INSTALL = "pip install 'atipkit[search]'"
 INSTALL_RERANK = "pip install 'atipkit[rerank]'"
@@ -68,14 +69,14 @@ def search(
     if not query.strip():
         raise InputError(
             "QUERY is empty",
-            code="E1002",
+            code=ErrorCode.BAD_VALUE,
             details={"param": "query"},
             suggestion="Say what you want to do: atip search 'list open pull requests'",
         )
     if rerank and ranking == "bm25":
         raise InputError(
             "--rerank (fused) contradicts --ranking bm25",
-            code="E1002",
+            code=ErrorCode.BAD_VALUE,
             details={"param": "rerank"},
             suggestion="Drop --rerank: it is --ranking fused",
         )

@@ -19,6 +19,7 @@ from atipkit.cli import app
 from atipkit.cli._effects import serves_tools
 from atipkit.cli._guard import AllowHost, AllowOrigin
 from atipkit.cli._resolve import read_document
+from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     import socket
@@ -113,7 +114,7 @@ def serve(
     if not tdp and (tool or scenario or not x_atip):
         raise InputError(
             "--tool, --scenario and --no-x-atip go with --tdp",
-            code="E1002",
+            code=ErrorCode.BAD_VALUE,
             suggestion=Suggestion("Add --tdp.", example="atip serve --tdp --tool gh.json"),
         )
     if registry is None and not tdp:

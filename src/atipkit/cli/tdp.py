@@ -23,6 +23,7 @@ from atipkit.app import (
 from atipkit.cli import _errors as errors
 from atipkit.cli._effects import imports
 from atipkit.cli.interop import import_group
+from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.errors import DocumentError
@@ -145,7 +146,7 @@ def _fetch(url: str, timeout: float) -> Manifest:
             "longer.",
         ) from None
     except ValueError as exc:
-        raise InputError(str(exc), code="E1002", details={"param": "source"}) from None
+        raise InputError(str(exc), code=ErrorCode.BAD_VALUE, details={"param": "source"}) from None
 
 
 def _read(source: str) -> Manifest:
@@ -183,7 +184,7 @@ def _target(out: Path, tool: Tool) -> Path:
     if tool.name.startswith(".") or not inside:
         raise InputError(
             f"scenario name {tool.name!r} cannot name a file in {out}",
-            code="E1002",
+            code=ErrorCode.BAD_VALUE,
             details={"param": "out", "name": tool.name},
             suggestion="Give --out a file name ending in .json.",
         )

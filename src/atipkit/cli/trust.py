@@ -17,11 +17,11 @@ from atipkit.app import (
     Option,
     Suggestion,
 )
-from atipkit.cli import _errors as errors
 from atipkit.cli import app
 from atipkit.cli._effects import read_only, resolving, signs_files
 from atipkit.cli._policy import load_trust_policy
 from atipkit.cli._resolve import resolve
+from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.model import Tool
@@ -89,7 +89,7 @@ def verify(
         failed = [c.name for c in report.checks if c.ok is False]
         raise AuthError(
             f"{document.name} is COMPROMISED: {', '.join(failed) or 'a check'} failed",
-            code=errors.COMPROMISED,
+            code=ErrorCode.COMPROMISED,
             suggestion="Do not run this binary; reinstall it from a trusted source.",
             details={"level": report.level.name},
             result=result,
@@ -97,7 +97,7 @@ def verify(
     if report.level is not TrustLevel.VERIFIED:
         raise AuthError(
             f"{document.name} is {report.level.name}, not VERIFIED",
-            code=errors.NOT_VERIFIED,
+            code=ErrorCode.NOT_VERIFIED,
             suggestion="See the checks in the result for what is missing (a signature, "
             "provenance, a key in the trust policy).",
             details={"level": report.level.name},
@@ -186,7 +186,7 @@ def sign(
         except SigningError as exc:
             raise InputError(
                 str(exc),
-                code="E1002",
+                code=ErrorCode.BAD_VALUE,
                 suggestion="Check the key file, and give its password with --password-env VAR.",
             ) from None
         return {"file": str(file), "signature": str(out), "method": "minisign"}
@@ -281,7 +281,7 @@ def shim_verify(
         )
     raise AuthError(
         f"{file}: NOT verified ({result.method}): {result.reason}",
-        code=errors.NOT_VERIFIED,
+        code=ErrorCode.NOT_VERIFIED,
         details={"method": result.method},
         result=report,
     )

@@ -23,6 +23,7 @@ import msgspec
 from atipkit.bridge.compile import Compiled, Compiler, Provider
 from atipkit.bridge.flatten import invocable
 from atipkit.bridge.names import distinct_tools
+from atipkit.errors import AtipError
 from atipkit.model import (
     UNSET,
     Command,
@@ -44,7 +45,7 @@ if TYPE_CHECKING:
     from atipkit.bridge.flatten import FlatTool
 
 
-class BudgetTooSmall(ValueError):
+class BudgetTooSmall(AtipError, ValueError):
     """Not even the overview of the tools fits in the budget."""
 
     def __init__(self, budget: int, needed: int) -> None:

@@ -29,6 +29,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from atipkit.errors import AtipError
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -57,7 +59,7 @@ _EPSILON = 1e-12  # the LayerNorm epsilon of the model's config
 _BATCH = 32
 
 
-class ModelMissing(ImportError):
+class ModelMissing(AtipError, ImportError):
     """The re-ranker cannot run: a package it needs is not installed, or no installed
     package carries the model's files as published. `name` is what to install."""
 

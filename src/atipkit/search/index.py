@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
+from atipkit.errors import AtipError
 from atipkit.search.documents import FIELDS, CommandDoc, command_documents
 from atipkit.search.hits import CommandEntry, Hit
 from atipkit.search.terms import terms
@@ -51,7 +52,7 @@ FIELD_B = {"name": 0.5, "description": 0.75, "prose": 0.75, "parameters": 0.75}
 """Each field's length normalisation; 0.75 (Lucene's b) where not given."""
 
 
-class DamagedIndex(ValueError):
+class DamagedIndex(AtipError, ValueError):
     """A query read a posting that names no command: the saved index was written by
     something else (damage is the checksum's, at load). The caller rebuilds it."""
 

@@ -28,6 +28,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from atipkit._http import is_loopback_host
+from atipkit.errors import AtipError
 
 ASGIApp = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
 Refuse = Callable[[int, str, str, dict[str, Any]], Any]
@@ -37,7 +38,7 @@ WILDCARDS = frozenset({"0.0.0.0", "::", ""})
 PREFLIGHT_MAX_AGE = "600"
 
 
-class GuardError(ValueError):
+class GuardError(AtipError, ValueError):
     """An `--allow-host` or `--allow-origin` value that cannot be one."""
 
 

@@ -33,6 +33,7 @@ from collections.abc import Awaitable, Callable, Hashable, Mapping, MutableMappi
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from atipkit.errors import AtipError
 from atipkit.interop import tdp
 
 if TYPE_CHECKING:
@@ -51,7 +52,7 @@ _PREFIX = tdp.ENDPOINT + "/"
 log = logging.getLogger("atipkit.serve.tdp")
 
 
-class Unavailable(Exception):
+class Unavailable(AtipError):
     """The tools cannot be read now (503); the message says why."""
 
 

@@ -23,13 +23,15 @@ from typing import Literal
 
 import msgspec
 
+from atipkit.errors import AtipError
+
 Algorithm = Literal["sha256", "sha512"]
 _HEX = re.compile(r"[0-9a-f]{64}\Z")
 _CHECKSUM = re.compile(r"(sha256:[0-9a-f]{64}|sha512:[0-9a-f]{128})\Z")
 _CHUNK = 1 << 20
 
 
-class BadHash(ValueError):
+class BadHash(AtipError, ValueError):
     """A string that is not a hash in the canonical form."""
 
 

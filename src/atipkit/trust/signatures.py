@@ -231,7 +231,7 @@ def sigstore_verify(
     return SignatureResult(True, "sigstore", signer=identity)
 
 
-class NotABundle(ValueError):
+class NotABundle(AtipError, ValueError):
     """Bytes that are not a Sigstore bundle. The message says what kind of problem, and
     never quotes the bytes: a file named as a bundle may be anything, a secret among
     them (sigstore's own error quotes the start and end of its input)."""

@@ -17,6 +17,7 @@ from typing import Any
 
 from atipkit.bridge.flatten import FlatTool, ParamRef, Target, flatten
 from atipkit.bridge.safety import flags
+from atipkit.errors import AtipError
 from atipkit.execute.argv import example_call
 from atipkit.interop.atdf import extension, wording
 from atipkit.interop.atdf.datatypes import atdf_type, input_schema
@@ -27,7 +28,7 @@ FOREIGN = "x-atdf"
 """Where an imported descriptor kept what ATIP cannot say; exporting, it comes back."""
 
 
-class SameNameError(ValueError):
+class SameNameError(AtipError, ValueError):
     """Two tools of one name in one export: their commands would get one ATDF id."""
 
 
