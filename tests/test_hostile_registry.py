@@ -378,11 +378,11 @@ def test_the_crawlers_downloads_keep_their_own_limits(hostile, tmp_path, behavio
     import time
 
     from atipkit._http import Fetcher, HttpError
-    from atipkit.crawl.sources import Context, Limits
+    from atipkit.crawl.sources import Limits, SourceContext
 
     limits = Limits(max_download=2 * 1024 * 1024, download_seconds=DEADLINE)
     with Fetcher() as fetcher:
-        ctx = Context(fetcher=fetcher, work=tmp_path, limits=limits)
+        ctx = SourceContext(fetcher=fetcher, work=tmp_path, limits=limits)
         started = time.monotonic()
         with pytest.raises(HttpError) as refused:
             ctx.download(

@@ -195,7 +195,7 @@ def test_layout_bytes_verbatim_and_manifest(src, tmp_path):
             "signers": [{"identity": "shims@acme.test", "issuer": "https://accounts.google.com"}],
         },
     }
-    parsed = msgspec.convert(manifest, layout.Manifest)  # what the client reads
+    parsed = msgspec.convert(manifest, layout.RegistryManifest)  # what the client reads
     assert parsed.shim_endpoint(CURL.stem) == f"/shims/sha256/{CURL.name}"
     assert all(oct(p.stat().st_mode)[-3:] == "644" for p in dest.rglob("*") if p.is_file())
     assert oct(dest.stat().st_mode)[-3:] == "755"

@@ -45,8 +45,8 @@ from atipkit._atomic import write_atomic
 from atipkit._clock import timestamp, utcnow
 from atipkit.deny import DEFAULT_SKIP, DenyList, configured
 from atipkit.infer.coverage import (
+    CoverageOutcome,
     InferenceReport,
-    Outcome,
     Step,
     Target,
     cover,
@@ -461,16 +461,18 @@ def _infer(
     return report
 
 
-def _known(seen: _Seen) -> Outcome | None:
+def _known(seen: _Seen) -> CoverageOutcome | None:
     """What an earlier run found, as the inference pass takes it (None: look again)."""
     if seen.verdict == "inferred":
-        return Outcome(kind="reused", hash=seen.hash, source="inferred", version=seen.version)
+        return CoverageOutcome(
+            kind="reused", hash=seen.hash, source="inferred", version=seen.version
+        )
     if seen.verdict in ("failed", "skipped"):
-        return Outcome(kind=seen.verdict, hash=seen.hash, error=seen.error)
+        return CoverageOutcome(kind=seen.verdict, hash=seen.hash, error=seen.error)
     return None
 
 
-def _verdict(outcome: Outcome) -> Verdict:
+def _verdict(outcome: CoverageOutcome) -> Verdict:
     if outcome.source is not None:
         return outcome.source
     if outcome.kind in ("failed", "skipped"):

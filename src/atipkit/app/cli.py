@@ -17,9 +17,9 @@ import click
 
 from atipkit.app.context import terminal_available
 from atipkit.app.errors import InputError, ToolError, from_exception
-from atipkit.app.flags import PREFIX, Settings, answer_flag, not_offered
+from atipkit.app.flags import PREFIX, CallSettings, answer_flag, not_offered
 from atipkit.app.inputs import decode, read_source, sink, spool, stdin_binary
-from atipkit.app.invoke import Outcome, deadline, run
+from atipkit.app.invoke import CallOutcome, deadline, run
 from atipkit.app.output import color_allowed, render_error, render_result, resolve
 from atipkit.errors import ErrorCode
 
@@ -85,7 +85,7 @@ def action_options(spec: CommandSpec) -> list[click.Option]:
 
 def dispatch(spec: CommandSpec, **values: Any) -> None:
     """Click's callback for every command: run it and leave with its exit status."""
-    settings = Settings.pop_from(values)
+    settings = CallSettings.pop_from(values)
     out, err = sys.stdout, sys.stderr
     isatty = bool(out is not None and out.isatty())
     try:
@@ -100,7 +100,7 @@ def dispatch(spec: CommandSpec, **values: Any) -> None:
         spec.app.check_config(spec)
         return {p.name: _from_cli(spec, p, values.get(p.name), ctx) for p in spec.signature.params}
 
-    outcome = Outcome()
+    outcome = CallOutcome()
     try:
         with deadline(settings.timeout):
             outcome = run(

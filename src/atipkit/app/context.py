@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from atipkit.app.errors import AuthError, HumanHandoff, InputError, Suggestion
-from atipkit.app.flags import Settings
+from atipkit.app.flags import CallSettings
 from atipkit.errors import ErrorCode
 
 __all__ = ["Context"]
@@ -38,7 +38,7 @@ class Context:
         self,
         *,
         tool: str,
-        settings: Settings,
+        settings: CallSettings,
         interactive: bool,
         err: IO[str] | None = None,
         echo_warnings: bool = False,

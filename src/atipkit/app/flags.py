@@ -3,7 +3,7 @@
 
 They are ordinary Click options with reserved destinations, so Click parses, validates
 and documents them, and "last one wins" among `--output`/`--json`/`--jsonl`/`--text`/
-`--plain` falls out of Click giving them one destination. `Settings` is what they
+`--plain` falls out of Click giving them one destination. `CallSettings` is what they
 amount to once parsed, whatever surface (CLI, MCP, HTTP) the call came through.
 
 Most flags mean something for every command (the output mode, `--timeout`, truncation).
@@ -26,8 +26,8 @@ from atipkit.errors import ErrorCode
 
 __all__ = [
     "OUTPUT_MODES",
+    "CallSettings",
     "Offered",
-    "Settings",
     "answer_flag",
     "global_flags",
     "not_offered",
@@ -42,7 +42,7 @@ PREFIX = "_g_"
 (the definition check refuses parameters starting with `_`)."""
 
 
-class Settings(NamedTuple):
+class CallSettings(NamedTuple):
     """The global flags of one call."""
 
     output: OutputMode = "auto"
@@ -63,7 +63,7 @@ class Settings(NamedTuple):
     cursor: str | None = None
 
     @classmethod
-    def pop_from(cls, values: dict[str, Any]) -> Settings:
+    def pop_from(cls, values: dict[str, Any]) -> CallSettings:
         """Take the global flags out of Click's values, leaving the command's own."""
         found = {
             key[len(PREFIX) :]: values.pop(key) for key in list(values) if key.startswith(PREFIX)

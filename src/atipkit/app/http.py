@@ -55,8 +55,8 @@ if TYPE_CHECKING:
 
     from atipkit.app.app import App
     from atipkit.app.command import CommandSpec
-    from atipkit.app.flags import Settings
-    from atipkit.app.invoke import Outcome
+    from atipkit.app.flags import CallSettings
+    from atipkit.app.invoke import CallOutcome
     from atipkit.serve.guard import Rules
 
 __all__ = [
@@ -384,8 +384,8 @@ def _bad_request(error: ToolError) -> _Refused:
     return _Refused(status_of(error.exit_code), error)
 
 
-def _settings(spec: CommandSpec, query: Sequence[tuple[str, str]], key: str | None) -> Settings:
-    """The `Settings` of one request: the query's flags and the Idempotency-Key header.
+def _settings(spec: CommandSpec, query: Sequence[tuple[str, str]], key: str | None) -> CallSettings:
+    """The `CallSettings` of one request: the query's flags and the Idempotency-Key header.
     Raises `_Refused` (400) for anything unknown, repeated or invalid."""
     from atipkit.app.served import settings_from
 
@@ -478,7 +478,7 @@ def _failure(error: ToolError, meta: dict[str, Any], status: int, **headers: str
     return _answer(error_envelope(error, meta), status, **headers)
 
 
-def _reply(outcome: Outcome) -> Response:
+def _reply(outcome: CallOutcome) -> Response:
     from atipkit.app.served import encoded
 
     body = encoded(outcome)

@@ -22,18 +22,18 @@ from atipkit.app.errors import (
     ToolError,
     from_exception,
 )
-from atipkit.app.flags import Settings, not_offered
+from atipkit.app.flags import CallSettings, not_offered
 from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.app.command import CommandSpec
 
-__all__ = ["Outcome", "call", "deadline", "run"]
+__all__ = ["CallOutcome", "call", "deadline", "run"]
 
 Prepare = Callable[[Context], dict[str, Any]]
 
 
-class Outcome:
+class CallOutcome:
     """How a call ended: its result or its error, and `meta`."""
 
     __slots__ = ("error", "meta", "result")
@@ -49,7 +49,7 @@ class Outcome:
         self.meta: dict[str, Any] = meta if meta is not None else {}
 
     def __repr__(self) -> str:
-        return f"Outcome(result={self.result!r}, error={self.error!r}, meta={self.meta!r})"
+        return f"CallOutcome(result={self.result!r}, error={self.error!r}, meta={self.meta!r})"
 
     @property
     def ok(self) -> bool:
@@ -87,14 +87,14 @@ class _Replayed(ToolError):
 
 def run(
     spec: CommandSpec,
-    settings: Settings,
+    settings: CallSettings,
     prepare: Prepare,
     *,
     interactive: bool,
     err: IO[str] | None = None,
     echo_warnings: bool = False,
     stream: bool = False,
-) -> Outcome:
+) -> CallOutcome:
     """Call `spec`'s function. Diagnostics go to `err` (warnings too when
     `echo_warnings`: for people; machines read them in `meta.warnings`). `stream` lets an
     iterator result through unread (for output that writes items as they come: all but
@@ -107,7 +107,7 @@ def run(
         err=err,
         echo_warnings=echo_warnings,
     )
-    outcome = Outcome()
+    outcome = CallOutcome()
     try:
         if settings.dry_run and not spec.dry_run:  # served calls: the CLI has no such flag
             code, why, suggestion = not_offered("--dry-run") or (ErrorCode.NO_DRY_RUN, "", "")
@@ -121,7 +121,7 @@ def run(
         else:
             outcome = _execute(spec, ctx, values, stream=stream)
     except Exception as exc:  # not SystemExit or KeyboardInterrupt: those go on up
-        outcome = Outcome(error=from_exception(exc))
+        outcome = CallOutcome(error=from_exception(exc))
     finally:
         for cleanup in ctx.cleanups:
             with contextlib.suppress(OSError):
@@ -130,7 +130,9 @@ def run(
     return outcome
 
 
-def _execute(spec: CommandSpec, ctx: Context, values: dict[str, Any], *, stream: bool) -> Outcome:
+def _execute(
+    spec: CommandSpec, ctx: Context, values: dict[str, Any], *, stream: bool
+) -> CallOutcome:
     from atipkit.app.paging import Cursor, estimate_tokens, paginate, truncate
 
     settings = ctx.settings
@@ -149,7 +151,7 @@ def _execute(spec: CommandSpec, ctx: Context, values: dict[str, Any], *, stream:
         plan: dict[str, Any] = {"dry_run": True, "actions": ctx.actions}
         if result is not None:
             plan["result"] = _read_all(result)
-        return Outcome(result=plan, meta={"dry_run": True})
+        return CallOutcome(result=plan, meta={"dry_run": True})
     if spec.paginated:
         fingerprint = Cursor.fingerprint(spec.tool_name, values)
         limit = settings.limit if settings.limit is not None else spec.page_size
@@ -183,7 +185,7 @@ def _execute(spec: CommandSpec, ctx: Context, values: dict[str, Any], *, stream:
                 f"the result is about {estimate_tokens(size)} tokens, over the command's "
                 f"max_tokens of {spec.max_tokens}, and cannot be cut (not a list or text)"
             )
-    return Outcome(result=result, meta=extra)
+    return CallOutcome(result=result, meta=extra)
 
 
 def _hint(truncation: dict[str, Any], pagination: Any) -> str:
@@ -203,7 +205,7 @@ def _read_all(result: Any) -> Any:
     return result
 
 
-def _once(spec: CommandSpec, ctx: Context, values: dict[str, Any], key: str) -> Outcome:
+def _once(spec: CommandSpec, ctx: Context, values: dict[str, Any], key: str) -> CallOutcome:
     import json
 
     from atipkit.app.output import encode
@@ -216,13 +218,13 @@ def _once(spec: CommandSpec, ctx: Context, values: dict[str, Any], key: str) -> 
         if kept is not None:
             meta = {**kept.get("meta", {}), "replayed": True}
             if kept.get("ok"):
-                return Outcome(result=kept.get("result"), meta=meta)
+                return CallOutcome(result=kept.get("result"), meta=meta)
             result = kept.get("result", NOTHING)
-            return Outcome(error=_Replayed(kept.get("error") or {}, result), meta=meta)
+            return CallOutcome(error=_Replayed(kept.get("error") or {}, result), meta=meta)
         try:
             outcome = _execute(spec, ctx, values, stream=False)
         except Exception as exc:  # a failure is kept as well as a success
-            outcome = Outcome(error=from_exception(exc))
+            outcome = CallOutcome(error=from_exception(exc))
         if outcome.error is None or not outcome.error.is_retryable:
             store.keep(path, fingerprint, json.loads(encode(outcome.envelope())))
         return outcome
@@ -267,14 +269,14 @@ def deadline(seconds: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def call(spec: CommandSpec, arguments: Any, *, settings: Settings | None = None) -> Outcome:
+def call(spec: CommandSpec, arguments: Any, *, settings: CallSettings | None = None) -> CallOutcome:
     """A call whose arguments arrived as JSON (MCP, HTTP): checked against the input
     schema, never interactive (no terminal to ask), the result read whole."""
     from atipkit.app.jsonargs import prepare_json
 
     return run(
         spec,
-        settings or Settings(output="json"),
+        settings or CallSettings(output="json"),
         prepare_json(spec, arguments),
         interactive=False,
     )

@@ -68,8 +68,8 @@ if TYPE_CHECKING:
 
     from atipkit.app.app import App
     from atipkit.app.command import CommandSpec
-    from atipkit.app.flags import Settings
-    from atipkit.app.invoke import Outcome
+    from atipkit.app.flags import CallSettings as Settings
+    from atipkit.app.invoke import CallOutcome as Outcome
     from atipkit.search import KeywordIndex
 
 __all__ = [

@@ -38,8 +38,8 @@ if TYPE_CHECKING:
 
     from atipkit.app.app import App
     from atipkit.app.command import CommandSpec
-    from atipkit.app.flags import Settings
-    from atipkit.app.invoke import Outcome
+    from atipkit.app.flags import CallSettings
+    from atipkit.app.invoke import CallOutcome
     from atipkit.serve.guard import Rules
 
 __all__ = [
@@ -117,14 +117,14 @@ def flags_schema() -> dict[str, Any]:
 
 def settings_from(
     pairs: Iterable[tuple[str, Any]], *, where: str, timeout: float | None
-) -> Settings:
-    """The `Settings` of one served call from its flags, as (name, value) pairs (HTTP
+) -> CallSettings:
+    """The `CallSettings` of one served call from its flags, as (name, value) pairs (HTTP
     query parameters may repeat, so not a mapping). Unknown, repeated or invalid flags are
     an `InputError` (exit 2) naming the flag: a misspelt `dry-run` must never run the real
     thing."""
     import click
 
-    from atipkit.app.flags import Settings
+    from atipkit.app.flags import CallSettings
 
     known = call_flags()
     values: dict[str, Any] = {}
@@ -157,22 +157,22 @@ def settings_from(
                 details={"param": name, "expected": schema},
             ) from None
         values[name] = value
-    return Settings(output="json", no_input=True, timeout=timeout, **values)
+    return CallSettings(output="json", no_input=True, timeout=timeout, **values)
 
 
 def answer(
     app: App, tool: str, started: float, *, result: Any = None, error: ToolError | None = None
-) -> Outcome:
+) -> CallOutcome:
     """The outcome of a call the server answers itself (a refusal before any command
     ran, a timeout, a search), with the `meta` a command's call would have."""
-    from atipkit.app.invoke import Outcome
+    from atipkit.app.invoke import CallOutcome
 
     meta = app.bare_meta(tool)
     meta["duration_ms"] = round((time.perf_counter() - started) * 1000, 3)
-    return Outcome(result=result, error=error, meta=meta)
+    return CallOutcome(result=result, error=error, meta=meta)
 
 
-def encoded(outcome: Outcome) -> bytes:
+def encoded(outcome: CallOutcome) -> bytes:
     """The outcome's envelope as JSON. A result JSON cannot hold is the command's bug,
     answered as the command line answers it: an internal error (and if the error's own
     details cannot be written either, one without them)."""
@@ -229,7 +229,7 @@ def guard_rules(host: str, hosts: Iterable[str], origins: Iterable[str]) -> Rule
         raise InputError(str(exc), code=ErrorCode.BAD_VALUE, details={"param": param}) from None
 
 
-async def run_call(spec: CommandSpec, arguments: Any, settings: Settings) -> Outcome:
+async def run_call(spec: CommandSpec, arguments: Any, settings: CallSettings) -> CallOutcome:
     """Run one call in a daemon thread of its own and wait for it without blocking the
     server, at most the command's timeout (then the answer is `TimeoutExpired`, exit 50,
     and the thread, which cannot be stopped from outside, runs on, its result dropped).
@@ -241,7 +241,7 @@ async def run_call(spec: CommandSpec, arguments: Any, settings: Settings) -> Out
 
     started = time.perf_counter()
 
-    def work() -> Outcome:
+    def work() -> CallOutcome:
         try:
             return call(spec, arguments, settings=settings)
         except BaseException as exc:  # sys.exit() in a command
@@ -259,11 +259,11 @@ async def run_call(spec: CommandSpec, arguments: Any, settings: Settings) -> Out
         return answer(spec.app, spec.tool_name, started, error=error)
 
 
-async def _in_thread(work: Callable[[], Outcome]) -> Outcome:
+async def _in_thread(work: Callable[[], CallOutcome]) -> CallOutcome:
     loop = asyncio.get_running_loop()
-    future: asyncio.Future[Outcome] = loop.create_future()
+    future: asyncio.Future[CallOutcome] = loop.create_future()
 
-    def settle(outcome: Outcome) -> None:
+    def settle(outcome: CallOutcome) -> None:
         if not future.done():  # not abandoned
             future.set_result(outcome)
 

@@ -23,7 +23,7 @@ from atipkit.cli._effects import crawls
 from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from atipkit.crawl import Manifest
+    from atipkit.crawl import CrawlManifest
 
 MiB = 1 << 20
 _HTTP = r"^https?://"
@@ -137,7 +137,7 @@ def crawl(
     65 a bad manifest (nothing is crawled).
     """
     from atipkit import paths
-    from atipkit.crawl import Limits, Overrides, Settings
+    from atipkit.crawl import CrawlSettings, Limits, Overrides
     from atipkit.crawl import crawl as run_crawl
     from atipkit.crawl.platforms import check as known_platform
 
@@ -158,7 +158,7 @@ def crawl(
                 details={"param": "platform"},
             ) from None
     loaded = _manifests(manifests, None if all else tool)
-    settings = Settings(
+    settings = CrawlSettings(
         out=out,
         work=work or paths.cache_dir() / "crawl",
         check=check,
@@ -192,7 +192,7 @@ def crawl(
     return result
 
 
-def _manifests(folder: Path, tool: str | None) -> list[Manifest]:
+def _manifests(folder: Path, tool: str | None) -> list[CrawlManifest]:
     """The manifests to crawl, every one read and checked before anything is crawled."""
     from atipkit.crawl import (
         ManifestError,

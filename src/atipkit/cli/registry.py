@@ -26,7 +26,7 @@ from atipkit.cli._effects import fetches
 from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from atipkit.registry.config import RemoteRegistry, Settings
+    from atipkit.registry.config import RegistrySettings, RemoteRegistry
     from atipkit.registry.remote import Lookup, RemoteRegistries
 
 _HASH = re.compile(r"(sha256:)?[0-9a-f]{64}\Z")
@@ -319,7 +319,7 @@ def list_registries(
     return result
 
 
-def _row(settings: Settings, entry: RemoteRegistry) -> dict[str, Any]:
+def _row(settings: RegistrySettings, entry: RemoteRegistry) -> dict[str, Any]:
     return {
         "name": entry.name,
         "url": entry.url,

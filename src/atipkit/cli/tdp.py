@@ -27,7 +27,7 @@ from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.errors import DocumentError
-    from atipkit.interop.tdp import Manifest
+    from atipkit.interop.tdp import ToolManifest
     from atipkit.model import Tool
 
 FETCH_TIMEOUT = 10.0
@@ -115,7 +115,7 @@ def _is_url(source: str) -> bool:
     return "://" in source and not os.path.exists(source)
 
 
-def _fetch(url: str, timeout: float) -> Manifest:
+def _fetch(url: str, timeout: float) -> ToolManifest:
     from atipkit._http import EncodingRefused, HttpError, ResponseTooLarge
     from atipkit.errors import DocumentError
     from atipkit.interop import tdp
@@ -149,7 +149,7 @@ def _fetch(url: str, timeout: float) -> Manifest:
         raise InputError(str(exc), code=ErrorCode.BAD_VALUE, details={"param": "source"}) from None
 
 
-def _read(source: str) -> Manifest:
+def _read(source: str) -> ToolManifest:
     from atipkit import _jsontext
     from atipkit.cli._resolve import file_error
     from atipkit.errors import DocumentError

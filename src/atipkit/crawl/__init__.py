@@ -3,9 +3,9 @@ publish, from tool manifests.
 
 ```python
 from pathlib import Path
-from atipkit.crawl import Settings, crawl, load_manifest
+from atipkit.crawl import CrawlSettings, crawl, load_manifest
 
-report = crawl([load_manifest("tools/jq.yaml")], Settings(out=Path("registry-src"),
+report = crawl([load_manifest("tools/jq.yaml")], CrawlSettings(out=Path("registry-src"),
                                                           work=Path("/tmp/crawl")))
 ```
 
@@ -27,6 +27,7 @@ from atipkit.crawl.errors import (
     SourceError,
 )
 from atipkit.crawl.manifest import (
+    CrawlManifest,
     Manifest,
     MissingExtra,
     find_manifests,
@@ -36,6 +37,7 @@ from atipkit.crawl.manifest import (
 from atipkit.crawl.pipeline import (
     ArtifactReport,
     CrawlReport,
+    CrawlSettings,
     Settings,
     ToolReport,
     crawl,
@@ -46,7 +48,9 @@ __all__ = [
     "ArchiveError",
     "ArtifactReport",
     "CrawlError",
+    "CrawlManifest",
     "CrawlReport",
+    "CrawlSettings",
     "IntegrityError",
     "Limits",
     "Manifest",

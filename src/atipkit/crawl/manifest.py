@@ -140,7 +140,7 @@ class _Raw(_Spec):
     template: str | dict[str, Any] | None = None
 
 
-class Manifest(msgspec.Struct, kw_only=True, frozen=True):
+class CrawlManifest(msgspec.Struct, kw_only=True, frozen=True):
     """A checked manifest. `template` is the decoded template (an ATIP fragment), `path`
     the file it was read from."""
 
@@ -150,6 +150,10 @@ class Manifest(msgspec.Struct, kw_only=True, frozen=True):
     description: str | None = None
     homepage: str | None = None
     template: dict[str, Any] | None = None
+
+
+Manifest = CrawlManifest
+"""`CrawlManifest` by its name before decision 391, kept for a release."""
 
 
 class MissingExtra(CrawlError):
@@ -183,7 +187,7 @@ def manifest_path(directory: str | Path, tool: str) -> Path:
     )
 
 
-def load_manifest(path: str | Path) -> Manifest:
+def load_manifest(path: str | Path) -> CrawlManifest:
     """Read and check one manifest; `ManifestError` names the file and field at fault."""
     file = str(path)
     try:
@@ -248,7 +252,7 @@ def _type_error(file: str, text: str) -> ManifestError:
     return ManifestError(file, field, reason)
 
 
-def _checked(file: str, stem: str, raw: _Raw) -> Manifest:
+def _checked(file: str, stem: str, raw: _Raw) -> CrawlManifest:
     def failing(field: str) -> Fail:
         return lambda reason: ManifestError(file, field, reason)
 
@@ -265,7 +269,7 @@ def _checked(file: str, stem: str, raw: _Raw) -> Manifest:
     template = None
     if raw.template is not None:
         template = _template(raw.template, raw.name, failing("template"))
-    return Manifest(
+    return CrawlManifest(
         name=raw.name,
         sources=raw.sources,
         path=file,

@@ -26,15 +26,15 @@ import msgspec
 
 from atipkit.crawl import platforms
 from atipkit.crawl.errors import CrawlError
-from atipkit.crawl.manifest import Manifest
+from atipkit.crawl.manifest import CrawlManifest
 from atipkit.crawl.sources import (
     Artifact,
-    Context,
     Fetched,
     Limits,
     Overrides,
+    PlatformUnavailable,
     Source,
-    Unavailable,
+    SourceContext,
     source,
 )
 from atipkit.crawl.state import Seen, read_state, remember, unchanged
@@ -46,7 +46,7 @@ Progress = Callable[[str, str], None]
 
 
 @dataclass(frozen=True)
-class Settings:
+class CrawlSettings:
     """Where shims go (`out`), where downloads and apt's state live (`work`), and how."""
 
     out: Path
@@ -58,6 +58,10 @@ class Settings:
     github_token: str | None = None
     budget: float = 10.0
     depth: int = 2
+
+
+Settings = CrawlSettings
+"""`CrawlSettings` by its name before decision 391, kept for a release."""
 
 
 class ArtifactReport(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -102,14 +106,14 @@ class CrawlReport(msgspec.Struct, kw_only=True):
 
 
 def crawl(
-    manifests: Sequence[Manifest], settings: Settings, progress: Progress | None = None
+    manifests: Sequence[CrawlManifest], settings: CrawlSettings, progress: Progress | None = None
 ) -> CrawlReport:
     """Crawl every manifest's sources (see the module's docstring)."""
     from atipkit._http import Fetcher
 
     say = progress or (lambda _tool, _line: None)
     with Fetcher() as fetcher:
-        ctx = Context(
+        ctx = SourceContext(
             fetcher=fetcher,
             work=settings.work,
             limits=settings.limits,
@@ -122,7 +126,7 @@ def crawl(
 
 
 def _tool(
-    manifest: Manifest, settings: Settings, ctx: Context, say: Callable[[str], None]
+    manifest: CrawlManifest, settings: CrawlSettings, ctx: SourceContext, say: Callable[[str], None]
 ) -> ToolReport:
     report = ToolReport(name=manifest.name, manifest=manifest.path)
     state = read_state(settings.out)
@@ -155,18 +159,18 @@ def _tool(
 
 
 def _artifact(
-    manifest: Manifest,
+    manifest: CrawlManifest,
     spec: Any,
     module: Source,
-    item: Artifact | Unavailable,
+    item: Artifact | PlatformUnavailable,
     unchanged_as: Seen | None,
-    settings: Settings,
-    ctx: Context,
+    settings: CrawlSettings,
+    ctx: SourceContext,
     say: Callable[[str], None],
 ) -> ArtifactReport:
     """One platform: `unchanged_as` is what was crawled before when the source still
     publishes the same digest (nothing to download)."""
-    if isinstance(item, Unavailable):
+    if isinstance(item, PlatformUnavailable):
         say(f"{'Failed' if item.failed else 'Skipped'} {item.platform}: {item.reason}")
         status: Status = "failed" if item.failed else "skipped"
         return ArtifactReport(
@@ -210,12 +214,12 @@ def _artifact(
 
 
 def _produce(
-    manifest: Manifest,
+    manifest: CrawlManifest,
     spec: Any,
     module: Source,
     artifact: Artifact,
-    settings: Settings,
-    ctx: Context,
+    settings: CrawlSettings,
+    ctx: SourceContext,
     say: Callable[[str], None],
     described: dict[str, Any],
     runs: bool,
@@ -251,7 +255,7 @@ def _produce(
     return ArtifactReport(**described, status=status, hash=hash_, shim=relative)
 
 
-def _infer(fetched: Fetched, name: str, settings: Settings) -> dict[str, Any]:
+def _infer(fetched: Fetched, name: str, settings: CrawlSettings) -> dict[str, Any]:
     from atipkit.infer.generate import generate_shim
     from atipkit.model import to_dict
 
@@ -270,7 +274,7 @@ def _infer(fetched: Fetched, name: str, settings: Settings) -> dict[str, Any]:
 def _write(
     out: Path,
     relative: str,
-    manifest: Manifest,
+    manifest: CrawlManifest,
     artifact: Artifact,
     hash_: str,
     inferred: dict[str, Any] | None,

@@ -81,7 +81,7 @@ OutcomeKind = Literal["man-page", "help", "reused", "alias", "skipped", "failed"
 ShimSource = Literal["inferred", "shim"]
 
 
-class Outcome(msgspec.Struct, frozen=True, kw_only=True):
+class CoverageOutcome(msgspec.Struct, frozen=True, kw_only=True):
     """What became of one executable: a shim from its page (`man-page`) or its help
     (`help`); one there already (`reused`); the binary of an earlier name (`alias`);
     denied without a page (`skipped`); `failed` with `error`; or `left` for the next run.
@@ -104,7 +104,7 @@ class Target(NamedTuple):
     path: str
     hash: str | None
     denied: bool
-    known: Outcome | None = None
+    known: CoverageOutcome | None = None
     others: tuple[tuple[str, str, bool], ...] = ()
     """The binary's other names on PATH: (name, the path it is run by, denied)."""
 
@@ -168,14 +168,14 @@ def cover(
     refresh: bool = False,
     progress: Callable[[int, int], None] | None = None,
     on_step: Callable[[Step], None] | None = None,
-) -> tuple[dict[str, Outcome], InferenceReport]:
+) -> tuple[dict[str, CoverageOutcome], InferenceReport]:
     """Infer a shim for each target that needs one, until `deadline` (a `time.monotonic`
     value); the outcome of each target by real path, and the report. With `refresh`,
     inferred shims are inferred again (shims someone wrote are never replaced).
     `progress` hears how many are done; `on_step`, each tool as it starts and ends."""
     start = time.monotonic()
     report = InferenceReport(candidates=len(targets))
-    outcomes: dict[str, Outcome] = {}
+    outcomes: dict[str, CoverageOutcome] = {}
     owners: dict[str, Target] = {}
     aliases: list[tuple[Target, Target]] = []
     work: list[Target] = []
@@ -185,7 +185,9 @@ def cover(
         known = target.known
         hash_ = target.hash or file_hash(target.path)
         if hash_ is None:
-            outcomes[target.path] = Outcome(kind="failed", error="the binary cannot be read")
+            outcomes[target.path] = CoverageOutcome(
+                kind="failed", error="the binary cannot be read"
+            )
             continue
         target = target._replace(hash=hash_)
         if hash_ in owners:
@@ -208,7 +210,7 @@ def cover(
         done = 0
         lock = threading.Lock()
 
-        def one(target: Target) -> tuple[Target, Outcome]:
+        def one(target: Target) -> tuple[Target, CoverageOutcome]:
             nonlocal done
             if on_step:
                 on_step(Step("infer", target.name, done, len(work), finished=False))
@@ -235,7 +237,7 @@ def cover(
 
     for target, owner in aliases:
         first = outcomes[owner.path]
-        outcomes[target.path] = Outcome(
+        outcomes[target.path] = CoverageOutcome(
             kind="alias", hash=target.hash, source=first.source, version=first.version
         )
         report.aliases.append(target.name)
@@ -443,7 +445,7 @@ class _Runner:
             return False
         return not self.pages.beside(target.path).prefixed(f"{target.name}-")
 
-    def infer(self, target: Target) -> Outcome:
+    def infer(self, target: Target) -> CoverageOutcome:
         """The target's outcome. With `refresh`, a binary inferred before stays described
         by its old shim when it is not inferred again (left, failed): `source` says so."""
         hash_ = target.hash
@@ -456,36 +458,38 @@ class _Runner:
         if existing is not None:
             source: ShimSource = "inferred" if is_inferred(existing) else "shim"
             if not (self.refresh and source == "inferred"):
-                return Outcome(kind="reused", hash=hash_, source=source, version=existing.version)
+                return CoverageOutcome(
+                    kind="reused", hash=hash_, source=source, version=existing.version
+                )
             kept = {"source": source, "version": existing.version}
         if self.deadline - time.monotonic() < MIN_START:
-            return Outcome(kind="left", hash=hash_, **kept)
+            return CoverageOutcome(kind="left", hash=hash_, **kept)
         try:
             return self._infer(target, hash_, kept, replaceable)
         except Exception as exc:  # one tool's trouble must not stop the sweep
             error = f"{type(exc).__name__}: {exc}"
-            return Outcome(kind="failed", hash=hash_, error=error, **kept)
+            return CoverageOutcome(kind="failed", hash=hash_, error=error, **kept)
 
     def _infer(
         self, target: Target, hash_: str, kept: dict[str, Any], replaceable: bool
-    ) -> Outcome:
+    ) -> CoverageOutcome:
         refused = None if replaceable else _not_ours(self.registry.shim_path(hash_))
         if refused:
-            return Outcome(kind="failed", hash=hash_, error=refused)
+            return CoverageOutcome(kind="failed", hash=hash_, error=refused)
         page = self._read.get(target.path, UNREAD)
         attempt = _Attempt(self.pages, target.path, target.name, hash_, self.deadline, page)
         if target.denied and attempt.page is None:
-            return Outcome(kind="skipped", hash=hash_, **kept)
+            return CoverageOutcome(kind="skipped", hash=hash_, **kept)
         tool = attempt.from_pages(target.denied)
         kind: OutcomeKind = "man-page"
         if tool is None:
             if self.deadline - time.monotonic() < TOOL_BUDGET:
-                return Outcome(kind="left", hash=hash_, **kept)
+                return CoverageOutcome(kind="left", hash=hash_, **kept)
             tool, kind = attempt.from_help(), "help"
         if attempt.clock.short and attempt.clock.capped:
             # cut short by the sweep's deadline, not by its own budget: kept, it would
             # never be inferred again (decision 161); the next run does it whole
-            return Outcome(kind="left", hash=hash_, **kept)
+            return CoverageOutcome(kind="left", hash=hash_, **kept)
         if target.others:
             self._name(tool, attempt, target.others)
         return self._store(tool, kind)
@@ -531,7 +535,7 @@ class _Runner:
         if named:
             tool.extensions["_names"] = named
 
-    def _store(self, tool: Tool, kind: OutcomeKind) -> Outcome:
+    def _store(self, tool: Tool, kind: OutcomeKind) -> CoverageOutcome:
         """Validate the shim as `atip gen` does, then write it where `resolve_tool` looks:
         nothing invalid is ever stored."""
         from atipkit.validation import validate
@@ -542,11 +546,13 @@ class _Runner:
         checked = validate(text)
         if not checked.ok:
             first = checked.errors[0].format() if checked.errors else "invalid"
-            return Outcome(
+            return CoverageOutcome(
                 kind="failed", hash=tool.binary.hash, error=f"inferred an invalid shim: {first}"
             )
         write_atomic(self.registry.shim_path(tool.binary.hash), text)
-        return Outcome(kind=kind, hash=tool.binary.hash, source="inferred", version=tool.version)
+        return CoverageOutcome(
+            kind=kind, hash=tool.binary.hash, source="inferred", version=tool.version
+        )
 
 
 def _not_ours(path: Path) -> str | None:

@@ -15,6 +15,7 @@ from atipkit._exports import lazy_exports
 if TYPE_CHECKING:
     from atipkit.registry.config import (
         RegistryConfigError,
+        RegistrySettings,
         RemoteRegistry,
         Settings,
         load_settings,
@@ -26,6 +27,7 @@ _EXPORTS = {
     "atipkit.registry.config": [
         "RegistryConfigError",
         "RemoteRegistry",
+        "RegistrySettings",
         "Settings",
         "load_settings",
     ],
@@ -41,6 +43,7 @@ __all__ = [
     "RegistryConfigError",
     "RegistryError",
     "RegistryFile",
+    "RegistrySettings",
     "RemoteRegistries",
     "RemoteRegistry",
     "Settings",

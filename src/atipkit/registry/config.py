@@ -94,7 +94,7 @@ class RegistriesFile(msgspec.Struct, kw_only=True, frozen=True):
     defaults: Defaults = Defaults()
 
 
-class Settings(msgspec.Struct, kw_only=True, frozen=True):
+class RegistrySettings(msgspec.Struct, kw_only=True, frozen=True):
     """The registries to ask and how the cache behaves. `ordered` is the order of asking."""
 
     registries: list[RemoteRegistry]
@@ -122,6 +122,10 @@ class Settings(msgspec.Struct, kw_only=True, frozen=True):
         return self.defaults.require_signatures
 
 
+Settings = RegistrySettings
+"""`RegistrySettings` by its name before decision 391, kept for a release."""
+
+
 def parse_registries(data: bytes, source: str = "registries.json") -> RegistriesFile:
     """registries.json's bytes → its settings; `RegistryConfigError` naming the field."""
     try:
@@ -138,7 +142,7 @@ def parse_registries(data: bytes, source: str = "registries.json") -> Registries
 
 def load_settings(
     config_dir: Path | None = None, environ: Mapping[str, str] | None = None
-) -> Settings:
+) -> RegistrySettings:
     """The registries configured for this process: registries.json, then the
     environment. Raises `RegistryConfigError` for a file or variable that is wrong."""
     environ = os.environ if environ is None else environ
@@ -166,7 +170,7 @@ def load_settings(
             except ValueError as exc:
                 raise RegistryConfigError(f"ATIP_REGISTRIES: {exc}") from None
         source = "ATIP_REGISTRIES" + (f" with {source}" if source else "")
-    return Settings(
+    return RegistrySettings(
         registries=registries,
         defaults=configured.defaults,
         offline=paths.offline_requested(environ),

@@ -46,7 +46,7 @@ SIGSTORE_ALIASES = (".sigstore.json", ".sigstore")
 """Names `sigstore sign` and `cosign` give a bundle; the registry calls it `.bundle`."""
 
 ATIP_MEDIA_TYPE = "application/vnd.atip+json"
-"""The media type of ATIP metadata (RFC 0.1 Appendix B), given to shims. Manifest,
+"""The media type of ATIP metadata (RFC 0.1 Appendix B), given to shims. RegistryManifest,
 catalog and bundles are other JSON documents and stay `application/json`."""
 SHIM_ACCEPT = f"{ATIP_MEDIA_TYPE}, application/json;q=0.9"
 """What a client asks for a shim: the ATIP type first; plain JSON, which every static
@@ -110,7 +110,7 @@ class ManifestTrust(msgspec.Struct, kw_only=True, frozen=True, rename="camel"):
     signers: list[Signer] = []
 
 
-class Manifest(msgspec.Struct, kw_only=True, frozen=True):
+class RegistryManifest(msgspec.Struct, kw_only=True, frozen=True):
     """`.well-known/atip-registry.json` (§4.4.2). Unknown keys are kept out of the way,
     not refused: a newer registry may say more than this client knows."""
 

@@ -57,7 +57,7 @@ from atipkit.errors import AtipError, DocumentError
 from atipkit.model import Tool
 from atipkit.policy.rules import TrustRank
 from atipkit.registry import layout
-from atipkit.registry.config import RemoteRegistry, Settings, load_settings
+from atipkit.registry.config import RegistrySettings, RemoteRegistry, load_settings
 from atipkit.trust.digest import sha256_hex
 from atipkit.validation import validate_decoded
 
@@ -167,7 +167,7 @@ class RemoteRegistries:
 
     def __init__(
         self,
-        settings: Settings,
+        settings: RegistrySettings,
         *,
         cache_dir: Path | None = None,
         refresh: bool = False,
@@ -177,7 +177,7 @@ class RemoteRegistries:
         self.cache_dir = Path(cache_dir) if cache_dir else paths.cache_dir()
         self.refresh = refresh or paths.refresh_requested()
         self._fetchers: dict[str, Fetcher] = {}
-        self._manifests: dict[str, layout.Manifest | None] = {}
+        self._manifests: dict[str, layout.RegistryManifest | None] = {}
 
     @classmethod
     def from_environment(cls, *, refresh: bool = False) -> RemoteRegistries:
@@ -294,7 +294,7 @@ class RemoteRegistries:
 
     # -- manifests ---------------------------------------------------------------------
 
-    def manifest(self, registry: RemoteRegistry) -> layout.Manifest | None:
+    def manifest(self, registry: RemoteRegistry) -> layout.RegistryManifest | None:
         """The registry's `.well-known/atip-registry.json`, cached like shims; None when
         it has none (a plain folder of shims is a registry too)."""
         if registry.url in self._manifests:
@@ -399,7 +399,7 @@ class RemoteRegistries:
     # -- signatures --------------------------------------------------------------------
 
     def _requires_signatures(
-        self, registry: RemoteRegistry, manifest: layout.Manifest | None
+        self, registry: RemoteRegistry, manifest: layout.RegistryManifest | None
     ) -> bool:
         declared = bool(manifest and manifest.trust.require_signatures)
         return declared or self.settings.requires_signatures(registry)
@@ -407,7 +407,7 @@ class RemoteRegistries:
     def _verify(
         self,
         registry: RemoteRegistry,
-        manifest: layout.Manifest | None,
+        manifest: layout.RegistryManifest | None,
         shim_url: str,
         hex_digits: str,
         data: bytes,
@@ -554,7 +554,7 @@ class _Refused(AtipError):
     """This registry cannot be asked as configured (a missing token, say)."""
 
 
-_DEFAULT = layout.Manifest(registry=layout.RegistryInfo(name=""))
+_DEFAULT = layout.RegistryManifest(registry=layout.RegistryInfo(name=""))
 
 
 def _accept(raw: bytes, source: str, key: str) -> tuple[Tool, dict[str, Any]]:
@@ -581,11 +581,11 @@ def _accept(raw: bytes, source: str, key: str) -> tuple[Tool, dict[str, Any]]:
     return report.tool, data
 
 
-def _manifest(data: Any) -> layout.Manifest | None:
+def _manifest(data: Any) -> layout.RegistryManifest | None:
     if data is None:
         return None
     try:
-        manifest = msgspec.convert(data, layout.Manifest)
+        manifest = msgspec.convert(data, layout.RegistryManifest)
     except msgspec.ValidationError as exc:
         raise Rejected(f"{layout.MANIFEST}: {exc}") from None
     for name, endpoint in (

@@ -52,7 +52,7 @@ _PREFIX = tdp.ENDPOINT + "/"
 log = logging.getLogger("atipkit.serve.tdp")
 
 
-class Unavailable(AtipError):
+class ToolsUnavailable(AtipError):
     """The tools cannot be read now (503); the message says why."""
 
 
@@ -92,7 +92,7 @@ class ToolSource:
         self._built: tuple[Hashable, Served] | None = None
 
     def current(self) -> Served:
-        """The manifest for the sources as they are now; `Unavailable` when they cannot
+        """The manifest for the sources as they are now; `ToolsUnavailable` when they cannot
         be read."""
         with self._lock:
             state = self._state()
@@ -117,7 +117,7 @@ class ToolSource:
         try:
             return registry_state(self.registry)
         except RegistryError as exc:
-            raise Unavailable(str(exc)) from None
+            raise ToolsUnavailable(str(exc)) from None
 
     def _tools(self) -> list[Tool]:
         """The tools to serve; two of one name are both served (the manifest names the
@@ -134,7 +134,7 @@ class ToolSource:
             try:
                 resolved, skipped = resolve_registry(self.registry)
             except RegistryError as exc:
-                raise Unavailable(str(exc)) from None
+                raise ToolsUnavailable(str(exc)) from None
             for line in skipped:  # the others are still served
                 log.warning("left out %s", line)
             for claim in (r.renamed for r in resolved):
@@ -153,9 +153,9 @@ class ToolSource:
         try:
             return load(path)
         except DocumentError as exc:  # names the file
-            raise Unavailable(str(exc)) from None
+            raise ToolsUnavailable(str(exc)) from None
         except OSError as exc:
-            raise Unavailable(f"{path}: {exc.strerror or exc}") from None
+            raise ToolsUnavailable(f"{path}: {exc.strerror or exc}") from None
 
 
 # -- HTTP -------------------------------------------------------------------------------------
@@ -208,7 +208,7 @@ def tdp_app(source: ToolSource, *, fallback: ASGIApp | None = None) -> ASGIApp:
             )
         try:
             served = source.current()
-        except Unavailable as exc:
+        except ToolsUnavailable as exc:
             return _json(503, "unavailable", str(exc), {"Retry-After": "60"})
         if name is None:
             return _answer(request, served.body, served.etag)

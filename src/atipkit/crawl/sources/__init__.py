@@ -6,11 +6,11 @@ without downloading anything:
 
 - `resolve(manifest, spec, ctx)` asks the source (a releases API, a package index, apt's
   lists) what it offers now, one `Artifact` per platform, with the digest the source
-  publishes for it (or an `Unavailable` with the reason a platform has none);
+  publishes for it (or an `PlatformUnavailable` with the reason a platform has none);
 - `fetch(manifest, spec, artifact, into, ctx)` downloads one artifact, checks it against
   that digest, unpacks it into `into` and finds the binary: a `Fetched`.
 
-`Artifact`, `Unavailable` and `Fetched` are `atipkit.crawl.artifacts`', given here too;
+`Artifact`, `PlatformUnavailable` and `Fetched` are `atipkit.crawl.artifacts`', given here too;
 the names of the sources are the manifest's (`manifest.SOURCES`), which reads them.
 
 Base URLs come from the manifest first, then from an option or environment variable
@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from atipkit import _jsontext
 from atipkit.crawl.archive import DEFAULT_MAX_BYTES, DEFAULT_MAX_MEMBERS
-from atipkit.crawl.artifacts import Artifact, Fetched, Unavailable
+from atipkit.crawl.artifacts import Artifact, Fetched, PlatformUnavailable
 from atipkit.crawl.errors import IntegrityError, SourceError
 from atipkit.crawl.manifest import SOURCES as NAMES
-from atipkit.crawl.manifest import Manifest
+from atipkit.crawl.manifest import CrawlManifest
 from atipkit.crawl.platforms import ANY
 from atipkit.errors import DocumentError
 
@@ -61,7 +61,7 @@ class Overrides:
 
 
 @dataclass
-class Context:
+class SourceContext:
     """What sources get from the pipeline: the HTTP client for metadata, a work
     directory that persists between runs (apt's lists), the limits, the overrides, the
     platforms asked for (None: every one the manifest names) and a GitHub token."""
@@ -163,11 +163,11 @@ class Source(Protocol):
     LABEL: str
 
     def resolve(
-        self, manifest: Manifest, spec: Any, ctx: Context
-    ) -> list[Artifact | Unavailable]: ...
+        self, manifest: CrawlManifest, spec: Any, ctx: SourceContext
+    ) -> list[Artifact | PlatformUnavailable]: ...
 
     def fetch(
-        self, manifest: Manifest, spec: Any, artifact: Artifact, into: Path, ctx: Context
+        self, manifest: CrawlManifest, spec: Any, artifact: Artifact, into: Path, ctx: SourceContext
     ) -> Fetched: ...
 
 

@@ -28,8 +28,8 @@ from pathlib import Path
 from atipkit.crawl import platforms, tree
 from atipkit.crawl.archive import unpack
 from atipkit.crawl.errors import SourceError
-from atipkit.crawl.manifest import AptSource, Manifest
-from atipkit.crawl.sources import Artifact, Context, Fetched, Unavailable, verify
+from atipkit.crawl.manifest import AptSource, CrawlManifest
+from atipkit.crawl.sources import Artifact, Fetched, PlatformUnavailable, SourceContext, verify
 
 LABEL = "apt"
 APT_SECONDS = 600
@@ -113,13 +113,15 @@ class Apt:
         return fields if "Version" in fields else None
 
 
-def _entries(spec: AptSource, ctx: Context) -> list[str]:
+def _entries(spec: AptSource, ctx: SourceContext) -> list[str]:
     return list(spec.sources or ctx.overrides.apt_sources)
 
 
-def resolve(manifest: Manifest, spec: AptSource, ctx: Context) -> list[Artifact | Unavailable]:
+def resolve(
+    manifest: CrawlManifest, spec: AptSource, ctx: SourceContext
+) -> list[Artifact | PlatformUnavailable]:
     package = spec.package or manifest.name
-    out: list[Artifact | Unavailable] = []
+    out: list[Artifact | PlatformUnavailable] = []
     for platform in spec.platforms or [platforms.host()]:
         if not ctx.wants(platform):
             continue
@@ -132,7 +134,7 @@ def resolve(manifest: Manifest, spec: AptSource, ctx: Context) -> list[Artifact 
         record = apt.record(package)
         if record is None:
             reason = f"no package {package!r} for {arch} in the apt sources"
-            out.append(Unavailable(source="apt", platform=platform, reason=reason))
+            out.append(PlatformUnavailable(source="apt", platform=platform, reason=reason))
             continue
         version = record["Version"]
         uri = apt.run("apt-get", "download", "--print-uris", f"{package}={version}")
@@ -154,7 +156,7 @@ def resolve(manifest: Manifest, spec: AptSource, ctx: Context) -> list[Artifact 
 
 
 def fetch(
-    manifest: Manifest, spec: AptSource, artifact: Artifact, into: Path, ctx: Context
+    manifest: CrawlManifest, spec: AptSource, artifact: Artifact, into: Path, ctx: SourceContext
 ) -> Fetched:
     package = spec.package or manifest.name
     apt = Apt(ctx.work, platforms.debian_arch(artifact.platform), _entries(spec, ctx))

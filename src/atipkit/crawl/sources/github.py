@@ -19,8 +19,8 @@ from urllib.parse import quote
 from atipkit._http import is_loopback
 from atipkit.crawl import tree
 from atipkit.crawl.errors import SourceError
-from atipkit.crawl.manifest import GithubSource, Manifest
-from atipkit.crawl.sources import Artifact, Context, Fetched, Unavailable
+from atipkit.crawl.manifest import CrawlManifest, GithubSource
+from atipkit.crawl.sources import Artifact, Fetched, PlatformUnavailable, SourceContext
 
 LABEL = "GitHub"
 DEFAULT_API = "https://api.github.com"
@@ -31,18 +31,20 @@ DOWNLOAD_ORIGINS = (
 _HEADERS = {"Accept": "application/vnd.github+json", "X-GitHub-Api-Version": "2022-11-28"}
 
 
-def api_base(spec: GithubSource, ctx: Context) -> str:
+def api_base(spec: GithubSource, ctx: SourceContext) -> str:
     return (spec.api or ctx.overrides.github_api or DEFAULT_API).rstrip("/")
 
 
-def resolve(manifest: Manifest, spec: GithubSource, ctx: Context) -> list[Artifact | Unavailable]:
+def resolve(
+    manifest: CrawlManifest, spec: GithubSource, ctx: SourceContext
+) -> list[Artifact | PlatformUnavailable]:
     base = api_base(spec, ctx)
     which = f"tags/{quote(spec.tag, safe='')}" if spec.tag else "latest"
     url = f"{base}/repos/{spec.repo}/releases/{which}"
     release = ctx.get_json(url, headers=_HEADERS, credentials=_credentials(base, ctx))
     tag, assets = _release(release, url)
     version = tag[1:] if tag[:1] in "vV" and tag[1:2].isdigit() else tag
-    out: list[Artifact | Unavailable] = []
+    out: list[Artifact | PlatformUnavailable] = []
     for platform, pattern in spec.asset_patterns.items():
         if not ctx.wants(platform):
             continue
@@ -55,7 +57,9 @@ def resolve(manifest: Manifest, spec: GithubSource, ctx: Context) -> list[Artifa
                 else f"no asset of {tag} matches {pattern!r}"
             )
             out.append(
-                Unavailable(source="github", platform=platform, reason=reason, failed=bool(matches))
+                PlatformUnavailable(
+                    source="github", platform=platform, reason=reason, failed=bool(matches)
+                )
             )
             continue
         asset = matches[0]
@@ -76,7 +80,7 @@ def resolve(manifest: Manifest, spec: GithubSource, ctx: Context) -> list[Artifa
 
 
 def fetch(
-    manifest: Manifest, spec: GithubSource, artifact: Artifact, into: Path, ctx: Context
+    manifest: CrawlManifest, spec: GithubSource, artifact: Artifact, into: Path, ctx: SourceContext
 ) -> Fetched:
     root, single = ctx.unpacked(
         artifact, into, raw_name=manifest.name, allowed_origins=DOWNLOAD_ORIGINS
@@ -99,7 +103,7 @@ def _release(release: Any, url: str) -> tuple[str, list[dict[str, Any]]]:
     return release["tag_name"], assets
 
 
-def _credentials(base: str, ctx: Context) -> dict[str, str] | None:
+def _credentials(base: str, ctx: SourceContext) -> dict[str, str] | None:
     if not ctx.github_token or (base.startswith("http://") and not is_loopback(base)):
         return None
     return {"Authorization": f"Bearer {ctx.github_token}"}

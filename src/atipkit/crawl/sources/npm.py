@@ -21,9 +21,9 @@ from urllib.parse import quote, urlsplit
 from atipkit import _jsontext
 from atipkit.crawl import tree
 from atipkit.crawl.errors import SourceError
-from atipkit.crawl.manifest import Manifest, NpmSource
+from atipkit.crawl.manifest import CrawlManifest, NpmSource
 from atipkit.crawl.platforms import ANY
-from atipkit.crawl.sources import Artifact, Context, Fetched, Unavailable
+from atipkit.crawl.sources import Artifact, Fetched, PlatformUnavailable, SourceContext
 
 LABEL = "npm"
 DEFAULT_REGISTRY = "https://registry.npmjs.org"
@@ -32,7 +32,9 @@ _HEADERS = {"Accept": "application/vnd.npm.install-v1+json; q=1.0, application/j
 _MAX_PACKAGE_JSON = 1 << 20
 
 
-def resolve(manifest: Manifest, spec: NpmSource, ctx: Context) -> list[Artifact | Unavailable]:
+def resolve(
+    manifest: CrawlManifest, spec: NpmSource, ctx: SourceContext
+) -> list[Artifact | PlatformUnavailable]:
     package = spec.package or manifest.name
     base = (spec.registry or ctx.overrides.npm_registry or DEFAULT_REGISTRY).rstrip("/")
     url = f"{base}/{quote(package, safe='@')}"
@@ -56,7 +58,7 @@ def resolve(manifest: Manifest, spec: NpmSource, ctx: Context) -> list[Artifact 
 
 
 def fetch(
-    manifest: Manifest, spec: NpmSource, artifact: Artifact, into: Path, ctx: Context
+    manifest: CrawlManifest, spec: NpmSource, artifact: Artifact, into: Path, ctx: SourceContext
 ) -> Fetched:
     root, single = ctx.unpacked(artifact, into, raw_name="package")
     tops = [p for p in root.iterdir() if p.is_dir() and not p.is_symlink()]

@@ -32,15 +32,17 @@ from urllib.parse import quote
 from atipkit.crawl import platforms, tree
 from atipkit.crawl.archive import unpack
 from atipkit.crawl.errors import SourceError
-from atipkit.crawl.manifest import Manifest, PypiSource
-from atipkit.crawl.sources import Artifact, Context, Fetched, Unavailable
+from atipkit.crawl.manifest import CrawlManifest, PypiSource
+from atipkit.crawl.sources import Artifact, Fetched, PlatformUnavailable, SourceContext
 
 LABEL = "PyPI"
 DEFAULT_INDEX = "https://pypi.org"
 PIP_SECONDS = 300
 
 
-def resolve(manifest: Manifest, spec: PypiSource, ctx: Context) -> list[Artifact | Unavailable]:
+def resolve(
+    manifest: CrawlManifest, spec: PypiSource, ctx: SourceContext
+) -> list[Artifact | PlatformUnavailable]:
     from packaging.tags import sys_tags
     from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 
@@ -65,14 +67,14 @@ def resolve(manifest: Manifest, spec: PypiSource, ctx: Context) -> list[Artifact
             continue
         wheels.append((file, tags))
     here = set(sys_tags())
-    out: list[Artifact | Unavailable] = []
+    out: list[Artifact | PlatformUnavailable] = []
     for platform in spec.platforms or [platforms.host()]:
         if not ctx.wants(platform):
             continue
         chosen = _choose(wheels, platform, here if platform == platforms.host() else set())
         if chosen is None:
             reason = f"no wheel of {package} {version} fits {platform}"
-            out.append(Unavailable(source="pypi", platform=platform, reason=reason))
+            out.append(PlatformUnavailable(source="pypi", platform=platform, reason=reason))
             continue
         file, tags = chosen
         pure = all(t.platform == "any" for t in tags)
@@ -118,7 +120,7 @@ def _choose(wheels: list[tuple[Any, Any]], platform: str, here: set[Any]) -> Any
 
 
 def fetch(
-    manifest: Manifest, spec: PypiSource, artifact: Artifact, into: Path, ctx: Context
+    manifest: CrawlManifest, spec: PypiSource, artifact: Artifact, into: Path, ctx: SourceContext
 ) -> Fetched:
     script = spec.script or manifest.name
     downloads = into / "download"

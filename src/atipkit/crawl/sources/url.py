@@ -22,14 +22,16 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from atipkit.crawl import tree
-from atipkit.crawl.manifest import Manifest, UrlSource
-from atipkit.crawl.sources import Artifact, Context, Fetched, Unavailable
+from atipkit.crawl.manifest import CrawlManifest, UrlSource
+from atipkit.crawl.sources import Artifact, Fetched, PlatformUnavailable, SourceContext
 
 LABEL = "URL"
 
 
-def resolve(manifest: Manifest, spec: UrlSource, ctx: Context) -> list[Artifact | Unavailable]:
-    out: list[Artifact | Unavailable] = []
+def resolve(
+    manifest: CrawlManifest, spec: UrlSource, ctx: SourceContext
+) -> list[Artifact | PlatformUnavailable]:
+    out: list[Artifact | PlatformUnavailable] = []
     for platform in spec.platforms:
         if not ctx.wants(platform):
             continue
@@ -49,7 +51,7 @@ def resolve(manifest: Manifest, spec: UrlSource, ctx: Context) -> list[Artifact 
 
 
 def fetch(
-    manifest: Manifest, spec: UrlSource, artifact: Artifact, into: Path, ctx: Context
+    manifest: CrawlManifest, spec: UrlSource, artifact: Artifact, into: Path, ctx: SourceContext
 ) -> Fetched:
     root, single = ctx.unpacked(
         artifact, into, raw_name=manifest.name, allowed_origins=spec.allow_redirects_to

@@ -12,7 +12,7 @@ of its parameters and orchestration metadata (approval, timeout, cost, retries).
 
 One concept a module:
 
-- `model`: the manifest as types (`Manifest`, `ToolDefinition`, ...), what `parse` returns;
+- `model`: the manifest as types (`ToolManifest`, `ToolDefinition`, ...), what `parse` returns;
 - `errors`: `ManifestError` (with the JSON path), `UnsupportedProtocol`,
   `ManifestStatusError`;
 - `effects`: ATIP effects in and out of `x-atip.effects`;
@@ -20,9 +20,9 @@ One concept a module:
 - `examples`: a command's example lines as the tool calls they stand for;
 - `export`: ATIP tools → a manifest (`manifest`), through the bridge, named by
   `tdp_names`;
-- `reader`: JSON in the snake_case or the proto3 shape → `Manifest` (`parse`);
+- `reader`: JSON in the snake_case or the proto3 shape → `ToolManifest` (`parse`);
 - `options`: a parameter schema as ATIP options;
-- `document`: a `Manifest` → one ATIP document (`to_atip`);
+- `document`: a `ToolManifest` → one ATIP document (`to_atip`);
 - `remote`: the endpoint, caching, and `fetch` over HTTP.
 
 Importing this package imports no HTTP client, bridge or JSON Schema validator; each is
@@ -45,6 +45,7 @@ from atipkit.interop.tdp.model import (
     Metadata,
     Scenario,
     ToolDefinition,
+    ToolManifest,
 )
 from atipkit.interop.tdp.reader import MAX_DEPTH as MAX_DEPTH
 from atipkit.interop.tdp.reader import MAX_TOOLS as MAX_TOOLS
@@ -67,6 +68,7 @@ __all__ = [
     "NetworkError",
     "Scenario",
     "ToolDefinition",
+    "ToolManifest",
     "UnsupportedProtocol",
     "atip_effects",
     "atip_scenario",

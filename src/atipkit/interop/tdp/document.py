@@ -5,7 +5,7 @@ becomes effects only where the meaning is the same, or, when the manifest came f
 atipkit (`x-atip`), the exact effects it was written from; everything else TDP says
 (approval, enabled, rate limit, tags, examples, categories, base URL, unknown fields)
 is kept under `x-tdp`, never dropped. Both JSON shapes of one manifest give
-byte-identical documents, since they parse to the same `Manifest`.
+byte-identical documents, since they parse to the same `ToolManifest`.
 """
 
 from __future__ import annotations
@@ -15,14 +15,14 @@ from typing import Any
 from atipkit.checks import KNOWN_COST_ESTIMATES
 from atipkit.interop.tdp.effects import atip_effects, effects_json
 from atipkit.interop.tdp.errors import ManifestError
-from atipkit.interop.tdp.model import Category, Example, Manifest, ToolDefinition
+from atipkit.interop.tdp.model import Category, Example, ToolDefinition, ToolManifest
 from atipkit.interop.tdp.options import to_options
 from atipkit.model import Tool, from_dict, is_tool_name
 from atipkit.problems import error
 from atipkit.protocol import PROTOCOL_VERSION as ATIP_VERSION
 
 
-def to_atip(manifest: Manifest) -> Tool:
+def to_atip(manifest: ToolManifest) -> Tool:
     """The ATIP document of one scenario: each TDP tool a command named as the tool, its
     parameters options (`--name`), its metadata effects where the meaning is the same
     (`idempotent`, `timeout_seconds` → `duration.timeout`, `cost_estimate` →

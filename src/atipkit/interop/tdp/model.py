@@ -68,7 +68,7 @@ class Category(_Struct):
     extra: dict[str, Any] = {}
 
 
-class Manifest(_Struct):
+class ToolManifest(_Struct):
     """A `ToolManifest`, the same whichever JSON shape it was read from."""
 
     protocol_version: str
@@ -78,3 +78,7 @@ class Manifest(_Struct):
     generated_at: str = ""
     extensions: dict[str, Any] = {}
     extra: dict[str, Any] = {}
+
+
+Manifest = ToolManifest
+"""`ToolManifest` by its name before decision 391, kept for a release."""

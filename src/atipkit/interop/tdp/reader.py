@@ -1,10 +1,10 @@
-"""Reading a manifest (`parse`): JSON in either shape → `Manifest`.
+"""Reading a manifest (`parse`): JSON in either shape → `ToolManifest`.
 
 The snake_case JSON the spec shows, and the proto3 JSON the reference server sends
 (camelCase keys, zero values left out, `default` values and example inputs wrapped as
 `google.protobuf.Value`/`Struct`). Because that server drops zero values, an absent
 field reads as its zero value in both shapes (`idempotent` absent is `false`), so the
-two shapes of one manifest give the same `Manifest`. Everything is checked on the way
+two shapes of one manifest give the same `ToolManifest`. Everything is checked on the way
 in, and every error names its JSON path in the document's own spelling.
 """
 
@@ -20,10 +20,10 @@ from atipkit.interop.tdp.errors import ManifestError, UnsupportedProtocol
 from atipkit.interop.tdp.model import (
     Category,
     Example,
-    Manifest,
     Metadata,
     Scenario,
     ToolDefinition,
+    ToolManifest,
 )
 from atipkit.problems import PathPart, error, json_path
 
@@ -78,7 +78,7 @@ _VALUE_KINDS = {
 """`google.protobuf.Value`'s fields in either spelling → the kind of value each holds."""
 
 
-def parse(data: bytes | str | Mapping[str, Any], *, source: str | None = None) -> Manifest:
+def parse(data: bytes | str | Mapping[str, Any], *, source: str | None = None) -> ToolManifest:
     """Read a manifest from JSON text or decoded JSON, in the snake_case shape or the
     proto3 camelCase shape (SPEC-NOTES 22); `source` names it in errors.
 
@@ -213,7 +213,7 @@ class _Reader:
 
     # -- the document ---------------------------------------------------------------------
 
-    def manifest(self, root: dict[str, Any]) -> Manifest:
+    def manifest(self, root: dict[str, Any]) -> ToolManifest:
         snake, camel = "protocol_version" in root, "protocolVersion" in root
         if not (snake or camel):
             raise self.fail(
@@ -250,7 +250,7 @@ class _Reader:
             self.category(item, where) for where, item in self.objects(root, "categories", [])
         ]
         extensions, extra = self.unknown(root, "manifest")
-        return Manifest(
+        return ToolManifest(
             protocol_version=version,
             scenario=scenario,
             tools=tools,

@@ -14,7 +14,7 @@ import time
 from atipkit import _jsontext
 from atipkit.errors import DocumentError, MalformedJSON
 from atipkit.interop.tdp.errors import ManifestError, ManifestStatusError
-from atipkit.interop.tdp.model import Manifest
+from atipkit.interop.tdp.model import ToolManifest
 from atipkit.interop.tdp.reader import parse
 from atipkit.problems import error
 
@@ -23,7 +23,7 @@ CACHE_CONTROL = "public, max-age=60"
 DEFAULT_TTL = 60.0
 """Seconds a fetched manifest is reused when the server states no max-age (the spec's TTL)."""
 
-_cache: dict[str, tuple[float, Manifest]] = {}
+_cache: dict[str, tuple[float, ToolManifest]] = {}
 _cache_lock = threading.Lock()
 _MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?([0-9]+)\"?\s*(?:,|$)", re.IGNORECASE)
 
@@ -54,7 +54,7 @@ def fetch(
     timeout: float = 10.0,
     refresh: bool = False,
     max_bytes: int = _jsontext.MAX_DOCUMENT_BYTES,
-) -> Manifest:
+) -> ToolManifest:
     """GET a scenario's manifest (`manifest_url(url)`) and parse it.
 
     Caching as the spec asks of consumers: a manifest is reused in this process for the
