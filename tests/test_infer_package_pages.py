@@ -227,13 +227,13 @@ def test_atip_gen_npm_reads_the_pages_beside_its_executable(tmp_path, monkeypatc
 def test_a_tool_with_subcommand_pages_is_inferred_first(tmp_path, env):
     """npm's page names no command, its `npm-install(1)` ... do: it is the long work of a
     sweep, started first, not last."""
-    from atipkit.infer.coverage import Target, _Runner
+    from atipkit.infer.coverage import CoverageTarget, _Runner
     from atipkit.registry.local import LocalRegistry
 
     _, prefix = package(tmp_path)
     plain = logging_script(tmp_path / "bin", "plain")
     runner = _Runner(LocalRegistry(), time.monotonic() + 60, refresh=False)
     real = str(prefix / "bin" / "frob")
-    frob = Target(name="frob", path=real, hash="0" * 64, denied=False)
-    other = Target(name="plain", path=str(plain), hash="1" * 64, denied=False)
+    frob = CoverageTarget(name="frob", path=real, hash="0" * 64, denied=False)
+    other = CoverageTarget(name="plain", path=str(plain), hash="1" * 64, denied=False)
     assert sorted([other, frob], key=runner.rank) == [frob, other]

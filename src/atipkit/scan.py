@@ -46,9 +46,9 @@ from atipkit._clock import timestamp, utcnow
 from atipkit.deny import DEFAULT_SKIP, DenyList, configured
 from atipkit.infer.coverage import (
     CoverageOutcome,
+    CoverageTarget,
     InferenceReport,
     Step,
-    Target,
     cover,
     file_hash,
     has_shim,
@@ -438,7 +438,7 @@ def _infer(
         if seen.verdict in ("native", "shim"):
             continue
         names = tuple((n.name, n.path, n.denied) for n in others.get(real, []))
-        targets.append(Target(name, real, seen.hash, denies, _known(seen), names))
+        targets.append(CoverageTarget(name, real, seen.hash, denies, _known(seen), names))
     outcomes, report = cover(
         targets,
         registry=registry,

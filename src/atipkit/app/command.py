@@ -20,7 +20,7 @@ from atipkit.app.docstrings import Docstring, parse
 if TYPE_CHECKING:
     from atipkit.app.app import App
     from atipkit.app.flags import Offered
-    from atipkit.app.params import Signature
+    from atipkit.app.params import CommandSignature
     from atipkit.model import Command, Effects
 
 __all__ = ["CommandSpec"]
@@ -115,7 +115,7 @@ class CommandSpec:
         return self.help or self.doc.description
 
     @functools.cached_property
-    def signature(self) -> Signature:
+    def signature(self) -> CommandSignature:
         """The parameters, read and checked (raises `DefinitionError`)."""
         from atipkit.app.errors import DefinitionError
         from atipkit.app.flags import reserved_flags
@@ -143,7 +143,7 @@ class CommandSpec:
         return signature
 
     @staticmethod
-    def reads_lists(signature: Signature) -> bool:
+    def reads_lists(signature: CommandSignature) -> bool:
         return any(p.stdin is not None and p.stdin.want == "lines" for p in signature.params)
 
     @functools.cached_property

@@ -11,14 +11,17 @@ parameter with a default is an option and one without is an argument. Constraint
 schema, so an agent learns them before it calls.
 
 Plain classes, not dataclasses: they are created when every app's module is imported,
-where a dataclass costs a millisecond each (bench/app_startup.py).
+where a dataclass costs a millisecond each (bench/app_startup.py). The classes are
+`ArgumentMarker` and `OptionMarker`, so that code which also handles an ATIP document's
+`atipkit.Argument`/`Option` (and Click's) says which it means; authors write `Argument`
+and `Option`, the names every example uses, and messages and reprs say those.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Argument", "Option"]
+__all__ = ["Argument", "ArgumentMarker", "Option", "OptionMarker"]
 
 _DEFAULTS: dict[str, Any] = {
     "help": None,
@@ -40,6 +43,9 @@ _DEFAULTS: dict[str, Any] = {
 class _Marker:
     __slots__ = (*_DEFAULTS, "flags")
 
+    _written = "_Marker"
+    """The name authors write, for messages and reprs."""
+
     help: str | None
     metavar: str | None
     min: float | None
@@ -58,15 +64,13 @@ class _Marker:
     def __init__(self, flags: tuple[str, ...] = (), **settings: Any) -> None:
         for name in settings:
             if name not in _DEFAULTS:
-                raise TypeError(
-                    f"{type(self).__name__}() got an unexpected keyword argument {name!r}"
-                )
+                raise TypeError(f"{self._written}() got an unexpected keyword argument {name!r}")
         for name, default in _DEFAULTS.items():
             object.__setattr__(self, name, settings.get(name, default))
         object.__setattr__(self, "flags", flags)
 
     def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"{type(self).__name__} is immutable")
+        raise AttributeError(f"{self._written} is immutable")
 
     def _settings(self) -> dict[str, Any]:
         return {n: getattr(self, n) for n in _DEFAULTS if getattr(self, n) != _DEFAULTS[n]}
@@ -84,26 +88,34 @@ class _Marker:
     def __repr__(self) -> str:
         args = [repr(f) for f in self.flags]
         args += [f"{k}={v!r}" for k, v in self._settings().items()]
-        return f"{type(self).__name__}({', '.join(args)})"
+        return f"{self._written}({', '.join(args)})"
 
 
-class Argument(_Marker):
+class ArgumentMarker(_Marker):
     """A positional parameter."""
 
     __slots__ = ()
+    _written = "Argument"
 
     def __init__(self, **settings: Any) -> None:
         super().__init__(**settings)
 
 
-class Option(_Marker):
+class OptionMarker(_Marker):
     """A flag parameter. Positional strings are its flags (`Option("-n", "--name")`);
     without them the flag is `--` plus the parameter name with `_` spelled `-`."""
 
     __slots__ = ()
+    _written = "Option"
 
     def __init__(self, *flags: str, **settings: Any) -> None:
         for flag in flags:
             if not isinstance(flag, str) or not flag.startswith("-") or flag in ("-", "--"):
                 raise TypeError(f"Option() flags start with '-': got {flag!r}")
         super().__init__(tuple(flags), **settings)
+
+
+Argument = ArgumentMarker
+"""`Annotated[T, Argument(...)]`: the parameter is positional."""
+Option = OptionMarker
+"""`Annotated[T, Option("-n", ...)]`: the parameter is a flag."""

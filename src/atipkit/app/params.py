@@ -20,11 +20,11 @@ import click
 from atipkit.app.docstrings import Docstring
 from atipkit.app.errors import DefinitionError, InputError
 from atipkit.app.inputs import StdinSpec, is_stdin_marker, is_stdout_marker
-from atipkit.app.markers import Argument, Option, _Marker
+from atipkit.app.markers import ArgumentMarker, OptionMarker, _Marker
 from atipkit.app.shapes import Shape, shape_of
 from atipkit.errors import ErrorCode
 
-__all__ = ["MISSING", "Param", "Signature", "analyze"]
+__all__ = ["MISSING", "CommandSignature", "Param", "analyze"]
 
 
 class _Missing:
@@ -202,7 +202,7 @@ class Param(NamedTuple):
         )
 
 
-class Signature(NamedTuple):
+class CommandSignature(NamedTuple):
     params: tuple[Param, ...]
     context: str | None
     """The name of the parameter that receives the `Context`, if any."""
@@ -375,7 +375,7 @@ def _hints(func: Any) -> dict[str, Any]:
     return typing.get_type_hints(func, include_extras=True)
 
 
-def analyze(func: Any, *, where: str, doc: Docstring) -> Signature:
+def analyze(func: Any, *, where: str, doc: Docstring) -> CommandSignature:
     """Read `func`'s parameters. Raises `DefinitionError` for anything the framework
     cannot turn into a parameter, naming it."""
     from atipkit.app.context import Context
@@ -409,7 +409,7 @@ def analyze(func: Any, *, where: str, doc: Docstring) -> Signature:
     sinks = [p.name for p in params if p.sink]
     if len(sinks) > 1:
         raise DefinitionError(f"{where}: more than one StdoutOr parameter: {', '.join(sinks)}")
-    return Signature(tuple(params), context, hints.get("return", MISSING))
+    return CommandSignature(tuple(params), context, hints.get("return", MISSING))
 
 
 def _param(p: inspect.Parameter, hint: Any, where: str, doc: Docstring) -> Param:
@@ -431,9 +431,9 @@ def _param(p: inspect.Parameter, hint: Any, where: str, doc: Docstring) -> Param
     spec = _stdin_spec(shape, where) if stdin else None
     if sink and (shape.kind != "path" or shape.optional):
         raise DefinitionError(f"{where}: StdoutOr takes a Path (a destination to write to)")
-    if isinstance(marker, Argument):
+    if isinstance(marker, ArgumentMarker):
         kind: Literal["argument", "option"] = "argument"
-    elif isinstance(marker, Option):
+    elif isinstance(marker, OptionMarker):
         kind = "option"
     elif spec is not None:
         kind = "argument"
@@ -443,7 +443,7 @@ def _param(p: inspect.Parameter, hint: Any, where: str, doc: Docstring) -> Param
         raise DefinitionError(f"{where}: a bool is a flag; it cannot be a positional argument")
     if spec is not None and kind != "argument":
         raise DefinitionError(f"{where}: StdinOr parameters are positional arguments")
-    marker = marker or (Option() if kind == "option" else Argument())
+    marker = marker or (OptionMarker() if kind == "option" else ArgumentMarker())
     required = default is MISSING and spec is None
     if shape.optional and default is MISSING:
         raise DefinitionError(f"{where}: an Optional parameter needs a default (usually None)")

@@ -195,7 +195,7 @@ def crawl(
 def _manifests(folder: Path, tool: str | None) -> list[CrawlManifest]:
     """The manifests to crawl, every one read and checked before anything is crawled."""
     from atipkit.crawl import (
-        ManifestError,
+        CrawlManifestError,
         ManifestNotFound,
         MissingExtra,
         NotAToolName,
@@ -209,7 +209,7 @@ def _manifests(folder: Path, tool: str | None) -> list[CrawlManifest]:
     )
     try:
         files = find_manifests(folder) if tool is None else [manifest_path(folder, tool)]
-    except ManifestError as exc:
+    except CrawlManifestError as exc:
         if isinstance(exc, ManifestNotFound):
             raise NotFoundError(
                 str(exc),
@@ -225,7 +225,7 @@ def _manifests(folder: Path, tool: str | None) -> list[CrawlManifest]:
         return [load_manifest(f) for f in files]
     except MissingExtra as exc:
         raise errors.missing_extra(str(exc), "pip install 'atipkit[crawl]'") from None
-    except ManifestError as exc:
+    except CrawlManifestError as exc:
         raise DataFormatError(
             str(exc),
             suggestion="Fix the manifest at the field the message names.",

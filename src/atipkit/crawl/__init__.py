@@ -20,6 +20,7 @@ remains a deprecated alias for a release).
 from atipkit.crawl.errors import (
     ArchiveError,
     CrawlError,
+    CrawlManifestError,
     IntegrityError,
     ManifestError,
     ManifestNotFound,
@@ -49,6 +50,7 @@ __all__ = [
     "ArtifactReport",
     "CrawlError",
     "CrawlManifest",
+    "CrawlManifestError",
     "CrawlReport",
     "CrawlSettings",
     "IntegrityError",

@@ -1,6 +1,6 @@
 """What can go wrong while crawling, one type per kind, all under `CrawlError`.
 
-A `ManifestError` is the operator's to fix before anything runs (exit status 2); the
+A `CrawlManifestError` is the operator's to fix before anything runs (exit status 2); the
 others belong to one artifact of one tool, which fails while the crawl goes on (exit
 status 1).
 """
@@ -14,7 +14,7 @@ class CrawlError(AtipError):
     """Base class of the crawler's errors."""
 
 
-class ManifestError(CrawlError):
+class CrawlManifestError(CrawlError):
     """A tool manifest that cannot be used: `file: field: reason`, on one line."""
 
     def __init__(self, file: str, field: str, reason: str) -> None:
@@ -24,11 +24,15 @@ class ManifestError(CrawlError):
         self.reason = reason
 
 
-class ManifestNotFound(ManifestError):
+ManifestError = CrawlManifestError
+"""`CrawlManifestError` by its name before decision 391, kept for a release."""
+
+
+class ManifestNotFound(CrawlManifestError):
     """No manifest for the tool named."""
 
 
-class NotAToolName(ManifestError):
+class NotAToolName(CrawlManifestError):
     """A tool name that cannot name a manifest (a path, a space, a shell character)."""
 
 

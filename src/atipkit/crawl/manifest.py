@@ -16,7 +16,7 @@ template: |
 Manifests are written by people and read by a program that downloads and runs what they
 point to, so they are typed strictly: an unknown source or field, a value of the wrong
 type, a platform the crawler does not know, a URL that is not http(s) or a template that
-is not an ATIP fragment is a `ManifestError` naming the file and the field, before
+is not an ATIP fragment is a `CrawlManifestError` naming the file and the field, before
 anything is fetched. YAML is read with `safe_load` (no Python objects) by PyYAML, which
 is imported only here (the `crawl` extra).
 """
@@ -34,7 +34,7 @@ from atipkit import _jsontext
 from atipkit.crawl import platforms
 from atipkit.crawl.errors import (
     CrawlError,
-    ManifestError,
+    CrawlManifestError,
     ManifestNotFound,
     NotAToolName,
 )
@@ -53,7 +53,7 @@ _NAMES = {  # what each source's registry allows; nothing that could read as an 
     ("pypi", "script"): re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*\Z"),
     ("npm", "bin"): re.compile(r"[A-Za-z0-9_@~][A-Za-z0-9._~-]*\Z"),
 }
-Fail = Callable[[str], ManifestError]
+Fail = Callable[[str], CrawlManifestError]
 _KNOWN_ELSEWHERE = ("homebrew", "dnf", "chocolatey", "scoop")  # named by the RFC
 
 
@@ -120,7 +120,7 @@ class UrlSource(_Spec):
         return UrlAsset(url=asset.url.replace("{version}", self.version), sha256=asset.sha256)
 
 
-class Sources(_Spec):
+class CrawlSources(_Spec):
     apt: AptSource | None = None
     github: GithubSource | None = None
     npm: NpmSource | None = None
@@ -134,7 +134,7 @@ class Sources(_Spec):
 
 class _Raw(_Spec):
     name: str
-    sources: Sources
+    sources: CrawlSources
     description: str | None = None
     homepage: str | None = None
     template: str | dict[str, Any] | None = None
@@ -145,7 +145,7 @@ class CrawlManifest(msgspec.Struct, kw_only=True, frozen=True):
     the file it was read from."""
 
     name: str
-    sources: Sources
+    sources: CrawlSources
     path: str
     description: str | None = None
     homepage: str | None = None
@@ -164,14 +164,16 @@ def find_manifests(directory: str | Path) -> list[Path]:
     """Every manifest in `directory` (not below it), sorted; dotfiles are ignored."""
     folder = Path(directory)
     if not folder.is_dir():
-        raise ManifestError(str(folder), "", "not a directory of tool manifests")
+        raise CrawlManifestError(str(folder), "", "not a directory of tool manifests")
     found = sorted(
         p for p in folder.iterdir() if p.suffix in SUFFIXES and not p.name.startswith(".")
     )
     stems = [p.stem for p in found]
     twice = sorted({s for s in stems if stems.count(s) > 1})
     if twice:
-        raise ManifestError(str(folder), "", f"two manifests for {twice[0]!r} (.yaml and .yml)")
+        raise CrawlManifestError(
+            str(folder), "", f"two manifests for {twice[0]!r} (.yaml and .yml)"
+        )
     return found
 
 
@@ -188,7 +190,7 @@ def manifest_path(directory: str | Path, tool: str) -> Path:
 
 
 def load_manifest(path: str | Path) -> CrawlManifest:
-    """Read and check one manifest; `ManifestError` names the file and field at fault."""
+    """Read and check one manifest; `CrawlManifestError` names the file and field at fault."""
     file = str(path)
     try:
         import yaml
@@ -200,15 +202,15 @@ def load_manifest(path: str | Path) -> CrawlManifest:
         with open(path, "rb") as f:
             raw = f.read(MAX_MANIFEST_BYTES + 1)
     except OSError as exc:
-        raise ManifestError(file, "", f"cannot read: {exc.strerror or exc}") from None
+        raise CrawlManifestError(file, "", f"cannot read: {exc.strerror or exc}") from None
     if len(raw) > MAX_MANIFEST_BYTES:
-        raise ManifestError(file, "", f"larger than {MAX_MANIFEST_BYTES} bytes")
+        raise CrawlManifestError(file, "", f"larger than {MAX_MANIFEST_BYTES} bytes")
     try:
         data = yaml.safe_load(raw)
     except yaml.YAMLError as exc:
-        raise ManifestError(file, _yaml_where(exc), _yaml_reason(exc)) from None
+        raise CrawlManifestError(file, _yaml_where(exc), _yaml_reason(exc)) from None
     if not isinstance(data, dict):
-        raise ManifestError(file, "", "expected a mapping with name, sources and template")
+        raise CrawlManifestError(file, "", "expected a mapping with name, sources and template")
     try:
         spec = msgspec.convert(data, _Raw)
     except msgspec.ValidationError as exc:
@@ -226,7 +228,7 @@ def _yaml_reason(exc: Any) -> str:
     return f"not valid YAML: {problem or exc}"
 
 
-def _type_error(file: str, text: str) -> ManifestError:
+def _type_error(file: str, text: str) -> CrawlManifestError:
     """msgspec's `Expected X, got Y - at $.a.b` as `file: a.b: expected X, got Y`."""
     message, _, where = text.rpartition(" - at `")
     if not message:
@@ -239,22 +241,22 @@ def _type_error(file: str, text: str) -> ManifestError:
         field = f"{field}.{name}" if field else name
         if field == f"sources.{name}":
             also = " (named by the RFC, not crawled yet)" if name in _KNOWN_ELSEWHERE else ""
-            return ManifestError(
+            return CrawlManifestError(
                 file, field, f"unknown source{also}; the crawler reads {', '.join(SOURCES)}"
             )
-        return ManifestError(file, field, "unknown field")
+        return CrawlManifestError(file, field, "unknown field")
     if missing:
         name = missing["f"]
-        return ManifestError(file, f"{field}.{name}" if field else name, "required")
+        return CrawlManifestError(file, f"{field}.{name}" if field else name, "required")
     reason = message[0].lower() + message[1:]
     if "Expected `str`" in message and ("got `float`" in message or "got `int`" in message):
         reason += " (quote it: YAML reads 1.10 as the number 1.1)"
-    return ManifestError(file, field, reason)
+    return CrawlManifestError(file, field, reason)
 
 
 def _checked(file: str, stem: str, raw: _Raw) -> CrawlManifest:
     def failing(field: str) -> Fail:
-        return lambda reason: ManifestError(file, field, reason)
+        return lambda reason: CrawlManifestError(file, field, reason)
 
     if not is_tool_name(raw.name):
         raise failing("name")("a tool name has no spaces, slashes or control characters")

@@ -95,7 +95,7 @@ class CoverageOutcome(msgspec.Struct, frozen=True, kw_only=True):
     error: str | None = None
 
 
-class Target(NamedTuple):
+class CoverageTarget(NamedTuple):
     """One executable to cover: its name on PATH, real path, hash (None if not yet
     known), whether it is denied, and what an earlier run found for the same unchanged
     binary (`inferred`, `failed` or `skipped`; None to look again)."""
@@ -160,7 +160,7 @@ class InferenceReport(msgspec.Struct, kw_only=True):
 
 
 def cover(
-    targets: Sequence[Target],
+    targets: Sequence[CoverageTarget],
     *,
     registry: LocalRegistry,
     deadline: float,
@@ -176,9 +176,9 @@ def cover(
     start = time.monotonic()
     report = InferenceReport(candidates=len(targets))
     outcomes: dict[str, CoverageOutcome] = {}
-    owners: dict[str, Target] = {}
-    aliases: list[tuple[Target, Target]] = []
-    work: list[Target] = []
+    owners: dict[str, CoverageTarget] = {}
+    aliases: list[tuple[CoverageTarget, CoverageTarget]] = []
+    work: list[CoverageTarget] = []
     for target in targets:
         if target.denied:
             report.denied.append(target.name)
@@ -210,7 +210,7 @@ def cover(
         done = 0
         lock = threading.Lock()
 
-        def one(target: Target) -> tuple[Target, CoverageOutcome]:
+        def one(target: CoverageTarget) -> tuple[CoverageTarget, CoverageOutcome]:
             nonlocal done
             if on_step:
                 on_step(Step("infer", target.name, done, len(work), finished=False))
@@ -405,8 +405,8 @@ class _Runner:
             return self._pages
 
     def read_pages(
-        self, targets: Sequence[Target], pool: ThreadPoolExecutor
-    ) -> tuple[list[concurrent.futures.Future[None]], set[Target]]:
+        self, targets: Sequence[CoverageTarget], pool: ThreadPoolExecutor
+    ) -> tuple[list[concurrent.futures.Future[None]], set[CoverageTarget]]:
         """Start reading the pages of `targets` that may need inferring, `BATCH` at a time
         in `pool` (`render_many`: a page in a batch costs a fraction of one alone), while
         the deadline is not near; the rest are read one by one. Returns the reading, and
@@ -434,7 +434,7 @@ class _Runner:
         chunks = [wanted[i : i + BATCH] for i in range(0, len(wanted), BATCH)]
         return [pool.submit(batch, chunk) for chunk in chunks], unpaged
 
-    def rank(self, target: Target) -> bool:
+    def rank(self, target: CoverageTarget) -> bool:
         """False (first) for a target whose page has subcommands, or whose subcommands
         have pages of their own (npm's `npm-install(1)` ..., where its page names none):
         the long work."""
@@ -445,7 +445,7 @@ class _Runner:
             return False
         return not self.pages.beside(target.path).prefixed(f"{target.name}-")
 
-    def infer(self, target: Target) -> CoverageOutcome:
+    def infer(self, target: CoverageTarget) -> CoverageOutcome:
         """The target's outcome. With `refresh`, a binary inferred before stays described
         by its old shim when it is not inferred again (left, failed): `source` says so."""
         hash_ = target.hash
@@ -471,7 +471,7 @@ class _Runner:
             return CoverageOutcome(kind="failed", hash=hash_, error=error, **kept)
 
     def _infer(
-        self, target: Target, hash_: str, kept: dict[str, Any], replaceable: bool
+        self, target: CoverageTarget, hash_: str, kept: dict[str, Any], replaceable: bool
     ) -> CoverageOutcome:
         refused = None if replaceable else _not_ours(self.registry.shim_path(hash_))
         if refused:

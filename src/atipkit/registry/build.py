@@ -60,13 +60,13 @@ class InvalidSource(BuildError):
     """Shims that cannot be published: invalid, colliding or unsigned. `problems` lists
     every one, each with its file and JSON path."""
 
-    def __init__(self, problems: list[Finding]) -> None:
+    def __init__(self, problems: list[BuildFinding]) -> None:
         self.problems = problems
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         super().__init__(problems[0].format() + more)
 
 
-class Finding(msgspec.Struct, frozen=True):
+class BuildFinding(msgspec.Struct, frozen=True):
     """A problem and the file (relative to SRC) it was found in."""
 
     file: str
@@ -111,7 +111,7 @@ class BuildReport(msgspec.Struct, kw_only=True):
     tools: int
     signatures: int
     files: int
-    warnings: list[Finding] = []
+    warnings: list[BuildFinding] = []
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -161,14 +161,14 @@ class Extras(msgspec.Struct, frozen=True, kw_only=True):
     patterns: dict[str, list[dict[str, Any]]] = {}
 
 
-def load_extras(src: str | os.PathLike[str], url: str = "") -> tuple[Extras, list[Finding]]:
+def load_extras(src: str | os.PathLike[str], url: str = "") -> tuple[Extras, list[BuildFinding]]:
     """`policy.json` and `patterns/*.json` of SRC, and every problem with them. `url` is
     the registry's: a served policy.json belongs to the registry that serves it, so an
     allowlist needs no `registry` of its own (any URL stands for it when none is given)."""
     from atipkit.policy.file import read_policy
 
     root = Path(src)
-    problems: list[Finding] = []
+    problems: list[BuildFinding] = []
     policy = None
     if (root / layout.POLICY).is_file():
         try:
@@ -176,10 +176,10 @@ def load_extras(src: str | os.PathLike[str], url: str = "") -> tuple[Extras, lis
             read_policy(policy, layout.POLICY, registry=url or "https://registry.invalid")
         except (DocumentError, ValueError) as exc:
             found = getattr(exc, "problems", None) or [error("build.bad-policy", str(exc))]
-            problems += [Finding(layout.POLICY, p) for p in found]
+            problems += [BuildFinding(layout.POLICY, p) for p in found]
             policy = None
         except OSError as exc:
-            problems.append(Finding(layout.POLICY, error("io.unreadable", str(exc.strerror))))
+            problems.append(BuildFinding(layout.POLICY, error("io.unreadable", str(exc.strerror))))
     patterns: dict[str, list[dict[str, Any]]] = {}
     for rel in _walk(root):
         if rel.startswith(_PATTERN_DIR) and rel.endswith(".json"):
@@ -187,22 +187,24 @@ def load_extras(src: str | os.PathLike[str], url: str = "") -> tuple[Extras, lis
     return Extras(policy=policy, patterns=dict(sorted(patterns.items()))), problems
 
 
-def _read_patterns(root: Path, rel: str, into: dict[str, list[dict[str, Any]]]) -> list[Finding]:
+def _read_patterns(
+    root: Path, rel: str, into: dict[str, list[dict[str, Any]]]
+) -> list[BuildFinding]:
     """One pattern file into `into` (by tool): each pattern valid as §3.9 says, and no
     two of one tool with one name (which would replace each other in a client)."""
     try:
         data = _jsontext.decode(_jsontext.read_bytes(root / rel), rel)
     except DocumentError as exc:
-        return [Finding(rel, p) for p in exc.problems]
+        return [BuildFinding(rel, p) for p in exc.problems]
     except OSError as exc:
-        return [Finding(rel, error("io.unreadable", f"cannot read: {exc.strerror}"))]
+        return [BuildFinding(rel, error("io.unreadable", f"cannot read: {exc.strerror}"))]
     tool = Path(rel).stem
     if isinstance(data, dict) and isinstance(data.get("tool"), str):
         tool = data["tool"]
     patterns = data.get("patterns") if isinstance(data, dict) else data
     if not isinstance(patterns, list) or not is_tool_name(tool):
         message = 'expected a list of patterns, or {"tool": NAME, "patterns": [...]}'
-        return [Finding(rel, error("build.bad-patterns", message))]
+        return [BuildFinding(rel, error("build.bad-patterns", message))]
     document = {
         "atip": {"version": PROTOCOL_VERSION},
         "name": tool,
@@ -213,9 +215,9 @@ def _read_patterns(root: Path, rel: str, into: dict[str, list[dict[str, Any]]]) 
     report = validate(json.dumps(document).encode(), source=rel)
     if not report.ok:  # located in the file, not in the document made of it
         return [
-            Finding(rel, msgspec.structs.replace(p, location="$" + p.location[10:]))
+            BuildFinding(rel, msgspec.structs.replace(p, location="$" + p.location[10:]))
             if p.location.startswith("$.patterns")
-            else Finding(rel, p)
+            else BuildFinding(rel, p)
             for p in report.errors
         ]
     known = {p["name"] for p in into.get(tool, [])}
@@ -223,28 +225,30 @@ def _read_patterns(root: Path, rel: str, into: dict[str, list[dict[str, Any]]]) 
     for index, pattern in enumerate(patterns):
         if pattern["name"] in known:
             message = f"{tool} has another pattern named {pattern['name']!r} in this registry"
-            found.append(Finding(rel, error("build.pattern-twice", message, f"$[{index}].name")))
+            found.append(
+                BuildFinding(rel, error("build.pattern-twice", message, f"$[{index}].name"))
+            )
         known.add(pattern["name"])
         into.setdefault(tool, []).append(pattern)
     return found
 
 
-def _read_shim(src: Path, rel: str) -> tuple[ShimFile | None, list[Finding]]:
+def _read_shim(src: Path, rel: str) -> tuple[ShimFile | None, list[BuildFinding]]:
     try:
         data = _jsontext.read_bytes(src / rel)
     except DocumentError as exc:
-        return None, [Finding(rel, p) for p in exc.problems]
+        return None, [BuildFinding(rel, p) for p in exc.problems]
     except OSError as exc:
-        return None, [Finding(rel, error("io.unreadable", f"cannot read: {exc.strerror}"))]
+        return None, [BuildFinding(rel, error("io.unreadable", f"cannot read: {exc.strerror}"))]
     report = validate(data, source=rel)
     if not report.ok or report.tool is None:
-        return None, [Finding(rel, p) for p in report.errors]
+        return None, [BuildFinding(rel, p) for p in report.errors]
     if report.tool.kind != "shim":
         problem = error(
             "build.not-a-shim", "not a shim: a registry holds shims, which have a binary block"
         )
-        return None, [Finding(rel, problem)]
-    found: list[Finding] = []
+        return None, [BuildFinding(rel, problem)]
+    found: list[BuildFinding] = []
     signatures: dict[str, bytes] = {}
     for suffix in _SIGNATURES:
         path = src / (rel + suffix)
@@ -255,12 +259,12 @@ def _read_shim(src: Path, rel: str) -> tuple[ShimFile | None, list[Finding]]:
             signature = path.read_bytes()
         except OSError as exc:
             found.append(
-                Finding(rel + suffix, error("io.unreadable", f"cannot read: {exc.strerror}"))
+                BuildFinding(rel + suffix, error("io.unreadable", f"cannot read: {exc.strerror}"))
             )
             continue
         if signatures.get(published, signature) != signature:
             message = f"{rel}{suffix} and another Sigstore bundle beside it differ; keep one"
-            found.append(Finding(rel, error("build.signature-conflict", message)))
+            found.append(BuildFinding(rel, error("build.signature-conflict", message)))
         signatures[published] = signature
     shim = ShimFile(file=rel, data=data, info=ShimInfo.of(report.tool), signatures=signatures)
     return shim, found
@@ -268,7 +272,7 @@ def _read_shim(src: Path, rel: str) -> tuple[ShimFile | None, list[Finding]]:
 
 def load_shims(
     src: str | os.PathLike[str], *, require_signatures: bool = False
-) -> tuple[list[ShimFile], list[Finding]]:
+) -> tuple[list[ShimFile], list[BuildFinding]]:
     """The shims below `src`, one per hash, sorted by hash, and warnings; `InvalidSource`
     listing every problem when any shim cannot be published."""
     root = Path(src)
@@ -276,7 +280,7 @@ def load_shims(
     candidates = [rel for rel in files if _is_shim_candidate(rel)]
     if not candidates:
         raise BuildError(f"{root}: no shims (*.json files) found")
-    problems: list[Finding] = []
+    problems: list[BuildFinding] = []
     by_hash: dict[str, ShimFile] = {}
     for rel in candidates:
         shim, found = _read_shim(root, rel)
@@ -288,17 +292,19 @@ def load_shims(
             by_hash[shim.hex] = shim
         elif first.data != shim.data:
             message = f"{shim.info.hash} is also described by {first.file}, with other content"
-            problems.append(Finding(rel, error("build.hash-collision", message, "$.binary.hash")))
+            problems.append(
+                BuildFinding(rel, error("build.hash-collision", message, "$.binary.hash"))
+            )
         else:  # the same shim twice (a copy): one, with the signatures of both
             for suffix, signature in shim.signatures.items():
                 if first.signatures.get(suffix, signature) != signature:
                     message = f"its {suffix} signature differs from that of {first.file}"
-                    problems.append(Finding(rel, error("build.signature-conflict", message)))
+                    problems.append(BuildFinding(rel, error("build.signature-conflict", message)))
             merged = {**shim.signatures, **first.signatures}
             by_hash[shim.hex] = msgspec.structs.replace(first, signatures=merged)
     if require_signatures:
         problems += [
-            Finding(
+            BuildFinding(
                 s.file,
                 error("build.unsigned", "no signature beside it (.bundle, .minisig or .sig)"),
             )
@@ -310,7 +316,7 @@ def load_shims(
     shims = [by_hash[hex_] for hex_ in sorted(by_hash)]
     shim_files = set(candidates)
     orphans = [
-        Finding(rel, warning("build.orphan-signature", "a signature with no shim beside it"))
+        BuildFinding(rel, warning("build.orphan-signature", "a signature with no shim beside it"))
         for rel in files
         if rel.endswith(_SIGNATURES) and _signed_file(rel) not in shim_files
     ]
@@ -366,7 +372,7 @@ def render_registry(
     options: BuildOptions,
     moment: dt.datetime,
     extras: Extras | None = None,
-) -> tuple[dict[str, bytes], list[Finding]]:
+) -> tuple[dict[str, bytes], list[BuildFinding]]:
     """Every file of the registry (path → bytes) and the catalog's duplicate warnings."""
     infos = [s.info for s in shims]
     catalog, duplicates = build_catalog(infos, updated=timestamp(moment))
@@ -392,7 +398,7 @@ def render_registry(
     files[layout.MANIFEST] = _json(manifest_document(options, moment, extras))
     by_hash = {s.info.hash: s.file for s in shims}
     warnings = [
-        Finding(by_hash[d.unlisted[0]], warning("build.duplicate", d.message(), "$.binary"))
+        BuildFinding(by_hash[d.unlisted[0]], warning("build.duplicate", d.message(), "$.binary"))
         for d in duplicates
     ]
     return files, warnings

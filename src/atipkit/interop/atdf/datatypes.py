@@ -57,7 +57,7 @@ def input_schema(param: Argument | Option) -> dict[str, Any]:
     return schema
 
 
-class Parameter:
+class AtdfParameter:
     """What an ATDF input says, in ATIP's terms, and what ATIP cannot say (`foreign`,
     for the `x-atdf` extension)."""
 

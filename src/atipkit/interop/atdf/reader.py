@@ -24,7 +24,7 @@ from atipkit import _jsontext
 from atipkit.bridge.names import numbered
 from atipkit.errors import AtipError
 from atipkit.interop.atdf import extension
-from atipkit.interop.atdf.datatypes import Parameter
+from atipkit.interop.atdf.datatypes import AtdfParameter
 from atipkit.interop.atdf.export import FOREIGN
 from atipkit.interop.atdf.schemas import AtdfError, check_descriptor
 from atipkit.model import UNSET, Tool, is_tool_name, to_tool_name
@@ -206,7 +206,7 @@ def _option(item: dict[str, Any], index: int, taken: set[str]) -> dict[str, Any]
     the option keeps the input's name, which is what a tool call uses)."""
     word = _FLAG_UNSAFE.sub("-", item["name"]).strip("-") or f"input-{index + 1}"
     flag = numbered(f"--{word}", taken, sep="-")
-    param = Parameter(item["type"], item.get("schema"))
+    param = AtdfParameter(item["type"], item.get("schema"))
     option: dict[str, Any] = {"name": item["name"], "flags": [flag], "type": param.type}
     if item.get("description"):
         option["description"] = item["description"]
