@@ -44,3 +44,19 @@ def test_import_is_cheap():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout
     assert eval(out) == ["atipkit", "atipkit._exports", "atipkit._version"]
+
+
+def test_no_two_classes_share_a_name():
+    """A class name means one concept (decision 391): no public class name is defined
+    in two modules. `Catalog` waits for the merge of app/mcp.py with the gateway."""
+    import ast
+    from pathlib import Path
+
+    where: dict[str, list[str]] = {}
+    src = Path(atipkit.__file__).parent
+    for path in sorted(src.rglob("*.py")):
+        for node in ast.parse(path.read_text("utf-8")).body:
+            if isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+                where.setdefault(node.name, []).append(str(path.relative_to(src)))
+    shared = {name: files for name, files in where.items() if len(files) > 1}
+    assert shared.keys() <= {"Catalog"}, shared
