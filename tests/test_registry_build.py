@@ -431,7 +431,7 @@ def test_a_policy_and_patterns_are_served_beside_the_shims(src, tmp_path):
     assert (dest / layout.POLICY).read_bytes() == policy.read_bytes()
     index = read_json(dest / layout.PATTERNS)
     assert index == {"version": "1", "updated": UPDATED, "tools": {"git": [RELEASE, other]}}
-    manifest = msgspec.convert(read_json(dest / layout.MANIFEST), layout.Manifest)
+    manifest = msgspec.convert(read_json(dest / layout.MANIFEST), layout.RegistryManifest)
     assert (manifest.endpoints.patterns, manifest.endpoints.policy) == (
         "/patterns/index.json",
         "/policy.json",
