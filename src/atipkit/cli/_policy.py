@@ -51,7 +51,7 @@ def registry_policies() -> list[Policy]:
     except RegistryConfigError as exc:
         raise InputError(
             str(exc),
-            code="E1009",
+            code=ErrorCode.BAD_CONFIG,
             suggestion="Fix registries.json: its registries' policies apply to every call.",
         ) from None
     if not settings.registries:
@@ -64,7 +64,7 @@ def registry_policies() -> list[Policy]:
     except RegistryPolicyError as exc:
         raise InputError(
             str(exc),
-            code="E1009",
+            code=ErrorCode.BAD_CONFIG,
             suggestion="Ask the registry's keepers to fix its policy.json, or remove the "
             "registry from registries.json.",
         ) from None
