@@ -43,9 +43,9 @@ def test_the_old_run_tool_name_is_answered_as_the_new_one():
 def test_search_schema_and_run_are_told_apart():
     shelf = Shelf()
     found = deferred.handle("search_tools", {"query": "pack", "limit": 1}, shelf, RUN)
-    assert found == deferred.Found({"tools": [{"name": "pack"}]})
+    assert found == deferred.Answered({"tools": [{"name": "pack"}]})
     schema = deferred.handle("get_tool_schema", {"name": "unpack"}, shelf, RUN)
-    assert schema == deferred.Found(Shelf.definitions["unpack"])
+    assert schema == deferred.Answered(Shelf.definitions["unpack"])
     run = deferred.handle(
         "run_tool", {"name": "pack", "arguments": {"x": 1}, "options": {}}, shelf, RUN
     )

@@ -59,6 +59,7 @@ from atipkit.app.errors import (
     Suggestion,
     ToolError,
 )
+from atipkit.errors import ErrorCode
 from atipkit.serve import deferred as deferring
 from atipkit.serve.deferred import RUN_TOOL, SCHEMA_TOOL, SEARCH_LIMIT, SEARCH_TOOL
 
@@ -85,7 +86,7 @@ __all__ = [
 
 FLAGS_META_KEY = "atipkit/flags"
 """The request `_meta` key that carries a call's global flags."""
-MISMATCH_CODE = "E5002"
+MISMATCH_CODE = ErrorCode.RESULT_MISMATCH
 
 Transport = Literal["stdio", "http"]
 
@@ -211,7 +212,7 @@ def settings_from(
     if flags is None:
         flags = {}
     if not isinstance(flags, dict):
-        raise InputError(f"{where}: expected an object of flags", code="E1001")
+        raise InputError(f"{where}: expected an object of flags", code=ErrorCode.USAGE)
     return from_pairs(flags.items(), where=where, timeout=timeout)
 
 
@@ -408,7 +409,7 @@ class Catalog:
         todo = deferring.handle(tool, arguments, self, _run_schema())
         if isinstance(todo, deferring.Refusal):
             return _answer(self.app, where, started, error=_refused(todo))
-        if isinstance(todo, deferring.Found):
+        if isinstance(todo, deferring.Answered):
             return _answer(self.app, where, started, result=todo.value)
         merged, at = _with_options(flags, todo.options)
         return await self.run(self.by_name[todo.name], todo.arguments, merged, at)

@@ -14,7 +14,7 @@ the point where a command runs — checking the arguments, searching, looking a 
 with near misses. What differs stays with each server: how a command runs (an app's
 function, an executable under a policy) and how an answer or a refusal is worded on the
 wire (an app's envelope, the gateway's text). `handle` therefore returns what to do
-(`Found`, `Refusal` or `Run`) and the server renders it.
+(`Answered`, `Refusal` or `Run`) and the server renders it.
 
 `search_tools` ranks by words, the same on every install: the gateway by
 `atipkit.search.CommandIndex`'s BM25 (the library's default ranking), an app by
@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from atipkit.bridge.deferred import SEARCH_TOOL  # one name wherever atipkit defers
+from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.model import Effects
@@ -45,10 +46,10 @@ __all__ = [
     "SEARCH_SCHEMA",
     "SEARCH_TOOL",
     "TOOLS",
-    "Found",
-    "Lookup",
+    "Answered",
     "Refusal",
     "Run",
+    "Searchable",
     "canonical",
     "definitions",
     "handle",
@@ -221,7 +222,7 @@ def definitions(
 # Handling a call ------------------------------------------------------------------------
 
 
-class Lookup(Protocol):
+class Searchable(Protocol):
     """What deferred mode needs of a server's catalog."""
 
     def search(self, query: str, limit: int) -> list[dict[str, Any]]:
@@ -239,7 +240,7 @@ class Lookup(Protocol):
 
 
 @dataclass(frozen=True)
-class Found:
+class Answered:
     """The answer to a search or a schema call, as JSON values."""
 
     value: dict[str, Any]
@@ -268,8 +269,8 @@ class Run:
 
 
 def handle(
-    tool: str, arguments: Any, catalog: Lookup, run_input: dict[str, Any]
-) -> Found | Refusal | Run:
+    tool: str, arguments: Any, catalog: Searchable, run_input: dict[str, Any]
+) -> Answered | Refusal | Run:
     """What to answer to a call of deferred tool `tool` (`canonical`'s name) with
     `arguments`: the search's hits, a command's definition, a refusal, or the command to
     run. `run_input` is the server's `run_tool` input schema."""
@@ -278,13 +279,13 @@ def handle(
         return refused
     if tool == SEARCH_TOOL:
         limit = arguments.get("limit", SEARCH_LIMIT)
-        return Found({"tools": catalog.search(arguments["query"], limit)})
+        return Answered({"tools": catalog.search(arguments["query"], limit)})
     name = arguments["name"]
     definition = catalog.definition_of(name)
     if definition is None:
         return unknown(name, catalog.command_names())
     if tool == SCHEMA_TOOL:
-        return Found(definition)
+        return Answered(definition)
     return Run(name, arguments.get("arguments", {}), arguments.get("options"))
 
 
@@ -297,7 +298,7 @@ def unknown(name: str, known: Iterable[str]) -> Refusal:
         details["did_you_mean"] = close
     return Refusal(
         f"no command is called {name!r}{hint}",
-        "E1002",
+        ErrorCode.BAD_VALUE,
         details,
         f"Find the command's name with {SEARCH_TOOL}.",
     )
@@ -317,7 +318,7 @@ def check(schema: dict[str, Any], value: Any) -> Refusal | None:
         details["param"] = str(first.instance_path[0])
     return Refusal(
         f"{where(first.instance_path)}: {first.message}",
-        "E1002" if first.instance_path else "E1001",
+        ErrorCode.BAD_VALUE if first.instance_path else ErrorCode.USAGE,
         details,
     )
 

@@ -209,7 +209,7 @@ class Gateway:
         if isinstance(todo, deferring.Refusal):
             hint = f" {todo.suggestion}" if todo.suggestion else ""
             return _error(f"{todo.message}{hint}", todo.details)
-        if isinstance(todo, deferring.Found):
+        if isinstance(todo, deferring.Answered):
             return _answer(todo.value)
         return await self._run(ctx, catalog, todo.name, todo.arguments)
 
