@@ -1,5 +1,5 @@
 """What sources give the pipeline: an `Artifact` they offer for a platform, the reason
-one is `Unavailable`, and the `Fetched` files of one unpacked.
+one is `PlatformUnavailable`, and the `Fetched` files of one unpacked.
 
 Apart from `sources`, which reads manifests, so that what is made of an artifact (the
 shim, the crawl state, the tree searched for the binary) needs neither.
@@ -31,7 +31,7 @@ class Artifact(msgspec.Struct, frozen=True, kw_only=True):
     size: int | None = None
 
 
-class Unavailable(msgspec.Struct, frozen=True, kw_only=True):
+class PlatformUnavailable(msgspec.Struct, frozen=True, kw_only=True):
     """A platform the manifest asks for that the source does not offer now (skipped),
     or offers ambiguously (`failed`: the manifest needs fixing)."""
 
