@@ -30,6 +30,7 @@ import click
 from atipkit.app.annotations import Annotation, check
 from atipkit.app.command import CommandSpec, CostHint
 from atipkit.app.errors import DefinitionError
+from atipkit.errors import AtipError
 
 if TYPE_CHECKING:
     from atipkit.app.config import Config
@@ -309,7 +310,7 @@ class App(Group):
             self.config.check(spec)
 
 
-class UnknownCommand(click.UsageError):
+class UnknownCommand(AtipError, click.UsageError):
     """A command name its group does not have, and the names close to it (as Click's
     `NoSuchCommand` of 8.4 and later, which this replaces for atipkit's groups)."""
 
