@@ -158,6 +158,36 @@ def test_a_long_tool_list_comes_in_pages(tmp_path, env):
     run(scenario)
 
 
+def test_compile_warnings_are_logged_with_where_they_are(tmp_path, env):
+    """Two commands whose words give one function name (`x a b`, `x a_b`): both are
+    offered, and the compiler's warning about the one renamed is logged on stderr with
+    the function it names (a `Problem`'s location)."""
+    document = {
+        "atip": {"version": "0.6"},
+        "name": "x",
+        "version": "1",
+        "description": "Clashing words",
+        "commands": {
+            "a": {"description": "Group", "commands": {"b": {"description": "Nested"}}},
+            "a_b": {"description": "Flat"},
+        },
+    }
+    path = tmp_path / "x.json"
+    path.write_text(json.dumps(document))
+    [expected] = compile_tools(load(path), "mcp").warnings
+    assert expected.code == "names.function-clash"
+    assert expected.location not in ("", "x_a_b")
+
+    async def scenario() -> None:
+        async with gateway(tmp_path, env, "--tool", str(path)) as client:
+            names = {t.name for t in (await client.list_tools()).tools}
+            assert names == {"x_a_b", expected.location}
+
+    run(scenario)
+    logged = (tmp_path / "gateway.err").read_text().splitlines()
+    assert f"warning: {expected.location}: {expected.message}" in logged
+
+
 # Calls ----------------------------------------------------------------------------------
 
 
