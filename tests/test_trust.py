@@ -385,6 +385,15 @@ def test_a_non_slsa_predicate_is_refused(keys):
     assert result.reason == "predicate"
 
 
+@pytest.mark.parametrize("signed", [["not", "a", "statement"], "text", 7, None])
+def test_a_signed_payload_that_is_no_statement_is_refused(keys, signed):
+    """A trusted key may sign any JSON: what is not an object is refused, never read."""
+    envelope = sign_envelope(signed, keys[0])
+    result = slsa_check(keys[0], envelope, "ab" * 32)
+    assert (result.ok, result.reason) == (False, "signature")
+    assert "the signed statement is not a JSON object" in result.message
+
+
 # -- trust levels --------------------------------------------------------------------------
 
 

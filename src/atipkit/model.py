@@ -679,7 +679,7 @@ def load(path: str | os.PathLike[str], *, max_bytes: int = _jsontext.MAX_DOCUMEN
     return loads(_jsontext.read_bytes(path, max_bytes=max_bytes), source=source)
 
 
-def _splice(obj: Any, cls: type[_Node]) -> Any:
+def _splice(obj: dict[str, Any], cls: type[_Node]) -> dict[str, Any]:
     """Inverse of `_lift` on `msgspec.to_builtins` output: extensions back in place."""
     shape = _shape(cls)
     for key, (kind, sub) in shape.children.items():

@@ -6,8 +6,7 @@ and destroys nothing; it is non-destructive only if it says so; it is closed-wor
 it says it uses no network.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` here: it would bind the name of `annotations()`.
 from typing import Any
 
 from atipkit.bridge.flatten import FlatTool
@@ -16,7 +15,7 @@ from atipkit.model import Effects
 
 def annotations(effects: Effects) -> dict[str, bool]:
     fs = effects.filesystem
-    writes_nothing = bool(fs) and fs.write is False and fs.delete is not True
+    writes_nothing = bool(fs and fs.write is False and fs.delete is not True)
     changes_nothing = not (effects.creates or effects.modifies or effects.deletes)
     read_only = writes_nothing and changes_nothing and effects.destructive is not True
     destructive = not read_only and not (

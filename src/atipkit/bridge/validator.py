@@ -9,6 +9,7 @@ a person confirms it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 from atipkit.bridge.calls import ToolCall
 from atipkit.bridge.names import tool_keys
@@ -50,7 +51,7 @@ class Validator:
         path: CommandPath,
         *,
         where: str = "",
-        values: Mapping[object, object] | None = None,
+        values: Mapping[Any, Any] | None = None,
     ) -> list[Problem]:
         where = where or " ".join((tool_name, *path))
         tool = self.tools.get(tool_name)

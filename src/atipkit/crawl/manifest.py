@@ -61,7 +61,7 @@ class _Spec(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=Tru
     pass
 
 
-class AptSource(_Spec):
+class AptSource(_Spec, frozen=True):
     """A Debian package, fetched with `apt-get download` from the system's sources or
     from `sources` (one-line `deb ...` entries)."""
 
@@ -71,7 +71,7 @@ class AptSource(_Spec):
     sources: list[str] | None = None
 
 
-class GithubSource(_Spec):
+class GithubSource(_Spec, frozen=True):
     """Assets of a GitHub release (the latest, or `tag`), one per platform."""
 
     repo: str
@@ -81,7 +81,7 @@ class GithubSource(_Spec):
     api: str | None = None
 
 
-class PypiSource(_Spec):
+class PypiSource(_Spec, frozen=True):
     """A wheel from a Python package index: a bundled binary or a console script."""
 
     package: str | None = None
@@ -92,7 +92,7 @@ class PypiSource(_Spec):
     index: str | None = None
 
 
-class NpmSource(_Spec):
+class NpmSource(_Spec, frozen=True):
     """A package from an npm registry; the binary is one of its `bin` entries."""
 
     package: str | None = None
@@ -101,12 +101,12 @@ class NpmSource(_Spec):
     registry: str | None = None
 
 
-class UrlAsset(_Spec):
+class UrlAsset(_Spec, frozen=True):
     url: str
     sha256: str | None = None
 
 
-class UrlSource(_Spec):
+class UrlSource(_Spec, frozen=True):
     """Direct downloads, one URL per platform (`{version}` is replaced)."""
 
     version: str
@@ -120,7 +120,7 @@ class UrlSource(_Spec):
         return UrlAsset(url=asset.url.replace("{version}", self.version), sha256=asset.sha256)
 
 
-class CrawlSources(_Spec):
+class CrawlSources(_Spec, frozen=True):
     apt: AptSource | None = None
     github: GithubSource | None = None
     npm: NpmSource | None = None
@@ -132,7 +132,7 @@ class CrawlSources(_Spec):
         return [(n, getattr(self, n)) for n in SOURCES if getattr(self, n) is not None]
 
 
-class _Raw(_Spec):
+class _Raw(_Spec, frozen=True):
     name: str
     sources: CrawlSources
     description: str | None = None
@@ -267,7 +267,7 @@ def _checked(file: str, stem: str, raw: _Raw) -> CrawlManifest:
     if raw.homepage is not None:
         _url(raw.homepage, failing("homepage"))
     for name, spec in raw.sources.items():
-        _check_source(name, spec, raw.name, lambda field, n=name: failing(f"sources.{n}.{field}"))
+        _check_source(name, spec, raw.name, _within(f"sources.{name}", failing))
     template = None
     if raw.template is not None:
         template = _template(raw.template, raw.name, failing("template"))
@@ -279,6 +279,11 @@ def _checked(file: str, stem: str, raw: _Raw) -> CrawlManifest:
         homepage=raw.homepage,
         template=template,
     )
+
+
+def _within(prefix: str, failing: Callable[[str], Fail]) -> Callable[[str], Fail]:
+    """`failing` for the fields under `prefix`."""
+    return lambda field: failing(f"{prefix}.{field}")
 
 
 def _check_source(name: str, spec: Any, tool: str, fail: Callable[[str], Fail]) -> None:

@@ -16,6 +16,7 @@ Progress goes to a callback, one line per step, in the words of §4.10.3.
 
 from __future__ import annotations
 
+import functools
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -98,7 +99,7 @@ class CrawlReport(msgspec.Struct, kw_only=True):
         return all(t.ok for t in self.tools)
 
     def to_dict(self) -> dict[str, Any]:
-        data = msgspec.to_builtins(self)
+        data: dict[str, Any] = msgspec.to_builtins(self)
         data["ok"] = self.ok
         for tool, built in zip(self.tools, data["tools"], strict=True):
             built["ok"] = tool.ok
@@ -121,7 +122,7 @@ def crawl(
             platforms=settings.platforms,
             github_token=settings.github_token,
         )
-        tools = [_tool(m, settings, ctx, lambda line, n=m.name: say(n, line)) for m in manifests]
+        tools = [_tool(m, settings, ctx, functools.partial(say, m.name)) for m in manifests]
     return CrawlReport(check=settings.check, out=str(settings.out), tools=tools)
 
 
@@ -177,7 +178,7 @@ def _artifact(
             source=item.source, platform=item.platform, status=status, reason=item.reason
         )
     artifact = item
-    described = {
+    described: dict[str, Any] = {
         "source": artifact.source,
         "platform": artifact.platform,
         "version": artifact.version,

@@ -32,7 +32,8 @@ _PLACEHOLDER_HASH = "sha256:" + "0" * 64
 
 def merge_template(inferred: dict[str, Any], template: dict[str, Any]) -> dict[str, Any]:
     """`template` over `inferred` (see the module's docstring); neither is changed."""
-    return _merge(inferred, template, "")
+    merged: dict[str, Any] = _merge(inferred, template, "")  # a dict over a dict
+    return merged
 
 
 def _merge(base: Any, patch: Any, key: str) -> Any:

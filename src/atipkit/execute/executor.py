@@ -524,7 +524,7 @@ class Executor:
         if effects.destructive is True:
             return False
         fs = effects.filesystem
-        read_only = bool(fs) and fs.write is False and fs.delete is not True
+        read_only = bool(fs and fs.write is False and fs.delete is not True)
         return read_only or effects.idempotent is True
 
 
@@ -537,7 +537,7 @@ def _remote_mark(tool: Tool) -> tuple[str, str] | None:
 
 
 def _is_billable(effects: Effects) -> bool:
-    return bool(effects.cost) and effects.cost.billable is True
+    return bool(effects.cost and effects.cost.billable is True)
 
 
 def _effects(tool: Tool, call: ToolCall) -> Effects:

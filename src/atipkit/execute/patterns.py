@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from atipkit.bridge.calls import ToolCall
@@ -110,7 +110,7 @@ def _fill_one(spec: Argument | Option, raw: Any, values: Mapping[str, str]) -> A
 
 def _spec(tool: Tool, path: tuple[str, ...], ref: ParamRef) -> Argument | Option | None:
     command = get_command(tool, path)
-    pools = {
+    pools: dict[str, Sequence[Argument | Option]] = {
         "argument": command.arguments,
         "option": command.options,
         "global": tool.global_options,

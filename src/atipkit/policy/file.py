@@ -22,7 +22,7 @@ import difflib
 import itertools
 import re
 from collections.abc import Iterator
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import msgspec
 import msgspec.inspect as mi
@@ -31,6 +31,8 @@ from atipkit import _jsontext
 from atipkit.errors import DocumentError
 from atipkit.policy.rules import EffectName, Policy, TrustPolicy
 from atipkit.problems import Problem, error, json_path
+
+S = TypeVar("S", bound=msgspec.Struct)
 
 #: Keys of a policy that are not part of the file format.
 _INTERNAL = frozenset({"parent"})
@@ -59,12 +61,12 @@ class _Strict(
     pass
 
 
-class _Approval(_Strict):
+class _Approval(_Strict, frozen=True):
     mode: Literal["allowlist"]
     note: str = ""
 
 
-class _OrgTrust(_Strict):
+class _OrgTrust(_Strict, frozen=True):
     require_signatures: bool | None = None
     require_signature: bool | None = None
     """§3.2.2 spells it in the singular, §4.8 in the plural: both are read."""
@@ -72,12 +74,12 @@ class _OrgTrust(_Strict):
     minimum_slsa_level: int = 0
 
 
-class _Execution(_Strict):
+class _Execution(_Strict, frozen=True):
     require_confirmation: dict[EffectName, bool] = {}
     audit_all_calls: bool = False
 
 
-class _OrgPolicy(_OrgTrust):
+class _OrgPolicy(_OrgTrust, frozen=True):
     version: str = "1"
     organization: str = ""
     approval: _Approval | None = None
@@ -85,7 +87,7 @@ class _OrgPolicy(_OrgTrust):
     execution: _Execution | None = None
 
 
-class _OrgFile(_Strict):
+class _OrgFile(_Strict, frozen=True):
     policy: _OrgPolicy
     registry: str | None = None
     """The registry the policy belongs to (the §3.2.2 example writes it beside `policy`);
@@ -134,7 +136,7 @@ def _decode(data: bytes | str, source: str) -> Any:
     return _jsontext.decode(payload, source)
 
 
-def _convert(raw: Any, cls: type[Any], source: str) -> Any:
+def _convert(raw: Any, cls: type[S], source: str) -> S:
     problems = list(itertools.islice(_check(raw, mi.type_info(cls), []), MAX_PROBLEMS + 1))
     if len(problems) > MAX_PROBLEMS:  # a hostile file: bounded time and output
         problems[MAX_PROBLEMS:] = [

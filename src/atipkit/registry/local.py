@@ -159,7 +159,7 @@ def parse_index(data: Any) -> RegistryFile:
         tools = {
             name: Entry(
                 path=entry.get("path", ""),
-                source=entry.get("source")
+                source=entry["source"]
                 if entry.get("source") in ("native", "shim", "inferred", "manual")
                 else "native",
                 version=entry.get("version"),

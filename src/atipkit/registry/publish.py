@@ -149,13 +149,14 @@ def open_target(
             raise BadTarget(f"--endpoint-url is for object storage, not {protocol}: targets")
         options["endpoint_url"] = endpoint_url
     try:
-        return fsspec.core.url_to_fs(target, skip_instance_cache=True, **options)
+        fs, path = fsspec.core.url_to_fs(target, skip_instance_cache=True, **options)
     except ImportError as exc:  # fsspec knows the protocol; its package is missing
         raise MissingPackage(f"{redact(target)}: {exc}; {INSTALL_HINT}") from None
     except ValueError as exc:  # "Protocol not known: xyz"
         raise BadTarget(f"{redact(target)}: {exc}") from None
     except TypeError as exc:  # a storage option the filesystem does not take
         raise BadTarget(f"{redact(target)}: bad storage option: {exc}") from None
+    return fs, str(path)
 
 
 def _protocols(fs: Any) -> set[str]:
@@ -184,7 +185,7 @@ def _same(fs: Any, path: str, info: Mapping[str, Any] | None, data: bytes) -> bo
         return etag == hashlib.md5(data, usedforsecurity=False).hexdigest()
     if md5 := info.get("md5Hash"):
         return base64.b64decode(md5) == hashlib.md5(data, usedforsecurity=False).digest()
-    return fs.cat_file(path) == data
+    return bool(fs.cat_file(path) == data)
 
 
 def _listing(fs: Any, root: str) -> dict[str, Mapping[str, Any]]:

@@ -83,7 +83,10 @@ def verify_envelope(envelope: dict[str, Any], public_keys: Sequence[Any]) -> dic
                     key.verify(signature, message)
             except InvalidSignature:
                 continue
-            return _jsontext.decode(payload, "the signed statement")  # a ValueError
+            statement = _jsontext.decode(payload, "the signed statement")  # a ValueError
+            if not isinstance(statement, dict):  # signed, yet no statement: refused, not used
+                raise ValueError("the signed statement is not a JSON object")
+            return statement
     raise ValueError("no signature by a trusted key")
 
 

@@ -175,4 +175,4 @@ def source(name: str) -> Source:
     """The module of source `name` (imported when first needed)."""
     if name not in NAMES:
         raise KeyError(name)
-    return importlib.import_module(f"atipkit.crawl.sources.{name}")  # type: ignore[return-value]
+    return importlib.import_module(f"atipkit.crawl.sources.{name}")

@@ -16,7 +16,7 @@ class _Struct(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     pass
 
 
-class Scenario(_Struct):
+class Scenario(_Struct, frozen=True):
     """Who serves the tools (`ScenarioInfo`). `extra`: fields this reader does not know."""
 
     name: str
@@ -26,13 +26,13 @@ class Scenario(_Struct):
     extra: dict[str, Any] = {}
 
 
-class Example(_Struct):
+class Example(_Struct, frozen=True):
     description: str = ""
     input: dict[str, Any] = {}
     extra: dict[str, Any] = {}
 
 
-class Metadata(_Struct):
+class Metadata(_Struct, frozen=True):
     """`ToolMetadata`, zero values for what the manifest leaves out (proto3 semantics)."""
 
     enabled_by_default: bool = False
@@ -47,7 +47,7 @@ class Metadata(_Struct):
     extra: dict[str, Any] = {}
 
 
-class ToolDefinition(_Struct):
+class ToolDefinition(_Struct, frozen=True):
     """One TDP tool. `parameters` is plain JSON Schema (wrapped values unwrapped, JSON
     Schema's own key names); `extensions` holds its `x-*` keys, `extra` unknown ones."""
 
@@ -60,7 +60,7 @@ class ToolDefinition(_Struct):
     extra: dict[str, Any] = {}
 
 
-class Category(_Struct):
+class Category(_Struct, frozen=True):
     id: str
     name: str = ""
     description: str = ""
@@ -68,7 +68,7 @@ class Category(_Struct):
     extra: dict[str, Any] = {}
 
 
-class ToolManifest(_Struct):
+class ToolManifest(_Struct, frozen=True):
     """A `ToolManifest`, the same whichever JSON shape it was read from."""
 
     protocol_version: str
