@@ -813,6 +813,20 @@ def test_agent_is_valid_atip_and_matches_the_parser():
     assert not {o.name for o in find.options} & {"dry_run", "idempotency_key"}
 
 
+def test_the_tool_in_process_is_the_one_agent_writes():
+    """`App.tool()` is the document `--agent` writes, usable as any other: a command
+    without examples has none (`[]`, never UNSET), so search and export can read it."""
+    from atipkit.interop.atdf import export_atdf
+    from atipkit.search import CommandIndex
+
+    tool = app.tool()
+    assert atipkit.to_dict(tool) == json.loads(cli("--agent").stdout)
+    assert tool.commands["remove"].examples == []
+    found = CommandIndex.from_tools([tool]).search("remove")
+    assert found[0].command == "remove"
+    export_atdf(tool)
+
+
 def test_agent_does_partial_discovery_itself():
     out = json.loads(cli("--agent", "--commands", "notes,find", "--depth", "1").stdout)
     assert out["partial"] is True

@@ -28,7 +28,9 @@ from atipkit.infer.manpage import (
     render_many,
 )
 from atipkit.infer.subpages import synopsis_commands, usage_forms
+from atipkit.model import from_dict
 from atipkit.registry.local import LocalRegistry
+from atipkit.registry.shims import for_name
 from atipkit.resolve import load_recorded, resolve_tool
 from atipkit.scan import scan
 from atipkit.trust.digest import sha256_file
@@ -368,6 +370,28 @@ def test_bzip2_names_resolve_to_what_their_page_says_of_them(tmp_path, env, monk
     assert {"bzip2", "bunzip2", "bzcat"} <= set(tools)
     assert resolve_tool("bzcat").tool.description == "decompresses files to stdout"
     assert resolve_tool("bunzip2").tool.description.startswith("a block-sorting file compressor")
+
+
+def test_a_names_document_of_no_binary_is_left_out():
+    """A `_names` entry must describe the shim's binary: one that names none (its
+    `binary` UNSET, never None) is left out and said so, not read as the same binary."""
+    described = {"atip": {"version": "0.6"}, "version": "1", "description": "d"}
+    binary = {"hash": "sha256:" + "a" * 64, "name": "multi"}
+    shim = from_dict(
+        {
+            **described,
+            "name": "multi",
+            "binary": binary,
+            "_names": {"mv": {**described, "name": "mv"}},
+        }
+    )
+    origins: dict[str, str] = {}
+    found = for_name(shim, "mv", origins)
+    assert (found.name, found.binary) == ("multi", shim.binary)
+    assert "_names" not in found.extensions
+    assert origins == {"rejected:_names.mv": "another binary's"}
+    same = from_dict({**described, "name": "multi", "_names": {"mv": {**described, "name": "mv"}}})
+    assert for_name(same, "mv", origins).name == "multi"  # neither names one: not the same
 
 
 def test_a_binary_is_known_by_its_own_file_name_not_by_a_link_to_it(tmp_path, env):

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import msgspec
@@ -195,13 +195,14 @@ def _walk(tool: Tool) -> Iterator[tuple[list[PathPart], CommandPath, Command, bo
         where, declared = state
         return [*where, "commands", key], declared or declares(command.effects)
 
-    for path, command, (where, declared) in walk_commands(tool, ([], declares(tool.effects)), step):
+    root: tuple[list[PathPart], bool] = ([], declares(tool.effects))
+    for path, command, (where, declared) in walk_commands(tool, root, step):
         yield where, path, command, declared
 
 
 def declares(effects: Effects | UnsetType) -> bool:
     """Whether an effects object states anything at all (extensions do not count)."""
-    return bool(effects) and msgspec.structs.replace(effects, extensions={}) != _NO_EFFECTS
+    return bool(effects and msgspec.structs.replace(effects, extensions={}) != _NO_EFFECTS)
 
 
 _NO_EFFECTS = Effects()
@@ -252,7 +253,7 @@ def _check_command(
 
 
 def _duplicate_names(
-    params: list[Argument] | list[Option], where: list[PathPart], code: str
+    params: Sequence[Argument | Option], where: list[PathPart], code: str
 ) -> list[Problem]:
     """Parameters of one kind sharing a name: a tool call could not tell them apart."""
     problems: list[Problem] = []

@@ -15,6 +15,7 @@ import msgspec
 from atipkit.model import (
     Command,
     Omitted,
+    OmittedReason,
     PartialFilter,
     Tool,
     count_commands,
@@ -43,7 +44,7 @@ def select(tool: Tool, *, commands: Sequence[str] | None = None, depth: int | No
     included = count_commands(selected)
     if included == count_commands(tool):
         return tool
-    reason = "filtered" if commands else "depth-limited"
+    reason: OmittedReason = "filtered" if commands else "depth-limited"
     assumption = tool.omitted.safety_assumption if tool.omitted else "unknown"
     return msgspec.structs.replace(
         selected,

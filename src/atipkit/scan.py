@@ -201,7 +201,7 @@ def scan(
     dirs: Sequence[str] | None = None,
     *,
     only: Iterable[str] | None = None,
-    skip: Iterable[str] | None = None,
+    skip: Iterable[str] | DenyList | None = None,
     registry: LocalRegistry | None = None,
     jobs: int = 8,
     timeout: float = DEFAULT_TIMEOUT,

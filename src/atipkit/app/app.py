@@ -264,7 +264,7 @@ class App(Group):
 
     def main(self, args: Sequence[str] | None = None, *, prog_name: str | None = None) -> int:
         """Run the command line `args` (default: `sys.argv[1:]`); the exit status."""
-        return self.click_group.main(  # type: ignore[no-any-return]
+        return self.click_group.main(
             args=list(sys.argv[1:] if args is None else args),
             prog_name=prog_name or self.name,
             standalone_mode=False,
@@ -411,7 +411,7 @@ class _ClickGroup(click.Group):
                 extra.setdefault("default_map", app.config.default_map())
         return super().make_context(info_name, args, parent=parent, **extra)
 
-    def main(  # type: ignore[override]
+    def main(
         self,
         args: Sequence[str] | None = None,
         prog_name: str | None = None,

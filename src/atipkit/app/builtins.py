@@ -4,7 +4,7 @@ modules imported only then, so they cost an app nothing at startup."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import click
 
@@ -58,7 +58,7 @@ def _mcp(app: App) -> click.Group:
     )
     @_guard_options
     def serve(
-        transport: str,
+        transport: Literal["stdio", "http"],
         host: str,
         port: int,
         deferred: bool,

@@ -39,7 +39,8 @@ class AppCommand(click.Command):
         self.spec = spec
 
     def format_options(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
-        own, common = [], []
+        own: list[tuple[str, str]] = []
+        common: list[tuple[str, str]] = []
         help_option = self.get_help_option(ctx)  # named "help" or not, by Click's version
         for param in self.get_params(ctx):
             record = param.get_help_record(ctx)

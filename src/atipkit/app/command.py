@@ -196,9 +196,10 @@ class CommandSpec:
             declared = msgspec.convert(declared, Effects)
         if declared is not None:
             effects = _overlay(declared, effects)
-        stdin = "optional" if any(p.stdin for p in self.signature.params) else "none"
         interactive = Interactive(
-            stdin=stdin, prompts=bool(self.human_in_the_loop) or UNSET, tty=False
+            stdin="optional" if any(p.stdin for p in self.signature.params) else "none",
+            prompts=bool(self.human_in_the_loop) or UNSET,
+            tty=False,
         )
         if effects.interactive:
             interactive = effects.interactive
@@ -216,7 +217,7 @@ class CommandSpec:
         import shlex
 
         from atipkit.app.agent import offered_options
-        from atipkit.model import UNSET, Command
+        from atipkit.model import Command
 
         sig = self.signature
         examples = []
@@ -235,7 +236,7 @@ class CommandSpec:
                 *offered_options(self),
             ],
             effects=self.atip_effects(),
-            examples=examples or UNSET,
+            examples=examples,
             deprecated=self.deprecated,
             hidden=self.hidden,
             extensions={"x-atipkit": extension} if extension else {},

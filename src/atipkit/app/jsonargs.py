@@ -52,9 +52,9 @@ def check_arguments(spec: CommandSpec, arguments: Any) -> None:
     details: dict[str, Any] = {"errors": [f"{where(e.instance_path)}: {e.message}" for e in errors]}
     if path and isinstance(path[0], str):
         details["param"] = path[0]
-        for param in spec.signature.params:
-            if param.name == path[0]:
-                details["expected"] = param.json_schema()
+        for declared in spec.signature.params:
+            if declared.name == path[0]:
+                details["expected"] = declared.json_schema()
     param = next((p for p in spec.signature.params if path and p.name == path[0]), None)
     if param is not None and param.is_json and len(path) > 1:
         # Inside a JSON-typed parameter: the data is malformed, as on the command line.

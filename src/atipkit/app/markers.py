@@ -78,8 +78,8 @@ class _Marker:
     def __eq__(self, other: object) -> bool:
         return (
             type(other) is type(self)
-            and self.flags == other.flags  # type: ignore[attr-defined]
-            and self._settings() == other._settings()  # type: ignore[attr-defined]
+            and self.flags == other.flags
+            and self._settings() == other._settings()
         )
 
     def __hash__(self) -> int:

@@ -243,7 +243,7 @@ def _records(result: Any) -> list[dict[str, Any]] | None:
     rows = [_as_mapping(r) for r in result]
     if not all(isinstance(r, dict) for r in rows):
         return None
-    return rows  # type: ignore[return-value]
+    return rows
 
 
 def _as_mapping(value: Any) -> Any:

@@ -271,4 +271,4 @@ def publish(
 def _upload(upload: Any) -> dict[str, Any]:
     import msgspec
 
-    return msgspec.to_builtins(upload)  # type: ignore[no-any-return]
+    return msgspec.to_builtins(upload)

@@ -30,6 +30,7 @@ from atipkit.errors import ErrorCode
 if TYPE_CHECKING:
     from atipkit.binding import Bound
     from atipkit.bridge.calls import ToolCall
+    from atipkit.bridge.compile import Provider
     from atipkit.execute.executor import Outcome
     from atipkit.model import Tool
     from atipkit.policy import Decision, Evidence
@@ -97,7 +98,7 @@ def run(
     rules = load_policy(policy)
     audit = audit_path(rules, audit)
     compiled = compile_tools(documents, provider)
-    [parsed] = parse_tool_calls(provider, response, compiled)[:1] or [None]
+    parsed = next(iter(parse_tool_calls(provider, response, compiled)), None)
     if parsed is None:
         raise DataFormatError("no tool call found in --call", details={"param": "call"})
     unanswered: list[ToolError] = []
@@ -219,7 +220,7 @@ def _raise_for(
     )
 
 
-def _as_response(text: str) -> tuple[str, Any]:
+def _as_response(text: str) -> tuple[Provider, Any]:
     """A single call in any provider's shape → (provider, a response holding it)."""
     from atipkit import _jsontext
     from atipkit.errors import DocumentError

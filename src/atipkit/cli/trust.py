@@ -76,7 +76,8 @@ def verify(
     invalid document or policy is exit 65.
     """
     from atipkit import paths
-    from atipkit.trust.levels import TrustLevel, verify_tool
+    from atipkit.policy import TrustLevel
+    from atipkit.trust.levels import verify_tool
     from atipkit.trust.material import Sources
 
     binary, document, evidence = _binary_and_metadata(tool, metadata)

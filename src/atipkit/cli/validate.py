@@ -75,7 +75,7 @@ def validate(
             suggestion="Name files, or directories that hold *.json documents.",
         )
     failed = [r for r in reports if not r.passed(strict=strict)]
-    report = {
+    report: dict[str, Any] = {
         "ok": not failed and not unreadable,
         "strict": strict,
         "files": [r.to_dict() for r in reports],

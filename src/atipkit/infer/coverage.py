@@ -236,9 +236,9 @@ def cover(
                 outcomes[target.path] = outcome
 
     for target, owner in aliases:
-        first = outcomes[owner.path]
+        owned = outcomes[owner.path]
         outcomes[target.path] = CoverageOutcome(
-            kind="alias", hash=target.hash, source=first.source, version=first.version
+            kind="alias", hash=target.hash, source=owned.source, version=owned.version
         )
         report.aliases.append(target.name)
 
@@ -508,7 +508,7 @@ class _Runner:
         from atipkit.model import to_dict
         from atipkit.validation import validate
 
-        assert tool.binary is not None
+        assert tool.binary  # UNSET is falsy, never None
         assert isinstance(tool.binary.hash, str)
         if self.deadline - time.monotonic() < MIN_START:
             return
@@ -540,7 +540,7 @@ class _Runner:
         nothing invalid is ever stored."""
         from atipkit.validation import validate
 
-        assert tool.binary is not None
+        assert tool.binary  # UNSET is falsy, never None
         assert isinstance(tool.binary.hash, str)
         text = dumps(tool)
         checked = validate(text)

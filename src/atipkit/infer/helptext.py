@@ -472,7 +472,7 @@ def _assemble(spellings: list[_Spelling], description: str, negatable: bool) -> 
             continue
         option = ParsedOption(flags=flags, description=description, negatable=negatable)
         first = next((s for s in group if s.metavar), None)
-        if first is not None:
+        if first is not None and first.metavar:  # always, once found: said for mypy
             option.metavar, option.optional_value = first.metavar, first.optional
             option.flags = _unglued(flags, first.metavar)
         out.append(option)
@@ -619,7 +619,8 @@ def usage_tokens(usage: str) -> list[str]:
     """A usage line's words, a bracketed group kept whole: `[--foo FOO]`, `[FILE]...`,
     `<path>...`, `[-t <branch>]`."""
     tokens: list[str] = []
-    depth, current = 0, []
+    depth = 0
+    current: list[str] = []
     for ch in usage:
         if ch in "[{<(":
             depth += 1

@@ -114,9 +114,9 @@ def merge(base: ParsedHelp, extra: ParsedHelp) -> None:
         if command.name not in listed:
             base.commands.append(command)
         else:
-            known = listed[command.name]
-            known.description = known.description or command.description
-            known.args = known.args or command.args
+            same = listed[command.name]
+            same.description = same.description or command.description
+            same.args = same.args or command.args
     base.description = extra.description or base.description  # a page's NAME line is curated
     base.prose = extra.prose or base.prose
     base.examples = base.examples or extra.examples
@@ -557,7 +557,7 @@ def _page_source(path: Path, hops: int = 3) -> str | None:
     text = raw.decode("utf-8", "replace")
     if ".so " not in text:
         return text
-    out = []
+    out: list[str] = []
     for line in text.split("\n"):
         if line.startswith(".so ") and hops:
             named = os.path.normpath(line[4:].strip())

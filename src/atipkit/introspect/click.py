@@ -201,7 +201,7 @@ def annotation_type(annotation: Any) -> tuple[AtipType, list[Any] | UnsetType]:
 
 
 def _type(param: Any) -> tuple[AtipType, list[Any] | UnsetType]:
-    ptype = getattr(param, "type", None)
+    ptype: Any = getattr(param, "type", None)
     kind = type(ptype).__name__
     if ptype is None and hasattr(param, "type_descriptor"):  # Typer 0.29+ (its own Click)
         if _kind(param) == "option" and param.is_flag and not param.count:
@@ -301,6 +301,5 @@ def tool_from_typer(app: Any, *, name: str, version: str, description: str | Non
     """A Typer app as an ATIP tool, through the Click command Typer builds."""
     import typer.main
 
-    return tool_from_click(
-        typer.main.get_command(app), name=name, version=version, description=description
-    )
+    command: Any = typer.main.get_command(app)  # Typer 0.29+: its own Click, the same shape
+    return tool_from_click(command, name=name, version=version, description=description)

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 def is_inferred(tool: Tool) -> bool:
     """Whether a shim says it was inferred (`trust.source`), not written by someone."""
-    return bool(tool.trust) and tool.trust.source == "inferred"
+    return bool(tool.trust and tool.trust.source == "inferred")
 
 
 def find_shim(
@@ -73,12 +73,12 @@ def for_name(tool: Tool, name: str, origins: dict[str, str] | None = None) -> To
         try:
             found = from_dict(own)
         except (AtipError, ValueError) as exc:
-            found, why = None, str(exc).split("\n")[0]
-        else:
-            same = found.binary is not None and tool.binary is not None
-            why = "" if same and found.binary.hash == tool.binary.hash else "another binary's"
-        if found is not None and not why:
-            return found
+            why = str(exc).split("\n")[0]
+        else:  # a document without a binary (UNSET, never None) is not of the same one
+            mine, theirs = found.binary, tool.binary
+            if mine and theirs and mine.hash == theirs.hash:
+                return found
+            why = "another binary's"
         if origins is not None:
             origins[f"rejected:_names.{name}"] = why
     return msgspec.structs.replace(tool, extensions=extensions)

@@ -289,7 +289,8 @@ class _Server:
 
     def loop(self) -> None:
         while True:
-            ready, _, _ = select.select([self.control, self.wakeup], [], [])
+            watched: list[socket.socket | int] = [self.control, self.wakeup]
+            ready, _, _ = select.select(watched, [], [])
             if self.wakeup in ready:
                 _drain(self.wakeup)
                 self._reap()
@@ -419,7 +420,7 @@ def _make_root(plan: dict) -> str:
 
 
 def _receive(link: socket.socket) -> tuple[bytes, list[int]]:
-    fds = []
+    fds: list[int] = []
     data, ancillary, _, _ = link.recvmsg(
         MAX_REQUEST, socket.CMSG_SPACE(8 * 4), socket.MSG_CMSG_CLOEXEC
     )
@@ -529,7 +530,7 @@ def _watch(link: socket.socket, pid: int) -> int | None:
         pidfd = None
     try:
         while True:
-            watched = [link] if pidfd is None else [link, pidfd]
+            watched: list[socket.socket | int] = [link] if pidfd is None else [link, pidfd]
             ready, _, _ = select.select(watched, [], [], 0.02 if pidfd is None else None)
             done, status = os.waitpid(pid, os.WNOHANG)
             if done:

@@ -168,9 +168,9 @@ def _overview(tools: Sequence[Tool], flat: list[FlatTool], chosen: set[str]) -> 
     much as any other, so the safety assumption counts them."""
     sent: dict[str, set[CommandPath]] = {}
     left_out: set[str] = set()
-    for tool in flat:
-        target = next(iter(tool.binding.targets.values()))
-        if tool.name in chosen:
+    for function in flat:
+        target = next(iter(function.binding.targets.values()))
+        if function.name in chosen:
             sent.setdefault(target.tool, set()).add(target.path)
         else:
             left_out.add(target.tool)

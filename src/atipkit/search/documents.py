@@ -17,7 +17,15 @@ from typing import Any
 
 import msgspec
 
-from atipkit.model import Command, CommandPath, Tool, iter_commands, walk_commands
+from atipkit.model import (
+    Argument,
+    Command,
+    CommandPath,
+    Option,
+    Tool,
+    iter_commands,
+    walk_commands,
+)
 from atipkit.search.terms import terms
 
 FIELDS = ("name", "description", "prose", "parameters", "examples", "patterns", "tool")
@@ -85,7 +93,8 @@ def _hidden(parent: bool, _key: str, command: Command) -> bool:
 
 def _parameter_text(command: Command) -> str:
     parts: list[str] = []
-    for spec in (*command.arguments, *command.options):
+    specs: list[Argument | Option] = [*command.arguments, *command.options]
+    for spec in specs:
         parts += (spec.name, spec.description or "")
         parts += (flag.lstrip("-") for flag in getattr(spec, "flags", ()))
         parts += (str(value) for value in spec.enum or ())

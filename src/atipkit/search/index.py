@@ -239,7 +239,7 @@ def _bm25f(documents: Sequence[CommandDoc]) -> _Postings:
     """Every (term, document) score of BM25F over `documents`' fields: one pass over
     their terms, then one over the distinct (term, document) pairs."""
     import math
-    from collections import Counter
+    from collections import Counter, defaultdict
 
     count = len(documents)
     weights = [FIELD_WEIGHTS[f] for f in FIELDS]
@@ -251,7 +251,7 @@ def _bm25f(documents: Sequence[CommandDoc]) -> _Postings:
     averages = [total / count or 1.0 for total in totals]
     found: dict[str, tuple[list[int], list[float]]] = {}
     for position, doc in enumerate(documents):
-        pseudo: Counter[str] = Counter()
+        pseudo: defaultdict[str, float] = defaultdict(float)
         for number, field in enumerate(doc.fields):
             if not field or not weights[number]:
                 continue
@@ -259,10 +259,10 @@ def _bm25f(documents: Sequence[CommandDoc]) -> _Postings:
             scale = weights[number] / (1 - b + b * len(field) / averages[number])
             for term, frequency in Counter(field).items():
                 pseudo[term] += frequency * scale
-        for term, frequency in pseudo.items():
+        for term, weight in pseudo.items():
             docs, values = found.setdefault(term, ([], []))
             docs.append(position)
-            values.append(frequency)
+            values.append(weight)
     vocabulary: dict[str, int] = {}
     indptr, indices, scores = array("q", [0]), array("i"), array("f")
     for term, (docs, values) in found.items():

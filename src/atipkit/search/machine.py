@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import time
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
@@ -86,10 +87,10 @@ def machine_index(
     directory = directory or index_dir()
     entries = registry.read().tools
     files = _Files(registry)
-    fingerprints: dict[str, list[object]] = _jsonable(  # type: ignore[assignment]
+    fingerprints: dict[str, list[object]] = _jsonable(
         {name: _fingerprint(files, name, entries[name]) for name in entries}
     )
-    layers = _jsonable(_layers(registry))
+    layers: list[object] = _jsonable(_layers(registry))
     state = [_FORMAT, fingerprints, layers, _jsonable([file_state(d) for d in files.missing])]
     saved = None if rebuild else _load(directory, state, len(entries))
     if saved is None:
@@ -138,7 +139,7 @@ def _update(
     state: object,
     entries: dict[str, Entry],
     fingerprints: dict[str, list[object]],
-    layers: object,
+    layers: list[object],
     *,
     save: bool = True,
 ) -> tuple[CommandIndex, IndexReport]:
@@ -276,6 +277,6 @@ def _layers(registry: LocalRegistry) -> list[object]:
     return layers
 
 
-def _jsonable(value: object) -> object:
+def _jsonable(value: object) -> Any:
     """`value` as it reads back from JSON (tuples become lists), for comparisons."""
     return msgspec.json.decode(msgspec.json.encode(value))

@@ -12,7 +12,7 @@ before it is returned.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from atipkit.bridge.flatten import FlatTool, ParamRef, Target, flatten
@@ -103,12 +103,12 @@ def _descriptor(
 
 
 def _spec(tool: Tool, command: Command, ref: ParamRef) -> Argument | Option:
-    pool = {
+    pools: dict[str, Sequence[Argument | Option]] = {
         "argument": command.arguments,
         "option": command.options,
         "global": tool.global_options,
-    }[ref.kind]
-    return next(p for p in pool if p.name == ref.name)
+    }
+    return next(p for p in pools[ref.kind] if p.name == ref.name)
 
 
 def _input(key: str, spec: Argument | Option, required: bool, enhanced: bool) -> dict[str, Any]:

@@ -110,7 +110,7 @@ def _import(document: Any, name: str | None, default: str | None, source: str | 
     _check_name(tool_name)
     commands = restored.commands
     for where, descriptor in plain:
-        key = descriptor.get("tool_id", descriptor.get("id"))
+        key: str = descriptor["tool_id"] if "tool_id" in descriptor else descriptor["id"]  # checked
         if key in commands:
             raise AtdfError(
                 [error("atdf.duplicate", f"{key!r} names two commands", json_path(where))],

@@ -176,7 +176,7 @@ def require_valid(
     """What atipkit writes must pass its schema before anyone sees it: `AtdfError` if
     not (a bug, or an `x-atdf` extension someone edited into something ATDF forbids)."""
     if name in ("basic", "enhanced"):
-        problems = check_descriptor(instance, where, name)  # type: ignore[arg-type]
+        problems = check_descriptor(instance, where, name)
     else:
         problems = check(instance, name, where)
     if problems:

@@ -22,7 +22,7 @@ from urllib.parse import unquote
 from atipkit import _jsontext
 from atipkit.bridge.names import numbered
 from atipkit.interop.mcp.errors import NotDescribable
-from atipkit.model import UNSET, Option
+from atipkit.model import UNSET, Option, UnsetType
 from atipkit.typetable import SCALARS, fits, json_schema
 
 MAX_DEPTH = _jsontext.MAX_DEPTH
@@ -214,7 +214,7 @@ def option(name: str, schema: dict[str, Any], required: bool, taken: set[str]) -
     if not isinstance(description, str):
         description = UNSET
         exact = exact and "description" not in schema
-    kept = UNSET
+    kept: dict[str, Any] | UnsetType = UNSET
     if not exact:
         kept = {k: v for k, v in schema.items() if k != "description" or description is UNSET}
         if atip_type == "enum":  # a compile reads `schema` for strings, not for enums

@@ -18,7 +18,7 @@ import tempfile
 import threading
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import IO, TYPE_CHECKING, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TextIO, TypeVar, cast
 
 from atipkit.interop.mcp.describe import MAX_TOOLS, Listing
 from atipkit.interop.mcp.endpoint import Endpoint
@@ -179,7 +179,8 @@ async def _connect(endpoint: Endpoint, errlog: IO[str], timeout: float) -> Async
             env=endpoint.resolved_env() or None,
             cwd=endpoint.cwd,
         )
-        async with Client(stdio_client(params, errlog=errlog), cache=None, client_info=me) as c:
+        stderr = cast(TextIO, errlog)  # a text-mode TemporaryFile: a TextIOWrapper
+        async with Client(stdio_client(params, errlog=stderr), cache=None, client_info=me) as c:
             yield c
         return
     import httpx2

@@ -46,7 +46,7 @@ def to_atip(manifest: ToolManifest) -> Tool:
     x_tdp: dict[str, Any] = {"protocol_version": manifest.protocol_version}
     if manifest.generated_at:
         x_tdp["generated_at"] = manifest.generated_at
-    given = {"version": scenario.version, "base_url": scenario.base_url}
+    given: dict[str, Any] = {"version": scenario.version, "base_url": scenario.base_url}
     given = {k: v for k, v in given.items() if v}
     if scenario.extra:
         given["extra"] = scenario.extra

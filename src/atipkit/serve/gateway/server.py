@@ -288,8 +288,8 @@ class Gateway:
             arguments = {} if params.arguments is None else dict(params.arguments)
             return await gateway.call(ctx, params.name, arguments)
 
-        class _Server(Server):  # type: ignore[type-arg]
-            def create_initialization_options(self, notification_options=None, *a, **k):  # type: ignore[no-untyped-def]
+        class _Server(Server):
+            def create_initialization_options(self, notification_options=None, *a, **k):
                 # the handshake era's listChanged is claimed here, since the tool list
                 # follows the registry (streamable HTTP asks without options)
                 options = notification_options or NotificationOptions(tools_changed=True)
