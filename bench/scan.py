@@ -74,7 +74,7 @@ def one_cold(bin_dir: str, atip: int) -> None:
     with tempfile.TemporaryDirectory(prefix="atip-bench-") as tmp:
         isolate_env(Path(tmp))
         start = time.perf_counter()
-        from atipkit.scan import scan
+        from atipkit import scan
 
         report = scan([bin_dir], jobs=8)
         ms = (time.perf_counter() - start) * 1000
@@ -133,9 +133,9 @@ def main() -> None:
         make_executables(bin_dir, args.executables, args.atip)
         cold = cold_scans(bin_dir, args.atip, args.cold_runs, args.baseline)
         isolate_env(root)
+        from atipkit import scan
         from atipkit.registry.local import LocalRegistry
         from atipkit.resolve import resolve_tool
-        from atipkit.scan import scan
 
         first = scan([str(bin_dir)], jobs=8)
         assert len(first.found) == args.atip, first.found

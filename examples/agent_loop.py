@@ -17,16 +17,19 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-import atipkit
-from atipkit.bridge import (
-    Compiler,
+from atipkit import (
+    Decision,
+    Executor,
+    Outcome,
+    Policy,
+    Tool,
     ToolCall,
+    compile_tools,
     parse_tool_calls,
+    resolve_tool,
     safety_prompt,
     tool_result_messages,
 )
-from atipkit.execute import Executor, Outcome
-from atipkit.policy import Decision, Policy
 
 SYSTEM = (
     "You operate command-line tools for the user. Prefer read-only commands; explain what you did."
@@ -38,14 +41,14 @@ def run_agent(
     *,
     provider: str,
     client: Any,
-    tools: list[atipkit.Tool],
+    tools: list[Tool],
     executor: Executor,
     model: str,
     max_turns: int = 8,
     on_outcome: Callable[[Outcome], None] | None = None,
 ) -> str:
     """Run `task` to the model's final answer; returns that answer."""
-    compiled = Compiler(tools).compile("anthropic" if provider == "anthropic" else "openai")
+    compiled = compile_tools(tools, "anthropic" if provider == "anthropic" else "openai")
     system = "\n\n".join(p for p in (SYSTEM, safety_prompt(compiled.flat)) if p)
     messages: list[dict[str, Any]] = [{"role": "user", "content": task}]
     if provider != "anthropic":
@@ -113,7 +116,7 @@ def main() -> None:
 
     tools, executables = [], {}
     for name in args.tool:
-        resolved = atipkit.resolve_tool(name)
+        resolved = resolve_tool(name)
         tools.append(resolved.tool)
         if resolved.path:
             executables[resolved.tool.name] = resolved.path

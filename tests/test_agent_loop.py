@@ -3,6 +3,7 @@ own response types carry them, and the requests the loop sends are checked."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 from typing import Any
 
@@ -163,3 +164,15 @@ def test_the_agent_loop_runs_tools_under_the_policy(notes, provider):  # noqa: F
         tail = second["messages"][-2:]
         assert [m["tool_call_id"] for m in tail] == ["call_1", "call_2"]
         assert tail[1]["content"].startswith("denied by policy")
+
+
+def test_the_agent_loop_imports_from_atipkit_alone():
+    """An agent builder's one import: no name from a subpackage of atipkit."""
+    tree = ast.parse((EXAMPLES / "agent_loop.py").read_text())
+    modules = {node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)} | {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    assert {m for m in modules if m and m.startswith("atipkit")} == {"atipkit"}

@@ -15,10 +15,10 @@ import pytest
 from click.testing import CliRunner
 
 import atipkit
+from atipkit import scan
 from atipkit.cli import cli
 from atipkit.registry.local import LocalRegistry
 from atipkit.resolve import NoMetadata, ToolNotFound, resolve_tool
-from atipkit.scan import scan
 from atipkit.trust.digest import sha256_file
 from tests.helpers import EXAMPLES, atip, envelope_of, minimal
 

@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
+from atipkit import scan
 from atipkit.infer import manpage
 from atipkit.infer.generate import generate_shim
 from atipkit.infer.manpage import ManPages, package_roots, read_man_file
-from atipkit.scan import scan
 from tests.helpers import directories_listed
 from tests.test_scan_infer import isolate, logging_script, runs_of, shim_of
 

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from atipkit import scan
 from atipkit.infer import coverage, manpage
 from atipkit.infer.coverage import infer_shim
 from atipkit.infer.generate import Budget, generate_shim
@@ -32,7 +33,6 @@ from atipkit.model import from_dict
 from atipkit.registry.local import LocalRegistry
 from atipkit.registry.shims import for_name
 from atipkit.resolve import load_recorded, resolve_tool
-from atipkit.scan import scan
 from atipkit.trust.digest import sha256_file
 from tests.helpers import directories_listed
 from tests.test_scan_infer import isolate, logging_script, man_page, runs_of, shim_of

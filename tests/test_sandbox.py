@@ -592,7 +592,7 @@ def test_a_tool_whose_examination_raises_is_its_failure_and_is_probed_again(
     validator raise RecursionError, before documents were bounded): that tool's
     failure, kind `error`, and the scan goes on; not cached, so the next scan looks
     again, where a tool's own failure is kept."""
-    from atipkit import scan as scanning
+    from atipkit import _scan as scanning
 
     bin_dir = tmp_path / "bin"
     for name in ("a-good", "c-good"):

@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 import atipkit
+from atipkit import scan
 from atipkit.cli.discover import _scan_text
 from atipkit.deny import DEFAULT_SKIP, DenyList, configured
 from atipkit.infer.coverage import infer_shim
@@ -31,7 +32,6 @@ from atipkit.infer.manpage import ManPages, manpath, page_version, read_man_file
 from atipkit.probe import probe
 from atipkit.registry.local import LocalRegistry
 from atipkit.resolve import resolve_tool
-from atipkit.scan import scan
 from atipkit.trust.digest import sha256_file
 
 HELP = """Usage: {name} [OPTIONS] FILE
@@ -630,10 +630,10 @@ def test_the_version_comes_from_the_package_a_page_names():
 
 
 def test_a_plain_scan_imports_no_reader_of_help_or_pages():
-    """`atipkit.scan` imports `infer.coverage` for its types; the help and page readers
+    """`atipkit._scan` imports `infer.coverage` for its types; the help and page readers
     (and gzip) load only when something is inferred."""
     code = (
-        "import sys, atipkit.scan\n"
+        "import sys, atipkit._scan\n"
         "print(sorted(m for m in ('atipkit.infer.helptext', 'atipkit.infer.manpage', 'gzip')"
         " if m in sys.modules))"
     )
@@ -643,7 +643,7 @@ def test_a_plain_scan_imports_no_reader_of_help_or_pages():
 
 
 def test_the_budget_bounds_the_probe_pass_too_and_what_it_finished_is_kept(tmp_path, env):
-    from atipkit.scan import BUDGET_MARGIN
+    from atipkit._scan import BUDGET_MARGIN
 
     bin_dir = tmp_path / "bin"
     for name in ("a-page", "b-page"):  # probed first: PATH order is by name

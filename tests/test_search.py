@@ -22,10 +22,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import atipkit
+from atipkit import scan
 from atipkit.bridge import compile_tools
 from atipkit.registry.local import LocalRegistry
 from atipkit.resolve import resolve_tool
-from atipkit.scan import scan
 from atipkit.search import CommandIndex, terms
 from atipkit.search.index import DamagedIndex, _checksum
 from atipkit.search.machine import index_dir, machine_index

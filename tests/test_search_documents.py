@@ -15,6 +15,7 @@ import time
 import msgspec
 import pytest
 
+from atipkit import scan
 from atipkit.bridge.compile import PROVIDERS, compile_tools
 from atipkit.infer.generate import Budget, shim_from_page, subpages_of
 from atipkit.infer.helptext import parse_help
@@ -22,7 +23,6 @@ from atipkit.infer.manpage import ManPages
 from atipkit.infer.prose import MAX_PROSE, opening
 from atipkit.model import Tool, dumps
 from atipkit.registry.local import LocalRegistry
-from atipkit.scan import scan
 from atipkit.search import index as search_index
 from atipkit.search.documents import command_documents, prose_of
 from atipkit.search.index import CommandIndex

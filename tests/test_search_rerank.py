@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 import atipkit
-from atipkit.scan import scan
+from atipkit import scan
 from atipkit.search import CommandIndex, embed, rerank
 from atipkit.search.documents import command_documents
 from atipkit.search.machine import index_dir, machine_index

@@ -27,106 +27,37 @@ from typing import TYPE_CHECKING
 from atipkit._exports import lazy_exports
 
 if TYPE_CHECKING:
-    from atipkit.app.annotations import (
-        Annotation,
-        ClosedWorld,
-        Destructive,
-        Idempotent,
-        OpenWorld,
-        ReadOnly,
-    )
-    from atipkit.app.app import App, Group
-    from atipkit.app.context import Context
-    from atipkit.app.errors import (
-        AuthError,
-        ConflictError,
-        DataFormatError,
-        DefinitionError,
-        DependencyError,
-        ErrorCategory,
-        ExitCode,
-        HumanHandoff,
-        InputError,
-        InternalError,
-        NotFoundError,
-        PermissionDeniedError,
-        StateError,
-        Suggestion,
-        TemporaryError,
-        TimeoutExpired,
-        ToolError,
-    )
-    from atipkit.app.inputs import StdinOr, StdoutOr
-    from atipkit.app.markers import Argument, Option
-    from atipkit.app.output import Document
-
-_EXPORTS = {
-    "atipkit.app.annotations": [
-        "Annotation",
-        "ClosedWorld",
-        "Destructive",
-        "Idempotent",
-        "OpenWorld",
-        "ReadOnly",
-    ],
-    "atipkit.app.app": ["App", "Group"],
-    "atipkit.app.context": ["Context"],
-    "atipkit.app.errors": [
-        "AuthError",
-        "DefinitionError",
-        "ConflictError",
-        "DataFormatError",
-        "DependencyError",
-        "ErrorCategory",
-        "ExitCode",
-        "HumanHandoff",
-        "InputError",
-        "InternalError",
-        "NotFoundError",
-        "PermissionDeniedError",
-        "StateError",
-        "Suggestion",
-        "TemporaryError",
-        "TimeoutExpired",
-        "ToolError",
-    ],
-    "atipkit.app.inputs": ["StdinOr", "StdoutOr"],
-    "atipkit.app.markers": ["Argument", "Option"],
-    "atipkit.app.output": ["Document"],
-}
-__all__ = [
-    "Annotation",
-    "App",
-    "Argument",
-    "AuthError",
-    "ClosedWorld",
-    "ConflictError",
-    "Context",
-    "DataFormatError",
-    "DefinitionError",
-    "DependencyError",
-    "Destructive",
-    "Document",
-    "ErrorCategory",
-    "ExitCode",
-    "Group",
-    "HumanHandoff",
-    "Idempotent",
-    "InputError",
-    "InternalError",
-    "NotFoundError",
-    "OpenWorld",
-    "Option",
-    "PermissionDeniedError",
-    "ReadOnly",
-    "StateError",
-    "StdinOr",
-    "StdoutOr",
-    "Suggestion",
-    "TemporaryError",
-    "TimeoutExpired",
-    "ToolError",
-]
+    from atipkit.app.annotations import Annotation as Annotation
+    from atipkit.app.annotations import ClosedWorld as ClosedWorld
+    from atipkit.app.annotations import Destructive as Destructive
+    from atipkit.app.annotations import Idempotent as Idempotent
+    from atipkit.app.annotations import OpenWorld as OpenWorld
+    from atipkit.app.annotations import ReadOnly as ReadOnly
+    from atipkit.app.app import App as App
+    from atipkit.app.app import Group as Group
+    from atipkit.app.context import Context as Context
+    from atipkit.app.errors import AuthError as AuthError
+    from atipkit.app.errors import ConflictError as ConflictError
+    from atipkit.app.errors import DataFormatError as DataFormatError
+    from atipkit.app.errors import DefinitionError as DefinitionError
+    from atipkit.app.errors import DependencyError as DependencyError
+    from atipkit.app.errors import ErrorCategory as ErrorCategory
+    from atipkit.app.errors import ExitCode as ExitCode
+    from atipkit.app.errors import HumanHandoff as HumanHandoff
+    from atipkit.app.errors import InputError as InputError
+    from atipkit.app.errors import InternalError as InternalError
+    from atipkit.app.errors import NotFoundError as NotFoundError
+    from atipkit.app.errors import PermissionDeniedError as PermissionDeniedError
+    from atipkit.app.errors import StateError as StateError
+    from atipkit.app.errors import Suggestion as Suggestion
+    from atipkit.app.errors import TemporaryError as TemporaryError
+    from atipkit.app.errors import TimeoutExpired as TimeoutExpired
+    from atipkit.app.errors import ToolError as ToolError
+    from atipkit.app.inputs import StdinOr as StdinOr
+    from atipkit.app.inputs import StdoutOr as StdoutOr
+    from atipkit.app.markers import Argument as Argument
+    from atipkit.app.markers import Option as Option
+    from atipkit.app.output import Document as Document
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

@@ -166,12 +166,12 @@ def scan(
 
     import msgspec
 
+    from atipkit._scan import DEFAULT_INFER_BUDGET
+    from atipkit._scan import scan as scan_dirs
     from atipkit.app import InputError
     from atipkit.deny import configured
     from atipkit.registry.local import RegistryError
     from atipkit.sandbox import SandboxWarning
-    from atipkit.scan import DEFAULT_INFER_BUDGET
-    from atipkit.scan import scan as scan_dirs
 
     if budget is not None and not infer:
         raise InputError(

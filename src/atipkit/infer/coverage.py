@@ -2,7 +2,7 @@
 
 On a machine where no tool speaks ATIP, search is only as good as the registry's
 coverage: every executable on PATH should be described, if only roughly. After the
-probe pass of `atipkit.scan`, each executable with neither native metadata nor a shim
+probe pass of `atipkit.scan()`, each executable with neither native metadata nor a shim
 gets an inferred shim, stored content-addressed at the registry's `shim_path(hash)` —
 where `resolve_tool` finds it — once per binary hash.
 

@@ -13,43 +13,19 @@ from typing import TYPE_CHECKING
 from atipkit._exports import lazy_exports
 
 if TYPE_CHECKING:
-    from atipkit.registry.config import (
-        RegistryConfigError,
-        RegistrySettings,
-        RemoteRegistry,
-        Settings,
-        load_settings,
-    )
-    from atipkit.registry.local import Entry, LocalRegistry, RegistryError, RegistryFile
-    from atipkit.registry.remote import Attempt, Lookup, RemoteRegistries, lookup_shim
-
-_EXPORTS = {
-    "atipkit.registry.config": [
-        "RegistryConfigError",
-        "RemoteRegistry",
-        "RegistrySettings",
-        "Settings",
-        "load_settings",
-    ],
-    "atipkit.registry.local": ["Entry", "LocalRegistry", "RegistryError", "RegistryFile"],
-    "atipkit.registry.remote": ["Attempt", "Lookup", "RemoteRegistries", "lookup_shim"],
-}
-
-__all__ = [
-    "Attempt",
-    "Entry",
-    "LocalRegistry",
-    "Lookup",
-    "RegistryConfigError",
-    "RegistryError",
-    "RegistryFile",
-    "RegistrySettings",
-    "RemoteRegistries",
-    "RemoteRegistry",
-    "Settings",
-    "load_settings",
-    "lookup_shim",
-]
+    from atipkit.registry.config import RegistryConfigError as RegistryConfigError
+    from atipkit.registry.config import RegistrySettings as RegistrySettings
+    from atipkit.registry.config import RemoteRegistry as RemoteRegistry
+    from atipkit.registry.config import Settings as Settings
+    from atipkit.registry.config import load_settings as load_settings
+    from atipkit.registry.local import Entry as Entry
+    from atipkit.registry.local import LocalRegistry as LocalRegistry
+    from atipkit.registry.local import RegistryError as RegistryError
+    from atipkit.registry.local import RegistryFile as RegistryFile
+    from atipkit.registry.remote import Attempt as Attempt
+    from atipkit.registry.remote import Lookup as Lookup
+    from atipkit.registry.remote import RemoteRegistries as RemoteRegistries
+    from atipkit.registry.remote import lookup_shim as lookup_shim
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS, __all__)
+__getattr__, __dir__ = lazy_exports(__name__, __file__)

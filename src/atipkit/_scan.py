@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 import msgspec
 
@@ -669,6 +669,5 @@ def _write_cache(path: Path, verdicts: dict[str, _Seen]) -> None:
             write_atomic(path, msgspec.json.encode(cache))
 
 
-def discover(**kwargs: Any) -> ScanReport:
-    """Scan PATH for ATIP tools and record them in the local registry (see `scan`)."""
-    return scan(**kwargs)
+discover = scan
+"""`scan` under the name the README used first: the same function, its signature whole."""
