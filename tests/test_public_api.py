@@ -15,7 +15,14 @@ import pytest
 import atipkit
 from atipkit._exports import declared_exports
 
-LAZY = ["atipkit", "atipkit.app", "atipkit.registry"]
+LAZY = [
+    "atipkit",
+    "atipkit.app",
+    "atipkit.infer",
+    "atipkit.introspect",
+    "atipkit.registry",
+    "atipkit.trust",
+]
 """The packages whose exports load on first use."""
 
 

@@ -222,7 +222,16 @@ def _declares_all(path: Path) -> bool:
 
 
 def api_page(module: str) -> str:
-    return f"# `{module}`\n\n::: {module}\n"
+    """The page of `module`; a package whose names load lazily lists them for griffe,
+    which reads no `__all__` there (its TYPE_CHECKING exports: `atipkit._exports`)."""
+    page = f"# `{module}`\n\n::: {module}\n"
+    init = SRC.joinpath(*module.split("."), "__init__.py")
+    if "= lazy_exports(__name__, __file__" in init.read_text("utf-8"):
+        from atipkit._exports import declared_exports
+
+        names = sorted(declared_exports(init.read_text("utf-8"), str(init)))
+        page += "    options:\n      members:\n" + "".join(f"        - {n}\n" for n in names)
+    return page
 
 
 def api_uri(module: str) -> str:

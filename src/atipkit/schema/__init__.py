@@ -22,6 +22,19 @@ from typing import Any, Literal
 from atipkit._jsontext import json_type
 from atipkit.problems import PathPart, Problem, error, json_path
 
+__all__ = [
+    "METADATA_SCHEMA_ID",
+    "SCHEMA_FILES",
+    "Kind",
+    "check",
+    "document_kind",
+    "first_line",
+    "load_schema",
+    "parameter_validator",
+    "pattern_validator",
+    "schema_text",
+]
+
 Kind = Literal["metadata", "shim"]
 
 SCHEMA_FILES: dict[Kind, str] = {

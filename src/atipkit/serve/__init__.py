@@ -18,6 +18,8 @@ from typing import Any
 
 from atipkit.errors import AtipError
 
+__all__ = ["INSTALL_HINT", "ServeError", "json_error", "listen", "require_extra", "run", "url"]
+
 INSTALL_HINT = "pip install 'atipkit[serve]'"
 
 
