@@ -79,7 +79,7 @@ class _Replayed(ToolError):
             result=result,
         )
         self._dict = error
-        self.exit_code = int(error.get("exit_code", 70))  # type: ignore[misc]
+        self.exit_code = int(error.get("exit_code", 70))  # type: ignore[misc]  # ClassVar: a replay keeps its own
 
     def to_dict(self) -> dict[str, Any]:
         return self._dict

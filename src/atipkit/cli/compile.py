@@ -192,4 +192,4 @@ def _select(tool: Tool, name: str, wanted: list[str] | None, depth: int | None) 
 def _jsonable(path: object) -> object:
     if isinstance(path, dict):
         return {action: " ".join(p) for action, p in path.items()}
-    return " ".join(path)  # type: ignore[arg-type]
+    return " ".join(path)  # type: ignore[arg-type]  # a command path

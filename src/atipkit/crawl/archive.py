@@ -58,7 +58,7 @@ def detect(path: str | os.PathLike[str]) -> Kind:
                     inner_head = inner.read(512)
             except (OSError, EOFError, lzma.LZMAError) as exc:
                 raise ArchiveError(f"damaged {kind} data: {exc}") from None
-            return "tar" if inner_head[257:262] == b"ustar" else kind  # type: ignore[return-value]
+            return "tar" if inner_head[257:262] == b"ustar" else kind  # type: ignore[return-value]  # kind: a compression
     if head.startswith(b"(\xb5/\xfd"):
         raise ArchiveError("zstd-compressed archives are not supported")
     return "raw"

@@ -394,7 +394,7 @@ def _take(
         for flag in opt.flags:
             if word == flag:
                 if opt.type == "boolean" and not opt.variadic:
-                    values[ParamRef(kind, opt.name)] = True  # type: ignore[arg-type]
+                    values[ParamRef(kind, opt.name)] = True  # type: ignore[arg-type]  # kind: argument/option/global
                     return i + 1
                 if i + 1 >= len(words):
                     raise UnknownCommandLine(f"{flag} needs a value")
@@ -405,7 +405,7 @@ def _take(
                 text, nxt = word[2:], i + 1
             else:
                 continue
-            ref = ParamRef(kind, opt.name)  # type: ignore[arg-type]
+            ref = ParamRef(kind, opt.name)  # type: ignore[arg-type]  # kind: argument/option/global
             value = _value(opt, text, convert)
             if opt.variadic or opt.type == "array":  # `--tag a --tag b`, as build_argv writes
                 values.setdefault(ref, []).append(value)

@@ -591,7 +591,7 @@ def _option(parsed: Any) -> Option:
     return Option(
         name=parsed.name,
         flags=parsed.flags,
-        type=atip_type,  # type: ignore[arg-type]
+        type=atip_type,  # type: ignore[arg-type]  # from the type table
         description=_short(parsed.description) or UNSET,
         enum=values or UNSET,
         default=default,
@@ -602,7 +602,7 @@ def _argument(parsed: Any) -> Argument:
     atip_type, values = argument_type(parsed)
     return Argument(
         name=parsed.name,
-        type=atip_type,  # type: ignore[arg-type]
+        type=atip_type,  # type: ignore[arg-type]  # from the type table
         enum=values or UNSET,
         description=_short(parsed.description) or parsed.name,
         required=parsed.required,

@@ -424,7 +424,7 @@ class RemoteRegistries:
             for signer in signers if bundle is not None else ():
                 result = signatures.sigstore_verify(
                     data,
-                    bundle,  # type: ignore[arg-type]
+                    bundle,  # type: ignore[arg-type]  # not None in this loop
                     identity=signer.identity,
                     issuer=signer.issuer,
                     trusted_root=registry.trusted_root,

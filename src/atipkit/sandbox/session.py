@@ -494,7 +494,7 @@ class _Sessions:
         if decided is not None:
             return _Session(decided, mounts)
         order: tuple[Isolation, ...] = (
-            MODES if requested == "auto" else (requested, "none")  # type: ignore[assignment]
+            MODES if requested == "auto" else (requested, "none")  # type: ignore[assignment]  # not auto: one Isolation
         )
         reasons = []
         for mode in dict.fromkeys(order):

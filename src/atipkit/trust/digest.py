@@ -48,7 +48,7 @@ def parse_checksum(value: str) -> tuple[Algorithm, str]:
     if not _CHECKSUM.match(value):
         raise BadHash(f"not a checksum ('sha256:' or 'sha512:' + lowercase hex): {value[:80]!r}")
     algorithm, hex_digits = value.split(":", 1)
-    return algorithm, hex_digits  # type: ignore[return-value]
+    return algorithm, hex_digits  # type: ignore[return-value]  # the pattern: sha256/sha512
 
 
 def hash_file(path: str | os.PathLike[str], algorithm: Algorithm = "sha256") -> str:

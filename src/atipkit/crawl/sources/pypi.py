@@ -168,7 +168,7 @@ def fetch(
 
 def _console_scripts(root: Path) -> set[str]:
     parser = configparser.ConfigParser(delimiters=("=",), interpolation=None)
-    parser.optionxform = str  # type: ignore[assignment,method-assign]
+    parser.optionxform = str  # type: ignore[assignment,method-assign]  # keys keep their case
     for path in root.glob("*.dist-info/entry_points.txt"):
         try:
             parser.read_string(path.read_text("utf-8"))

@@ -120,7 +120,7 @@ class Endpoint(msgspec.Struct, frozen=True, kw_only=True):
                 headers = data.get("headers", {})
                 if not isinstance(headers, dict):
                     raise BadExtension(f"{path}.headers", "expected an object of strings")
-                return cls.http(data.get("url"), headers=headers)  # type: ignore[arg-type]
+                return cls.http(data.get("url"), headers=headers)  # type: ignore[arg-type]  # a bad url: http() refuses it
         except BadExtension:
             raise
         except ValueError as exc:  # what `stdio` and `http` refuse

@@ -87,7 +87,7 @@ def _command(tool: ToolDefinition) -> dict[str, Any]:
     stated = isinstance(atip, dict) and isinstance(atip.get("effects"), dict)
     description = tool.description
     if stated:
-        effects = atip_effects(atip["effects"], ["x-atip", "effects"])  # type: ignore[index]
+        effects = atip_effects(atip["effects"], ["x-atip", "effects"])  # type: ignore[index]  # `stated`: a dict
         tail = suffix(effects)
         if tail and description.endswith(tail):  # the bridge's suffix: compiling adds it again
             description = description[: -len(tail)].rstrip()
