@@ -126,6 +126,7 @@ def main() -> None:
         executables=executables,
         confirm=(lambda *_: True) if args.yes else ask_on_terminal,
     )
+    client: Any  # the provider's SDK client: run_agent calls what both have
     if args.provider == "anthropic":
         import anthropic
 
