@@ -106,7 +106,7 @@ def atip_option(flag: click.Option) -> Option:
     return Option(
         name=dest,
         flags=list(flag.opts),
-        type=atip_type,  # type: ignore[arg-type]
+        type=atip_type,  # type: ignore[arg-type]  # from the type table
         description=flag.help or UNSET,
         enum=[str(c) for c in choices] if choices else UNSET,
         default=default,
