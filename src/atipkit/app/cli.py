@@ -188,7 +188,7 @@ def usage_error(exc: click.ClickException) -> ToolError:
             suggestion = "Run with --help to see the options."
         code = ErrorCode.USAGE
     elif getattr(exc, "command_name", None):  # no such command: UnknownCommand, Click's own
-        details["command"] = exc.command_name  # type: ignore[attr-defined]
+        details["command"] = exc.command_name  # type: ignore[attr-defined]  # getattr: it has one
         close = list(getattr(exc, "possibilities", None) or ())
         message = exc.message
         where = ctx.command_path if ctx is not None else ""
