@@ -80,7 +80,7 @@ def fits(value: Any, atip_type: str) -> bool:
     (a boolean is no number, an integer is one; `enum` and the path types are strings)."""
     if atip_type != "boolean" and isinstance(value, bool):
         return False
-    python = TYPES[atip_type].python  # type: ignore[index]
+    python = TYPES[atip_type].python  # type: ignore[index]  # an unknown type: KeyError
     if python is float:
         return isinstance(value, int | float)
     return isinstance(value, python)

@@ -23,7 +23,7 @@ from atipkit import _jsontext
 from atipkit.bridge.names import numbered
 from atipkit.interop.mcp.errors import NotDescribable
 from atipkit.model import UNSET, Option, UnsetType
-from atipkit.typetable import SCALARS, fits, json_schema
+from atipkit.typetable import SCALARS, AtipType, fits, json_schema
 
 MAX_DEPTH = _jsontext.MAX_DEPTH
 """How deep a property's schema may nest (after inlining), in schemas: the limit of all
@@ -254,7 +254,7 @@ def _nearest(schema: dict[str, Any]) -> tuple[Any, list[Any] | None]:
     return "string", None
 
 
-def _rendered(atip_type: str, enum: list[Any] | None) -> dict[str, Any]:
+def _rendered(atip_type: AtipType, enum: list[Any] | None) -> dict[str, Any]:
     """What a compile writes for a plain option of this type (`atipkit.bridge.params`),
     without its description and default: a property saying exactly this needs no
     `schema`."""
