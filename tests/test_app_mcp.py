@@ -25,7 +25,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
-from atipkit.app.mcp import FLAGS_META_KEY, Catalog, tool_definitions
+from atipkit.app.mcp import FLAGS_META_KEY, AppCatalog, tool_definitions
 from atipkit.app.output import encode
 from atipkit.app.schema import hints
 from atipkit.search import words
@@ -122,7 +122,7 @@ def test_names_are_unique_and_short_whatever_the_paths():
     assert names[1].startswith("a_b_")
     assert len(set(names)) == 3
     assert all(MCP_NAME.match(n) and len(n) <= 64 for n in names)
-    catalog = Catalog(app)
+    catalog = AppCatalog(app)
     assert [catalog.by_name[n].path for n in names] == [s.path for s in app.walk()]
 
 
@@ -138,7 +138,7 @@ def test_export_prints_what_tools_list_answers():
 
 
 def test_search_ranks_by_shared_words_deterministically():
-    catalog = Catalog(mcp_app.app)
+    catalog = AppCatalog(mcp_app.app)
     assert words("ignoreCase tag-add NOTES glass") == [
         "ignore",
         "case",

@@ -765,14 +765,14 @@ def test_the_gateway_searches_its_catalog_with_the_same_index(machine):
 
 def test_gateway_hits_are_named_through_the_compile_bindings():
     """Names that collide and get a hash suffix come out as the catalog's MCP names."""
-    from atipkit.serve.gateway import Catalog, Loaded
+    from atipkit.serve.gateway import GatewayCatalog, Loaded
 
     tools = [
         tool("my.tool", {"run": {"description": "Start the engine"}}),
         tool("my_tool", {"run": {"description": "Start the engine"}}),
         tool("t", {"secret": {"description": "Start the engine", "hidden": True}}),
     ]
-    catalog = Catalog(Loaded(tools, {}, []))
+    catalog = GatewayCatalog(Loaded(tools, {}, []))
     found = [hit["name"] for hit in catalog.search("engine")]
     assert sorted(found) == sorted(catalog.names)
     assert "my_tool_run" in found

@@ -78,6 +78,7 @@ __all__ = [
     "RUN_TOOL",
     "SCHEMA_TOOL",
     "SEARCH_TOOL",
+    "AppCatalog",
     "Catalog",
     "Reply",
     "serve",
@@ -93,7 +94,7 @@ Transport = Literal["stdio", "http"]
 
 def tool_definitions(app: App, *, deferred: bool = False) -> list[dict[str, Any]]:
     """The MCP `Tool` objects of `app`, as the JSON tools/list answers with."""
-    catalog = Catalog(app)
+    catalog = AppCatalog(app)
     found = catalog.deferred_definitions() if deferred else catalog.definitions()
     return copy.deepcopy(found)  # they share this module's schemas: the caller's to change
 
@@ -222,7 +223,7 @@ def settings_from(
 _FIELD_WEIGHTS = {"name": 3.0, "text": 2.0, "params": 1.0}
 
 
-class Catalog:
+class AppCatalog:
     """An app's commands as MCP tools: the name table both ways, the definitions, search,
     and calls. Built once a server; commands are fixed by then."""
 
@@ -447,13 +448,13 @@ def _with_options(flags: Any, options: Any) -> tuple[Any, str | None]:
 
 
 def build_server(app: App, *, deferred: bool = False) -> Server:
-    """The low-level MCP server of `app`, its definitions built (`Catalog.prepare`)."""
+    """The low-level MCP server of `app`, its definitions built (`AppCatalog.prepare`)."""
     import mcp.types as types
     from mcp.server.lowlevel import Server
 
     from atipkit.serve.mcp import unknown_tool
 
-    catalog = Catalog(app)
+    catalog = AppCatalog(app)
     catalog.prepare(search=deferred)
     definitions = catalog.deferred_definitions() if deferred else catalog.definitions()
     listing = types.ListToolsResult(tools=[types.Tool.model_validate(d) for d in definitions])
@@ -555,3 +556,7 @@ def _require_sdk() -> None:
             suggestion="pip install 'atipkit[mcp]'",
             details={"package": "mcp", "found": exc.found},
         ) from None
+
+
+Catalog = AppCatalog
+"""The name before 0.2, when the gateway had a `Catalog` too; kept for a release."""

@@ -39,7 +39,7 @@ transports are `atipkit.serve.mcp`'s.
 """
 
 from atipkit.serve.deferred import RUN_TOOL, SCHEMA_TOOL, SEARCH_TOOL
-from atipkit.serve.gateway.catalog import Catalog
+from atipkit.serve.gateway.catalog import GatewayCatalog
 from atipkit.serve.gateway.selection import (
     GatewayError,
     Loaded,
@@ -49,6 +49,10 @@ from atipkit.serve.gateway.selection import (
     load,
 )
 from atipkit.serve.gateway.server import INTERVAL, PAGE_SIZE, Gateway
+
+Catalog = GatewayCatalog
+"""Deprecated: `GatewayCatalog`'s name before 0.2 (the app framework had a `Catalog`
+too), kept until 0.3."""
 
 CALL_TOOL = "call_tool"
 """Deprecated: `RUN_TOOL`'s name before 0.2, still answered (not listed) until 0.3."""
@@ -62,6 +66,7 @@ __all__ = [
     "SEARCH_TOOL",
     "Catalog",
     "Gateway",
+    "GatewayCatalog",
     "GatewayError",
     "Loaded",
     "Selection",

@@ -24,7 +24,7 @@ RUN_INPUT = deferring.run_schema()
 """`run_tool`'s input here: a name and its arguments (calls take no flags)."""
 
 
-class Catalog:
+class GatewayCatalog:
     """The tools of one `Loaded`: their MCP definitions, the name table back to commands,
     search, and the executor that runs calls. Immutable once built: a change of the
     registry builds a new one, and calls in progress finish with the one they began in."""

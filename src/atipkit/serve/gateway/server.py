@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 from atipkit.errors import AtipError
 from atipkit.serve import deferred as deferring
 from atipkit.serve.deferred import RUN_TOOL, SCHEMA_TOOL, SEARCH_TOOL
-from atipkit.serve.gateway.catalog import RUN_INPUT, Ask, Catalog
+from atipkit.serve.gateway.catalog import RUN_INPUT, Ask, GatewayCatalog
 from atipkit.serve.gateway.selection import Loaded, Selection, fingerprint, load
 
 if TYPE_CHECKING:
@@ -49,7 +49,7 @@ class Gateway:
     """Confirm what the policy wants confirmed without asking (never what it denies)."""
     registry: LocalRegistry | None = None
     log: Callable[[str], None] = field(default=lambda line: print(line, file=sys.stderr))
-    catalog: Catalog = field(init=False)
+    catalog: GatewayCatalog = field(init=False)
     _seen: tuple[Any, ...] = field(init=False, default=())
     _sessions: dict[int, Any] = field(init=False, default_factory=dict)
     _bus: Any = field(init=False, default=None)
@@ -62,12 +62,12 @@ class Gateway:
         self._seen = fingerprint(self.selection, self.registry)
         self.catalog = self._build(loaded, 0)
 
-    def _build(self, loaded: Loaded, version: int, billable_used: int = 0) -> Catalog:
+    def _build(self, loaded: Loaded, version: int, billable_used: int = 0) -> GatewayCatalog:
         for line in loaded.skipped:
             self.log(f"skipped {line}")
         for line in loaded.renamed:
             self.log(f"warning: {line}")
-        catalog = Catalog(
+        catalog = GatewayCatalog(
             loaded,
             policy=self.policy,
             result_filter=self.result_filter,
@@ -142,7 +142,7 @@ class Gateway:
 
     # Answers --------------------------------------------------------------------------
 
-    def listing(self, catalog: Catalog, cursor: str | None) -> tuple[list[Any], str | None]:
+    def listing(self, catalog: GatewayCatalog, cursor: str | None) -> tuple[list[Any], str | None]:
         """One page of `catalog`'s tools (the SDK's `Tool`s), and the cursor of the next
         (None at the end)."""
         if self.deferred:
@@ -203,7 +203,7 @@ class Gateway:
         return await self._run(ctx, catalog, name, arguments)
 
     async def _deferred(
-        self, ctx: Any, catalog: Catalog, tool: str, arguments: dict[str, Any]
+        self, ctx: Any, catalog: GatewayCatalog, tool: str, arguments: dict[str, Any]
     ) -> CallToolResult:
         todo = deferring.handle(tool, arguments, catalog, RUN_INPUT)
         if isinstance(todo, deferring.Refusal):
@@ -214,7 +214,7 @@ class Gateway:
         return await self._run(ctx, catalog, todo.name, todo.arguments)
 
     async def _run(
-        self, ctx: Any, catalog: Catalog, name: str, arguments: dict[str, Any]
+        self, ctx: Any, catalog: GatewayCatalog, name: str, arguments: dict[str, Any]
     ) -> CallToolResult:
         import anyio
         import mcp.types as types
