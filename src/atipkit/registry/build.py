@@ -187,6 +187,10 @@ def load_extras(src: str | os.PathLike[str], url: str = "") -> tuple[Extras, lis
     return Extras(policy=policy, patterns=dict(sorted(patterns.items()))), problems
 
 
+_IN_DOC = "$.patterns"
+"""Where a pattern file's patterns stand in the document they are validated as."""
+
+
 def _read_patterns(
     root: Path, rel: str, into: dict[str, list[dict[str, Any]]]
 ) -> list[BuildFinding]:
@@ -215,8 +219,8 @@ def _read_patterns(
     report = validate(json.dumps(document).encode(), source=rel)
     if not report.ok:  # located in the file, not in the document made of it
         return [
-            BuildFinding(rel, msgspec.structs.replace(p, location="$" + p.location[10:]))
-            if p.location.startswith("$.patterns")
+            BuildFinding(rel, msgspec.structs.replace(p, location="$" + p.location[len(_IN_DOC) :]))
+            if p.location.startswith(_IN_DOC)
             else BuildFinding(rel, p)
             for p in report.errors
         ]

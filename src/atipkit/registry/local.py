@@ -140,11 +140,10 @@ def encode_index(index: RegistryFile) -> bytes:
     """registry.json as written: defaults left out, but every entry says its `source`,
     "native" included, because the RFC's own lookup reads `entry["source"]` (§4.3)."""
     data = msgspec.to_builtins(index)
+    order = Entry.__struct_encode_fields__  # path, hash, source, ...: the RFC's order
     for name, written in data.get("tools", {}).items():
-        path, rest = written.pop("path"), written.copy()
-        hash_ = {"hash": rest.pop("hash")} if "hash" in rest else {}
-        rest.pop("source", None)
-        data["tools"][name] = {"path": path, **hash_, "source": index.tools[name].source, **rest}
+        written["source"] = index.tools[name].source
+        data["tools"][name] = {key: written[key] for key in order if key in written}
     return msgspec.json.format(msgspec.json.encode(data))
 
 
