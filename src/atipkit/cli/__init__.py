@@ -59,6 +59,7 @@ COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("gateway", ("mcp",)),
     ("interop", ("import", "export")),
     ("crawl", ("crawl",)),
+    ("review", ("review",)),
     ("schema", ("schema",)),
     ("completion", ("completion",)),
 )

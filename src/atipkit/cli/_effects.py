@@ -141,6 +141,14 @@ def crawls() -> Effects:
     return _effects(write=True, network=True, subprocess=True, idempotent=True, reversible=True)
 
 
+def reviews() -> Effects:
+    """A command that decides on queued shims: it publishes or sets them aside, and
+    deletes their queue entries; a second run finds them gone."""
+    return _effects(
+        write=True, delete=True, network=False, subprocess=False, idempotent=False, reversible=False
+    )
+
+
 def resolving(*, stdin: StdinMode = "none") -> Effects:
     """What resolving a tool may do: probe it in the sandbox, record it in the registry,
     and ask the remote registries of registries.json for a shim (the network)."""

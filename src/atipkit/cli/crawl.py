@@ -111,6 +111,41 @@ def crawl(
             metavar="LINE",
         ),
     ] = (),
+    homebrew_api: Annotated[
+        str | None,
+        Option(
+            help="Homebrew's formula API for manifests that name none [env ATIP_HOMEBREW_API].",
+            envvar="ATIP_HOMEBREW_API",
+            metavar="URL",
+            pattern=_HTTP,
+        ),
+    ] = None,
+    scoop_bucket: Annotated[
+        str | None,
+        Option(
+            help="The Scoop bucket's manifest folder for manifests that name none "
+            "[env ATIP_SCOOP_BUCKET].",
+            envvar="ATIP_SCOOP_BUCKET",
+            metavar="URL",
+            pattern=_HTTP,
+        ),
+    ] = None,
+    chocolatey_feed: Annotated[
+        str | None,
+        Option(
+            help="Chocolatey OData feed for manifests that name none [env ATIP_CHOCOLATEY_FEED].",
+            envvar="ATIP_CHOCOLATEY_FEED",
+            metavar="URL",
+            pattern=_HTTP,
+        ),
+    ] = None,
+    review: Annotated[
+        bool,
+        Option(
+            help="Queue the shims generated for review (atip review) instead of writing "
+            "them to --out."
+        ),
+    ] = False,
     max_download: Annotated[
         int, Option(help="MiB one download may have.", metavar="MIB", min=1, max=1 << 16)
     ] = 256,
@@ -126,13 +161,14 @@ def crawl(
 ) -> dict[str, Any]:
     """Generate shims for the binaries that package sources publish.
 
-    For each tool manifest: ask its sources (apt, GitHub releases, PyPI, npm, URLs) what
-    they offer, download each platform's artifact, check its digest, hash the binary,
-    and write a shim (the template over what --help says) named by the hash. Known
-    binaries and unchanged artifacts are skipped; --check only asks what is new (the
-    sources are read, apt's lists kept in --work, nothing downloaded or written to
-    --out). The result is the report, one entry an artifact; progress lines are notes
-    for people on stderr. Exit status: 0 done; 40 some tool or platform failed (the
+    For each tool manifest: ask its sources (apt, GitHub releases, Homebrew, PyPI, npm,
+    Scoop, Chocolatey, URLs) what they offer, download each platform's artifact, check
+    its digest, hash the binary, and write a shim (the template over what --help says)
+    named by the hash; with --review, queue it for atip review instead. Known binaries
+    and unchanged artifacts are skipped; --check only asks what is new (the sources are
+    read, apt's lists kept in --work, nothing downloaded or written to --out). The
+    result is the report, one entry an artifact; progress lines are notes for people
+    on stderr. Exit status: 0 done; 40 some tool or platform failed (the
     others are done; the result is the report); 2 usage error; 10 no manifest for TOOL;
     65 a bad manifest (nothing is crawled).
     """
@@ -168,10 +204,14 @@ def crawl(
             pypi_index=pypi_index,
             npm_registry=npm_registry,
             apt_sources=tuple(apt_source) or _env_lines("ATIP_APT_SOURCES"),
+            homebrew_api=homebrew_api,
+            scoop_bucket=scoop_bucket,
+            chocolatey_feed=chocolatey_feed,
         ),
         platforms=frozenset(platform) or None,
         github_token=os.environ.get("GITHUB_TOKEN") or None,
         budget=budget,
+        review=review,
     )
     report = run_crawl(loaded, settings, lambda name, line: ctx.info(f"[{name}] {line}"))
     result = report.to_dict()

@@ -44,6 +44,12 @@ class IntegrityError(SourceError):
     """A download whose digest differs from the one its source published."""
 
 
+class UnusableArtifact(SourceError):
+    """An artifact that is what its source published, but whose binary is not the file
+    users run (brew rewrites a bottle's binaries when it pours them): its platform is
+    skipped with the reason, not failed, since no manifest change would help."""
+
+
 class ArchiveError(CrawlError):
     """An archive refused while extracting: `member` is the offending entry, if any."""
 

@@ -41,7 +41,7 @@ from atipkit.crawl.errors import (
 from atipkit.errors import DocumentError
 from atipkit.model import is_tool_name
 
-SOURCES = ("apt", "github", "npm", "pypi", "url")
+SOURCES = ("apt", "chocolatey", "github", "homebrew", "npm", "pypi", "scoop", "url")
 """The sources a manifest may name, each a module of `atipkit.crawl.sources`."""
 MAX_MANIFEST_BYTES = 1 << 20
 SUFFIXES = (".yaml", ".yml")
@@ -52,9 +52,13 @@ _NAMES = {  # what each source's registry allows; nothing that could read as an 
     ("npm", "package"): re.compile(r"(@[a-z0-9~-][a-z0-9._~-]*/)?[a-z0-9~-][a-z0-9._~-]*\Z"),
     ("pypi", "script"): re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*\Z"),
     ("npm", "bin"): re.compile(r"[A-Za-z0-9_@~][A-Za-z0-9._~-]*\Z"),
+    ("homebrew", "formula"): re.compile(r"[a-z0-9][a-z0-9+_.@-]*\Z"),
+    ("scoop", "app"): re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z"),
+    ("scoop", "bin"): re.compile(r"[A-Za-z0-9_][A-Za-z0-9._-]*\Z"),
+    ("chocolatey", "package"): re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*\Z"),
 }
 Fail = Callable[[str], CrawlManifestError]
-_KNOWN_ELSEWHERE = ("homebrew", "dnf", "chocolatey", "scoop")  # named by the RFC
+_KNOWN_ELSEWHERE = ("dnf",)  # named by the RFC
 
 
 class _Spec(msgspec.Struct, kw_only=True, frozen=True, forbid_unknown_fields=True):
@@ -101,6 +105,35 @@ class NpmSource(_Spec, frozen=True):
     registry: str | None = None
 
 
+class HomebrewSource(_Spec, frozen=True):
+    """A formula's bottles (formulae.brew.sh's JSON API, bottles from its `root_url`)."""
+
+    formula: str | None = None
+    platforms: list[str] | None = None
+    binary_path: str | None = None
+    api: str | None = None
+
+
+class ScoopSource(_Spec, frozen=True):
+    """An app manifest of a Scoop bucket; the binary is one of its `bin` entries."""
+
+    app: str | None = None
+    bin: str | None = None
+    platforms: list[str] | None = None
+    bucket: str | None = None
+
+
+class ChocolateySource(_Spec, frozen=True):
+    """A Chocolatey package (.nupkg) from an OData (NuGet v2) feed, with its binary
+    inside it."""
+
+    package: str | None = None
+    version: str | None = None
+    platforms: list[str] | None = None
+    binary_path: str | None = None
+    feed: str | None = None
+
+
 class UrlAsset(_Spec, frozen=True):
     url: str
     sha256: str | None = None
@@ -122,9 +155,12 @@ class UrlSource(_Spec, frozen=True):
 
 class CrawlSources(_Spec, frozen=True):
     apt: AptSource | None = None
+    chocolatey: ChocolateySource | None = None
     github: GithubSource | None = None
+    homebrew: HomebrewSource | None = None
     npm: NpmSource | None = None
     pypi: PypiSource | None = None
+    scoop: ScoopSource | None = None
     url: UrlSource | None = None
 
     def items(self) -> list[tuple[str, _Spec]]:
@@ -289,7 +325,7 @@ def _within(prefix: str, failing: Callable[[str], Fail]) -> Callable[[str], Fail
 def _check_source(name: str, spec: Any, tool: str, fail: Callable[[str], Fail]) -> None:
     """`fail(field)(reason)` is the error for the source's `field`. Package, script and
     bin names default to the tool's name, so that is checked where they are not given."""
-    for field in ("api", "index", "registry"):
+    for field in ("api", "index", "registry", "bucket", "feed"):
         value = getattr(spec, field, None)
         if value is not None:
             _url(value, fail(field))
@@ -314,6 +350,10 @@ def _check_source(name: str, spec: Any, tool: str, fail: Callable[[str], Fail]) 
             raise fail(field)(str(exc)) from None
         if name == "apt" and not platform.startswith("linux-"):
             raise fail(field)(f"apt packages are Linux binaries, not {platform}")
+        if name in ("scoop", "chocolatey") and not platform.startswith("windows-"):
+            raise fail(field)(f"{name} packages are Windows binaries, not {platform}")
+        if name == "homebrew" and not platform.startswith(("darwin-", "linux-")):
+            raise fail(field)(f"Homebrew bottles are macOS and Linux binaries, not {platform}")
     if isinstance(spec, PypiSource) and not re.match(r"/\S+\Z", spec.interpreter):
         raise fail("interpreter")("an absolute path, as a script's first line names it")
     if isinstance(spec, UrlSource):

@@ -26,7 +26,7 @@ from typing import Any, Literal
 import msgspec
 
 from atipkit.crawl import platforms
-from atipkit.crawl.errors import CrawlError
+from atipkit.crawl.errors import CrawlError, UnusableArtifact
 from atipkit.crawl.manifest import CrawlManifest
 from atipkit.crawl.sources import (
     Artifact,
@@ -41,7 +41,9 @@ from atipkit.crawl.sources import (
 from atipkit.crawl.state import Seen, read_state, remember, unchanged
 from atipkit.errors import AtipError
 
-Status = Literal["generated", "known", "unchanged", "new", "skipped", "failed"]
+Status = Literal[
+    "generated", "queued", "known", "unchanged", "new", "rejected", "skipped", "failed"
+]
 Progress = Callable[[str, str], None]
 """`progress(tool, line)`: one step of the crawl, for people."""
 
@@ -59,6 +61,7 @@ class CrawlSettings:
     github_token: str | None = None
     budget: float = 10.0
     depth: int = 2
+    review: bool = False
 
 
 Settings = CrawlSettings
@@ -144,7 +147,12 @@ def _tool(
         done = {
             a.platform: seen
             for a in artifacts
-            if unchanged(seen := state.seen(manifest.name, name, a.platform), a, settings.out)
+            if unchanged(
+                seen := state.seen(manifest.name, name, a.platform),
+                a,
+                settings.out,
+                queued=settings.review,
+            )
         }
         fresh = [a for a in artifacts if a.platform not in done]
         for version in sorted({a.version for a in fresh}):
@@ -208,6 +216,9 @@ def _artifact(
     say(f"Downloading {artifact.platform} from {module.LABEL}...")
     try:
         return _produce(manifest, spec, module, artifact, settings, ctx, say, described, runs)
+    except UnusableArtifact as exc:
+        say(f"Skipped {artifact.platform}: {exc}")
+        return ArtifactReport(**described, status="skipped", reason=str(exc))
     except (AtipError, OSError) as exc:
         reason = str(exc)
         say(f"Failed {artifact.platform}: {reason}")
@@ -225,7 +236,9 @@ def _produce(
     described: dict[str, Any],
     runs: bool,
 ) -> ArtifactReport:
+    from atipkit._atomic import write_atomic
     from atipkit._clock import timestamp
+    from atipkit.crawl import review
     from atipkit.registry.layout import shim_path
     from atipkit.trust.digest import sha256_file
 
@@ -236,14 +249,29 @@ def _produce(
         hash_ = sha256_file(fetched.binary)
         say(f"  Hash: {hash_}")
         relative = shim_path(hash_)
+        status: Status
         if (settings.out / relative).is_file():
             say(f"  Known: {relative}")
-            status: Status = "known"
+            status = "known"
+        elif settings.review and review.holds(settings.out, hash_, review.REJECTED):
+            rejected = review.find(settings.out, hash_, review.REJECTED)
+            reason = f"rejected in review on {rejected.rejected}: {rejected.reason}"
+            say(f"  Rejected: {relative} ({reason})")
+            return ArtifactReport(**described, status="rejected", hash=hash_, reason=reason)
+        elif settings.review and review.holds(settings.out, hash_):
+            say(f"  Already queued: {relative}")
+            status = "queued"
         else:
             inferred = _infer(fetched, manifest.name, settings) if runs else None
-            _write(settings.out, relative, manifest, artifact, hash_, inferred, timestamp())
-            say(f"  Generated: {relative}")
-            status = "generated"
+            document = _shim(relative, manifest, artifact, hash_, inferred, timestamp())
+            if settings.review:
+                _queue(settings.out, relative, manifest, artifact, hash_, document, timestamp())
+                say(f"  Queued for review: {relative}")
+                status = "queued"
+            else:
+                write_atomic(settings.out / relative, document)
+                say(f"  Generated: {relative}")
+                status = "generated"
     seen = Seen(
         version=artifact.version,
         url=artifact.url,
@@ -272,16 +300,15 @@ def _infer(fetched: Fetched, name: str, settings: CrawlSettings) -> dict[str, An
     return to_dict(tool)
 
 
-def _write(
-    out: Path,
+def _shim(
     relative: str,
     manifest: CrawlManifest,
     artifact: Artifact,
     hash_: str,
     inferred: dict[str, Any] | None,
     now: str,
-) -> None:
-    from atipkit._atomic import write_atomic
+) -> bytes:
+    """The shim's file, validated."""
     from atipkit.crawl.shim import assemble
     from atipkit.model import dumps
     from atipkit.validation import validate
@@ -300,4 +327,34 @@ def _write(
     if not report.ok or report.tool is None:
         first = report.errors[0].format() if report.errors else "invalid"
         raise CrawlError(f"the shim assembled for {artifact.origin} is invalid: {first}")
-    write_atomic(out / relative, dumps(report.tool) + b"\n")
+    return dumps(report.tool) + b"\n"
+
+
+def _queue(
+    out: Path,
+    relative: str,
+    manifest: CrawlManifest,
+    artifact: Artifact,
+    hash_: str,
+    document: bytes,
+    now: str,
+) -> None:
+    """Queue the shim for review, naming the published shim it would succeed."""
+    import json
+
+    from atipkit.crawl import review
+
+    before = read_state(out).seen(manifest.name, artifact.source, artifact.platform)
+    entry = review.Entry(
+        tool=manifest.name,
+        source=artifact.source,
+        platform=artifact.platform,
+        version=artifact.version,
+        origin=artifact.origin,
+        hash=hash_,
+        shim=relative,
+        queued=now,
+        document=json.loads(document),
+        replaces=before.shim if before and (out / before.shim).is_file() else None,
+    )
+    review.queue(out, entry)

@@ -49,13 +49,16 @@ def read_state(out: Path) -> State:
         return State()
 
 
-def unchanged(seen: Seen | None, artifact: Artifact, out: Path) -> bool:
-    """Whether the source publishes what was crawled last time, and its shim is there."""
+def unchanged(seen: Seen | None, artifact: Artifact, out: Path, *, queued: bool = False) -> bool:
+    """Whether the source publishes what was crawled last time, and its shim is there
+    (or, with `queued`, awaiting review)."""
+    from atipkit.crawl import review
+
     return (
         seen is not None
         and artifact.digest is not None
         and seen.digest == artifact.digest
-        and (out / seen.shim).is_file()
+        and ((out / seen.shim).is_file() or (queued and review.holds(out, seen.hash)))
     )
 
 

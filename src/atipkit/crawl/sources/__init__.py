@@ -23,7 +23,7 @@ import importlib
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from atipkit import _jsontext
 from atipkit.crawl.archive import DEFAULT_MAX_BYTES, DEFAULT_MAX_MEMBERS
@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from atipkit._http import Fetcher
 
 MiB = 1 << 20
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,9 @@ class Overrides:
     pypi_index: str | None = None
     npm_registry: str | None = None
     apt_sources: tuple[str, ...] = ()
+    homebrew_api: str | None = None
+    scoop_bucket: str | None = None
+    chocolatey_feed: str | None = None
 
 
 @dataclass
@@ -76,6 +80,22 @@ class SourceContext:
     def wants(self, platform: str) -> bool:
         return self.platforms is None or platform in (*self.platforms, ANY)
 
+    def get(
+        self,
+        url: str,
+        *,
+        headers: Mapping[str, str] | None = None,
+        credentials: Mapping[str, str] | None = None,
+    ) -> bytes:
+        """A metadata document from a source, at most `limits.max_metadata` bytes; any
+        status but 200 is a `SourceError`."""
+        response = self.fetcher.get(
+            url, max_bytes=self.limits.max_metadata, headers=headers, credentials=credentials
+        )
+        if response.status != 200:
+            raise SourceError(f"{response.url}: HTTP {response.status}")
+        return response.content
+
     def get_json(
         self,
         url: str,
@@ -84,15 +104,11 @@ class SourceContext:
         credentials: Mapping[str, str] | None = None,
     ) -> Any:
         """A JSON document from a source's API; any status but 200 is a `SourceError`."""
-        response = self.fetcher.get(
-            url, max_bytes=self.limits.max_metadata, headers=headers, credentials=credentials
-        )
-        if response.status != 200:
-            raise SourceError(f"{response.url}: HTTP {response.status}")
+        content = self.get(url, headers=headers, credentials=credentials)
         try:  # bounded in size and nesting like every JSON atip reads
-            return _jsontext.decode(response.content)
+            return _jsontext.decode(content)
         except DocumentError as exc:
-            raise SourceError(f"{response.url}: not JSON ({exc})") from None
+            raise SourceError(f"{url}: not JSON ({exc})") from None
 
     def download(
         self,
@@ -101,15 +117,19 @@ class SourceContext:
         *,
         digest: str | None,
         allowed_origins: Collection[str] = (),
+        credentials: Mapping[str, str] | None = None,
     ) -> None:
         """Download within the size cap and check `digest` (`sha256:`/`sha512:` + hex);
-        a mismatch deletes the file and raises `IntegrityError`."""
+        a mismatch deletes the file and raises `IntegrityError`. `credentials` go to
+        `url`'s origin only, never to where it redirects."""
         from atipkit._http import Fetcher
 
         with Fetcher(
             deadline=self.limits.download_seconds, allowed_origins=allowed_origins
         ) as fetcher:
-            sha256 = fetcher.download(url, destination, max_bytes=self.limits.max_download)
+            sha256 = fetcher.download(
+                url, destination, max_bytes=self.limits.max_download, credentials=credentials
+            )
         if digest is not None:
             verify(destination, digest, url=url, sha256=sha256)
 
@@ -120,6 +140,7 @@ class SourceContext:
         *,
         raw_name: str,
         allowed_origins: Collection[str] = (),
+        credentials: Mapping[str, str] | None = None,
     ) -> tuple[Path, Path | None]:
         """Download `artifact` (checked against its digest) and unpack it under `into`:
         the tree, and the file itself when it was not an archive (see `archive.unpack`)."""
@@ -128,7 +149,13 @@ class SourceContext:
         downloads = into / "download"
         downloads.mkdir(parents=True, exist_ok=True)
         file = downloads / "artifact"
-        self.download(artifact.url, file, digest=artifact.digest, allowed_origins=allowed_origins)
+        self.download(
+            artifact.url,
+            file,
+            digest=artifact.digest,
+            allowed_origins=allowed_origins,
+            credentials=credentials,
+        )
         root = into / "tree"
         single = unpack(
             file,
@@ -157,6 +184,17 @@ def verify(path: Path, digest: str, *, url: str, sha256: str | None = None) -> N
             f"{url}: {algorithm} of the download is {actual}, "
             f"the source published {expected}; refused"
         )
+
+
+def shaped(document: Any, type_: type[T], url: str, what: str) -> T:
+    """`document` (decoded JSON) as `type_`, a msgspec Struct of the fields a source
+    reads; a field of the wrong type is a `SourceError` naming it, not a crash later."""
+    import msgspec
+
+    try:
+        return msgspec.convert(document, type_)
+    except msgspec.ValidationError as exc:
+        raise SourceError(f"{url}: not {what}: {exc}") from None
 
 
 class Source(Protocol):
