@@ -484,10 +484,13 @@ def test_bad_values_are_usage_errors_naming_the_parameter(tmp_path, args, param,
             "t.yaml: sources.github.repo: required",
         ),
         (
-            "name: t\nsources: {homebrew: {formula: t}}\n",
-            "t.yaml: sources.homebrew: unknown "
-            "source (named by the RFC, not crawled yet); the crawler reads apt, github, npm, pypi, "
-            "url",
+            "name: t\nsources: {dnf: {package: t}}\n",
+            "t.yaml: sources.dnf: unknown source (named by the RFC, not crawled yet); the "
+            "crawler reads apt, chocolatey, github, homebrew, npm, pypi, scoop, url",
+        ),
+        (
+            "name: t\nsources: {homebrew: {formula: t, tap: x}}\n",
+            "t.yaml: sources.homebrew.tap: unknown field",
         ),
         ("name: t\nsources: {apt: {pakage: t}}\n", "t.yaml: sources.apt.pakage: unknown field"),
         ("name: t\nsources: {}\n", "t.yaml: sources: at least one source is needed"),

@@ -31,8 +31,9 @@ import msgspec
 from atipkit.crawl.errors import CrawlError
 
 DIRECTORY = ".review"
-QUEUED, REJECTED = "queue", "rejected"
 Kind = Literal["queue", "rejected"]
+QUEUED: Kind = "queue"
+REJECTED: Kind = "rejected"
 _SUFFIX = {QUEUED: ".queued", REJECTED: ".rejected"}
 _HEX = re.compile(r"(sha256:)?(?P<hex>[0-9a-f]{6,64})\Z")
 
