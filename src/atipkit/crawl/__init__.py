@@ -9,10 +9,11 @@ report = crawl([load_manifest("tools/jq.yaml")], CrawlSettings(out=Path("registr
                                                           work=Path("/tmp/crawl")))
 ```
 
-`manifest` reads the YAML manifests, `sources` asks apt, GitHub releases, PyPI, npm and
-plain URLs what they offer, `archive` unpacks downloads safely, `tree` finds the binary
-in them, `shim` assembles template and inference, `state` remembers what was crawled,
-and `pipeline` runs it all. `atip crawl` is the command. It infers shims, so it sits
+`manifest` reads the YAML manifests, `sources` asks apt, GitHub releases, Homebrew,
+PyPI, npm, Scoop, Chocolatey and plain URLs what they offer, `archive` unpacks downloads
+safely, `tree` finds the binary in them, `shim` assembles template and inference,
+`state` remembers what was crawled, `review` keeps shims for a person to approve, and
+`pipeline` runs it all. `atip crawl` is the command. It infers shims, so it sits
 above `atipkit.infer` and the store it writes for (it was `atipkit.registry.crawl`, which
 remains a deprecated alias for a release).
 """
