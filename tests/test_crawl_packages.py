@@ -526,3 +526,28 @@ def test_manifests_of_the_new_sources_are_checked_before_anything_runs(tmp_path)
     result = run(tmp_path, "tool")
     assert result.exit_code == 65
     assert "'-rf' is not a valid formula name for homebrew" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "expected"),
+    [
+        ("<d:PackageHash>", "<d:PackageHash>!!", "PackageHash is not base64; refused"),
+        ("SHA512</d:PackageHashAlgorithm>", "MD5</d:PackageHashAlgorithm>", "no SHA512 or SHA256"),
+        ('src="http', 'src="file', "no http(s) content src"),
+        ('<title type="text">tool', '<title type="text">other', "0 entries for tool"),
+    ],
+)
+def test_chocolatey_feed_entries_of_the_wrong_shape_fail_the_source(
+    tmp_path, server, old, new, expected
+):
+    chocolatey_feed(server, nupkg())
+    feed = server.root / "api/v2/Packages()"
+    feed.write_text(feed.read_text().replace(old, new, 1))
+    chocolatey_manifest(tmp_path, server)
+
+    result = run(tmp_path, "tool", "--json")
+
+    assert result.exit_code == 40
+    [error] = report(result)["tools"][0]["errors"]
+    assert expected in error
+    assert not [r for r in server.requests() if "/package/" in r]
