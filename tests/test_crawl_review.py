@@ -162,7 +162,7 @@ def queue_many(out: Path, count: int) -> list[str]:
             "trust": {"source": "inferred", "verified": False},
             "commands": {},
         }
-        entry = review.Entry(
+        entry = review.ReviewEntry(
             tool=f"tool{n}",
             source="url",
             platform="linux-amd64",
@@ -253,7 +253,7 @@ def test_exit_statuses_of_review_commands(tmp_path):
 def test_an_ambiguous_prefix_is_a_usage_error(tmp_path):
     out = tmp_path / "out"
     for hash_ in ("sha256:" + "ab" * 32, "sha256:" + "ab" * 3 + "cd" * 29):
-        entry = review.Entry(
+        entry = review.ReviewEntry(
             tool="t",
             source="url",
             platform="any",

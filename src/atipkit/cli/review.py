@@ -12,7 +12,7 @@ from atipkit.cli._effects import read_only, reviews
 from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
-    from atipkit.crawl.review import ReviewError
+    from atipkit.crawl.errors import ReviewError
 
 review_group = app.group(
     "review", help="Shims atip crawl --review queued: list, show, approve, reject."

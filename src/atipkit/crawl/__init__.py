@@ -26,7 +26,9 @@ from atipkit.crawl.errors import (
     ManifestError,
     ManifestNotFound,
     NotAToolName,
+    ReviewError,
     SourceError,
+    UnusableArtifact,
 )
 from atipkit.crawl.manifest import (
     CrawlManifest,
@@ -62,9 +64,11 @@ __all__ = [
     "MissingExtra",
     "NotAToolName",
     "Overrides",
+    "ReviewError",
     "Settings",
     "SourceError",
     "ToolReport",
+    "UnusableArtifact",
     "crawl",
     "find_manifests",
     "load_manifest",

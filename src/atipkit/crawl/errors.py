@@ -7,6 +7,8 @@ status 1).
 
 from __future__ import annotations
 
+from typing import Literal
+
 from atipkit.errors import AtipError
 
 
@@ -57,3 +59,14 @@ class ArchiveError(CrawlError):
         super().__init__(f"{member}: {reason}" if member else reason)
         self.member = member
         self.reason = reason
+
+
+class ReviewError(CrawlError):
+    """A review step that cannot be done (`atip review`): `kind` says why, for exit
+    statuses — no such queued shim, a prefix naming two, not a hash, a damaged entry."""
+
+    def __init__(
+        self, message: str, kind: Literal["missing", "ambiguous", "not-a-hash", "invalid"]
+    ) -> None:
+        super().__init__(message)
+        self.kind = kind

@@ -345,7 +345,7 @@ def _queue(
     from atipkit.crawl import review
 
     before = read_state(out).seen(manifest.name, artifact.source, artifact.platform)
-    entry = review.Entry(
+    entry = review.ReviewEntry(
         tool=manifest.name,
         source=artifact.source,
         platform=artifact.platform,

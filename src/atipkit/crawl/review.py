@@ -6,7 +6,7 @@ folder) or rejects it (kept, with the reason, so that the next crawl does not qu
 same binary again).
 
 The queue lives in the output folder, in `.review/`: `queue/<hex>.queued` and
-`rejected/<hex>.rejected`, JSON `Entry`s holding the shim and what it was made from.
+`rejected/<hex>.rejected`, JSON `ReviewEntry`s holding the shim and what it was made from.
 Dot-directory and suffixes keep them out of `atip registry build` and `atip validate
 DIR`. Every change is one atomic write or rename, under a lock, in an order that a
 kill at any point can only leave an entry to be approved or rejected again: approving
@@ -28,7 +28,7 @@ from typing import Any, Literal
 
 import msgspec
 
-from atipkit.crawl.errors import CrawlError
+from atipkit.crawl.errors import ReviewError
 
 DIRECTORY = ".review"
 Kind = Literal["queue", "rejected"]
@@ -38,17 +38,7 @@ _SUFFIX = {QUEUED: ".queued", REJECTED: ".rejected"}
 _HEX = re.compile(r"(sha256:)?(?P<hex>[0-9a-f]{6,64})\Z")
 
 
-class ReviewError(CrawlError):
-    """A review command that cannot be done; `kind` says why, for exit statuses."""
-
-    def __init__(
-        self, message: str, kind: Literal["missing", "ambiguous", "not-a-hash", "invalid"]
-    ) -> None:
-        super().__init__(message)
-        self.kind = kind
-
-
-class Entry(msgspec.Struct, kw_only=True, omit_defaults=True):
+class ReviewEntry(msgspec.Struct, kw_only=True, omit_defaults=True):
     """A shim awaiting review (or rejected): the document, the binary's hash, and what
     the crawl made it from. `replaces` is the published shim of the same tool, source
     and platform when it was queued, if any; `reason` and `rejected` say why and when
@@ -91,15 +81,15 @@ def _locked(out: Path) -> Iterator[None]:
         yield
 
 
-def _write(path: Path, entry: Entry) -> None:
+def _write(path: Path, entry: ReviewEntry) -> None:
     from atipkit._atomic import write_atomic
 
     write_atomic(path, msgspec.json.format(msgspec.json.encode(entry)) + b"\n")
 
 
-def _read(path: Path) -> Entry:
+def _read(path: Path) -> ReviewEntry:
     try:
-        return msgspec.json.decode(path.read_bytes(), type=Entry)
+        return msgspec.json.decode(path.read_bytes(), type=ReviewEntry)
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
         raise ReviewError(f"{path}: a damaged review entry ({exc})", "invalid") from None
 
@@ -109,13 +99,13 @@ def holds(out: Path, hash_: str, kind: Kind = QUEUED) -> bool:
     return _path(out, kind, hash_).is_file()
 
 
-def queue(out: Path, entry: Entry) -> None:
+def queue(out: Path, entry: ReviewEntry) -> None:
     """Add `entry` to the queue (replacing an entry for the same binary)."""
     with _locked(out):
         _write(_path(out, QUEUED, entry.hash), entry)
 
 
-def entries(out: Path, kind: Kind = QUEUED, tool: str | None = None) -> list[Entry]:
+def entries(out: Path, kind: Kind = QUEUED, tool: str | None = None) -> list[ReviewEntry]:
     """The entries of `kind`, oldest first; a damaged one is a `ReviewError`."""
     folder = _folder(out, kind)
     found = [_read(p) for p in folder.glob(f"*{_SUFFIX[kind]}")] if folder.is_dir() else []
@@ -124,7 +114,7 @@ def entries(out: Path, kind: Kind = QUEUED, tool: str | None = None) -> list[Ent
     )
 
 
-def find(out: Path, key: str, kind: Kind = QUEUED) -> Entry:
+def find(out: Path, key: str, kind: Kind = QUEUED) -> ReviewEntry:
     """The entry a hash names: `sha256:<hex>`, `<hex>`, or a unique prefix of 6+ digits."""
     match = _HEX.match(key.lower())
     if match is None:
@@ -142,7 +132,7 @@ def find(out: Path, key: str, kind: Kind = QUEUED) -> Entry:
     return _read(paths[0])
 
 
-def diff(out: Path, entry: Entry) -> str:
+def diff(out: Path, entry: ReviewEntry) -> str:
     """A unified diff from the published shim the entry replaces (or from nothing) to
     the queued one, both as indented JSON with sorted keys."""
     before: list[str] = []
@@ -159,7 +149,7 @@ def _lines(document: Any) -> list[str]:
     return [f"{line}\n" for line in json.dumps(document, indent=2, sort_keys=True).splitlines()]
 
 
-def approve(out: Path, key: str, now: str) -> tuple[Entry, bool]:
+def approve(out: Path, key: str, now: str) -> tuple[ReviewEntry, bool]:
     """Publish a queued shim (see the module's docstring): the entry, and whether the
     shim was written (False: a shim for that binary was already published, and kept)."""
     from atipkit._atomic import write_atomic
@@ -193,7 +183,7 @@ def promoted(document: dict[str, Any], now: str) -> dict[str, Any]:
     return out
 
 
-def reject(out: Path, key: str, reason: str, now: str) -> Entry:
+def reject(out: Path, key: str, reason: str, now: str) -> ReviewEntry:
     """Move a queued shim to the rejected ones, with `reason`."""
     with _locked(out):
         entry = find(out, key)
