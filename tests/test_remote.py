@@ -159,11 +159,16 @@ def test_patterns_a_registry_serves_are_read_by_tool_and_cached(tmp_path):
             RemoteRegistry(url=folder.url, name="folder", priority=2),
         ]
         with RemoteRegistries(settings(*registries), cache_dir=tmp_path / "cache") as remote:
-            assert remote.patterns("git") == [(f"{org.url}/patterns/index.json", [release])]
+            [layer] = remote.patterns("git")
+            assert (layer.source, layer.patterns, layer.notes) == (
+                f"{org.url}/patterns/index.json",
+                [release],
+                [],
+            )
             assert remote.patterns("jq") == []
             assert remote.policies() == []
         with RemoteRegistries(settings(*registries), cache_dir=tmp_path / "cache") as remote:
-            assert remote.patterns("git")[0][1] == [release]  # within the TTL: the cache
+            assert remote.patterns("git")[0].patterns == [release]  # within the TTL: the cache
         asked = [line for line in org.requests() if "patterns" in line]
         assert asked == ["GET /patterns/index.json HTTP/1.1 200"]
         assert [line for line in folder.requests() if "patterns" in line] == []

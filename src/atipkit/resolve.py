@@ -152,7 +152,8 @@ def resolve_tool(
         reason = f": {failure.message}" if failure else ""
         raise NoMetadata(f"{name} has no ATIP metadata (no --agent{reason}; no shim)", failure)
 
-    tool = _layer(base, registry, hash_, tool_name, origins, project_dir)
+    served = _registry_patterns(tool_name, remote, origins)
+    tool = _layer(base, registry, hash_, tool_name, origins, project_dir, served=served)
     claim = renamed(tool.name, tool_name, real, hash_, by_hash=source != "native")
     if claim is not None:
         origins["name"] = claim.message
@@ -280,10 +281,13 @@ def _layer(
     origins: dict[str, str],
     project_dir: Path | None,
     *,
+    served: Sequence[tuple[str, list[dict[str, Any]]]] = (),
     project: bool = True,
 ) -> Tool:
-    """The override for the hash, then the patterns of the system, the user and (with
-    `project`) the project directory, default the working directory."""
+    """The override for the hash, then the patterns: the tool's own, those the remote
+    registries `served` (validated, lowest priority first), then the pattern files of
+    the system, the user and (with `project`) the project directory, default the
+    working directory. A later layer replaces a pattern of the same name."""
     data = to_dict(base)
     if hash_:
         override = registry.override_path(hash_)
@@ -292,7 +296,7 @@ def _layer(
             data = merge_patch(data, patch)
             origins["override"] = str(override)
     project_patterns = (project_dir or Path.cwd()) / ".agent-tools" / "patterns"
-    layers: list[tuple[str, list[dict[str, Any]]]] = [("tool", data.get("patterns", []))]
+    layers: list[tuple[str, list[dict[str, Any]]]] = [("tool", data.get("patterns", [])), *served]
     for directory in pattern_dirs(registry) + ([project_patterns] if project else []):
         layers += _pattern_files(directory, name)
     patterns, pattern_origins = layer_patterns(layers)
@@ -334,7 +338,33 @@ def load_recorded(registry: LocalRegistry, name: str, entry: Entry) -> Tool | No
         base = find_shim(registry, entry.hash, name)
     if base is None:
         return None
-    return named(_layer(base, registry, entry.hash, name, {}, None, project=False), name)
+    served = _registry_patterns(name, None, {})
+    tool = _layer(base, registry, entry.hash, name, {}, None, served=served, project=False)
+    return named(tool, name)
+
+
+def _registry_patterns(
+    name: str, remote: RemoteRegistries | None, origins: dict[str, str]
+) -> list[tuple[str, list[dict[str, Any]]]]:
+    """The patterns the registries (the caller's, else the configured ones) serve for
+    `name`, as layers, read from the cache only: `atip registry fetch` and `list
+    --check` fill it (`RemoteRegistries.refresh_patterns`), so resolving asks nobody.
+    What was refused is noted in `origins` as `rejected:<url>`; a broken registries.json
+    was noted by the shim lookup, or is left to it."""
+    from atipkit.registry.config import RegistryConfigError
+
+    try:
+        cached = remote.cached() if remote is not None else _cache_only()
+    except RegistryConfigError:
+        return []
+    layers = []
+    with cached:
+        for layer in cached.patterns(name) if cached.registries else ():
+            if layer.notes:
+                origins[f"rejected:{layer.source}"] = "; ".join(layer.notes)
+            if layer.patterns:
+                layers.append((layer.source, layer.patterns))
+    return layers
 
 
 def _cache_only() -> RemoteRegistries:

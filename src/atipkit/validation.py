@@ -18,7 +18,7 @@ from atipkit.checks import check_tool
 from atipkit.errors import DocumentError
 from atipkit.model import Tool, _convert, count_commands, may_have_reserved_keys
 from atipkit.problems import Problem, Severity, error
-from atipkit.protocol import declared_version, unsupported
+from atipkit.protocol import PROTOCOL_VERSION, declared_version, unsupported
 
 
 class ValidationReport(msgspec.Struct):
@@ -117,6 +117,30 @@ def validate_file(
     except DocumentError as exc:
         return ValidationReport(source, problems=list(exc.problems))
     return validate(data, source=source)
+
+
+_IN_DOC = "$.patterns"
+"""Where a list of patterns stands in the document it is validated as."""
+
+
+def pattern_problems(tool: str, patterns: list[Any], *, source: str | None = None) -> list[Problem]:
+    """The errors of a list of §3.9 patterns for tool `tool`, located in the list
+    (`$[2].steps`), as the validator finds them in a document made of them: the patterns
+    of a pattern file, or of a registry's `patterns/index.json`, are held to exactly
+    what they are held to inside a tool's own metadata."""
+    document = {
+        "atip": {"version": PROTOCOL_VERSION},
+        "name": tool,
+        "version": "0",
+        "description": f"patterns of {tool}",
+        "patterns": patterns,
+    }
+    return [
+        msgspec.structs.replace(p, location="$" + p.location[len(_IN_DOC) :])
+        if p.location.startswith(_IN_DOC)
+        else p
+        for p in validate(document, source=source).errors
+    ]
 
 
 def _validate_data(data: Any, report: ValidationReport, *, lift: bool) -> None:

@@ -82,6 +82,8 @@ def fetch(
     and none served a good one; registries unreachable (40); no registries configured or
     a broken registries.json (2, E1009).
     """
+    import msgspec
+
     from atipkit.model import to_dict
     from atipkit.registry.config import RegistryConfigError
     from atipkit.registry.remote import RemoteRegistries
@@ -99,7 +101,12 @@ def fetch(
         )
     with remote:
         lookup = remote.lookup(hash_)
+        served = [] if remote.settings.offline else remote.refresh_patterns()
     report = {**lookup.to_dict(), "shim": _as_served(to_dict(lookup.tool)) if lookup.tool else None}
+    report["patterns"] = [msgspec.to_builtins(a) for a in served]
+    for attempt in served:
+        if attempt.outcome not in ("found", "skipped"):
+            ctx.warn(f"patterns of {attempt.registry}: {attempt.outcome}: {attempt.reason}")
     for line in _report_lines(lookup):
         ctx.info(line)
     if lookup.tool is not None:
@@ -282,7 +289,8 @@ def _list_text(result: dict[str, Any]) -> str:
 def list_registries(
     ctx: Context,
     check: Annotated[
-        bool, Option(help="Also fetch each registry's manifest and say if it answers.")
+        bool,
+        Option(help="Also fetch each registry's manifest and patterns; say if it answers."),
     ] = False,
 ) -> dict[str, Any]:
     """The registries shims are looked up in, in the order they are asked.
@@ -291,6 +299,8 @@ def list_registries(
     that does not answer is exit 40 (the result is the full list); a broken
     registries.json is exit 2 (E1009).
     """
+    import msgspec
+
     from atipkit.registry.config import RegistryConfigError, load_settings
     from atipkit.registry.remote import RemoteRegistries
 
@@ -299,13 +309,18 @@ def list_registries(
     except RegistryConfigError as exc:
         raise _config_error(exc) from None
     rows = []
+    served = []
     with RemoteRegistries(settings) as remote:
         for entry in settings.ordered:
             row = _row(settings, entry)
             if check and not settings.offline:
                 row["check"] = _check(remote, entry)
             rows.append(row)
+        if check and not settings.offline:
+            served = [msgspec.to_builtins(a) for a in remote.refresh_patterns()]
     result = {"source": settings.source, "offline": settings.offline, "registries": rows}
+    if served:
+        result["patterns"] = served
     if settings.offline:
         ctx.info("offline (ATIP_OFFLINE): only cached shims are used")
     down = [r for r in rows if "check" in r and not r["check"]["ok"]]

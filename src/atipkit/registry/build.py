@@ -46,7 +46,7 @@ from atipkit.protocol import PROTOCOL_VERSION
 from atipkit.registry import layout
 from atipkit.registry.catalog import ShimInfo, build_catalog, build_coverage
 from atipkit.registry.page import render_index
-from atipkit.validation import validate
+from atipkit.validation import pattern_problems, validate
 
 DEFAULT_NAME = "ATIP registry"
 _SIGNATURES = (*layout.SIGNATURE_SUFFIXES, *layout.SIGSTORE_ALIASES)
@@ -187,10 +187,6 @@ def load_extras(src: str | os.PathLike[str], url: str = "") -> tuple[Extras, lis
     return Extras(policy=policy, patterns=dict(sorted(patterns.items()))), problems
 
 
-_IN_DOC = "$.patterns"
-"""Where a pattern file's patterns stand in the document they are validated as."""
-
-
 def _read_patterns(
     root: Path, rel: str, into: dict[str, list[dict[str, Any]]]
 ) -> list[BuildFinding]:
@@ -209,21 +205,9 @@ def _read_patterns(
     if not isinstance(patterns, list) or not is_tool_name(tool):
         message = 'expected a list of patterns, or {"tool": NAME, "patterns": [...]}'
         return [BuildFinding(rel, error("build.bad-patterns", message))]
-    document = {
-        "atip": {"version": PROTOCOL_VERSION},
-        "name": tool,
-        "version": "0",
-        "description": f"patterns of {tool}",
-        "patterns": patterns,
-    }
-    report = validate(json.dumps(document).encode(), source=rel)
-    if not report.ok:  # located in the file, not in the document made of it
-        return [
-            BuildFinding(rel, msgspec.structs.replace(p, location="$" + p.location[len(_IN_DOC) :]))
-            if p.location.startswith(_IN_DOC)
-            else BuildFinding(rel, p)
-            for p in report.errors
-        ]
+    found = pattern_problems(tool, patterns, source=rel)
+    if found:
+        return [BuildFinding(rel, p) for p in found]
     known = {p["name"] for p in into.get(tool, [])}
     found = []
     for index, pattern in enumerate(patterns):

@@ -34,6 +34,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import os
+import re
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
@@ -303,25 +304,60 @@ class RemoteRegistries:
         self._manifests[registry.url] = manifest
         return manifest
 
-    def patterns(self, name: str) -> list[tuple[str, list[dict[str, Any]]]]:
-        """The patterns each registry serves for tool `name` (§4.4.1), as `(source,
-        patterns)` layers, the highest priority last (the order layers are applied in).
-        A registry whose manifest names no patterns is not asked; one that cannot be
-        read is left out (patterns are advice: a registry down changes no decision)."""
+    def patterns(self, name: str) -> list[PatternLayer]:
+        """The patterns each registry serves for tool `name` (§4.4.1), one layer per
+        registry, the highest priority last (the order layers are applied in), each
+        pattern validated as a pattern file is (`_pattern_layer`). A registry whose
+        manifest names no patterns is not asked; one that cannot be read is left out
+        (patterns are advice: a registry down changes no decision). Resolution asks an
+        offline instance (`cached`): the copies `refresh_patterns` left in the cache."""
         layers = []
         for registry in reversed(self.registries):
             try:
                 manifest = self.manifest(registry)
                 endpoint = manifest.endpoints.patterns if manifest else None
                 document = self._document(registry, endpoint, "patterns") if endpoint else None
-            except (HttpError, Rejected):
+            except (HttpError, Rejected, _Refused):
+                continue
+            if endpoint and document is not None:
+                layer = _pattern_layer(
+                    registry, layout.join(registry.url, endpoint), document, name
+                )
+                if layer is not None:
+                    layers.append(layer)
+        return layers
+
+    def refresh_patterns(self) -> list[Attempt]:
+        """Ask every registry for its manifest and the patterns it serves, within the
+        TTL as any document (at once with `refresh`), so that resolution, which reads
+        them from the cache only, finds them: what each registry answered."""
+        attempts = []
+        for registry in self.registries:
+            try:
+                manifest = self.manifest(registry)
+                endpoint = manifest.endpoints.patterns if manifest else None
+                if not endpoint:
+                    attempts.append(Attempt(registry.label, registry.url, "skipped", "no patterns"))
+                    continue
+                url = layout.join(registry.url, endpoint)
+                document = self._document(registry, endpoint, "patterns")
+            except (HttpError, Rejected, _Refused) as exc:
+                attempts.append(_failed(registry.label, registry.url, exc, str(exc)))
                 continue
             tools = document.get("tools") if isinstance(document, dict) else None
-            found = tools.get(name) if isinstance(tools, dict) else None
-            if isinstance(found, list):
-                url = layout.join(registry.url, str(endpoint))
-                layers.append((url, [p for p in found if isinstance(p, dict)]))
-        return layers
+            if document is None:
+                attempts.append(Attempt(registry.label, url, "not-found"))
+            elif not isinstance(tools, dict):
+                attempts.append(Attempt(registry.label, url, "rejected", _NOT_AN_INDEX, "invalid"))
+            else:
+                attempts.append(Attempt(registry.label, url, "found", f"{len(tools)} tools"))
+        return attempts
+
+    def cached(self) -> RemoteRegistries:
+        """These registries, offline: every read is of the cache, and nobody is asked."""
+        return RemoteRegistries(
+            msgspec.structs.replace(self.settings, offline=True), cache_dir=self.cache_dir
+        )
 
     def policies(self) -> list[Policy]:
         """The organization policy each registry serves (§4.8), each belonging to its
@@ -548,6 +584,65 @@ class RemoteRegistries:
 
     def _forget(self, hex_digits: str) -> None:
         self._cache_path(hex_digits).unlink(missing_ok=True)
+
+
+class PatternLayer(msgspec.Struct, frozen=True, kw_only=True):
+    """The patterns one registry serves for one tool, as resolution layers them."""
+
+    source: str
+    """The URL of the registry's patterns index."""
+    patterns: list[dict[str, Any]]
+    """The valid ones, as served (an executable one made advisory, see `notes`)."""
+    notes: list[str] = []
+    """What was refused or changed, and why."""
+
+
+MAX_REGISTRY_PATTERNS = 256
+"""The most patterns a registry may serve for one tool: a list longer than any
+workflow collection (each is validated on every resolution) is refused whole."""
+_NOT_AN_INDEX = 'not a patterns index: expected {"tools": {NAME: [patterns]}}'
+_AT = re.compile(r"^\$\[(\d+)\]")
+
+
+def _pattern_layer(
+    registry: RemoteRegistry, url: str, document: Any, name: str
+) -> PatternLayer | None:
+    """The patterns of tool `name` in a registry's index, each validated as a pattern file
+    is (`validation.pattern_problems`): an invalid pattern is refused with its problem and
+    the others kept; a document or list that is not what §4.4.1 serves is refused whole.
+    An executable pattern is made advisory unless the registry is trusted `high` (§3.9:
+    executing agents "MUST respect trust levels"). None when it has nothing for `name`."""
+    from atipkit.validation import pattern_problems
+
+    tools = document.get("tools") if isinstance(document, dict) else None
+    if not isinstance(tools, dict):
+        return PatternLayer(source=url, patterns=[], notes=[_NOT_AN_INDEX])
+    found = tools.get(name)
+    if found is None:
+        return None
+    where = f"tools.{name}"
+    if not isinstance(found, list):
+        return PatternLayer(source=url, patterns=[], notes=[f"{where}: not a list of patterns"])
+    if len(found) > MAX_REGISTRY_PATTERNS:
+        too_many = f"{where}: {len(found)} patterns, more than {MAX_REGISTRY_PATTERNS}"
+        return PatternLayer(source=url, patterns=[], notes=[too_many])
+    problems = pattern_problems(name, found, source=url)
+    bad = {int(m.group(1)) for p in problems if (m := _AT.match(p.location))}
+    if any(not _AT.match(p.location) for p in problems):
+        bad = set(range(len(found)))  # a problem of the list as a whole
+    notes = [f"{where}{p.location[1:]}: {p.message}" for p in problems]
+    kept = []
+    for index, pattern in enumerate(found):
+        if index in bad:
+            continue
+        if pattern.get("executable") is True and registry.trust != "high":
+            notes.append(
+                f"{where}[{index}] ({pattern['name']}): advisory here, since only a "
+                f"registry trusted high may serve executable patterns (trust {registry.trust})"
+            )
+            pattern = {**pattern, "executable": False}
+        kept.append(pattern)
+    return PatternLayer(source=url, patterns=kept, notes=notes)
 
 
 class _Refused(AtipError):
