@@ -509,6 +509,29 @@ class RemoteRegistries:
     def _get(
         self, registry: RemoteRegistry, url: str, max_bytes: int, headers: dict[str, str]
     ) -> Response:
+        """One request to `registry`, refused at once (a `NetworkError`) while the registry
+        is remembered as unreachable (`_unreachable`), unless `refresh` asks anyway."""
+        marker = self._unreachable_path(registry)
+        if not self.refresh and (why := _still_unreachable(marker, registry.url)):
+            raise NetworkError(
+                url, f"{why} (not asked again for {UNREACHABLE_FOR:g} s; --refresh asks at once)"
+            )
+        try:
+            response = self._fetch(registry, url, max_bytes, headers)
+        except NetworkError as exc:
+            reason = str(exc).removeprefix(f"{exc.url}: ")[:500]
+            document = {"url": registry.url, "at": timestamp(), "reason": reason}
+            write_atomic(marker, msgspec.json.encode(document), durable=False)
+            raise
+        marker.unlink(missing_ok=True)
+        return response
+
+    def _unreachable_path(self, registry: RemoteRegistry) -> Path:
+        return self.cache_dir / "registries" / f"{_url_key(registry.url)}.unreachable.json"
+
+    def _fetch(
+        self, registry: RemoteRegistry, url: str, max_bytes: int, headers: dict[str, str]
+    ) -> Response:
         fetcher = self._fetchers.get(registry.url)
         if fetcher is None:
             fetcher = Fetcher(
@@ -698,6 +721,28 @@ def _manifest(data: Any) -> layout.RegistryManifest | None:
                 f"with {{hash}}, got {endpoint[:100]!r}"
             )
     return manifest
+
+
+UNREACHABLE_FOR = 60.0
+"""Seconds a registry that could not be reached (no connection, or no answer within its
+timeout) is not asked again, by this process or any other sharing the cache: an
+unreachable registry costs one timeout a minute, not one per command."""
+
+
+def _still_unreachable(marker: Path, url: str) -> str | None:
+    """Why the registry at `url` was found unreachable less than `UNREACHABLE_FOR`
+    seconds ago, by the marker a failed request left; None when it was not (or the
+    marker is damaged: a damaged marker costs one request)."""
+    try:
+        found = _jsontext.decode(_jsontext.read_bytes(marker, max_bytes=4096))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(found, dict) or found.get("url") != url:
+        return None
+    at = _parse_time(found.get("at"))
+    if at is None or not 0 <= (utcnow() - at).total_seconds() < UNREACHABLE_FOR:
+        return None
+    return str(found.get("reason", "unreachable"))[:500]
 
 
 def _credentials(registry: RemoteRegistry) -> dict[str, str] | None:
