@@ -30,6 +30,7 @@ from atipkit.bridge import compile_tools
 from atipkit.model import load
 from atipkit.registry.local import LocalRegistry
 from atipkit.serve.gateway import PAGE_SIZE, Gateway, Selection
+from atipkit.serve.gateway.catalog import call_output
 from tests.helpers import EXAMPLES, machine_env
 from tests.servers import free_port, mcp_initialize, preflight, stop, wait_for_port
 
@@ -103,7 +104,7 @@ def test_lists_each_command_as_the_bridge_compiles_it(tmp_path, env):
             assert [t.name for t in listed] == NOTES_TOOLS
             for tool in listed:
                 sent = tool.model_dump(mode="json", by_alias=True, exclude_none=True)
-                assert sent == compiled[tool.name]
+                assert sent == {**compiled[tool.name], "outputSchema": call_output()}
             by_name = {t.name: t for t in listed}
             assert by_name["notes_delete"].annotations.destructive_hint is True
             assert "⚠️ DESTRUCTIVE" in by_name["notes_delete"].description
@@ -326,7 +327,10 @@ def test_deferred_mode_searches_describes_and_calls(tmp_path, env):
 
             schema = await c.call_tool("get_tool_schema", {"name": "notes_add"})
             direct = {t["name"]: t for t in compile_tools(load_notes(tmp_path, env), "mcp").tools}
-            assert schema.structured_content == direct["notes_add"]
+            assert schema.structured_content == {
+                **direct["notes_add"],
+                "outputSchema": call_output(),
+            }
 
             ran = await c.call_tool(
                 "run_tool", {"name": "notes_add", "arguments": {"title": "tea", "body": "green"}}
@@ -353,6 +357,79 @@ def test_deferred_mode_searches_describes_and_calls(tmp_path, env):
 
     run(scenario)
     assert (tmp_path / "notes" / "tea").read_text() == "green"
+
+
+# Output schemas -------------------------------------------------------------------------
+
+
+def conforms(tool: types.Tool, result: types.CallToolResult) -> None:
+    """`result`'s structuredContent is valid against the `outputSchema` `tool` declares
+    (the client checks answers that are not errors itself; errors are checked here)."""
+    import jsonschema
+
+    assert tool.output_schema is not None, tool.name
+    jsonschema.validate(result.structured_content, tool.output_schema)
+
+
+def test_every_answer_conforms_to_the_output_schema_its_tool_declares(tmp_path, env):
+    """MCP: a tool with an `outputSchema` MUST answer structured content that conforms.
+    The official client validates every answer that is not an error against it (a
+    mismatch raises); errors — denied, timed out, bad arguments, unknown names,
+    refusals of deferred mode — are checked here against the same schema."""
+    (tmp_path / "notes" / "milk").write_text("2 litres")
+
+    async def scenario() -> None:
+        async with gateway(tmp_path, env, "--only", "notes") as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            calls = [
+                ("notes_add", {"title": "tea", "body": "green"}, False),
+                ("notes_list", {}, False),
+                ("notes_delete", {"title": "milk"}, True),  # nobody to confirm: denied
+                ("notes_wait", {}, True),  # timed out
+                ("notes_add", {"title": "x", "colour": "red"}, True),  # unknown parameter
+            ]
+            for name, arguments, failed in calls:
+                result = await client.call_tool(name, arguments)
+                assert result.is_error is failed, (name, text_of(result))
+                conforms(tools[name], result)
+        async with gateway(tmp_path, env, "--only", "notes", "--deferred") as client:
+            tools = {t.name: t for t in (await client.list_tools()).tools}
+            calls = [
+                ("search_tools", {"query": "delete a note"}, False),
+                ("get_tool_schema", {"name": "notes_add"}, False),
+                ("run_tool", {"name": "notes_list", "arguments": {}}, False),
+                ("get_tool_schema", {"name": "notes_ad"}, True),
+                ("search_tools", {"limit": 0}, True),
+                ("run_tool", {"name": "notes_delete", "arguments": {"title": "tea"}}, True),
+            ]
+            for name, arguments, failed in calls:
+                result = await client.call_tool(name, arguments)
+                assert result.is_error is failed, (name, text_of(result))
+                conforms(tools[name], result)
+
+    run(scenario)
+
+
+def test_the_report_schema_refuses_what_the_report_is_not():
+    """The schema checks what it declares: a report missing a field, or with a decision
+    no policy gives, does not conform."""
+    import jsonschema
+
+    schema = call_output()
+    good = {
+        "call": {"name": "notes_list", "tool": "notes", "command": ["list"]},
+        "decision": "allow",
+        "reasons": [],
+        "argv": ["notes", "list"],
+        "exitCode": 0,
+        "isError": False,
+        "text": "",
+    }
+    jsonschema.validate(good, schema)
+    jsonschema.validate({"error": "no such command", "name": "x"}, schema)
+    for bad in ({**good, "decision": "maybe"}, {k: v for k, v in good.items() if k != "argv"}):
+        with pytest.raises(jsonschema.ValidationError):
+            jsonschema.validate(bad, schema)
 
 
 # MCP servers through the gateway --------------------------------------------------------

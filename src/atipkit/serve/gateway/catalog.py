@@ -22,6 +22,26 @@ if TYPE_CHECKING:
 Ask = Callable[["ToolCall", "Decision"], bool]
 RUN_INPUT = deferring.run_schema()
 """`run_tool`'s input here: a name and its arguments (calls take no flags)."""
+ERROR_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"error": {"type": "string"}},
+    "required": ["error"],
+}
+"""A call the gateway refused or failed to complete: `{"error", ...details}`."""
+
+
+def answers(schema: dict[str, Any]) -> dict[str, Any]:
+    """The `outputSchema` of a gateway tool whose answers are `schema`, or an error
+    (`ERROR_SCHEMA`): every `structuredContent` the gateway gives, an error's included,
+    is one of the two."""
+    return {"type": "object", "anyOf": [schema, ERROR_SCHEMA]}
+
+
+def call_output() -> dict[str, Any]:
+    """The `outputSchema` of a tool that runs a command: the executor's report."""
+    from atipkit.execute.executor import REPORT_SCHEMA
+
+    return answers(REPORT_SCHEMA)
 
 
 class GatewayCatalog:
@@ -46,7 +66,8 @@ class GatewayCatalog:
         self.version = version
         self.loaded = loaded
         self.compiled = compile_tools(loaded.tools, "mcp", sources=loaded.sources or None)
-        self.definitions = {d["name"]: d for d in self.compiled.tools}
+        output = call_output()
+        self.definitions = {d["name"]: {**d, "outputSchema": output} for d in self.compiled.tools}
         self.names = list(self.definitions)
         self._asker = threading.local()
         self.executor = Executor(
@@ -76,6 +97,11 @@ class GatewayCatalog:
             effects=combine([flat.effects for flat in self.compiled.flat]),
             run_input=RUN_INPUT,
             search_words="their names, parameters or examples",
+            outputs={
+                deferring.SEARCH_TOOL: answers(deferring.SEARCH_RESULT_SCHEMA),
+                deferring.SCHEMA_TOOL: answers({"type": "object", "required": ["inputSchema"]}),
+                deferring.RUN_TOOL: call_output(),
+            },
         )
 
     @property
@@ -90,7 +116,7 @@ class GatewayCatalog:
         """The SDK's `Tool` of each definition, validated once: lists are asked for often."""
         import mcp.types as types
 
-        return [types.Tool.model_validate(d) for d in self.compiled.tools]
+        return [types.Tool.model_validate(d) for d in self.definitions.values()]
 
     @functools.cached_property
     def sdk_deferred(self) -> list[Any]:
