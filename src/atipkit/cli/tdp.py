@@ -27,7 +27,7 @@ from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.errors import DocumentError
-    from atipkit.interop.tdp import ToolManifest
+    from atipkit.interop.tdp import Preferences, ToolManifest
     from atipkit.model import Tool
 
 FETCH_TIMEOUT = 10.0
@@ -66,7 +66,9 @@ def import_tdp(
     effects where the meaning is the same (idempotent; timeout_seconds → duration;
     cost_estimate → cost) or, where atip served the manifest, the exact effects under
     x-atip; approval, enabled, rate limits, tags, examples and categories are kept under
-    x-tdp. requires_approval is not taken to mean destructive. The result is the ATIP
+    x-tdp. requires_approval is not taken to mean destructive. The user's preferences
+    (config.json's tdp.preferences, by scenario and tool) are merged in: a tool the user
+    disabled is left out, and an approval the user asks for is added. The result is the ATIP
     document, valid under the ATIP schema; with --out it is written atomically and the
     result says where. A URL is fetched within --timeout seconds (default 10).
 
@@ -85,7 +87,9 @@ def import_tdp(
     from atipkit.validation import validate
 
     timeout = ctx.settings.timeout or FETCH_TIMEOUT
+    preferences = _preferences()
     manifest = _fetch(source, timeout) if _is_url(source) else _read(source)
+    manifest = tdp.merge_preferences(manifest, preferences, drop_disabled=True)
     if manifest.protocol_version.split(".")[1:2] not in ([], ["0"]):
         ctx.warn(
             f"protocol version {manifest.protocol_version} is newer than 1.0: read as 1.0, "
@@ -109,6 +113,24 @@ def import_tdp(
     errors.write_out(path, text, advice="Name a directory or file you may write to with --out.")
     ctx.info(f"wrote {path} ({count_commands(tool)} commands)")
     return {"written": str(path), "tool": tool.name, "commands": count_commands(tool)}
+
+
+def _preferences() -> Preferences:
+    """config.json's TDP preferences; ones that cannot be used are a configuration error
+    (E1009): a preference misspelt must not silently not apply."""
+    from atipkit.errors import DocumentError
+    from atipkit.interop import tdp
+
+    try:
+        return tdp.load_preferences()
+    except DocumentError as exc:
+        raise InputError(
+            str(exc),
+            code=ErrorCode.BAD_CONFIG,
+            details={"problems": [p.to_dict() for p in exc.problems]},
+            suggestion="Fix tdp.preferences in config.json: by scenario, then tool, "
+            '{"enabled": BOOL, "requires_approval": BOOL}.',
+        ) from None
 
 
 def _is_url(source: str) -> bool:

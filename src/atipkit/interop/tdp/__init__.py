@@ -23,7 +23,8 @@ One concept a module:
 - `reader`: JSON in the snake_case or the proto3 shape → `ToolManifest` (`parse`);
 - `options`: a parameter schema as ATIP options;
 - `document`: a `ToolManifest` → one ATIP document (`to_atip`);
-- `remote`: the endpoint, caching, and `fetch` over HTTP.
+- `remote`: the endpoint, caching by the server's `Cache-Control`, and `fetch` over HTTP;
+- `preferences`: the user's preferences merged into a manifest (`merge_preferences`).
 
 Importing this package imports no HTTP client, bridge or JSON Schema validator; each is
 imported by the function that needs it.
@@ -47,6 +48,14 @@ from atipkit.interop.tdp.model import (
     ToolDefinition,
     ToolManifest,
 )
+from atipkit.interop.tdp.preferences import (
+    Preferences,
+    ToolPreference,
+    enabled_tools,
+    load_preferences,
+    merge_preferences,
+    read_preferences,
+)
 from atipkit.interop.tdp.reader import MAX_DEPTH as MAX_DEPTH
 from atipkit.interop.tdp.reader import MAX_TOOLS as MAX_TOOLS
 from atipkit.interop.tdp.reader import SUPPORTED_MAJOR as SUPPORTED_MAJOR
@@ -66,17 +75,23 @@ __all__ = [
     "ManifestStatusError",
     "Metadata",
     "NetworkError",
+    "Preferences",
     "Scenario",
     "ToolDefinition",
     "ToolManifest",
+    "ToolPreference",
     "UnsupportedProtocol",
     "atip_effects",
     "atip_scenario",
     "clear_cache",
+    "enabled_tools",
     "fetch",
+    "load_preferences",
     "manifest",
     "manifest_url",
+    "merge_preferences",
     "parse",
+    "read_preferences",
     "tdp_names",
     "to_atip",
 ]

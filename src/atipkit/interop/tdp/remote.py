@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 import threading
 import time
+from typing import NamedTuple
 
 from atipkit import _jsontext
 from atipkit.errors import DocumentError, MalformedJSON
@@ -23,7 +24,19 @@ CACHE_CONTROL = "public, max-age=60"
 DEFAULT_TTL = 60.0
 """Seconds a fetched manifest is reused when the server states no max-age (the spec's TTL)."""
 
-_cache: dict[str, tuple[float, ToolManifest]] = {}
+
+class _Kept(NamedTuple):
+    """A manifest `fetch` keeps: until when it is fresh, and the validators to ask the
+    server whether it changed since (`If-None-Match`, `If-Modified-Since`)."""
+
+    fresh_until: float
+    manifest: ToolManifest
+    ttl: float
+    etag: str | None
+    last_modified: str | None
+
+
+_cache: dict[str, _Kept] = {}
 _cache_lock = threading.Lock()
 _MAX_AGE = re.compile(r"(?:^|,)\s*max-age\s*=\s*\"?([0-9]+)\"?\s*(?:,|$)", re.IGNORECASE)
 
@@ -57,26 +70,37 @@ def fetch(
 ) -> ToolManifest:
     """GET a scenario's manifest (`manifest_url(url)`) and parse it.
 
-    Caching as the spec asks of consumers: a manifest is reused in this process for the
-    response's `Cache-Control: max-age`, or 60 seconds when it states none; `no-store`
-    and `no-cache` are never reused; `refresh=True` asks again. `timeout` bounds the
-    whole exchange.
+    Caching as the spec asks of consumers, by the server's `Cache-Control` (RFC 9111): a
+    manifest is reused in this process for its `max-age`, or 60 seconds when it states
+    none; once stale, or at once with `no-cache` or `refresh=True`, it is revalidated
+    with its `ETag` and `Last-Modified` — a 304 keeps it (the same object), fresh again;
+    `no-store` keeps nothing. `timeout` bounds the whole exchange.
 
     Raises `ValueError` for a URL that is not http(s), `NetworkError` when the server
     cannot be reached or answers too slowly, `ManifestStatusError` for a status other
     than 200 (with the `message` of a JSON error body), `ResponseTooLarge` past
     `max_bytes`, and what `parse` raises for a body that is not a manifest."""
-    from atipkit._http import Fetcher
+    from atipkit._http import Fetcher, entity_tag, http_date
 
     target = manifest_url(url)
     now = time.monotonic()
-    if not refresh:
-        with _cache_lock:
-            hit = _cache.get(target)
-        if hit is not None and hit[0] > now:
-            return hit[1]
+    with _cache_lock:
+        kept = _cache.get(target)
+    if kept is not None and not refresh and kept.fresh_until > now:
+        return kept.manifest
+    headers = {"Accept": "application/json"}
+    if kept is not None and kept.etag:
+        headers["If-None-Match"] = kept.etag
+    if kept is not None and kept.last_modified:
+        headers["If-Modified-Since"] = kept.last_modified
     with Fetcher(connect_timeout=timeout, read_timeout=timeout, deadline=timeout) as client:
-        response = client.get(target, max_bytes=max_bytes, headers={"Accept": "application/json"})
+        response = client.get(target, max_bytes=max_bytes, headers=headers)
+    stated = response.headers.get("cache-control")
+    if response.status == 304 and kept is not None:  # unchanged: kept, fresh again
+        ttl = kept.ttl if stated is None else _ttl(stated)
+        etag = entity_tag(response.headers.get("etag")) or kept.etag
+        _keep(target, _Kept(now + ttl, kept.manifest, ttl, etag, kept.last_modified), stated)
+        return kept.manifest
     if response.status != 200:
         raise ManifestStatusError(response.url, response.status, _error_detail(response.content))
     content_type = response.headers.get("content-type", "")
@@ -87,14 +111,29 @@ def fetch(
         said = f" (Content-Type: {content_type})" if content_type else ""
         reason = f"not JSON{said}: {problem.message}"
         raise ManifestError([error(problem.code, reason, problem.location)], response.url) from None
-    ttl = _ttl(response.headers.get("cache-control", ""))
-    if ttl > 0:
-        with _cache_lock:
-            _cache[target] = (now + ttl, parsed)
+    ttl = _ttl(stated or "")
+    etag = entity_tag(response.headers.get("etag"))
+    modified = http_date(response.headers.get("last-modified"))
+    _keep(target, _Kept(now + ttl, parsed, ttl, etag, modified), stated)
     return parsed
 
 
+def _keep(target: str, kept: _Kept, cache_control: str | None) -> None:
+    """Keep `kept` as the server's `Cache-Control` allows: never with `no-store` (and
+    what was kept is forgotten); otherwise while it is fresh, or — stale at once
+    (`no-cache`, `max-age=0`) — while it has a validator to revalidate it with."""
+    with _cache_lock:
+        if "no-store" in (cache_control or "").lower():
+            _cache.pop(target, None)
+        elif kept.ttl > 0 or kept.etag or kept.last_modified:
+            _cache[target] = kept
+        else:
+            _cache.pop(target, None)
+
+
 def _ttl(cache_control: str) -> float:
+    """Seconds a manifest is fresh: 0 with `no-store` or `no-cache` (asked again, or
+    revalidated, every time), the `max-age`, else the spec's 60."""
     directives = cache_control.lower()
     if "no-store" in directives or "no-cache" in directives:
         return 0.0
