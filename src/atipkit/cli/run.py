@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from atipkit.binding import Bound
     from atipkit.bridge.calls import ToolCall
     from atipkit.bridge.compile import Provider
+    from atipkit.execute.context import ToolContext
     from atipkit.execute.executor import Outcome
     from atipkit.model import Tool
     from atipkit.policy import Decision, Evidence
@@ -78,6 +79,15 @@ def run(
         Option(help="Append the decision to this JSONL audit log.", dir_okay=False),
     ] = None,
     stdin: Annotated[str | None, Option(help="Data for the command's stdin.")] = None,
+    context: Annotated[
+        Path | None,
+        Option(
+            help="A toolContext file (RFC §10.3) shared with other agents: the call's "
+            "command is added to it; the result's toolContext is what the policy's "
+            "delegation lets this agent see.",
+            dir_okay=False,
+        ),
+    ] = None,
 ) -> dict[str, Any]:
     """Run one tool call: map it to its command, apply the policy, build argv, run it.
 
@@ -89,6 +99,8 @@ def run(
     terminal and no --yes (2), denied by the policy or declined (30), the command
     failed (40) or timed out (50); each failure's result is the report.
     """
+    import msgspec
+
     from atipkit.bridge import compile_tools, parse_tool_calls
     from atipkit.execute import AuditLog, Executor
     from atipkit.interop.callers import remote_callers
@@ -97,6 +109,8 @@ def run(
     documents, executables, evidence, _, _ = _documents(tool, ctx)
     rules = load_policy(policy)
     audit = audit_path(rules, audit)
+    if context is not None:
+        _shared(context, None)  # a context that cannot be used stops the call before it runs
     compiled = compile_tools(documents, provider)
     parsed = next(iter(parse_tool_calls(provider, response, compiled)), None)
     if parsed is None:
@@ -122,6 +136,11 @@ def run(
     )
     outcome = executor.execute(parsed, stdin=stdin, dry_run=ctx.dry_run)
     report = outcome.report()
+    if context is not None:
+        shared = _shared(context, outcome, executor.tools.get(outcome.call.tool or ""))
+        for narrower in rules.chain():
+            shared = shared.delegated(narrower.delegation)
+        report["toolContext"] = msgspec.to_builtins(shared)
     reasons = outcome.decision.reasons
     ctx.info(
         f"decision: {outcome.decision.action}" + (f" ({'; '.join(reasons)})" if reasons else "")
@@ -137,6 +156,22 @@ def run(
             ctx.plan("run", shlex.join(outcome.invocation.argv), argv=outcome.invocation.argv)
     _raise_for(outcome, report, compiled.bindings, unanswered)
     return report
+
+
+def _shared(path: Path, outcome: Outcome | None, tool: Tool | None = None) -> ToolContext:
+    """The toolContext in `path` (`outcome` recorded in it when given): a file that
+    cannot be read or is not a context is an error of its own (exit 10, 30 or 65)."""
+    from atipkit.cli._resolve import document_error, file_error
+    from atipkit.errors import DocumentError
+    from atipkit.execute.context import read_context_file, record
+
+    try:
+        return read_context_file(path) if outcome is None else record(path, outcome, tool)
+    except OSError as exc:
+        raise file_error(exc, str(path), "Name a toolContext file (JSON).", "--context") from None
+    except DocumentError as exc:
+        advice = Suggestion('Give {"toolContext": {availableTools, authenticatedTools, ...}}.')
+        raise document_error(exc, f"--context {path}: not a toolContext", path, advice) from None
 
 
 def _raise_for(

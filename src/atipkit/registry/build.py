@@ -205,9 +205,9 @@ def _read_patterns(
     if not isinstance(patterns, list) or not is_tool_name(tool):
         message = 'expected a list of patterns, or {"tool": NAME, "patterns": [...]}'
         return [BuildFinding(rel, error("build.bad-patterns", message))]
-    found = pattern_problems(tool, patterns, source=rel)
-    if found:
-        return [BuildFinding(rel, p) for p in found]
+    invalid = pattern_problems(tool, patterns, source=rel)
+    if invalid:
+        return [BuildFinding(rel, p) for p in invalid]
     known = {p["name"] for p in into.get(tool, [])}
     found = []
     for index, pattern in enumerate(patterns):
