@@ -314,15 +314,11 @@ class RemoteRegistries:
         layers = []
         for registry in reversed(self.registries):
             try:
-                manifest = self.manifest(registry)
-                endpoint = manifest.endpoints.patterns if manifest else None
-                document = self._document(registry, endpoint, "patterns") if endpoint else None
+                served = self._patterns_index(registry)
             except (HttpError, Rejected, _Refused):
                 continue
-            if endpoint and document is not None:
-                layer = _pattern_layer(
-                    registry, layout.join(registry.url, endpoint), document, name
-                )
+            if served is not None and served[1] is not None:
+                layer = _pattern_layer(registry, served[0], served[1], name)
                 if layer is not None:
                     layers.append(layer)
         return layers
@@ -334,16 +330,14 @@ class RemoteRegistries:
         attempts = []
         for registry in self.registries:
             try:
-                manifest = self.manifest(registry)
-                endpoint = manifest.endpoints.patterns if manifest else None
-                if not endpoint:
-                    attempts.append(Attempt(registry.label, registry.url, "skipped", "no patterns"))
-                    continue
-                url = layout.join(registry.url, endpoint)
-                document = self._document(registry, endpoint, "patterns")
+                served = self._patterns_index(registry)
             except (HttpError, Rejected, _Refused) as exc:
                 attempts.append(_failed(registry.label, registry.url, exc, str(exc)))
                 continue
+            if served is None:
+                attempts.append(Attempt(registry.label, registry.url, "skipped", "no patterns"))
+                continue
+            url, document = served
             tools = document.get("tools") if isinstance(document, dict) else None
             if document is None:
                 attempts.append(Attempt(registry.label, url, "not-found"))
@@ -352,6 +346,15 @@ class RemoteRegistries:
             else:
                 attempts.append(Attempt(registry.label, url, "found", f"{len(tools)} tools"))
         return attempts
+
+    def _patterns_index(self, registry: RemoteRegistry) -> tuple[str, Any] | None:
+        """The URL and document (None: not served) of the patterns index the registry's
+        manifest names; None when it names none. Raises `HttpError`, `Rejected`."""
+        manifest = self.manifest(registry)
+        endpoint = manifest.endpoints.patterns if manifest else None
+        if not endpoint:
+            return None
+        return layout.join(registry.url, endpoint), self._document(registry, endpoint, "patterns")
 
     def cached(self) -> RemoteRegistries:
         """These registries, offline: every read is of the cache, and nobody is asked."""
