@@ -462,6 +462,27 @@ def test_user_patterns_are_picked_up(machine):
     assert names(index.search("gallop", rerank=False)) == ["beta_ride"]
 
 
+def test_registry_patterns_are_picked_up_once_fetched(machine, tmp_path, monkeypatch):
+    """The index reads a registry's patterns as resolving does, from the cache: a fetch
+    that brings them in brings the index up to date."""
+    from atipkit.registry.remote import RemoteRegistries
+    from tests.servers import nginx
+    from tests.test_registry_patterns import serve
+
+    gallop = {"name": "gallop", "description": "Go fast", "steps": [{"command": "beta ride"}]}
+    serve(tmp_path / "site", {"version": "1", "tools": {"beta": [gallop]}})
+    with nginx(tmp_path / "site", tmp_path / "nginx") as org:
+        monkeypatch.setenv("ATIP_REGISTRIES", org.url)
+        index, report = machine_index()
+        assert index.search("gallop", rerank=False) == []
+        with RemoteRegistries.from_environment() as remote:
+            [found] = remote.refresh_patterns()
+        assert found.outcome == "found"
+    index, report = machine_index()
+    assert report.updated
+    assert names(index.search("gallop", rerank=False)) == ["beta_ride"]
+
+
 def test_a_binary_changed_since_it_was_recorded_is_left_out(machine):
     machine_index()
     with (machine / "alpha").open("a") as f:

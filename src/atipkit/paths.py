@@ -67,3 +67,17 @@ def user_config() -> dict[str, object]:
     except (OSError, ValueError):  # a DocumentError is a ValueError
         return {}
     return data if isinstance(data, dict) else {}
+
+
+FileState = tuple[int, int, int, int] | None
+"""A file's device, inode, size and modification time; None when it cannot be stat'ed."""
+
+
+def file_state(path: str | os.PathLike[str]) -> FileState:
+    """What changes when a file does (or appears, or goes): what servers that follow the
+    registry, the search index and the registry cache's reader compare."""
+    try:
+        found = os.stat(path)
+    except OSError:
+        return None
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)

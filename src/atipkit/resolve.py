@@ -31,6 +31,7 @@ from atipkit.layering import layer_patterns, merge_patch
 from atipkit.model import Tool, dumps, from_dict, is_tool_name, to_dict
 from atipkit.naming import BadToolName, Renamed, check_file_name, named, renamed
 from atipkit.partial import select
+from atipkit.paths import FileState, file_state
 from atipkit.policy import Evidence
 from atipkit.probe import DEFAULT_TIMEOUT, ProbeFailure, probe
 from atipkit.registry.local import Entry, LocalRegistry
@@ -436,19 +437,6 @@ def _part(
             return result.tool
     origins["partial"] = "local"
     return select(tool, commands=commands, depth=depth)
-
-
-FileState = tuple[int, int, int, int] | None
-"""A file's device, inode, size and modification time; None when it cannot be stat'ed."""
-
-
-def file_state(path: str | os.PathLike[str]) -> FileState:
-    """What changes when a file does (or appears, or goes)."""
-    try:
-        found = os.stat(path)
-    except OSError:
-        return None
-    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
 
 
 def registry_state(registry: LocalRegistry) -> tuple[FileState, tuple[tuple[str, FileState], ...]]:

@@ -35,6 +35,7 @@ import datetime as dt
 import hashlib
 import os
 import re
+import threading
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Literal
@@ -396,12 +397,8 @@ class RemoteRegistries:
         ETag for the TTL; None when the registry has none (404, 410)."""
         suffix = "" if kind == "manifest" else f".{kind}"
         path = self.cache_dir / "registries" / f"{_url_key(registry.url)}{suffix}.json"
-        stamps: dict[str, Any] = {}
-        try:
-            stamps = _jsontext.decode(_jsontext.read_bytes(path, max_bytes=2 * MANIFEST_MAX_BYTES))
-            if not isinstance(stamps, dict) or stamps.get("url") != registry.url:
-                stamps = {}
-        except (OSError, ValueError):  # DocumentError is one: damaged, too large, too deep
+        stamps = _read_stamps(path)
+        if stamps.get("url") != registry.url:
             stamps = {}
         cached_at = _parse_time(stamps.get("cachedAt"))
         fresh = False
@@ -416,7 +413,7 @@ class RemoteRegistries:
                 headers["If-None-Match"] = etag
             response = self._get(registry, url, MANIFEST_MAX_BYTES, headers)
             if response.status == 304 and stamps:
-                stamps["cachedAt"] = timestamp()
+                stamps = {**stamps, "cachedAt": timestamp()}  # the one read is shared
             elif response.status in (404, 410):
                 stamps = {"url": registry.url, "cachedAt": timestamp(), kind: None}
             elif response.status == 200:
@@ -746,6 +743,33 @@ def _still_unreachable(marker: Path, url: str) -> str | None:
     if at is None or not 0 <= (utcnow() - at).total_seconds() < UNREACHABLE_FOR:
         return None
     return str(found.get("reason", "unreachable"))[:500]
+
+
+_STAMPS: dict[Path, tuple[paths.FileState, dict[str, Any]]] = {}
+_STAMPS_LOCK = threading.Lock()
+
+
+def _read_stamps(path: Path) -> dict[str, Any]:
+    """A registry document's cache file, decoded once while the file is unchanged: every
+    tool resolved reads a registry's manifest and patterns index (up to 1 MiB each) from
+    here, and decoding them again for each would cost more than the rest of resolving.
+    Empty when the file is missing or damaged (too large, too deep, not JSON). The dict
+    is shared: callers never change it."""
+    state = paths.file_state(path)
+    with _STAMPS_LOCK:
+        kept = _STAMPS.get(path)
+    if kept is not None and state is not None and kept[0] == state:
+        return kept[1]
+    try:
+        found = _jsontext.decode(_jsontext.read_bytes(path, max_bytes=2 * MANIFEST_MAX_BYTES))
+    except (OSError, ValueError):  # DocumentError is one: damaged, too large, too deep
+        return {}
+    stamps = found if isinstance(found, dict) else {}
+    with _STAMPS_LOCK:
+        if len(_STAMPS) >= 32:
+            _STAMPS.clear()
+        _STAMPS[path] = (state, stamps)
+    return stamps
 
 
 def _credentials(registry: RemoteRegistry) -> dict[str, str] | None:

@@ -266,14 +266,24 @@ def _fingerprint(files: _Files, name: str, entry: Entry) -> list[object]:
 
 def _layers(registry: LocalRegistry) -> list[object]:
     """The pattern files of the system and the user, each directory's `*.json` by name
-    (a file edited in place, without a rename, changes its own state only)."""
+    (a file edited in place, without a rename, changes its own state only), and the
+    registries' cached patterns indexes, layered too — with, when there are any, what
+    decides which registries are read and how far they are trusted (registries.json):
+    a change there changes every tool's patterns."""
     layers: list[object] = []
-    for directory in pattern_dirs(registry):
+    cached = paths.cache_dir() / "registries"
+    for directory, suffix in [
+        *((d, ".json") for d in pattern_dirs(registry)),
+        (cached, ".patterns.json"),
+    ]:
         try:
-            files = sorted(p for p in directory.iterdir() if p.suffix == ".json")
+            files = sorted(p for p in directory.iterdir() if p.name.endswith(suffix))
         except OSError:
             files = []
         layers.append([str(directory), [(p.name, file_state(p)) for p in files]])
+    if files:  # the registries' patterns
+        registries = paths.config_dir() / "registries.json"
+        layers.append([file_state(registries), os.environ.get("ATIP_REGISTRIES", "")])
     return layers
 
 
