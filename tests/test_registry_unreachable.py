@@ -110,3 +110,14 @@ def test_the_memory_of_a_failure_expires(tmp_path, hole):
     dry_run(tmp_path, env)
     assert len(held) == 3
     assert UNREACHABLE_FOR >= 30  # long enough to spare a burst of commands
+
+
+def test_an_explicit_check_asks_at_once(tmp_path, hole):
+    """`atip registry list --check` is asked to find out now: it asks the registry
+    remembered as unreachable, and says it does not answer (exit 40)."""
+    env, held = hole
+    dry_run(tmp_path, env)
+    checked = atip_measured(env, "registry", "list", "--check")
+    assert checked.returncode == 40, checked.stderr
+    assert len(held) == 2
+    assert "does not answer" in checked.envelope()["error"]["message"]

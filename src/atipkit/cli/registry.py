@@ -310,7 +310,7 @@ def list_registries(
         raise _config_error(exc) from None
     rows = []
     served = []
-    with RemoteRegistries(settings) as remote:
+    with RemoteRegistries(settings, refresh=check) as remote:  # a check asks now
         for entry in settings.ordered:
             row = _row(settings, entry)
             if check and not settings.offline:

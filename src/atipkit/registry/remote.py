@@ -31,6 +31,7 @@ and sent back only as RFC 9110 allows them (`_http.entity_tag`, `http_date`): a 
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import hashlib
 import os
@@ -180,6 +181,8 @@ class RemoteRegistries:
         self.refresh = refresh or paths.refresh_requested()
         self._fetchers: dict[str, Fetcher] = {}
         self._manifests: dict[str, layout.RegistryManifest | None] = {}
+        self._unreachable: dict[str, str] = {}
+        """Why each registry this instance could not reach did not answer."""
 
     @classmethod
     def from_environment(cls, *, refresh: bool = False) -> RemoteRegistries:
@@ -510,20 +513,29 @@ class RemoteRegistries:
         self, registry: RemoteRegistry, url: str, max_bytes: int, headers: dict[str, str]
     ) -> Response:
         """One request to `registry`, refused at once (a `NetworkError`) while the registry
-        is remembered as unreachable (`_unreachable`), unless `refresh` asks anyway."""
+        is remembered as unreachable (`_still_unreachable`), unless `refresh` asks anyway.
+        The memory is a marker file; one that cannot be written is only a memory lost."""
         marker = self._unreachable_path(registry)
-        if not self.refresh and (why := _still_unreachable(marker, registry.url)):
+        why = self._unreachable.get(registry.url)  # this instance asks once, even to refresh
+        if why is None and not self.refresh:
+            why = _still_unreachable(marker, registry.url)
+        if why is not None:
             raise NetworkError(
-                url, f"{why} (not asked again for {UNREACHABLE_FOR:g} s; --refresh asks at once)"
+                url,
+                f"{why} (not asked again for {UNREACHABLE_FOR:g} s; --refresh or ATIP_REFRESH=1 "
+                "asks at once)",
             )
         try:
             response = self._fetch(registry, url, max_bytes, headers)
         except NetworkError as exc:
             reason = str(exc).removeprefix(f"{exc.url}: ")[:500]
+            self._unreachable[registry.url] = reason
             document = {"url": registry.url, "at": timestamp(), "reason": reason}
-            write_atomic(marker, msgspec.json.encode(document), durable=False)
+            with contextlib.suppress(OSError):
+                write_atomic(marker, msgspec.json.encode(document), durable=False)
             raise
-        marker.unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            marker.unlink(missing_ok=True)
         return response
 
     def _unreachable_path(self, registry: RemoteRegistry) -> Path:
