@@ -118,6 +118,79 @@ def test_a_command_is_judged_by_the_worst_case_of_its_documentation(
     assert kind(infer_effects(name, purpose, options)) == expected
 
 
+@pytest.mark.parametrize(
+    ("name", "purpose", "options", "expected"),
+    [
+        (  # a flag that starts the description: the verb after it starts the clause
+            "journalctl",
+            "Query the systemd journal",
+            ["--vacuum-size= removes the oldest archived journal files until the disk space"],
+            "destructive",
+        ),
+        (  # a bracket ends a clause
+            "source-file",
+            "(alias: source) Execute commands from one or more files specified by path.",
+            [],
+            "destructive",
+        ),
+        (  # the rest of a listing's paragraph is read as an option's text
+            "respawn-pane",
+            "Reactivate a pane in which the command has exited. With -k, any existing "
+            "command is killed.",
+            [],
+            "destructive",
+        ),
+        (  # a doubled consonant: running → run
+            "split-window",
+            "Create a new pane by splitting target-pane, running shell-command in it.",
+            [],
+            "destructive",
+        ),
+        ("is-active", "Check whether the units are active (i.e. running).", [], "read-only"),
+        ("is-system-running", "Checks whether the system is operational.", [], "read-only"),
+        (  # what an option shows is not done: "files that need to be removed"
+            "ls-files",
+            "Show information about files in the index",
+            ["Show files on the filesystem that need to be removed due to conflicts"],
+            "read-only",
+        ),
+        ("gc", "Cleanup unnecessary files and optimize the repository.", [], "destructive"),
+        ("tidy", "Tidy up", ["Prune loose objects older than date"], "destructive"),
+        ("expire", "", [], "destructive"),
+        ("deinit", "Unregister the given submodules", [], "destructive"),
+    ],
+)
+def test_what_more_of_a_page_says_is_read(
+    name: str, purpose: str, options: list[str], expected: str
+) -> None:
+    """Decision 455: brackets and flags end clauses, a paragraph's later sentences and
+    participles count, an option that shows what would be removed removes nothing."""
+    assert kind(infer_effects(name, purpose, options)) == expected
+
+
+def test_an_option_named_for_destroying_and_an_operand_that_is_a_command_line() -> None:
+    """Decision 456: `-delete`, `--kill`, `--vacuum-size` destroy when their text agrees
+    or says nothing, and forbid a claim of safety otherwise (`--remove-empty`: "Stop when
+    a given path disappears"); a shell command, or a command with its arguments, as an
+    operand is run (`tmux new-session [shell-command]`, `timeout DURATION COMMAND
+    [ARG]...`), but not an action's place (`dpkg-query [option...] command`)."""
+    looks = "Show the summary"
+    assert kind(infer_effects("ss", looks, [""], flags=[["-K", "--kill"]])) == "destructive"
+    vacuum = infer_effects("j", looks, ["Removes archived files."], flags=[["--vacuum-size"]])
+    assert kind(vacuum) == "destructive"
+    stops = ["Stop when a path disappears."]
+    doubt = infer_effects("shortlog", looks, stops, flags=[["--remove-empty"]])
+    assert kind(doubt) == "unknown"
+    assert kind(infer_effects("ls", looks, ["No deletion"], flags=[["--no-delete"]])) == "read-only"
+    assert kind(infer_effects("x", "Create a session", operands=["shell-command"])) == "destructive"
+    timeout = infer_effects("timeout", "Limit the time", operands=["duration", "command", "arg..."])
+    assert kind(timeout) == "destructive"
+    query = infer_effects("dpkg-query", "query the database", operands=["option...", "command"])
+    assert kind(query) == "read-only"
+    # a runner that also looks is no claim of safety either: it runs what it is given
+    assert kind(infer_effects("watch", "Show it", operands=["command", "arg..."])) == "unknown"
+
+
 def test_read_only_is_claimed_only_without_evidence_against_it() -> None:
     looks = infer_effects("show", "Show various types of objects", [])
     assert looks.filesystem

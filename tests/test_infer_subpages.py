@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from atipkit import scan
-from atipkit.infer import coverage, manpage
+from atipkit.infer import coverage, generate, manpage
 from atipkit.infer.coverage import infer_shim
 from atipkit.infer.generate import Budget, generate_shim
 from atipkit.infer.manpage import (
@@ -210,6 +210,37 @@ Usage:
 Description:
   Manage local and global configuration.
 """
+
+
+def test_a_group_of_names_after_a_subcommand_in_a_synopsis_names_its_commands(tmp_path, env):
+    """A tool's own page sets its commands' commands in its SYNOPSIS as a group after each
+    (`qdisc [ add | change | delete ] dev DEV`, `qdisc { show | list }`, past an optional
+    `[ FORMAT ]`); a bracketed group whose choices take words (`[ parent ID | root ]`) is
+    an operand's. The shim is made from the page alone, running nothing."""
+    synopsis = (
+        "shq [ OPTIONS ] qdisc [ add | change | delete ] dev DEV [ parent ID | root ]\n"
+        "shq [ OPTIONS ] [ FORMAT ] qdisc { show | list } [ dev DEV ]\n"
+        "shq [ OPTIONS ] class [ add | delete ] dev DEV [ parent ID | root ]\n"
+        "shq [ OPTIONS ] monitor [ parent ID | root ]"
+    )
+    page(tmp_path, "shq", roff("shq", "show and manipulate queues", synopsis, "-s -d"))
+    found = ManPages([tmp_path / "man"]).find("shq")
+    assert found is not None
+    read = read_man_file(found, "shq")
+    assert read is not None
+    below = {c.name: c.commands for c in read.help.commands}
+    assert below == {
+        "qdisc": ["add", "change", "delete", "show", "list"],
+        "class": ["add", "delete"],
+        "monitor": [],
+    }
+    shim = generate.shim_from_page("shq", "sha256:" + "0" * 64, read.help)
+    assert set(shim.commands["qdisc"].commands) == {"add", "change", "delete", "show", "list"}
+    assert set(shim.commands["class"].commands) == {"add", "delete"}
+    assert not shim.commands["monitor"].commands
+    # the same group in a help's usage form names them too
+    usage = "Usage: shq qdisc [ add | del | show ] dev STRING\n"
+    assert [c.name for c in synopsis_commands(usage, ("shq", "qdisc"))] == ["add", "del", "show"]
 
 
 def test_usage_forms_in_groups_past_a_place_for_options():

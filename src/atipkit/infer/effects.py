@@ -20,6 +20,7 @@ What the text does not reveal stays unknown. Words are matched, never tool names
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Iterable, Iterator, Sequence
@@ -41,16 +42,18 @@ _DESTROYS = _words(
 _REPLACES = _words(
     "install reinstall upgrade copy cp move mv rename extract unpack uncompress decompress "
     "patch restore switch checkout pull merge restart umount unmount pause suspend "
-    "hibernate disconnect logout execute exec run"
+    "hibernate disconnect logout execute exec run detach"
 )
 """Verbs of writing that may overwrite what is there or put something out of service —
 destructive as "not additive" (MCP's `destructiveHint`): copying onto an existing name,
 installing over installed files, restarting a service, running a caller's command."""
-_OPTION_DESTROYS = _words("overwrite clobber shred wipe")
+_OPTION_DESTROYS = _words("overwrite clobber shred wipe kill")
 """... and in an option's description, where "terminate entries with NUL" and "clear
-decoration filters" destroy nothing, the verbs that only ever act on data."""
+decoration filters" destroy nothing, the verbs that only ever act on data or processes
+("any existing command is killed")."""
 _REMOVES = _words(
-    "delete remove rm del drop clean clear discard unlink reset flush revoke replace evict stop"
+    "delete remove rm del drop clean cleanup clear discard unlink reset flush revoke replace "
+    "evict stop expire unregister deregister deinit vacuum"
 )
 """Verbs that destroy what they are applied to: destructive when that is something stored
 (`_STORED`) — "remove files", not "remove sections from each line"."""
@@ -70,7 +73,8 @@ _STORED = _words(
     "process processes job jobs unit units service services route routes address "
     "addresses rule rules tree trees worktree worktrees changes modifications content "
     "contents session sessions snapshot snapshots cache caches ref refs reference "
-    "references"
+    "references object objects entry entries buffer buffers url urls note notes variable "
+    "variables"
 )
 _WRITES = _words(
     "write create make mkdir install copy cp move mv rename touch save edit update "
@@ -107,6 +111,20 @@ _NETWORK = _words(
     "servers connect network internet web ftp ssh mirror mirrors publish deploy transfer "
     "mail proxy dns"
 )
+_FLAG_DESTROYS = _words(
+    "delete remove rm purge prune erase destroy uninstall unlink drop discard flush revoke "
+    "evict truncate overwrite clobber shred wipe kill vacuum"
+)
+"""Verbs an option's own name may carry that make the command destroy when it is given
+(`find -delete`, `ss --kill`, `journalctl --vacuum-size`, `tar --remove-files`)."""
+_NOT_FLAG = _words("no not dont without keep skip dry")
+"""The first word of a flag that asks for the opposite: `--no-delete`, `--keep-files`."""
+_RUNS = _words("shell-command command-line commandline")
+"""Operands that are a command line the command runs (`tmux new-session [shell-command]`):
+what it runs, it may do."""
+_RUNS_WITH_ARGUMENTS = _words("command cmd program")
+"""... and those that are when arguments follow them (`timeout DURATION COMMAND [ARG]...`,
+`ip netns exec NAME cmd ...`): `dpkg-query [option...] command` names its own actions."""
 _PREDICATES = _words("is has")
 """A name that asks (`is-active`, `has-changes`) only looks."""
 _STOPS = _words("from of in into to with on at for by after before when if while than as")
@@ -140,6 +158,11 @@ _NOMINAL = (
 _ARTICLES = _words("the a an each every all any its their this that these those")
 _TOKEN = re.compile(r"[a-z]+(?:-[a-z]+)*|[^\sa-z]")
 """Words (hyphenated ones whole: "NUL-terminated" is no verb) and punctuation."""
+_FLAG = re.compile(r"(?<![\w-])--?[a-z0-9][\w-]*(?:=\S*)?")
+"""A flag written in a text ("--vacuum-size= removes ...", "With -d, also delete"): the
+word after it starts a clause."""
+_BREAKS = frozenset("()")
+"""Brackets: the word after one starts a clause ("(alias: source) Execute commands")."""
 
 
 class _Said(msgspec.Struct, frozen=True):
@@ -151,17 +174,48 @@ class _Said(msgspec.Struct, frozen=True):
     network: bool = False
 
 
-def infer_effects(name: str, purpose: str, options: Iterable[str] = ()) -> Effects:
-    """The effects of a command named `name` whose documentation says `purpose` and whose
-    options are described by `options`. (A denied command's claim of destruction is made
-    on the shim, by `generate.claim_destruction`.)"""
+def infer_effects(
+    name: str,
+    purpose: str,
+    options: Iterable[str] = (),
+    *,
+    flags: Iterable[Sequence[str]] = (),
+    operands: Iterable[str] = (),
+) -> Effects:
+    """The effects of a command named `name` whose documentation says `purpose`, whose
+    options are described by `options` and spelled `flags` (the flags of each, in the
+    same order), and whose operands are named `operands`. (A denied command's claim of
+    destruction is made on the shim, by `generate.claim_destruction`.)"""
+    options, flags = list(options), [list(f) for f in flags]
     named = _from_name(name)
-    said = _from_text(_first_sentence(purpose))
+    first, rest = _first_sentence(purpose)
+    said = _from_text(first)
+    # the rest of a purpose is read as strictly as an option: it often describes options
+    # ("If -d is specified, any other clients ... are detached")
+    later = _from_text(rest, option=True) if rest else _Said()
     optional = [_from_text(text, option=True) for text in options]
-    destroys = named.destroys or said.destroys or any(o.destroys for o in optional)
+    runs = _runs([_operand(o) for o in operands])
+    # an option named for destroying (`-delete`, `--vacuum-size`) destroys when what it
+    # says agrees or it says nothing; else it is a doubt (`--remove-empty`: "Stop when a
+    # given path disappears")
+    named_for = [
+        _destroying(text) or not text.strip()
+        for spelled, text in zip(flags, [*options, *[""] * len(flags)], strict=False)
+        if any(_flag_destroys(f) for f in spelled)
+    ]
+    looks = named.reads or said.reads
+    destroys = (
+        named.destroys
+        or said.destroys
+        or later.destroys
+        or any(o.destroys for o in optional)
+        or any(named_for)
+        or (runs and not looks)
+    )
     writes = destroys or named.writes or said.writes or any(o.writes for o in optional)
     network = named.network or said.network or any(o.network for o in optional)
-    read_only = not writes and (named.reads or said.reads)
+    doubt = runs or later.writes or bool(named_for)  # no claim, but no claim of safety
+    read_only = not writes and not doubt and looks
     if read_only:
         return Effects(filesystem=FilesystemEffects(write=False, delete=False))
     if not (writes or network):
@@ -175,10 +229,44 @@ def infer_effects(name: str, purpose: str, options: Iterable[str] = ()) -> Effec
     )
 
 
-def _first_sentence(text: str) -> str:
-    """What a command is for is said first; the rest of a page's paragraph explains it
-    ("... Returns an exit code of 0 if at least one is enabled")."""
-    return re.split(r"(?<=[.!?])\s+(?=[A-Z(\"'])", text.strip(), maxsplit=1)[0]
+def _first_sentence(text: str) -> tuple[str, str]:
+    """What a command is for is said first, and the rest of a page's paragraph explains
+    it ("... Returns an exit code of 0 if at least one is enabled"): the first sentence
+    and the rest."""
+    parts = re.split(r"(?<=[.!?])\s+(?=[A-Z(\"'])", text.strip(), maxsplit=1)
+    return parts[0], parts[1] if len(parts) > 1 else ""
+
+
+def _flag_destroys(flag: str) -> bool:
+    """Whether an option's name says that it destroys: `-delete`, `--kill`,
+    `--vacuum-size`, `--remove-files`; not `--no-delete`, `--keep-files` or a letter."""
+    words = re.findall(r"[a-z]+", flag.lower())
+    if len(flag.lstrip("-")) < 2 or not words or words[0] in _NOT_FLAG:
+        return False
+    return any(word in _FLAG_DESTROYS for word in words)
+
+
+def _destroying(text: str) -> bool:
+    """Whether a verb of destroying or removal stands anywhere in `text` (not "stop":
+    "Stop when a given path disappears")."""
+    return any(_lemma(w) & _AGREES for w in re.findall(r"[a-z]+", text.lower()))
+
+
+def _operand(name: str) -> str:
+    """An operand's name as a word, `...` kept: `<command>`, `[COMMAND...]`."""
+    return name.lower().strip("<>[]{} ").replace("…", "...")
+
+
+def _runs(operands: Sequence[str]) -> bool:
+    """Whether the operands are a command line to run: a shell command, or a command with
+    its arguments after it (`COMMAND [ARG]...`, `cmd ...`)."""
+    for index, operand in enumerate(operands):
+        word = operand.rstrip(".")
+        if word in _RUNS:
+            return True
+        if word in _RUNS_WITH_ARGUMENTS and (operand != word or index < len(operands) - 1):
+            return True
+    return False
 
 
 def _from_name(name: str) -> _Said:
@@ -189,8 +277,9 @@ def _from_name(name: str) -> _Said:
     if not words:
         return _Said()
     first = _lemma(words[0])
+    asks = bool(first & _PREDICATES)  # `is-system-running` asks whether it runs
     return _Said(
-        destroys=any(_destroys(word) for word in words),
+        destroys=not asks and any(_destroys(word) for word in words),
         writes=bool(first & _WRITES) or _starts_with(words[0], _WRITES),
         reads=bool(first & (_READ_NAMES | _PREDICATES)),
         network=any(_lemma(word) & _NETWORK for word in words),
@@ -198,6 +287,7 @@ def _from_name(name: str) -> _Said:
 
 
 _DESTROYS_ANY = _DESTROYS | _REMOVES | _REPLACES
+_AGREES = _DESTROYS | _OPTION_REMOVES
 """The verbs of a name that destroys (`rmi`, `autoremove`): computed once, not per word."""
 
 
@@ -226,21 +316,29 @@ def _from_text(text: str, *, option: bool = False) -> _Said:
     leads: list[bool] = []
     joins = _JOINS if option else _JOINS | {"to"}  # "a tool to query the database"
     removes = _OPTION_REMOVES if option else _REMOVES | _DESTROYS
-    for match in _TOKEN.finditer(text.lower()):
+    broken = False  # a bracket or a flag came before the word
+    for match in _TOKEN.finditer(_FLAG.sub(" ( ", text.lower())):
         word = match.group()
         if not word[0].isalpha():
             if word in ",;:.":
                 words.append(word)
                 leads.append(False)
+            broken = broken or word in _BREAKS
             continue
-        leads.append(not words or words[-1] in _CLAUSE or words[-1] in joins)
+        leads.append(not words or broken or words[-1] in _CLAUSE or words[-1] in joins)
+        broken = False
         words.append(word)
     first = words.index(".") if "." in words else len(words)
     shown, stored_before = _sentences(words)
     if "in-place" in words or ("in", "place") in itertools.pairwise(words):
         destroys = True  # "edit files in place": what was there is overwritten
     bookkeeping = any(w in _BOOKKEEPING for w in words[:first])
+    looking = False  # the sentence's first verb is one of looking: "Show files that ..."
+    verb_seen = False
     for index, word in enumerate(words):
+        if word == ".":
+            looking = verb_seen = False
+            continue
         forms = _lemma(word)
         if forms & _NETWORK and not option:  # an option's mention of a server is no use
             network = True
@@ -251,6 +349,12 @@ def _from_text(text: str, *, option: bool = False) -> _Said:
             continue
         if passive and not forms & removes:  # a state ("units are enabled"), not an act
             continue
+        if passive and option and looking:  # "Show files that need to be removed"
+            continue
+        if word.endswith("ing") and _ends_clause(words, index):  # "(i.e. running)": a state
+            continue
+        if leads[index] and not verb_seen and forms & _VERBS:
+            verb_seen, looking = True, bool(forms & _READS)
         if not option and forms & _REPLACES:
             destroys = True
         elif forms & removes and _stored_object(words, index, _STOPS, stored_before[index]):
@@ -266,6 +370,10 @@ def _from_text(text: str, *, option: bool = False) -> _Said:
         writes = bool(nominal & _WRITES)
         reads = not writes and bool(nominal & _READS)
     return _Said(destroys=destroys, writes=writes, reads=reads, network=network)
+
+
+_VERBS = _READS | _WRITES | _REMOVES | _DESTROYS | _REPLACES
+"""Every verb the reader knows: the first of a sentence says what it is about."""
 
 
 def _verb_of(noun: str) -> set[str]:
@@ -334,6 +442,13 @@ def _stored_object(
     return bool(verb) and words[verb - 1] in _PASSIVE and stored_before
 
 
+def _ends_clause(words: Sequence[str], index: int) -> bool:
+    """Whether nothing follows the word in its clause: "units that are active (i.e.
+    running).", "fully up and running, specifically"."""
+    after = index + 1
+    return after == len(words) or words[after] in _CLAUSE or words[after] in _JOINS
+
+
 def _after(words: Sequence[str], verb: int) -> Iterator[str]:
     """The words after the verb, one by one: a copy of the rest of the text (a slice) for
     each verb would take a long text quadratic time."""
@@ -348,6 +463,7 @@ def _is_file(word: str) -> bool:
     return word in _FILES or word.endswith(("file", "files"))  # a logfile, an outfile
 
 
+@functools.lru_cache(maxsize=8192)
 def _lemma(word: str) -> frozenset[str]:
     """The word and the forms it may be inflected from: removes, removed, removing →
     remove; listed, lists, listing → list."""
@@ -358,6 +474,12 @@ def _lemma(word: str) -> frozenset[str]:
             forms.add(word[:-2])
     if word.endswith("ed"):
         forms.update((word[:-1], word[:-2]))
-    if word.endswith("ing"):
+        stem = word[:-2]
+    elif word.endswith("ing"):
         forms.update((word[:-3], word[:-3] + "e"))
+        stem = word[:-3]
+    else:
+        return frozenset(forms)
+    if len(stem) > 2 and stem[-1] == stem[-2] and stem[-1] not in "aeioudfls":
+        forms.add(stem[:-1])  # running → run, stopped → stop, dropped → drop
     return frozenset(forms)

@@ -461,6 +461,7 @@ def _subcommands(
                 sources.append("man")
         if not sub.arguments and entry.args:
             sub.arguments = arguments_from(entry.args)
+        _add_commands(sub, [ParsedCommand(c) for c in entry.commands if c != entry.name])
         children: dict[str, Command] = {}
         if sub.commands and depth > 2:
             below = subpages.below(entry.name) if subpages is not None else None
@@ -581,7 +582,13 @@ def prose_extension(prose: str) -> dict[str, Any]:
 
 def _effects(name: str, parsed: ParsedHelp) -> Effects | UnsetType:
     """What the command's name, purpose and options say it does (`infer_effects`)."""
-    effects = infer_effects(name, parsed.description, [o.description for o in parsed.options])
+    effects = infer_effects(
+        name,
+        parsed.description,
+        [o.description for o in parsed.options],
+        flags=[o.flags for o in parsed.options],
+        operands=[a.name + ("..." if a.variadic else "") for a in parsed.arguments],
+    )
     return effects if effects != Effects() else UNSET
 
 

@@ -98,6 +98,7 @@ class ParsedCommand(msgspec.Struct):
     name: str
     description: str = ""
     args: str = ""  # placeholders after the name in a listing: `list-units [PATTERN...]`
+    commands: list[str] = []  # those a synopsis names below it: `tc qdisc [ add | delete ]`
 
 
 class ParsedHelp(msgspec.Struct):

@@ -117,6 +117,7 @@ def merge(base: ParsedHelp, extra: ParsedHelp) -> None:
             same = listed[command.name]
             same.description = same.description or command.description
             same.args = same.args or command.args
+            same.commands = same.commands or command.commands
     base.description = extra.description or base.description  # a page's NAME line is curated
     base.prose = extra.prose or base.prose
     base.examples = base.examples or extra.examples

@@ -146,6 +146,9 @@ def read_page(text: str, name: str) -> ParsedHelp | None:
     if listed or synopsis.takes_command(forms, program):
         place = synopsis.slot(forms, program)
         help_.commands = _commands(lines, blocks, entries, listed, place, program)[:MAX_COMMANDS]
+        below = synopsis.children(forms, program)
+        for command in help_.commands:
+            command.commands = below.get(command.name, [])[:MAX_COMMANDS]
     help_.examples = _examples(lines, blocks, name)
     help_.prose = _prose(lines, blocks)
     return finish(help_, name)

@@ -254,7 +254,8 @@ def _names_at(tokens: list[str]) -> tuple[list[str], bool]:
 
 def _names(token: str, *, optional: bool = False) -> list[str]:
     """The literal words a token stands for: `add`, `tcp_metrics/tcpmetrics`, `{ add |
-    change }`; with `optional`, also the first word of `[ show ... ]`."""
+    change }`; with `optional`, also the first word of `[ show ... ]` and the names of
+    `[ add | change | delete ]`."""
     if token.startswith(("{", "(")):
         inner = token[1:-1] if token[-1:] in "})" else token[1:]
         parts = [p.strip() for p in inner.split("|")]
@@ -264,7 +265,11 @@ def _names(token: str, *, optional: bool = False) -> list[str]:
     if token.startswith("["):
         if not optional:
             return []
-        first = usage_tokens(token[1:].rstrip("]"))
+        inner = token[1:].rstrip("]")
+        choices = [c.strip() for c in inner.split("|")]
+        if len(choices) > 1 and all(_LITERAL.fullmatch(c) for c in choices):
+            return [c for c in choices if c not in _SLOTS]  # `[ add | change | delete ]`
+        first = usage_tokens(inner)
         return _names(first[0]) if first and not first[0].startswith("[") else []
     parts = token.split("/")
     if all(_LITERAL.fullmatch(p) for p in parts):

@@ -111,6 +111,27 @@ def commands(forms: list[Form], program: list[str], replaceable: set[str]) -> di
     return found if len(found) >= 2 else {}
 
 
+def children(forms: list[Form], program: list[str]) -> dict[str, list[str]]:
+    """The commands the forms name below a command they name: the alternatives of a group
+    right after it, `tc [ OPTIONS ] qdisc [ add | change | replace ] dev DEV ...` and
+    `tc ... qdisc { show | list } ...` (qdisc: add, change, replace, show, list); an
+    optional placeholder before the command (`[ FORMAT ]`) is passed over. Only groups
+    of two lower-case names at least, none a single letter (`_alternatives`): `[ parent
+    ID | root ]` is an operand's."""
+    out: dict[str, list[str]] = {}
+    for each in forms:
+        if not calls(each, program):
+            continue
+        rest = each.words[len(program) :]
+        while rest and _placeholder_group(rest[0]):
+            rest = rest[1:]
+        if len(rest) < 2 or not is_name(rest[0]) or len(rest[0]) < 2:
+            continue
+        below = out.setdefault(rest[0], [])
+        below += [w for w, _ in _alternatives(rest[1], optional=True) if w not in below]
+    return {name: below for name, below in out.items() if below}
+
+
 def options_follow_command(forms: list[Form], program: list[str]) -> bool:
     """Whether the program's first form puts its options after the command's place
     (`openssl command [ options ... ]`, `pip <command> [options]`): then the options a
@@ -157,10 +178,21 @@ def _is_option_group(token: str) -> bool:
     )
 
 
-def _alternatives(group: str) -> list[tuple[str, str]]:
+def _placeholder_group(token: str) -> bool:
+    """An optional placeholder in capitals: `[ FORMAT ]`."""
+    return token.startswith("[") and bool(_PLACEHOLDER.fullmatch(token.strip("[] ")))
+
+
+def _alternatives(group: str, *, optional: bool = False) -> list[tuple[str, str]]:
     """The commands a `{a | b args | c}` group offers, each with its arguments; none
-    when one is a single letter or a value (`{A|c|d}` are tar's modes, not commands)."""
-    inner = group.strip()[1:-1] if group.strip().endswith("}") else ""
+    when one is a single letter or a value (`{A|c|d}` are tar's modes, not commands).
+    With `optional`, a bracketed group of names alone (`[ add | delete ]`) offers them
+    too: one whose choices take words (`[ parent ID | root ]`) is an operand's."""
+    group = group.strip()
+    closes = "}]" if optional else "}"
+    inner = group[1:-1] if group[:1] in "{[" and group.endswith(tuple(closes)) else ""
+    if group.startswith("[") and any(len(c.split()) != 1 for c in split_outside(inner, "|")):
+        return []
     out = []
     for choice in split_outside(inner, "|"):
         words = choice.split(None, 1)
