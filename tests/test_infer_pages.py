@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from atipkit.infer.generate import generate_shim
+from atipkit.infer.generate import generate_shim, shim_from_page
 from atipkit.infer.helptext import ParsedHelp, command_listing, parse_help
 from atipkit.infer.manpage import ManPages, merge, read_man_file
 from atipkit.infer.pagetext import MAX_COMMANDS
@@ -445,3 +445,55 @@ def test_a_page_entry_over_several_help_options_adds_its_other_flags(pages):
     flags = [f for o in helped.options for f in o.flags]
     assert {f"-{n}" for n in range(1, 10)} <= set(flags)
     assert len(flags) == len(set(flags))  # each flag once
+
+
+MDOC_COMMANDS = r""".Dd $Mdocdate$
+.Dt MUXER 1
+.Os
+.Sh NAME
+.Nm muxer
+.Nd terminal frobnicator
+.Sh SYNOPSIS
+.Nm muxer
+.Op Fl v
+.Op Ar command Op Ar flags
+.Sh COMMANDS
+.Bl -tag -width Ds
+.It Xo Ic new-session
+.Op Fl AdDEPX
+.Op Fl c Ar start-directory
+.Op Fl e Ar environment
+.Op Fl f Ar flags
+.Op Fl F Ar format
+.Op Fl n Ar window-name
+.Op Fl s Ar session-name
+.Op Fl t Ar group-name
+.Op Fl x Ar width
+.Op Fl y Ar height
+.Op Ar shell-command
+.Xc
+.D1 Pq alias: Ic new
+Create a new session with name
+.Ar session-name .
+.It Xo Ic list-sessions
+.Op Fl F Ar format
+.Xc
+.D1 Pq alias: Ic ls
+List all sessions.
+.El
+"""
+
+
+def test_a_commands_synopsis_that_wraps_into_its_description_stays_its_own(tmp_path: Path):
+    """mdoc sets a long `.It Xo Ic new-session ...` over several lines, the last ones at
+    the description's indent: the bracket groups there are the command's (its
+    `[shell-command]` says that it runs one, decision 457), not its description."""
+    parsed = _page(tmp_path, "muxer", MDOC_COMMANDS)
+    commands = {c.name: c for c in parsed.commands}
+    assert commands["new-session"].description.startswith("(alias: new) Create a new session")
+    assert "[shell-command]" in commands["new-session"].args
+    assert commands["list-sessions"].description == "(alias: ls) List all sessions."
+    tool = shim_from_page("muxer", "sha256:" + "0" * 64, parsed)
+    assert [a.name for a in tool.commands["new-session"].arguments] == ["shell-command"]
+    assert tool.commands["new-session"].effects.destructive is True  # it runs a command
+    assert tool.commands["list-sessions"].effects.filesystem.write is False

@@ -531,7 +531,7 @@ def _commands(
         if parsed is not None:
             candidates.append((entry, *parsed))
     found += [
-        (e.line, ParsedCommand(n, e.description, a))
+        (e.line, ParsedCommand(n, *_spilled(e.description, a)))
         for e, names, a in _listed(lines, blocks, candidates, named, listed)
         for n in names
     ]
@@ -542,6 +542,23 @@ def _commands(
     for name, args in listed.items():
         out.setdefault(name, ParsedCommand(name, "", args))
     return list(out.values())
+
+
+_SPILLED = re.compile(r"^(?:\[(?:[^\[\]]|\[[^\[\]]*\])*\]\s*)+")
+"""Bracket groups (one level of nesting) at the start of a description."""
+
+
+def _spilled(description: str, args: str) -> tuple[str, str]:
+    """(description, placeholders) of a command entry whose synopsis wraps onto the
+    lines of its description (tmux's `new-session [-AdDEPX] ... [-t group-name]` /
+    `[-x width] [-y height] [shell-command]` / `(alias: new) Create a new session`): the
+    bracket groups that start the description go on the tag, after its own."""
+    if not args:
+        return description, args
+    spilled = _SPILLED.match(description)
+    if spilled is None:
+        return description, args
+    return description[spilled.end() :].strip(), f"{args} {spilled.group().strip()}"
 
 
 def _listed(
