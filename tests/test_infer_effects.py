@@ -157,6 +157,26 @@ def test_a_command_is_judged_by_the_worst_case_of_its_documentation(
         ("gc", "Cleanup unnecessary files and optimize the repository.", [], "destructive"),
         ("tidy", "Tidy up", ["Prune loose objects older than date"], "destructive"),
         ("expire", "", [], "destructive"),
+        # verbs of changing, and the words that put a verb at a clause's start
+        ("fsck", "check and repair a Linux filesystem", [], "writes"),
+        ("stats", "Manages IO statistics regions for devices.", [], "writes"),
+        ("check", "check is a diagnostic tool; it updates the package cache", [], "writes"),
+        ("capture", "Similar to monitor but writes the output in pcapng format", [], "writes"),
+        ("hash-object", "Compute an ID and optionally creates a blob from a file.", [], "writes"),
+        ("delpart", "tell the kernel to forget about a partition", [], "unknown"),
+        ("call", "Invoke a method and show the response.", [], "destructive"),
+        (  # a later sentence that changes something forbids the claim of safety
+            "hostname",
+            "If no argument is given, print the hostname. Otherwise, change it to NAME.",
+            [],
+            "unknown",
+        ),
+        (
+            "status",
+            "Show the status. Each is prefixed with - if the submodule is not initialized.",
+            [],
+            "read-only",
+        ),
         ("deinit", "Unregister the given submodules", [], "destructive"),
     ],
 )

@@ -42,7 +42,7 @@ _DESTROYS = _words(
 _REPLACES = _words(
     "install reinstall upgrade copy cp move mv rename extract unpack uncompress decompress "
     "patch restore switch checkout pull merge restart umount unmount pause suspend "
-    "hibernate disconnect logout execute exec run detach"
+    "hibernate disconnect logout execute exec run detach launch spawn invoke"
 )
 """Verbs of writing that may overwrite what is there or put something out of service —
 destructive as "not additive" (MCP's `destructiveHint`): copying onto an existing name,
@@ -57,12 +57,10 @@ _REMOVES = _words(
 )
 """Verbs that destroy what they are applied to: destructive when that is something stored
 (`_STORED`) — "remove files", not "remove sections from each line"."""
-_OPTION_REMOVES = (_REMOVES | _words("erase destroy purge prune uninstall truncate")) - {
-    "stop",
-    "clear",
-}
-"""The verbs of removal an option's description is read for, with a stored object:
-not stopping or terminating ("stop reading commits", "terminate entries with NUL")."""
+_OPTION_REMOVES = (_REMOVES | _words("erase destroy purge prune uninstall truncate")) - {"stop"}
+"""The verbs of removal an option's description is read for, with a stored object ("clear
+the ring buffer"): not stopping or terminating ("stop reading commits", "terminate entries
+with NUL")."""
 _STORED = _words(
     "file files directory directories dir dirs folder folders data archive archives "
     "destination destinations existing link links symlink "
@@ -84,7 +82,8 @@ _WRITES = _words(
     "pack unpack split encrypt decrypt sign append insert upload download pull "
     "clone checkout switch register attach detach assign allocate lock unlock grant chmod "
     "chown chgrp patch restore revert amend stage generate convert send "
-    "record reinitialize"
+    "record reinitialize repair fix manage manipulate adjust rotate trigger enforce resume "
+    "control administer tune"
 )
 """Verbs that make or change something: not necessarily destroying it."""
 _OPTION_WRITES = _words(
@@ -98,7 +97,7 @@ _READS = _words(
     "list show display print report query search find grep check verify validate test "
     "compare count view describe inspect dump concatenate output locate identify "
     "determine explain summarize calculate compute estimate watch monitor browse examine "
-    "get lookup look tell read measure"
+    "get lookup look read measure"
 )
 """Verbs of commands that look: read-only when nothing says otherwise."""
 _READ_NAMES = _READS | _words(
@@ -131,12 +130,14 @@ _STOPS = _words("from of in into to with on at for by after before when if while
 """Words that end the object of a verb: "remove sections from each line of files"."""
 _TARGETS = _words("to into in")
 """... except where a verb of writing names its target: "write result to FILE"."""
-_JOINS = _words("or and then not t never also")
-"""Words after which a verb follows: "print or set the system date", "don't delete"."""
+_JOINS = _words("or and but then not t never also it they will can may must should shall")
+"""Words after which a verb follows: "print or set the system date", "don't delete", "it
+updates the package cache", "this command will load unit files"."""
 _CLAUSE = frozenset(",;:.")
 _SHOWN = _words("output listing display shown")
 """Words of an option that acts on what is shown, not on what is stored."""
 _PASSIVE = _words("is are be been was were get gets")
+_NEGATIONS = _words("not never")
 _OBJECT_WINDOW = 4
 """Words between a verb of removal and its object: "removes the oldest archived journal
 files" (articles not counted)."""
@@ -193,6 +194,9 @@ def infer_effects(
     # the rest of a purpose is read as strictly as an option: it often describes options
     # ("If -d is specified, any other clients ... are detached")
     later = _from_text(rest, option=True) if rest else _Said()
+    # ... and as loosely as a purpose, for the changes that forbid a claim of safety: "If
+    # no argument is given, print the hostname. Otherwise, change it"
+    changes = _changes(rest)
     optional = [_from_text(text, option=True) for text in options]
     runs = _runs([_operand(o) for o in operands])
     # an option named for destroying (`-delete`, `--vacuum-size`) destroys when what it
@@ -214,7 +218,9 @@ def infer_effects(
     )
     writes = destroys or named.writes or said.writes or any(o.writes for o in optional)
     network = named.network or said.network or any(o.network for o in optional)
-    doubt = runs or later.writes or bool(named_for)  # no claim, but no claim of safety
+    doubt = (  # no claim of its own, but no claim of safety either
+        runs or later.writes or changes or bool(named_for)
+    )
     read_only = not writes and not doubt and looks
     if read_only:
         return Effects(filesystem=FilesystemEffects(write=False, delete=False))
@@ -235,6 +241,18 @@ def _first_sentence(text: str) -> tuple[str, str]:
     and the rest."""
     parts = re.split(r"(?<=[.!?])\s+(?=[A-Z(\"'])", text.strip(), maxsplit=1)
     return parts[0], parts[1] if len(parts) > 1 else ""
+
+
+def _changes(text: str) -> bool:
+    """Whether a sentence of `text` that is not about what is shown ("This function is
+    intended to generate human-readable output") starts a clause with a verb of changing
+    ("Otherwise, it changes the hostname")."""
+    sentences = re.split(r"(?<=[.!?])\s+", text)
+    return any(
+        _from_text(s).writes
+        for s in sentences
+        if not any(w in _SHOWN for w in re.findall(r"[a-z]+", s.lower()))
+    )
 
 
 def _flag_destroys(flag: str) -> bool:
@@ -325,7 +343,13 @@ def _from_text(text: str, *, option: bool = False) -> _Said:
                 leads.append(False)
             broken = broken or word in _BREAKS
             continue
-        leads.append(not words or broken or words[-1] in _CLAUSE or words[-1] in joins)
+        leads.append(
+            not words
+            or broken
+            or words[-1] in _CLAUSE
+            or words[-1] in joins
+            or (leads[-1] and _adverb(words[-1]))  # "and optionally creates a blob"
+        )
         broken = False
         words.append(word)
     first = words.index(".") if "." in words else len(words)
@@ -344,7 +368,8 @@ def _from_text(text: str, *, option: bool = False) -> _Said:
             network = True
         if forms & (_OPTION_DESTROYS if option else _DESTROYS):
             destroys = True
-        passive = index > 0 and words[index - 1] in _PASSIVE  # "it is truncated"
+        before = index - 1 - (index > 1 and words[index - 1] in _NEGATIONS)
+        passive = index > 0 and words[before] in _PASSIVE  # "it is (not) truncated"
         if not (leads[index] or passive):
             continue
         if passive and not forms & removes:  # a state ("units are enabled"), not an act
@@ -440,6 +465,11 @@ def _stored_object(
             return True
         seen += word not in _ARTICLES
     return bool(verb) and words[verb - 1] in _PASSIVE and stored_before
+
+
+def _adverb(word: str) -> bool:
+    """`optionally`, `only`, `recursively`: not a verb (`apply`, `supply`)."""
+    return word.endswith("ly") and not _lemma(word) & _VERBS
 
 
 def _ends_clause(words: Sequence[str], index: int) -> bool:
