@@ -177,6 +177,13 @@ def test_a_command_is_judged_by_the_worst_case_of_its_documentation(
             [],
             "read-only",
         ),
+        (  # a later sentence about what is shown changes nothing
+            "seat-status",
+            "Show terse status information. This function is intended to generate "
+            "human-readable output.",
+            [],
+            "read-only",
+        ),
         ("deinit", "Unregister the given submodules", [], "destructive"),
     ],
 )
@@ -207,6 +214,14 @@ def test_an_option_named_for_destroying_and_an_operand_that_is_a_command_line() 
     assert kind(timeout) == "destructive"
     query = infer_effects("dpkg-query", "query the database", operands=["option...", "command"])
     assert kind(query) == "read-only"
+    # where the output goes: an option named for it that names a file, a destination
+    out = ["Filename to output to, or standard output by default."]
+    dgst = infer_effects("dgst", "Message Digest calculation.", out, flags=[["-out"]])
+    assert kind(dgst) == "writes"
+    shown = ["Controls the formatting of the entries that are shown."]
+    assert kind(infer_effects("j", looks, shown, flags=[["--output"]])) == "read-only"
+    assert kind(infer_effects("uniq", "report lines", operands=["input", "output"])) == "unknown"
+    assert kind(infer_effects("cc", "x", ["Place the output into <file>."])) == "writes"
     # a runner that also looks is no claim of safety either: it runs what it is given
     assert kind(infer_effects("watch", "Show it", operands=["command", "arg..."])) == "unknown"
 

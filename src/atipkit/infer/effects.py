@@ -88,7 +88,7 @@ _WRITES = _words(
 """Verbs that make or change something: not necessarily destroying it."""
 _OPTION_WRITES = _words(
     "write create save store edit modify install copy move rename extract touch make "
-    "mkdir overwrite output"
+    "mkdir overwrite output place dump export log"
 )
 """The verbs of writing that an option's description is read for: those that put
 something on disk ("write result to FILE", "make parent directories"), not those that
@@ -117,11 +117,18 @@ _FLAG_DESTROYS = _words(
 """Verbs an option's own name may carry that make the command destroy when it is given
 (`find -delete`, `ss --kill`, `journalctl --vacuum-size`, `tar --remove-files`)."""
 _NOT_FLAG = _words("no not dont without keep skip dry")
+_FLAG_OUTPUTS = _words("out output outfile logfile")
+"""Words of an option's name that say where its command writes: `-out` ("Filename to
+output to"), `--output-file`."""
+_NAMES_FILE = _words("file filename files path directory dir")
 """The first word of a flag that asks for the opposite: `--no-delete`, `--keep-files`."""
 _RUNS = _words("shell-command command-line commandline")
 """Operands that are a command line the command runs (`tmux new-session [shell-command]`):
 what it runs, it may do."""
 _RUNS_WITH_ARGUMENTS = _words("command cmd program")
+_DESTINATIONS = _words("output outfile out dest destination target outdir")
+"""Operands a command writes to (`uniq [INPUT [OUTPUT]]`, `ln TARGET`): no claim of
+safety for a command that takes one."""
 """... and those that are when arguments follow them (`timeout DURATION COMMAND [ARG]...`,
 `ip netns exec NAME cmd ...`): `dpkg-query [option...] command` names its own actions."""
 _PREDICATES = _words("is has")
@@ -198,7 +205,9 @@ def infer_effects(
     # no argument is given, print the hostname. Otherwise, change it"
     changes = _changes(rest)
     optional = [_from_text(text, option=True) for text in options]
-    runs = _runs([_operand(o) for o in operands])
+    operands = [_operand(o) for o in operands]
+    runs = _runs(operands)
+    destined = any(o.rstrip(".") in _DESTINATIONS for o in operands)
     # an option named for destroying (`-delete`, `--vacuum-size`) destroys when what it
     # says agrees or it says nothing; else it is a doubt (`--remove-empty`: "Stop when a
     # given path disappears")
@@ -207,6 +216,11 @@ def infer_effects(
         for spelled, text in zip(flags, [*options, *[""] * len(flags)], strict=False)
         if any(_flag_destroys(f) for f in spelled)
     ]
+    outputs = any(
+        _flag_outputs(f) and _NAMES_FILE & set(re.findall(r"[a-z]+", text.lower()))
+        for spelled, text in zip(flags, options, strict=False)
+        for f in spelled
+    )
     looks = named.reads or said.reads
     destroys = (
         named.destroys
@@ -216,10 +230,10 @@ def infer_effects(
         or any(named_for)
         or (runs and not looks)
     )
-    writes = destroys or named.writes or said.writes or any(o.writes for o in optional)
+    writes = destroys or named.writes or said.writes or outputs or any(o.writes for o in optional)
     network = named.network or said.network or any(o.network for o in optional)
     doubt = (  # no claim of its own, but no claim of safety either
-        runs or later.writes or changes or bool(named_for)
+        runs or later.writes or changes or destined or bool(named_for)
     )
     read_only = not writes and not doubt and looks
     if read_only:
@@ -262,6 +276,15 @@ def _flag_destroys(flag: str) -> bool:
     if len(flag.lstrip("-")) < 2 or not words or words[0] in _NOT_FLAG:
         return False
     return any(word in _FLAG_DESTROYS for word in words)
+
+
+def _flag_outputs(flag: str) -> bool:
+    """Whether an option's name says it is where the output goes: `-out`, `--output`,
+    `--output-file`, `--log-file` (not `--no-output`)."""
+    words = re.findall(r"[a-z]+", flag.lower())
+    if not words or words[0] in _NOT_FLAG:
+        return False
+    return bool(set(words) & _FLAG_OUTPUTS) or words[-2:] == ["log", "file"]
 
 
 def _destroying(text: str) -> bool:
