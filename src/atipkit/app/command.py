@@ -152,8 +152,9 @@ class CommandSpec:
         declares: `--dry-run` if it plans; `--idempotency-key` unless it is declared
         idempotent (or read-only); `--yes`/`--no-input` unless it is declared never to
         ask (`interactive.prompts: false`), and always for human in the loop; paging
-        and `--null` as before. What is left unknown gets the flag: an undeclared
-        command may do anything."""
+        and `--null` as before; `--fields`/`--filter` where the result may be a list of
+        records and the command has no such flag of its own. What is left unknown gets
+        the flag: an undeclared command may do anything."""
         from atipkit.app.annotations import Idempotent, ReadOnly
         from atipkit.app.flags import Offered
 
@@ -167,12 +168,17 @@ class CommandSpec:
             idempotent = getattr(effects, "idempotent", None) is True
             never_asks = getattr(getattr(effects, "interactive", None), "prompts", None) is False
         idempotent = idempotent or bool(self.annotations & (ReadOnly | Idempotent))
+        from atipkit.app.flags import SELECT_FLAGS
+        from atipkit.app.select import selectable
+
+        own = {f for p in self.signature.params for f in (*p.flags, *p.secondary)}
         return Offered(
             dry_run=self.dry_run,
             idempotency_key=not idempotent,
             prompts=self.human_in_the_loop or not never_asks,
             paginated=bool(self.paginated),
             null=self.reads_lists(self.signature),
+            select=selectable(self.signature.returns) and not own & SELECT_FLAGS,
         )
 
     # ATIP -------------------------------------------------------------------------------

@@ -61,6 +61,8 @@ class CallSettings(NamedTuple):
     max_bytes: int | None = None
     limit: int | None = None
     cursor: str | None = None
+    fields: tuple[str, ...] = ()
+    filter: tuple[str, ...] = ()
 
     @classmethod
     def pop_from(cls, values: dict[str, Any]) -> CallSettings:
@@ -88,11 +90,15 @@ class Offered(NamedTuple):
     """`--limit` and `--cursor`."""
     null: bool = False
     """`--null`: the command reads a list from stdin."""
+    select: bool = False
+    """`--fields/--select` and `--filter`: the command may return a list of records."""
 
 
 NONE = Offered()
 """Only the flags of every command."""
-EVERY = Offered(dry_run=True, idempotency_key=True, prompts=True, paginated=True, null=True)
+EVERY = Offered(
+    dry_run=True, idempotency_key=True, prompts=True, paginated=True, null=True, select=True
+)
 """All flags offered: what no command's own parameter may use."""
 
 _WHY_NOT = {
@@ -111,6 +117,12 @@ _WHY_NOT = {
     "limit": (ErrorCode.USAGE, "is not paginated", "Drop --limit and --cursor: it returns all."),
     "cursor": (ErrorCode.USAGE, "is not paginated", "Drop --limit and --cursor: it returns all."),
     "null": (ErrorCode.USAGE, "reads no list from stdin", "Drop --null."),
+    "fields": (
+        ErrorCode.USAGE,
+        "returns no list of records to take fields of",
+        "Drop --fields.",
+    ),
+    "filter": (ErrorCode.USAGE, "returns no list of records to filter", "Drop --filter."),
 }
 
 
@@ -239,8 +251,30 @@ def global_flags(
         ]
     if offered.null:
         flags.append(_opt("--null", dest="null", is_flag=True, help="Input records end with NUL."))
+    if offered.select:
+        flags += [
+            _opt(
+                "--fields",
+                "--select",
+                dest="fields",
+                multiple=True,
+                metavar="A,B.C",
+                help="Keep only these fields of each record (dotted for nested ones).",
+            ),
+            _opt(
+                "--filter",
+                dest="filter",
+                multiple=True,
+                metavar="EXPR",
+                help="Keep the records where FIELD OP VALUE holds (OP: = != < <= > >= ~ !~; "
+                "repeat: all must hold).",
+            ),
+        ]
     return flags
 
+
+SELECT_FLAGS = frozenset({"--fields", "--select", "--filter"})
+"""The flags of field selection: a command's own parameter may take one of them."""
 
 ACTION_FLAGS = ("--help-agent", "--schema", "-h", "--help")
 """Flags every command takes that print something and exit (added by the command)."""
@@ -266,9 +300,11 @@ def answer_flag(decls: list[str], answer: Callable[[], str], help: str) -> click
 def reserved_flags(*, paginated: bool, null: bool) -> frozenset[str]:
     """Every flag a command's own parameters must not use: all the framework's, offered
     or not (a command's own `--dry-run` or `--yes` would read as the framework's), but
-    `--limit`/`--cursor`/`--null` where the command does not page or read lists."""
+    `--limit`/`--cursor`/`--null` where the command does not page or read lists, and
+    never `--fields`/`--select`/`--filter`: a command with one of its own keeps it, and
+    is not offered the framework's (`SELECT_FLAGS`)."""
     out: set[str] = set(ACTION_FLAGS)
-    reserved = EVERY._replace(paginated=paginated, null=null)
+    reserved = EVERY._replace(paginated=paginated, null=null, select=False)
     for option in global_flags(reserved, timeout=None, envvar="X"):
         out.update(option.opts)
         out.update(option.secondary_opts)

@@ -27,6 +27,7 @@ from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.app.command import CommandSpec
+    from atipkit.app.select import Selection
 
 __all__ = ["CallOutcome", "call", "deadline", "run"]
 
@@ -114,12 +115,13 @@ def run(
             raise InputError(f"{spec.display_name} {why}", code=code, suggestion=suggestion)
         if (settings.limit is not None or settings.cursor) and not spec.paginated:
             raise InputError(f"{spec.display_name} is not paginated", code=ErrorCode.USAGE)
+        selection = _selection(spec, settings)
         values = prepare(ctx)
         key = settings.idempotency_key
         if key and not settings.dry_run:
-            outcome = _once(spec, ctx, values, key)
+            outcome = _once(spec, ctx, values, key, selection)
         else:
-            outcome = _execute(spec, ctx, values, stream=stream)
+            outcome = _execute(spec, ctx, values, stream=stream, selection=selection)
     except Exception as exc:  # not SystemExit or KeyboardInterrupt: those go on up
         outcome = CallOutcome(error=from_exception(exc))
     finally:
@@ -130,8 +132,30 @@ def run(
     return outcome
 
 
+def _selection(spec: CommandSpec, settings: CallSettings) -> Selection | None:
+    """`--fields`/`--filter`, read and checked against the declared output schema before
+    anything runs (a malformed expression or an unknown field costs no work)."""
+    if not settings.fields and not settings.filter:
+        return None
+    if not spec.offered.select:
+        flag = "--fields" if settings.fields else "--filter"
+        code, why, suggestion = not_offered(flag) or (ErrorCode.USAGE, "", "")
+        raise InputError(f"{spec.display_name} {why}", code=code, suggestion=suggestion)
+    from atipkit.app.schema import output_schema
+    from atipkit.app.select import Selection
+
+    selection = Selection(settings.fields, settings.filter)
+    selection.check_schema(output_schema(spec.signature.returns))
+    return selection
+
+
 def _execute(
-    spec: CommandSpec, ctx: Context, values: dict[str, Any], *, stream: bool
+    spec: CommandSpec,
+    ctx: Context,
+    values: dict[str, Any],
+    *,
+    stream: bool,
+    selection: Selection | None = None,
 ) -> CallOutcome:
     from atipkit.app.paging import Cursor, estimate_tokens, paginate, truncate
 
@@ -152,12 +176,19 @@ def _execute(
         if result is not None:
             plan["result"] = _read_all(result)
         return CallOutcome(result=plan, meta={"dry_run": True})
+    if selection is not None:
+        result = selection.filtered(result)
     if spec.paginated:
-        fingerprint = Cursor.fingerprint(spec.tool_name, values)
+        query = values
+        if selection is not None and selection.filters:  # another filter, another query
+            query = {**values, "_filter": selection.expressions}
+        fingerprint = Cursor.fingerprint(spec.tool_name, query)
         limit = settings.limit if settings.limit is not None else spec.page_size
         result, extra["pagination"] = paginate(
             result, limit=limit, cursor=settings.cursor, fingerprint=fingerprint
         )
+    if selection is not None:
+        result = selection.selected(result)
     result, truncation = truncate(
         result,
         max_items=settings.max_items,
@@ -205,14 +236,23 @@ def _read_all(result: Any) -> Any:
     return result
 
 
-def _once(spec: CommandSpec, ctx: Context, values: dict[str, Any], key: str) -> CallOutcome:
+def _once(
+    spec: CommandSpec,
+    ctx: Context,
+    values: dict[str, Any],
+    key: str,
+    selection: Selection | None = None,
+) -> CallOutcome:
     import json
 
     from atipkit.app.output import encode
     from atipkit.app.paging import Cursor
 
     store = spec.app.idempotency_store()
-    fingerprint = Cursor.fingerprint(spec.tool_name, values)
+    query = values
+    if selection is not None:  # the kept outcome is the selected one: part of the query
+        query = {**values, "_select": [*map(".".join, selection.fields), *selection.expressions]}
+    fingerprint = Cursor.fingerprint(spec.tool_name, query)
     with store.hold(spec.tool_name, key) as path:
         kept = store.recall(path, fingerprint)
         if kept is not None:
@@ -222,7 +262,7 @@ def _once(spec: CommandSpec, ctx: Context, values: dict[str, Any], key: str) -> 
             result = kept.get("result", NOTHING)
             return CallOutcome(error=_Replayed(kept.get("error") or {}, result), meta=meta)
         try:
-            outcome = _execute(spec, ctx, values, stream=False)
+            outcome = _execute(spec, ctx, values, stream=False, selection=selection)
         except Exception as exc:  # a failure is kept as well as a success
             outcome = CallOutcome(error=from_exception(exc))
         if outcome.error is None or not outcome.error.is_retryable:

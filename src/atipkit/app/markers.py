@@ -37,6 +37,7 @@ _DEFAULTS: dict[str, Any] = {
     "resolve_path": False,
     "hidden": False,
     "envvar": None,
+    "secret": False,
 }
 
 
@@ -59,6 +60,9 @@ class _Marker:
     resolve_path: bool
     hidden: bool
     envvar: str | None
+    secret: bool
+    """Read from a file (`--NAME-file PATH`, `-` for stdin), never from the command line,
+    and never echoed (`atipkit.app.secrets`)."""
     flags: tuple[str, ...]
 
     def __init__(self, flags: tuple[str, ...] = (), **settings: Any) -> None:
