@@ -256,7 +256,7 @@ def test_colors_only_on_a_terminal_and_never_when_asked_not_to(flags, env, color
 
 
 def test_a_tool_error_is_an_envelope_with_its_exit_code():
-    code, out = envelope("remove", "x")
+    code, out = envelope("remove", "x", "--yes")  # destructive: confirmed
     assert code == ExitCode.NOT_FOUND == 10
     assert out["ok"] is False
     assert out["error"] == {
@@ -360,7 +360,7 @@ def test_an_unexpected_exception_is_an_internal_error_exit_70_without_a_tracebac
 
 
 def test_errors_in_text_mode_go_to_stderr_and_stdout_stays_empty():
-    result = cli("remove", "x", "--text")
+    result = cli("remove", "x", "--yes", "--text")
     assert result.exit_code == 10
     assert result.stdout == ""
     assert "error: no note 'x' [E3001]" in result.stderr
@@ -767,8 +767,8 @@ def test_an_idempotency_key_reused_with_other_arguments_is_a_conflict(tmp_path):
 
 
 def test_a_kept_failure_is_replayed_with_its_exit_code():
-    first = cli("remove", "x", "--idempotency-key", "k")
-    again = cli("remove", "x", "--idempotency-key", "k")
+    first = cli("remove", "x", "--yes", "--idempotency-key", "k")
+    again = cli("remove", "x", "--yes", "--idempotency-key", "k")
     assert first.exit_code == again.exit_code == 10
     assert json.loads(again.stdout)["meta"]["replayed"] is True
 

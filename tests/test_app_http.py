@@ -312,7 +312,7 @@ def test_not_found(server, document):
     response = post(server, "remove", {"name": "missing"})
     assert response.status_code == 404
     check_against_document(document, "/v1/remove", "post", response)
-    cli = server.cli("remove", "missing", "--json")
+    cli = server.cli("remove", "missing", "--yes", "--json")  # destructive: confirmed
     assert cli.returncode == 10
     assert json.loads(cli.stdout)["error"] == response.json()["error"]
 

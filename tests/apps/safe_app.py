@@ -9,7 +9,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated
 
-from atipkit.app import App, Argument, ClosedWorld, Context, Destructive, Option, ReadOnly
+from atipkit.app import (
+    App,
+    Argument,
+    ClosedWorld,
+    Context,
+    Destructive,
+    InputError,
+    Option,
+    ReadOnly,
+)
 
 app = App("safe", version="3.0.0", description="A test app for safety and selection")
 
@@ -65,6 +74,12 @@ def show(path: Annotated[Path, Argument(help="A file whose text is shown")]) -> 
 def cat(path: Annotated[Path, Argument(help="A file whose lines are listed")]) -> list[dict]:
     """A file's lines, as records."""
     return [{"n": i, "line": line} for i, line in enumerate(path.read_text().splitlines())]
+
+
+@app.command(annotations=ReadOnly | ClosedWorld)
+def check(text: str) -> dict:
+    """Refuse the text, quoting it (an error message carries what it was given)."""
+    raise InputError(f"not valid: {text}")
 
 
 @app.command(annotations=Destructive | ClosedWorld, dry_run=True)

@@ -239,6 +239,7 @@ class App(Group):
         max_input_bytes: int = MAX_INPUT_BYTES,
         builtins: bool | Sequence[str] = True,
         config: bool = True,
+        policy: str = "standard",
     ) -> None:
         if not _NAME.match(name):
             raise DefinitionError(f"App name {name!r}: letters, digits, '-', '_', '.'")
@@ -255,6 +256,10 @@ class App(Group):
         self.builtins: tuple[str, ...] = chosen
         """The built-in groups this app has (`mcp`, `api`, `docs`; all by default)."""
         self.config_enabled = config
+        from atipkit.app.safety import check_mode
+
+        self.policy = check_mode(policy, f"App {name!r}")
+        """The safety policy (`off`, `standard`, `strict`; `atipkit.app.safety`)."""
         super().__init__(self, (), description)
 
     # Running ----------------------------------------------------------------------------

@@ -96,10 +96,19 @@ def dispatch(spec: CommandSpec, **values: Any) -> None:
         render_error(mode, exc, spec.app.bare_meta(spec.tool_name), out, err)
         raise click.exceptions.Exit(exc.exit_code) from None
     interactive = not settings.no_input and terminal_available()
+    from atipkit.app.safety import mode_of, text_cleaner
+
+    clean = text_cleaner(mode_of(spec.app)) if mode in ("text", "plain") else None
 
     def prepare(ctx: Any) -> dict[str, Any]:
+        from atipkit.app.safety import confirm_destructive, mode_of
+
         spec.app.check_config(spec)
-        return {p.name: _from_cli(spec, p, values.get(p.name), ctx) for p in spec.signature.params}
+        prepared = {
+            p.name: _from_cli(spec, p, values.get(p.name), ctx) for p in spec.signature.params
+        }
+        ctx.confirmed_by = confirm_destructive(spec, ctx, mode_of(spec.app))
+        return prepared
 
     outcome = CallOutcome()
     try:
@@ -126,13 +135,14 @@ def dispatch(spec: CommandSpec, **values: Any) -> None:
                     color=color,
                     print0=settings.print0,
                     text=spec.text,
+                    clean=clean,
                 )
     except click.exceptions.Exit:
         raise
     except Exception as exc:  # a stream that failed, or the deadline while writing
         outcome.error = from_exception(exc)
     if outcome.error is not None:
-        render_error(mode, outcome.error, outcome.meta, out, err)
+        render_error(mode, outcome.error, outcome.meta, out, err, clean)
     elif mode == "jsonl" and outcome.meta.get("truncation") and not settings.quiet:
         err.write(f"truncated: {outcome.meta['truncation']}\n")
     out.flush()

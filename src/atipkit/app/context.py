@@ -54,6 +54,12 @@ class Context:
         self.sink: Path | None = None
         """Where a `StdoutOr` parameter given `-` points: its content is the result."""
         """Run when the call ends, whatever the outcome (temporary input files)."""
+        self.audit_events: list[dict[str, Any]] = []
+        """Audit events of this call (`atipkit.app.audit`), written when it ends."""
+        self.confirmed_by: str | None = None
+        """How a destructive command was confirmed: `terminal`, `--yes`, `approval`."""
+        self.secrets: list[str] = []
+        """Values read from secret files: never written to output, errors or logs."""
         self._err = err
         self._echo_warnings = echo_warnings
 
@@ -76,6 +82,7 @@ class Context:
 
     def warn(self, message: str) -> None:
         """A warning: in `meta.warnings` of the envelope, and on stderr for humans."""
+        message = self._withheld(message)
         self.warnings.append(message)
         if self._echo_warnings and not self.settings.quiet and self._err is not None:
             self._err.write(f"warning: {message}\n")
@@ -85,13 +92,20 @@ class Context:
         output, never in JSON output (machines find the same facts in the result), never
         with `--quiet`."""
         if self._echo_warnings and not self.settings.quiet and self._err is not None:
-            self._err.write(f"{message}\n")
+            self._err.write(f"{self._withheld(message)}\n")
 
     def log(self, message: str, *, level: int = 1) -> None:
         """A diagnostic on stderr, shown from `-v` (level 1), `-vv` (2), ...; never on
         stdout, never with `--quiet`."""
         if self._err is not None and not self.settings.quiet and self.settings.verbose >= level:
-            self._err.write(f"{message}\n")
+            self._err.write(f"{self._withheld(message)}\n")
+
+    def _withheld(self, message: str) -> str:
+        if not self.secrets:
+            return message
+        from atipkit.app.secrets import withhold
+
+        return str(withhold(message, self.secrets))
 
     @property
     def progress_stream(self) -> IO[str] | None:
@@ -125,6 +139,7 @@ class Context:
         """Ask a yes/no question on the terminal. `--yes` answers yes; with no terminal
         or with `--no-input`, the call fails with exit 2 and says to pass `--yes`."""
         if self.settings.yes:
+            self.audit_events.append({"event": "confirmation_override", "question": question})
             return True
         answer = self._ask(f"{question} [{'Y/n' if default else 'y/N'}]: ", secret=False)
         answer = answer.strip().lower()
@@ -153,6 +168,7 @@ class Context:
             raise AuthError(
                 "declined at the prompt", code=ErrorCode.DECLINED, details={"reason": reason}
             )
+        self.confirmed_by = "approval"
 
     def _ask(self, text: str, *, secret: bool) -> str:
         if not self.interactive:

@@ -177,14 +177,21 @@ def render_result(
     color: bool,
     print0: bool,
     text: Callable[[Any], str] | None = None,
+    clean: Callable[[str], str] | None = None,
 ) -> None:
     """Write a successful result. Streams (`Iterator`s) are written item by item as they
     come, except in `json` mode, where the caller has collected them into the envelope.
-    `text` is the command's own rendering for people (`@app.command(text=...)`)."""
+    `text` is the command's own rendering for people (`@app.command(text=...)`).
+    `clean` is what each text of the result goes through in `text` and `plain` output
+    (the safety policy's: terminal escapes removed, instructions to a model marked); a
+    `Document` in `plain` output is written verbatim all the same (`> file` saves it)."""
+    wash: Callable[[str], str] = clean or _same
     if mode == "json":
         out.write(encode(envelope(result, meta)).decode() + "\n")
-    elif isinstance(result, Document) and (mode == "plain" or (mode == "text" and not text)):
+    elif isinstance(result, Document) and mode == "plain":
         out.write(result.text())
+    elif isinstance(result, Document) and mode == "text" and not text:
+        out.write(wash(result.text()))
     elif mode == "jsonl":
         for item in _items(result):
             out.write(encode(item).decode() + "\n")
@@ -192,18 +199,22 @@ def render_result(
     elif mode == "plain":
         end = "\0" if print0 else "\n"
         for item in _items(result):
-            out.write(_plain(item) + end)
+            out.write(_plain(item, wash) + end)
     elif isinstance(result, Iterator):  # a stream, for people: each item as it comes
         for item in result:
             if text is not None:
-                out.write(text(item))
+                out.write(wash(text(item)))
             else:
-                _text(item, out, color=color)
+                _text(item, out, color=color, wash=wash)
             out.flush()
     elif text is not None:
-        out.write(text(result.value() if isinstance(result, Document) else result))
+        out.write(wash(text(result.value() if isinstance(result, Document) else result)))
     else:
-        _text(result, out, color=color)
+        _text(result, out, color=color, wash=wash)
+
+
+def _same(text: str) -> str:
+    return text
 
 
 def _items(result: Any) -> Iterable[Any]:
@@ -216,12 +227,12 @@ def _items(result: Any) -> Iterable[Any]:
     return (result,)
 
 
-def _plain(item: Any) -> str:
+def _plain(item: Any, wash: Callable[[str], str]) -> str:
     if isinstance(item, dict):
-        return "\t".join(_plain_field(v) for v in item.values())
+        return "\t".join(wash(_plain_field(v)) for v in item.values())
     if isinstance(item, list | tuple):
-        return "\t".join(_plain_field(v) for v in item)
-    return _plain_field(item)
+        return "\t".join(wash(_plain_field(v)) for v in item)
+    return wash(_plain_field(item))
 
 
 def _plain_field(value: Any) -> str:
@@ -257,42 +268,44 @@ def _as_mapping(value: Any) -> Any:
     return value
 
 
-def _text(result: Any, out: IO[str], *, color: bool) -> None:
+def _text(result: Any, out: IO[str], *, color: bool, wash: Callable[[str], str] = _same) -> None:
     result = _as_mapping(result)
     if result is None:
         return
     if color:
         try:
-            _rich(result, out)
+            _rich(result, out, wash)
             return
         except ImportError:
             pass
     rows = _records(result)
     if rows is not None:
-        out.write(_table(rows))
+        out.write(_table(rows, wash))
     elif isinstance(result, dict):
-        width = max((len(str(k)) for k in result), default=0)
+        keys = {key: wash(str(key)) for key in result}
+        width = max((len(k) for k in keys.values()), default=0)
         for key, value in result.items():
-            out.write(f"{str(key) + ':':<{width + 1}} {_plain_field(value)}\n")
+            out.write(f"{keys[key] + ':':<{width + 1}} {wash(_plain_field(value))}\n")
     elif isinstance(result, list | tuple):
         for item in result:
-            out.write(_plain_field(_as_mapping(item)) + "\n")
+            out.write(wash(_plain_field(_as_mapping(item))) + "\n")
     else:
-        out.write(_plain_field(result) + "\n")
+        out.write(wash(_plain_field(result)) + "\n")
 
 
-def _table(rows: list[dict[str, Any]]) -> str:
+def _table(rows: list[dict[str, Any]], wash: Callable[[str], str] = _same) -> str:
     columns: list[str] = []
     for row in rows:
         columns.extend(k for k in row if k not in columns)
-    cells = [[_plain_field(row.get(c)) for c in columns] for row in rows]
+    cells = [[wash(_plain_field(row.get(c))) for c in columns] for row in rows]
+    columns = [wash(str(c)) for c in columns]
     widths = [max(len(c), *(len(r[i]) for r in cells)) for i, c in enumerate(columns)]
     lines = ["  ".join(c.upper().ljust(w) for c, w in zip(columns, widths, strict=True))]
     lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths, strict=True)) for r in cells]
     return "\n".join(line.rstrip() for line in lines) + "\n"
 
 
-def _rich(result: Any, out: IO[str]) -> None:
+def _rich(result: Any, out: IO[str], wash: Callable[[str], str]) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -304,37 +317,44 @@ def _rich(result: Any, out: IO[str]) -> None:
         for row in rows:
             columns.extend(k for k in row if k not in columns)
         for column in columns:
-            table.add_column(column)
+            table.add_column(wash(str(column)))
         for row in rows:
-            table.add_row(*(_plain_field(row.get(c)) for c in columns))
+            table.add_row(*(wash(_plain_field(row.get(c))) for c in columns))
         console.print(table)
     elif isinstance(result, dict):
         table = Table(show_header=False, show_edge=False, box=None)
         table.add_column(style="bold")
         table.add_column()
         for key, value in result.items():
-            table.add_row(str(key), _plain_field(value))
+            table.add_row(wash(str(key)), wash(_plain_field(value)))
         console.print(table)
     else:
-        console.print(result if isinstance(result, str) else _plain_field(result), markup=False)
+        console.print(wash(_plain_field(result)), markup=False)
 
 
 def render_error(
-    mode: str, error: ToolError, meta: dict[str, Any], out: IO[str], err: IO[str]
+    mode: str,
+    error: ToolError,
+    meta: dict[str, Any],
+    out: IO[str],
+    err: IO[str],
+    clean: Callable[[str], str] | None = None,
 ) -> None:
     """A failure: an envelope on stdout in `json`, a last line in `jsonl`, and lines on
-    stderr for people otherwise."""
+    stderr for people otherwise (through `clean`, as a result's text: a message may
+    quote what a hostile file said)."""
+    wash: Callable[[str], str] = clean or _same
     if mode == "json":
         out.write(encode(error_envelope(error, meta)).decode() + "\n")
         return
     if mode == "jsonl":
         out.write(encode({"ok": False, "error": error.to_dict()}).decode() + "\n")
         return
-    err.write(f"error: {error.message} [{error.code}]\n")
+    err.write(f"error: {wash(error.message)} [{error.code}]\n")
     if error.suggestion is not None:
-        err.write(f"  fix: {error.suggestion.fix}\n")
+        err.write(f"  fix: {wash(error.suggestion.fix)}\n")
         if error.suggestion.example:
-            err.write(f"  example: {error.suggestion.example}\n")
+            err.write(f"  example: {wash(error.suggestion.example)}\n")
 
 
 def color_allowed(stream: IO[str], no_color: bool) -> bool:

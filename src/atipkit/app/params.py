@@ -77,6 +77,8 @@ class Param(NamedTuple):
             schema["description"] = self.help
         if self.default is not MISSING and self.default is not None:
             schema["default"] = _jsonable(self.default)
+        if self.marker.secret:  # given, never shown back (the CLI reads it from a file)
+            schema["writeOnly"] = True
         return schema
 
     # Click ------------------------------------------------------------------------------
@@ -123,6 +125,10 @@ class Param(NamedTuple):
 
     def _click_type(self) -> click.ParamType:
         shape = self.shape.item if self.shape.kind == "list" and self.shape.item else self.shape
+        if self.marker.secret:
+            from atipkit.app.secrets import SecretFile
+
+            return SecretFile()
         if self.stdin is not None or self.is_json:
             return click.STRING
         return scalar_type(shape, self.marker)
@@ -178,6 +184,8 @@ class Param(NamedTuple):
             atip_type = shape.item.atip_type() if shape.item else "string"
         if shape.kind == "path" and not self.marker.file_okay:
             atip_type = "directory"
+        if self.marker.secret:  # the flag takes the file that holds it
+            atip_type = "file"
         common: dict[str, Any] = {
             "name": self.name,
             "type": atip_type,
@@ -449,7 +457,11 @@ def _param(p: inspect.Parameter, hint: Any, where: str, doc: Docstring) -> Param
         raise DefinitionError(f"{where}: an Optional parameter needs a default (usually None)")
     flags: tuple[str, ...] = ()
     secondary: tuple[str, ...] = ()
-    if kind == "option":
+    if marker.secret and (kind != "option" or shape.kind != "str" or shape.optional):
+        raise DefinitionError(f"{where}: a secret is an option of type str (Option(secret=True))")
+    if kind == "option" and marker.secret and not getattr(marker, "flags", ()):
+        flags = ("--" + p.name.replace("_", "-") + "-file",)
+    elif kind == "option":
         flags = getattr(marker, "flags", ()) or ("--" + p.name.replace("_", "-"),)
         if not any(f.startswith("--") for f in flags):
             flags = ("--" + p.name.replace("_", "-"), *flags)
