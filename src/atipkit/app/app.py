@@ -33,7 +33,10 @@ from atipkit.app.errors import DefinitionError
 from atipkit.errors import AtipError
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from atipkit.app.config import Config
+    from atipkit.app.contract import ContractReport
     from atipkit.app.errors import ToolError
     from atipkit.app.idempotency import IdempotencyStore
     from atipkit.model import Effects, Tool
@@ -309,6 +312,18 @@ class App(Group):
         from atipkit.app.config import Config, load
 
         return load(self) if self.config_enabled else Config()
+
+    def check(
+        self,
+        *,
+        snapshot: str | Path | None = None,
+        update: bool = False,
+    ) -> ContractReport:
+        """The built-in contract tests (`atipkit.app.contract`): docstrings, `--agent`,
+        schemas, examples, help, the envelope, and with `snapshot` the version."""
+        from atipkit.app.contract import check
+
+        return check(self, snapshot=snapshot, update=update)
 
     def check_config(self, spec: CommandSpec) -> None:
         if self.config_enabled:
