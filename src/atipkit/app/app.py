@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import functools
 import importlib
+import os
 import re
 import sys
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
@@ -444,6 +446,7 @@ class _ClickGroup(click.Group):
 
         app = self.node.app
         argv = list(sys.argv[1:] if args is None else args)
+        started = time.perf_counter()
         try:
             if app.config_enabled:
                 app.config.load_dotenv()
@@ -461,6 +464,10 @@ class _ClickGroup(click.Group):
             _silence_stdout()
             code = 1
         code = 0 if code is None else int(code)
+        if os.environ.get(f"{app.env_prefix}_RECORD"):  # the evaluation harness
+            from atipkit.app.evaluation import record_call
+
+            record_call(app, argv, code, started)
         if standalone_mode:
             sys.exit(code)
         return code
@@ -494,6 +501,10 @@ def _report(
     ctx = getattr(usage, "ctx", None)
     words = ctx.command_path.split()[1:] if ctx is not None else []
     tool = ".".join((app.name, *words))
+    if os.environ.get(f"{app.env_prefix}_RECORD"):
+        from atipkit.app.evaluation import note
+
+        note(tool, error)
     isatty = bool(sys.stdout is not None and sys.stdout.isatty())
     from atipkit.app.flags import output_from_argv
 
