@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -99,7 +100,7 @@ def dispatch(spec: CommandSpec, **values: Any) -> None:
     interactive = not settings.no_input and terminal_available()
     from atipkit.app.safety import mode_of, text_cleaner
 
-    clean = text_cleaner(mode_of(spec.app)) if mode in ("text", "plain") else None
+    policy = mode_of(spec.app)
 
     def prepare(ctx: Any) -> dict[str, Any]:
         from atipkit.app.safety import confirm_destructive, mode_of
@@ -126,6 +127,12 @@ def dispatch(spec: CommandSpec, **values: Any) -> None:
             failed = outcome.error
             # A failure that carries what was done before it shows that first, to people
             # and to streams; in JSON it is the failure envelope's `result`.
+            clean = None
+            if mode in ("text", "plain"):
+                # a result read whole was screened: unflagged, it holds no instructions
+                unread = isinstance(outcome.result, Iterator) or failed is not None
+                possible = unread or bool(outcome.meta.get("flagged"))
+                clean = text_cleaner(policy, instructions=possible)
             if failed is None or (failed.has_result and mode != "json"):
                 color = mode == "text" and color_allowed(out, settings.no_color)
                 render_result(
@@ -143,6 +150,7 @@ def dispatch(spec: CommandSpec, **values: Any) -> None:
     except Exception as exc:  # a stream that failed, or the deadline while writing
         outcome.error = from_exception(exc)
     if outcome.error is not None:
+        clean = text_cleaner(policy) if mode in ("text", "plain") else None
         render_error(mode, outcome.error, outcome.meta, out, err, clean)
     if os.environ.get(f"{spec.app.env_prefix}_RECORD"):  # the evaluation harness
         from atipkit.app.evaluation import note

@@ -169,7 +169,6 @@ class CommandSpec:
             never_asks = getattr(getattr(effects, "interactive", None), "prompts", None) is False
         idempotent = idempotent or bool(self.annotations & (ReadOnly | Idempotent))
         from atipkit.app.flags import SELECT_FLAGS
-        from atipkit.app.select import selectable
 
         own = {f for p in self.signature.params for f in (*p.flags, *p.secondary)}
         return Offered(
@@ -178,7 +177,7 @@ class CommandSpec:
             prompts=self.human_in_the_loop or not never_asks,
             paginated=bool(self.paginated),
             null=self.reads_lists(self.signature),
-            select=selectable(self.signature.returns) and not own & SELECT_FLAGS,
+            select=_returns_records(self.signature.returns) and not own & SELECT_FLAGS,
         )
 
     # ATIP -------------------------------------------------------------------------------
@@ -287,6 +286,35 @@ class CommandSpec:
             deprecated=self.deprecated,
             context_settings={"help_option_names": ["-h", "--help"]},
         )
+
+
+def _returns_records(returns: Any) -> bool:
+    """Whether a command whose function is annotated to return `returns` may return a
+    list of records, so `--fields` and `--filter` mean something: a list, tuple or
+    iterator of anything but scalars, or no annotation at all (what is left unknown
+    gets the flags). Reads the annotation alone: importing msgspec to build a schema
+    would cost every call of every command."""
+    import collections.abc
+    import typing
+
+    from atipkit.app.params import MISSING
+
+    if returns is MISSING or returns is typing.Any:
+        return True
+    origin = typing.get_origin(returns)
+    if origin not in (
+        list,
+        tuple,
+        collections.abc.Iterator,
+        collections.abc.Iterable,
+        collections.abc.Generator,
+        collections.abc.Sequence,
+    ):
+        return False
+    args = [a for a in typing.get_args(returns) if a is not Ellipsis]
+    return not args or not (
+        isinstance(args[0], type) and issubclass(args[0], (str, int, float, bool, bytes))
+    )
 
 
 def _seconds(value: float) -> str:

@@ -14,8 +14,9 @@
 
 The app's author sets the mode (`App(policy=...)`); whoever runs the tool may raise it
 with `PREFIX_POLICY` (`strict` over `standard`), never lower it: the command line an
-agent writes can set a variable as easily as a flag. The cleaning is the bridge's
-`ResultFilter`, the one that cleans every tool's output before a model reads it.
+agent writes can set a variable as easily as a flag. The rules are those
+of the bridge's `ResultFilter` (`atipkit._untrusted`), which cleans every tool's output
+before a model reads it.
 """
 
 from __future__ import annotations
@@ -102,15 +103,18 @@ def needs_approval(spec: CommandSpec, mode: Mode) -> bool:
 # Output ----------------------------------------------------------------------------------
 
 
-def text_cleaner(mode: Mode) -> Callable[[str], str] | None:
-    """What every string of a result goes through on its way to text or plain output."""
+def text_cleaner(mode: Mode, *, instructions: bool = True) -> Callable[[str], str] | None:
+    """What every string of a result goes through on its way to text or plain output.
+    `instructions=False` when the result is known to hold nothing that reads like
+    instructions (`screen` flagged nothing): only terminal escapes are then looked for."""
     if mode == "off":
         return None
-    from atipkit.bridge.result_filter import ResultFilter
+    from atipkit._untrusted import clean_terminal, screen_instructions
 
-    return ResultFilter(
-        max_chars=None, redact=False, instructions="withhold" if mode == "strict" else "mark"
-    )
+    if not instructions:
+        return clean_terminal
+    how: Literal["mark", "withhold"] = "withhold" if mode == "strict" else "mark"
+    return lambda text: screen_instructions(clean_terminal(text), how)[0]
 
 
 def screen(result: Any, mode: Mode) -> tuple[Any, list[str], int]:
@@ -120,30 +124,44 @@ def screen(result: Any, mode: Mode) -> tuple[Any, list[str], int]:
     and how many there were."""
     if mode == "off" or result is None:
         return result, [], 0
-    from atipkit.bridge.result_filter import looks_like_instructions
+    from atipkit._untrusted import looks_like_instructions, may_hold_instructions
+    from atipkit.app.output import encode
 
-    places: list[str] = []
-    count = 0
-    for path, text in _strings(result, "$"):
-        if looks_like_instructions(text):
-            count += 1
-            if len(places) < MAX_FLAGGED:
-                places.append(path)
+    flagged: list[str] = []
+    # The JSON text first, encoded and scanned at C speed: most results hold no word an
+    # instruction starts with, and are not walked string by string at all. (JSON escapes
+    # none of those words' characters, so a word in a string is a word in the text.)
+    if may_hold_instructions(encode(result).decode("utf-8", "surrogatepass")):
+        flagged = [path for path, text in _strings(result, "$") if looks_like_instructions(text)]
     if mode == "strict":
-        import json
+        result = _strict(result)
+    return result, flagged[:MAX_FLAGGED], len(flagged)
 
-        from atipkit.app.output import encode
-        from atipkit.bridge.result_filter import ResultFilter
 
-        strict = ResultFilter(max_chars=None, redact=False, instructions="withhold")
-        result = strict.structure(json.loads(encode(result)))
-    return result, places, count
+def _strict(value: Any) -> Any:
+    """`value` as JSON holds it, each string cleaned of terminal escapes and withheld if
+    it reads like instructions to a model (keys too)."""
+    import json
+
+    from atipkit._untrusted import clean_terminal, screen_instructions
+    from atipkit.app.output import encode
+
+    def wash(item: Any) -> Any:
+        if isinstance(item, str):
+            return screen_instructions(clean_terminal(item), "withhold")[0]
+        if isinstance(item, dict):
+            return {wash(k): wash(v) for k, v in item.items()}
+        if isinstance(item, list):
+            return [wash(v) for v in item]
+        return item
+
+    return wash(json.loads(encode(value)))
 
 
 def screen_stream(items: Iterator[Any], mode: Mode) -> Iterator[Any]:
     """A streamed result, item by item (strict mode only changes anything)."""
     for item in items:
-        yield screen(item, mode)[0] if mode == "strict" else item
+        yield _strict(item) if mode == "strict" else item
 
 
 def _strings(value: Any, path: str) -> Iterator[tuple[str, str]]:

@@ -27,40 +27,13 @@ from typing import Any
 from atipkit.app.errors import InputError, Suggestion
 from atipkit.errors import ErrorCode
 
-__all__ = ["Filter", "Selection", "selectable"]
+__all__ = ["Filter", "Selection"]
 
 _EXPRESSION = re.compile(
     r"^(?P<field>[^=!<>~]+?)\s*(?P<op>==|!=|<=|>=|!~|=|<|>|~)\s*(?P<value>.*)\Z", re.S
 )
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?([eE][+-]?\d+)?\Z")
 _SCALARS = (str, int, float, bool, bytes)
-
-
-def selectable(returns: Any) -> bool:
-    """Whether a command whose function is annotated to return `returns` may return a
-    list of records, so `--fields` and `--filter` mean something: a list, tuple or
-    iterator of anything but scalars, or no annotation at all (what is left unknown
-    gets the flags). Reads the annotation alone: importing msgspec to build a schema
-    would cost every call of every command."""
-    import collections.abc
-    import typing
-
-    from atipkit.app.params import MISSING
-
-    if returns is MISSING or returns is typing.Any:
-        return True
-    origin = typing.get_origin(returns)
-    if origin not in (
-        list,
-        tuple,
-        collections.abc.Iterator,
-        collections.abc.Iterable,
-        collections.abc.Generator,
-        collections.abc.Sequence,
-    ):
-        return False
-    args = [a for a in typing.get_args(returns) if a is not Ellipsis]
-    return not args or not (isinstance(args[0], type) and issubclass(args[0], _SCALARS))
 
 
 def _path(name: str, where: str) -> tuple[str, ...]:
