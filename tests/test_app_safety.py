@@ -296,6 +296,14 @@ def test_a_destructive_command_asks_first_and_without_a_terminal_needs_yes(tmp_p
     assert {e["policy"] for e in events} == {"standard"}
 
 
+def test_a_command_that_declares_its_own_prompts_is_left_to_confirm_by_itself(tmp_path):
+    code, out = answer("run", "ls")
+    assert (code, out["result"]) == (0, {"ran": "ls", "asked": False})
+    code, out = answer("run", "ask")  # its own question: --yes or a terminal, as ever
+    assert (code, out["error"]["code"]) == (2, "E1006")
+    assert audit_log(tmp_path) == []  # its own policy, its own log
+
+
 def spawn(*args: str, env: dict[str, str] | None = None) -> Any:
     from ptyprocess import PtyProcessUnicode
 
@@ -417,3 +425,26 @@ def _unreadable(folder: Path) -> Path:
     path = _written(folder, b"s")
     path.chmod(0)
     return path
+
+
+def test_over_the_served_pipeline_destructive_runs_unasked_except_under_strict(
+    tmp_path, monkeypatch
+):
+    """MCP and HTTP calls go through `invoke.call`: no terminal, no `--yes`. The client
+    confirms a destructive tool (MCP's destructiveHint); strict needs a human anyway."""
+    from atipkit.app.invoke import call
+    from tests.apps.safe_app import app
+
+    spec = app.command_at(["wipe"])
+    victim = tmp_path / "victim"
+    victim.write_text("x")
+    monkeypatch.setenv("SAFE_POLICY", "strict")
+    refused = call(spec, {"target": str(victim)})
+    assert refused.exit_code == 101
+    assert victim.exists()
+    monkeypatch.delenv("SAFE_POLICY")
+    done = call(spec, {"target": str(victim)})
+    assert done.ok, done.error
+    assert not victim.exists()
+    assert [e["event"] for e in audit_log(tmp_path)] == ["policy_denial", "destructive"]
+    assert audit_log(tmp_path)[-1]["confirmed"] == "not asked"

@@ -92,6 +92,12 @@ def wipe(target: Annotated[Path, Argument(help="A file to delete")], ctx: Contex
     return {"deleted": target.name}
 
 
+@app.command(effects={"destructive": True, "interactive": {"prompts": True}})
+def run(word: str, ctx: Context) -> dict:
+    """Run anything (declared destructive, as the worst case), confirming by itself."""
+    return {"ran": word, "asked": ctx.confirm(f"run {word}?") if word == "ask" else False}
+
+
 @app.command(annotations=ClosedWorld)
 def login(
     user: str,

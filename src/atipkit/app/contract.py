@@ -8,7 +8,7 @@
     from atipkit.app.contract import contract_tests
     test_contract = contract_tests("mytool.cli:app", snapshot="tests/contract.json")
 
-What is checked, each a `Finding` named by its check:
+What is checked, each a `CheckFinding` named by its check:
 
 - `docstring`: every command says what it does (a summary).
 - `agent`: `--agent` is a valid ATIP document (the project's own validator, which also
@@ -37,12 +37,12 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple
 if TYPE_CHECKING:
     from atipkit.app.app import App
 
-__all__ = ["CHECKS", "ContractReport", "Finding", "check", "compare", "contract_tests"]
+__all__ = ["CHECKS", "CheckFinding", "ContractReport", "check", "compare", "contract_tests"]
 
 CHECKS = ("docstring", "agent", "schema", "examples", "help", "envelope", "version")
 
 
-class Finding(NamedTuple):
+class CheckFinding(NamedTuple):
     check: str
     where: str
     message: str
@@ -55,13 +55,13 @@ class Finding(NamedTuple):
 class ContractReport(NamedTuple):
     app: str
     version: str
-    findings: list[Finding]
+    findings: list[CheckFinding]
 
     @property
     def ok(self) -> bool:
         return not any(f.severity == "error" for f in self.findings)
 
-    def of(self, name: str) -> list[Finding]:
+    def of(self, name: str) -> list[CheckFinding]:
         return [f for f in self.findings if f.check == name]
 
     def text(self) -> str:
@@ -78,7 +78,7 @@ def check(
     only: tuple[str, ...] = CHECKS,
 ) -> ContractReport:
     """Run the contract checks named in `only` on `app`."""
-    findings: list[Finding] = []
+    findings: list[CheckFinding] = []
     for name in only:
         if name not in CHECKS:
             raise ValueError(f"no contract check {name!r}; the checks: {', '.join(CHECKS)}")
@@ -90,27 +90,27 @@ def check(
     return ContractReport(app.name, app.version, findings)
 
 
-def _docstring(app: App) -> list[Finding]:
+def _docstring(app: App) -> list[CheckFinding]:
     """A command without a summary. (A parameter without a description is the `agent`
     check's warning: the ATIP validator says so of every document.)"""
     return [
-        Finding("docstring", spec.display_name, "no docstring or help=: what does it do?")
+        CheckFinding("docstring", spec.display_name, "no docstring or help=: what does it do?")
         for spec in app.walk()
         if not spec.summary
     ]
 
 
-def _agent(app: App) -> list[Finding]:
+def _agent(app: App) -> list[CheckFinding]:
     from atipkit.model import dumps
     from atipkit.validation import validate
 
     report = validate(dumps(app.tool()), source=f"{app.name} --agent")
-    return [Finding("agent", app.name, str(p.message)) for p in report.errors] + [
-        Finding("agent", app.name, str(p.message), "warning") for p in report.warnings
+    return [CheckFinding("agent", app.name, str(p.message)) for p in report.errors] + [
+        CheckFinding("agent", app.name, str(p.message), "warning") for p in report.warnings
     ]
 
 
-def _schema(app: App) -> list[Finding]:
+def _schema(app: App) -> list[CheckFinding]:
     import jsonschema_rs
 
     from atipkit.app.schema import command_schema
@@ -126,13 +126,13 @@ def _schema(app: App) -> list[Finding]:
             where = f"{spec.display_name} ({key})"
             text = json.dumps(schema, sort_keys=True)
             if json.loads(text) != schema:
-                out.append(Finding("schema", where, "does not round-trip through JSON"))
+                out.append(CheckFinding("schema", where, "does not round-trip through JSON"))
             if meta is not None and not meta.is_valid(schema):
-                out.append(Finding("schema", where, "is not a valid JSON Schema"))
+                out.append(CheckFinding("schema", where, "is not a valid JSON Schema"))
     return out
 
 
-def _examples(app: App) -> list[Finding]:
+def _examples(app: App) -> list[CheckFinding]:
     import click
 
     out = []
@@ -150,14 +150,14 @@ def _examples(app: App) -> list[Finding]:
                 continue  # --help and friends: an answer, not a failure
             except click.ClickException as exc:
                 out.append(
-                    Finding(
+                    CheckFinding(
                         "examples", f"{spec.display_name} {' '.join(words)}", exc.format_message()
                     )
                 )
     return out
 
 
-def _help(app: App) -> list[Finding]:
+def _help(app: App) -> list[CheckFinding]:
     import click
 
     out = []
@@ -166,11 +166,11 @@ def _help(app: App) -> list[Finding]:
             with click.Context(spec.click_command, info_name=spec.name) as ctx:
                 spec.click_command.get_help(ctx)
         except Exception as exc:  # a help text that cannot render is the finding
-            out.append(Finding("help", spec.display_name, f"{type(exc).__name__}: {exc}"))
+            out.append(CheckFinding("help", spec.display_name, f"{type(exc).__name__}: {exc}"))
     return out
 
 
-def _envelope(app: App) -> list[Finding]:
+def _envelope(app: App) -> list[CheckFinding]:
     import contextlib
     import io
 
@@ -187,7 +187,7 @@ def _envelope(app: App) -> list[Finding]:
             envelope = None
         if code != 2 or not isinstance(envelope, dict) or envelope.get("ok") is not False:
             out.append(
-                Finding(
+                CheckFinding(
                     "envelope",
                     spec.display_name,
                     f"a usage error gave exit {code} and {stdout.getvalue()[:200]!r}, not "
@@ -197,7 +197,7 @@ def _envelope(app: App) -> list[Finding]:
     return out
 
 
-_CHECKS: dict[str, Callable[[App], list[Finding]]] = {
+_CHECKS: dict[str, Callable[[App], list[CheckFinding]]] = {
     "docstring": _docstring,
     "agent": _agent,
     "schema": _schema,
@@ -268,15 +268,15 @@ def _semver(version: str) -> tuple[int, int, int] | None:
     return int(found[1]), int(found[2]), int(found[3] or 0)
 
 
-def _version(app: App, path: Path, *, update: bool) -> list[Finding]:
+def _version(app: App, path: Path, *, update: bool) -> list[CheckFinding]:
     current = surface(app)
     if not path.exists():
         _write(path, current)
-        return [Finding("version", str(path), "no snapshot yet: written", "warning")]
+        return [CheckFinding("version", str(path), "no snapshot yet: written", "warning")]
     try:
         recorded = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
-        return [Finding("version", str(path), f"the snapshot cannot be read: {exc}")]
+        return [CheckFinding("version", str(path), f"the snapshot cannot be read: {exc}")]
     breaking, added = compare(recorded, current)
     changed = breaking or added or recorded.get("commands") != current["commands"]
     if not changed:
@@ -284,18 +284,22 @@ def _version(app: App, path: Path, *, update: bool) -> list[Finding]:
     old, new = _semver(str(recorded.get("version", ""))), _semver(app.version)
     where = f"{app.name} {recorded.get('version')} -> {app.version}"
     if old is None or new is None:
-        return [Finding("version", where, "not MAJOR.MINOR.PATCH: cannot judge the change")]
+        return [CheckFinding("version", where, "not MAJOR.MINOR.PATCH: cannot judge the change")]
     findings = []
     if breaking and new[0] <= old[0]:
         findings.append(
-            Finding("version", where, "breaking, needs a new major version: " + "; ".join(breaking))
+            CheckFinding(
+                "version", where, "breaking, needs a new major version: " + "; ".join(breaking)
+            )
         )
     elif added and new[:2] <= old[:2] and not breaking:
         findings.append(
-            Finding("version", where, "additions need a new minor version: " + "; ".join(added))
+            CheckFinding(
+                "version", where, "additions need a new minor version: " + "; ".join(added)
+            )
         )
     elif new <= old:
-        findings.append(Finding("version", where, "the commands changed; the version did not"))
+        findings.append(CheckFinding("version", where, "the commands changed; the version did not"))
     if not findings and update:
         _write(path, current)
     return findings

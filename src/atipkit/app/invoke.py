@@ -27,7 +27,7 @@ from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.app.command import CommandSpec
-    from atipkit.app.select import Selection
+    from atipkit.app.select import RecordSelection
 
 __all__ = ["CallOutcome", "call", "deadline", "run"]
 
@@ -143,7 +143,7 @@ def run(
     return outcome
 
 
-def _selection(spec: CommandSpec, settings: CallSettings) -> Selection | None:
+def _selection(spec: CommandSpec, settings: CallSettings) -> RecordSelection | None:
     """`--fields`/`--filter`, read and checked against the declared output schema before
     anything runs (a malformed expression or an unknown field costs no work)."""
     if not settings.fields and not settings.filter:
@@ -153,9 +153,9 @@ def _selection(spec: CommandSpec, settings: CallSettings) -> Selection | None:
         code, why, suggestion = not_offered(flag) or (ErrorCode.USAGE, "", "")
         raise InputError(f"{spec.display_name} {why}", code=code, suggestion=suggestion)
     from atipkit.app.schema import output_schema
-    from atipkit.app.select import Selection
+    from atipkit.app.select import RecordSelection
 
-    selection = Selection(settings.fields, settings.filter)
+    selection = RecordSelection(settings.fields, settings.filter)
     selection.check_schema(output_schema(spec.signature.returns))
     return selection
 
@@ -166,7 +166,7 @@ def _execute(
     values: dict[str, Any],
     *,
     stream: bool,
-    selection: Selection | None = None,
+    selection: RecordSelection | None = None,
 ) -> CallOutcome:
     from atipkit.app.paging import Cursor, estimate_tokens, paginate, truncate
     from atipkit.app.safety import mode_of, needs_approval, screen, screen_stream
@@ -264,7 +264,7 @@ def _once(
     ctx: Context,
     values: dict[str, Any],
     key: str,
-    selection: Selection | None = None,
+    selection: RecordSelection | None = None,
 ) -> CallOutcome:
     import json
 

@@ -65,17 +65,21 @@ def mode_of(app: App) -> Mode:
 
 
 def is_destructive(spec: CommandSpec) -> bool:
-    """Declared destructive, by annotation or by full ATIP effects."""
+    """Guarded as destructive: declared so, by annotation or by full ATIP effects, and
+    not declared to ask its own questions (`effects.interactive.prompts: true`, as
+    `atip run` does, which runs whatever it is given and confirms by its own policy)."""
     from collections.abc import Mapping
 
     from atipkit.app.annotations import Destructive
 
-    if spec.annotations & Destructive:
-        return True
     effects = spec.effects
     if isinstance(effects, Mapping):
-        return effects.get("destructive") is True
-    return getattr(effects, "destructive", None) is True
+        declared = effects.get("destructive") is True
+        asks = (effects.get("interactive") or {}).get("prompts") is True
+    else:
+        declared = getattr(effects, "destructive", None) is True
+        asks = getattr(getattr(effects, "interactive", None), "prompts", None) is True
+    return (declared or bool(spec.annotations & Destructive)) and not asks
 
 
 def confirm_destructive(spec: CommandSpec, ctx: Context, mode: Mode) -> str | None:

@@ -27,7 +27,7 @@ from typing import Any
 from atipkit.app.errors import InputError, Suggestion
 from atipkit.errors import ErrorCode
 
-__all__ = ["Filter", "Selection"]
+__all__ = ["Filter", "RecordSelection"]
 
 _EXPRESSION = re.compile(
     r"^(?P<field>[^=!<>~]+?)\s*(?P<op>==|!=|<=|>=|!~|=|<|>|~)\s*(?P<value>.*)\Z", re.S
@@ -175,7 +175,7 @@ def _text(value: Any) -> str:
     return str(value)
 
 
-class Selection:
+class RecordSelection:
     """What `--fields` and `--filter` ask of one call."""
 
     def __init__(self, fields: Iterable[str], filters: Iterable[str]) -> None:
