@@ -448,3 +448,11 @@ def test_over_the_served_pipeline_destructive_runs_unasked_except_under_strict(
     assert not victim.exists()
     assert [e["event"] for e in audit_log(tmp_path)] == ["policy_denial", "destructive"]
     assert audit_log(tmp_path)[-1]["confirmed"] == "not asked"
+
+
+def test_a_policy_that_is_no_mode_reads_as_strict_and_says_so_once(tmp_path):
+    done = run("cat", hostile(tmp_path), "--json", env={"SAFE_POLICY": "stirct"})
+    assert done.returncode == 0
+    lines = [r["line"] for r in json.loads(done.stdout)["result"]]
+    assert lines[1] == "[withheld: text that reads like instructions to a model]"
+    assert done.stderr.decode().count("SAFE_POLICY='stirct' is no policy; using strict") == 1

@@ -41,6 +41,9 @@ MAX_FLAGGED = 20
 """`meta.flagged` names at most this many places (and says how many there were)."""
 
 
+_WARNED: set[str] = set()
+
+
 def check_mode(mode: str, where: str) -> Mode:
     if mode not in MODES:
         raise DefinitionError(f"{where}: policy is one of {', '.join(MODES)}, not {mode!r}")
@@ -54,9 +57,13 @@ def mode_of(app: App) -> Mode:
     mode = app.policy
     asked = os.environ.get(f"{app.env_prefix}_POLICY", "").strip().lower()
     if asked and asked not in MODES:
-        import sys
+        if asked not in _WARNED:  # once a process, however often the mode is read
+            import sys
 
-        sys.stderr.write(f"warning: {app.env_prefix}_POLICY={asked!r} is no policy; using strict\n")
+            _WARNED.add(asked)
+            sys.stderr.write(
+                f"warning: {app.env_prefix}_POLICY={asked!r} is no policy; using strict\n"
+            )
         asked = "strict"
     for stricter in MODES[MODES.index(mode) + 1 :]:
         if asked == stricter:
@@ -137,7 +144,9 @@ def screen(result: Any, mode: Mode) -> tuple[Any, list[str], int]:
     # none of those words' characters, so a word in a string is a word in the text.)
     if may_hold_instructions(encode(result).decode("utf-8", "surrogatepass")):
         flagged = [path for path, text in _strings(result, "$") if looks_like_instructions(text)]
-    if mode == "strict":
+    from atipkit.app.output import Document
+
+    if mode == "strict" and not isinstance(result, Document):  # a document stays verbatim
         result = _strict(result)
     return result, flagged[:MAX_FLAGGED], len(flagged)
 
