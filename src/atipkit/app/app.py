@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 import click
 
 from atipkit.app.annotations import Annotation, check
-from atipkit.app.command import CommandSpec, CostHint
+from atipkit.app.command import CommandSpec, CostHint, check_shadowing
 from atipkit.app.errors import DefinitionError
 from atipkit.errors import AtipError
 
@@ -92,7 +92,9 @@ class Group:
         text: Callable[[Any], str] | None = None,
     ) -> Callable[[F], F]:
         """Make a function a command. The name defaults to the function's, with `_`
-        spelled `-`. The function is returned unchanged.
+        spelled `-` and a trailing `_` dropped (`def list_` is `list`: a function named
+        after a built-in type hides it from annotations). The function is returned
+        unchanged.
 
         `effects` is an ATIP `Effects` or its JSON form (a mapping, read only when the
         effects are asked for: the model is not imported to start a command).
@@ -100,10 +102,11 @@ class Group:
         built-in tables and `key: value` lines do not fit it; it returns the text."""
 
         def decorate(func: F) -> F:
-            command_name = name or func.__name__.replace("_", "-")
+            command_name = name or func.__name__.rstrip("_").replace("_", "-")
             path = (*self.path, command_name)
             where = " ".join((self.app.name, *path))
             check(annotations, where)
+            check_shadowing(func, where, self.app.functions)
             if paginated is not False and not (
                 paginated is True or (isinstance(paginated, int) and paginated > 0)
             ):
@@ -131,6 +134,7 @@ class Group:
                 text=text,
             )
             self._add(command_name, spec)
+            self.app.functions.append(func)
             return func
 
         return decorate
@@ -265,6 +269,8 @@ class App(Group):
 
         self.policy = check_mode(policy, f"App {name!r}")
         """The safety policy (`off`, `standard`, `strict`; `atipkit.app.safety`)."""
+        self.functions: list[Callable[..., Any]] = []
+        """The functions of the commands defined so far (`check_shadowing` reads them)."""
         super().__init__(self, (), description)
 
     # Running ----------------------------------------------------------------------------

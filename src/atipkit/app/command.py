@@ -9,7 +9,8 @@ few (PRD §15.1).
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Mapping, Sequence
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
 import click
@@ -23,7 +24,7 @@ if TYPE_CHECKING:
     from atipkit.app.params import CommandSignature
     from atipkit.model import Command, Effects
 
-__all__ = ["CommandSpec"]
+__all__ = ["CommandSpec", "check_shadowing"]
 
 CostHint = Literal["low", "medium", "high"]
 
@@ -315,6 +316,53 @@ def _returns_records(returns: Any) -> bool:
     return not args or not (
         isinstance(args[0], type) and issubclass(args[0], (str, int, float, bool, bytes))
     )
+
+
+_NAME_IN_HINT = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
+_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+
+
+def check_shadowing(func: Any, where: str, others: Iterable[Any] = ()) -> None:
+    """Refuse, when it is defined, a function whose postponed annotations (`from
+    __future__ import annotations`) name a built-in type that a function of its module
+    hides: `def list(...) -> list[str]`, or `list[str]` anywhere in a module that
+    defines a function `list`. Python reads those annotations only when asked, finds
+    the function, and every command using them would fail at its first run. `others`
+    are functions already defined beside `func` (a module-level `func` hides the type
+    for them too). Cheap: words of the annotation strings, nothing evaluated."""
+    import builtins
+    import types
+
+    from atipkit.app.errors import DefinitionError
+
+    name = getattr(func, "__name__", "")
+    scope = getattr(func, "__globals__", None)
+    hides = getattr(func, "__qualname__", None) == name and isinstance(
+        getattr(builtins, name, None), type
+    )
+    victims = [func, *(o for o in others if hides and getattr(o, "__globals__", 0) is scope)]
+    for victim in victims:
+        for text in (getattr(victim, "__annotations__", None) or {}).values():
+            if not isinstance(text, str):
+                continue
+            for word in sorted(set(_NAME_IN_HINT.findall(_QUOTED.sub("", text)))):
+                if not isinstance(getattr(builtins, word, None), type):
+                    continue
+                found = getattr(victim, "__globals__", {}).get(word)
+                if hides and word == name:
+                    culprit = name
+                elif isinstance(found, types.FunctionType):
+                    culprit = found.__name__
+                else:
+                    continue
+                raise DefinitionError(
+                    f"{where}: the function {culprit!r} hides the built-in type {word!r} "
+                    f"in its module, so the annotation {text!r} of {victim.__name__!r} "
+                    "names the function, not the type (with from __future__ import "
+                    "annotations, Python reads annotations only when asked). Rename "
+                    f'the function and keep the command\'s name: @app.command("{word}") '
+                    f"def {word}_(...)"
+                )
 
 
 def _seconds(value: float) -> str:

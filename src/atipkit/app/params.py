@@ -391,6 +391,9 @@ def analyze(func: Any, *, where: str, doc: Docstring) -> CommandSignature:
     try:
         hints = _hints(func)
     except Exception as exc:
+        from atipkit.app.command import check_shadowing
+
+        check_shadowing(func, where)  # the usual cause, named with its fix
         raise DefinitionError(f"{where}: cannot read the type hints: {exc}") from None
     params: list[Param] = []
     context: str | None = None
