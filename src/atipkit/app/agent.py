@@ -3,8 +3,8 @@
 Built from the same `Param`s the parser uses, so it cannot drift from the real flags.
 The global flags every command has are the document's `globalOptions`; effects come
 from each command's annotations (and `effects=`); what ATIP has no field for (human in
-the loop, auth scopes, error codes, token budgets, pagination, dry-run) is kept under
-`x-atipkit`, which agents that do not know it ignore (RFC 0.6 §12.2).
+the loop, auth scopes, error codes, token budgets, pagination, dry-run; the app's
+`permissions`) is kept under `x-atipkit`, which agents that do not know it ignore (RFC 0.6 §12.2).
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ def tool_of(app: App, *, commands: Sequence[str] | None = None, depth: int | Non
         trust=Trust(source="native", verified=False),
         global_options=_global_options(app),
         commands=tree,
+        extensions={"x-atipkit": {"permissions": app.permissions}} if app.permissions else {},
     )
     if commands or depth is not None:
         return select(tool, commands=commands, depth=depth)

@@ -41,6 +41,8 @@ if TYPE_CHECKING:
     from atipkit.app.contract import ContractReport
     from atipkit.app.errors import ToolError
     from atipkit.app.idempotency import IdempotencyStore
+    from atipkit.app.prompts import PromptSpec
+    from atipkit.app.resources import ResourceSpec
     from atipkit.model import Effects, Tool
 
 __all__ = ["App", "Group"]
@@ -249,9 +251,32 @@ class App(Group):
         builtins: bool | Sequence[str] = True,
         config: bool = True,
         policy: str = "standard",
+        default_output: str = "auto",
+        permissions: Mapping[str, str | Sequence[str]] | None = None,
+        mcp_transport: str = "stdio",
     ) -> None:
+        """`default_output` is the output mode of a call that names none (`--output`
+        still wins); `permissions` the scopes the app needs, as the app states them
+        (`{"fs": "read"}`: shown to agents in `--agent`, SKILL.md and OpenAPI, never
+        enforced); `mcp_transport` what `mcp serve` and `atip app serve` use unless told
+        (stdio or http)."""
+        from atipkit.app.flags import OUTPUT_MODES
+
         if not _NAME.match(name):
             raise DefinitionError(f"App name {name!r}: letters, digits, '-', '_', '.'")
+        if default_output not in OUTPUT_MODES:
+            raise DefinitionError(
+                f"App {name!r}: default_output is one of {', '.join(OUTPUT_MODES)}, "
+                f"not {default_output!r}"
+            )
+        if mcp_transport not in MCP_TRANSPORTS:
+            raise DefinitionError(
+                f"App {name!r}: mcp_transport is 'stdio' or 'http' (streamable HTTP, which "
+                f"replaced MCP's SSE transport), not {mcp_transport!r}"
+            )
+        self.default_output = default_output
+        self.permissions = _permissions(name, permissions or {})
+        self.mcp_transport = mcp_transport
         self.name = name
         self.version = version
         self.description = description
@@ -271,7 +296,74 @@ class App(Group):
         """The safety policy (`off`, `standard`, `strict`; `atipkit.app.safety`)."""
         self.functions: list[Callable[..., Any]] = []
         """The functions of the commands defined so far (`check_shadowing` reads them)."""
+        self.resources: dict[str, ResourceSpec] = {}
+        """`@app.resource`s by URI (or URI template), in definition order."""
+        self.prompts: dict[str, PromptSpec] = {}
+        """`@app.prompt`s by name, in definition order."""
         super().__init__(self, (), description)
+
+    # Resources and prompts (MCP) ---------------------------------------------------------
+
+    def resource(
+        self,
+        uri: str,
+        *,
+        name: str | None = None,
+        title: str | None = None,
+        description: str | None = None,
+        mime_type: str | None = None,
+    ) -> Callable[[F], F]:
+        """Make a read-only function an MCP resource at `uri`; `{variables}` in it make
+        it a template whose variables are the function's parameters
+        (`atipkit.app.resources`). The function is returned unchanged."""
+
+        def decorate(func: F) -> F:
+            from atipkit.app.resources import ResourceSpec
+
+            spec = ResourceSpec(
+                self,
+                uri,
+                func,
+                name=name,
+                title=title,
+                description=description,
+                mime_type=mime_type,
+            )
+            check_shadowing(func, spec.where, self.functions)
+            if uri in self.resources:
+                raise DefinitionError(f"{spec.where}: defined twice")
+            self.resources[uri] = spec
+            self.functions.append(func)
+            return func
+
+        return decorate
+
+    def prompt(
+        self,
+        name: str | None = None,
+        *,
+        title: str | None = None,
+        description: str | None = None,
+    ) -> Callable[[F], F]:
+        """Make a function an MCP prompt: its parameters are the arguments, what it
+        returns the messages (`atipkit.app.prompts`). The name defaults to the
+        function's. The function is returned unchanged."""
+
+        def decorate(func: F) -> F:
+            from atipkit.app.prompts import PromptSpec
+
+            prompt_name = name or func.__name__.rstrip("_")
+            spec = PromptSpec(self, prompt_name, func, title=title, description=description)
+            if not _NAME.match(prompt_name):
+                raise DefinitionError(f"{spec.where}: a name is letters, digits, '-', '_', '.'")
+            check_shadowing(func, spec.where, self.functions)
+            if prompt_name in self.prompts:
+                raise DefinitionError(f"{spec.where}: defined twice")
+            self.prompts[prompt_name] = spec
+            self.functions.append(func)
+            return func
+
+        return decorate
 
     # Running ----------------------------------------------------------------------------
 
@@ -336,6 +428,28 @@ class App(Group):
     def check_config(self, spec: CommandSpec) -> None:
         if self.config_enabled:
             self.config.check(spec)
+
+
+MCP_TRANSPORTS = ("stdio", "http")
+
+
+def _permissions(app: str, given: Mapping[str, str | Sequence[str]]) -> dict[str, str | list[str]]:
+    """`App(permissions=...)` checked: scope names to a level or a list of them."""
+    out: dict[str, str | list[str]] = {}
+    for scope, level in given.items():
+        ok = isinstance(scope, str) and scope
+        if isinstance(level, str):
+            out[str(scope)] = level
+        elif isinstance(level, Sequence) and all(isinstance(x, str) for x in level):
+            out[str(scope)] = list(level)
+        else:
+            ok = False
+        if not ok:
+            raise DefinitionError(
+                f"App {app!r}: permissions map a scope name to a string or a list of "
+                f'strings ({{"fs": "read"}}), not {scope!r}: {level!r}'
+            )
+    return out
 
 
 class UnknownCommand(AtipError, click.UsageError):
@@ -514,7 +628,7 @@ def _report(
     isatty = bool(sys.stdout is not None and sys.stdout.isatty())
     from atipkit.app.flags import output_from_argv
 
-    mode = resolve(output_from_argv(argv), isatty=isatty, print0=False)
+    mode = resolve(output_from_argv(argv, app.default_output), isatty=isatty, print0=False)
     render_error(mode, error, app.bare_meta(tool), sys.stdout, sys.stderr)
     if mode not in ("json", "jsonl") and ctx is not None:
         sys.stderr.write(f"{ctx.get_usage()}\nTry '{ctx.command_path} --help' for help.\n")

@@ -45,9 +45,9 @@ def _mcp(app: App) -> click.Group:
     @click.option(
         "--transport",
         type=click.Choice(["stdio", "http"]),
-        default="stdio",
+        default=app.mcp_transport,
         show_default=True,
-        help="stdio, or streamable HTTP.",
+        help="stdio, or streamable HTTP (default: the app's mcp_transport).",
     )
     @click.option("--host", default="127.0.0.1", show_default=True, help="HTTP: address.")
     @click.option("--port", type=click.IntRange(0, 65535), default=8000, show_default=True)
@@ -56,16 +56,24 @@ def _mcp(app: App) -> click.Group:
         is_flag=True,
         help="Offer search_tools and run_tool instead of one tool a command (large apps).",
     )
+    @click.option(
+        "--yes",
+        is_flag=True,
+        help="Answer yes to the commands' questions without asking the client "
+        "(approvals of human-in-the-loop commands are still asked).",
+    )
     @_guard_options
     def serve(
         transport: Literal["stdio", "http"],
         host: str,
         port: int,
         deferred: bool,
+        yes: bool,
         allow_host: tuple[str, ...],
         allow_origin: tuple[str, ...],
     ) -> None:
-        """Run an MCP server whose tools are this app's commands."""
+        """Run an MCP server whose tools are this app's commands, and which serves its
+        resources and prompts."""
         from atipkit.app.mcp import serve as run_server
 
         run_server(
@@ -76,6 +84,7 @@ def _mcp(app: App) -> click.Group:
             deferred=deferred,
             allow_hosts=allow_host,
             allow_origins=allow_origin,
+            yes=yes,
         )
 
     @mcp.command("export")

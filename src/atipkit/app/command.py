@@ -274,7 +274,12 @@ class CommandSpec:
 
         sig = self.signature
         params: list[click.Parameter] = [p.click_param() for p in sig.params]
-        params += global_flags(self.offered, timeout=self.timeout, envvar=self.app.env_prefix)
+        params += global_flags(
+            self.offered,
+            timeout=self.timeout,
+            envvar=self.app.env_prefix,
+            output=self.app.default_output,
+        )
         params += cli.action_options(self)
         return cli.AppCommand(
             self,

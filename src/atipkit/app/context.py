@@ -14,7 +14,9 @@ becomes a flag or a schema property:
 
 Prompts read the terminal (`/dev/tty`), never stdin, which may carry data (PRD §8.2);
 where there is no terminal, or `--no-input` was given, they fail with a structured
-error instead of hanging.
+error instead of hanging. A call that came through a server has no terminal: its
+server passes an `Asker` instead (MCP asks the client's user through elicitation; HTTP
+says which parameter answers yes).
 """
 
 from __future__ import annotations
@@ -22,13 +24,26 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Protocol
 
 from atipkit.app.errors import AuthError, HumanHandoff, InputError, Suggestion
 from atipkit.app.flags import CallSettings
 from atipkit.errors import ErrorCode
 
-__all__ = ["Context"]
+__all__ = ["Asker", "Context"]
+
+
+class Asker(Protocol):
+    """Who a served call asks in place of the terminal."""
+
+    def confirm(self, tool: str, question: str, *, default: bool) -> bool:
+        """The answer to a yes/no question, or the `ToolError` that says why there is
+        none."""
+        ...
+
+    def approve(self, tool: str, reason: str) -> bool | None:
+        """A human's approval (True), refusal (False), or None: nobody can be asked."""
+        ...
 
 
 class Context:
@@ -42,6 +57,7 @@ class Context:
         interactive: bool,
         err: IO[str] | None = None,
         echo_warnings: bool = False,
+        asker: Asker | None = None,
     ) -> None:
         self.tool = tool
         """`app.command` (dotted), as in the envelope's `meta.tool`."""
@@ -62,6 +78,7 @@ class Context:
         """Values read from secret files: never written to output, errors or logs."""
         self._err = err
         self._echo_warnings = echo_warnings
+        self._asker = asker
 
     @property
     def dry_run(self) -> bool:
@@ -137,10 +154,13 @@ class Context:
 
     def confirm(self, question: str, *, default: bool = False) -> bool:
         """Ask a yes/no question on the terminal. `--yes` answers yes; with no terminal
-        or with `--no-input`, the call fails with exit 2 and says to pass `--yes`."""
+        or with `--no-input`, the call fails with exit 2 and says to pass `--yes`.
+        Through a server, its `Asker` answers (or says why nobody can)."""
         if self.settings.yes:
             self.audit_events.append({"event": "confirmation_override", "question": question})
             return True
+        if self._asker is not None:
+            return self._asker.confirm(self.tool, question, default=default)
         answer = self._ask(f"{question} [{'Y/n' if default else 'y/N'}]: ", secret=False)
         answer = answer.strip().lower()
         if not answer:
@@ -152,8 +172,16 @@ class Context:
         return self._ask(f"{question}: ", secret=secret)
 
     def require_approval(self, reason: str) -> None:
-        """Human-in-the-loop: go on only if a human at the terminal says yes. `--yes`
-        does not count (PRD §14.4): without a human this is exit 101."""
+        """Human-in-the-loop: go on only if a human at the terminal (or the server's
+        `Asker`) says yes. `--yes` does not count (PRD §14.4): without a human this is
+        exit 101."""
+        approved = None if self._asker is None else self._asker.approve(self.tool, reason)
+        if approved is False:
+            raise AuthError(
+                "declined by the human asked", code=ErrorCode.DECLINED, details={"reason": reason}
+            )
+        if approved:
+            return
         if not self.interactive:
             raise HumanHandoff(
                 f"{self.tool} needs a human's approval: {reason}",

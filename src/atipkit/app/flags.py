@@ -140,11 +140,11 @@ def _opt(*decls: str, dest: str, **kwargs: Any) -> click.Option:
 
 
 def global_flags(
-    offered: Offered = NONE, *, timeout: float | None, envvar: str
+    offered: Offered = NONE, *, timeout: float | None, envvar: str, output: str = "auto"
 ) -> list[click.Option]:
     """The options to add to one command: those of every command, and those `offered`
     says it takes. `timeout` is the command's own default; `envvar` is the app's prefix
-    for `PREFIX_OUTPUT` and friends."""
+    for `PREFIX_OUTPUT` and friends; `output` the app's default output mode."""
     modes = click.Choice(OUTPUT_MODES)
     flags = [
         _opt(
@@ -152,7 +152,7 @@ def global_flags(
             "--output",
             dest="output",
             type=modes,
-            default="auto",
+            default=output,
             envvar=f"{envvar}_OUTPUT",
             help="Output format: auto (text on a terminal, JSON otherwise), json, jsonl, "
             "text, plain.",

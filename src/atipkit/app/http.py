@@ -14,6 +14,9 @@
   `max_bytes`, `response_format`) and the standard `Idempotency-Key` header. An unknown
   query parameter is refused rather than ignored: a misspelt `dry-run=true` must not run
   the real thing.
+- A command that asks (`ctx.confirm`) takes `yes=true`, as `--yes` on the command line:
+  without it, the question stops the call with E1006 (400) naming the question and the
+  parameter (`atipkit.app.askers.QueryAsker`). A command that never asks refuses it.
 - Every answer is JSON, failures included (404, 405, 413, 500 too), with the status the
   error's exit code maps to (`STATUS`).
 
@@ -36,6 +39,7 @@ import functools
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+from atipkit.app.askers import YES_PARAM, QueryAsker
 from atipkit.app.errors import (
     AuthError,
     DataFormatError,
@@ -164,6 +168,15 @@ def _parameters() -> dict[str, Any]:
     from atipkit.app.served import call_flags
 
     key = call_flags()["idempotency_key"][0]
+    out[YES_PARAM] = {
+        "name": YES_PARAM,
+        "in": "query",
+        "required": False,
+        "description": "Answer yes to the questions the command asks (as --yes does): "
+        "without it a question stops the call with E1006 (400). Send it only once the "
+        "user agreed. It never gives a human-in-the-loop approval.",
+        "schema": {"type": "boolean", "default": False},
+    }
     out["idempotency_key"] = {
         "name": IDEMPOTENCY_HEADER,
         "in": "header",
@@ -265,6 +278,8 @@ def _operation(spec: CommandSpec, operation_id: str) -> dict[str, Any]:
         flags.insert(0, "dry_run")
     if spec.paginated:
         flags[0:0] = ["limit", "cursor"]
+    if spec.offered.prompts:
+        flags.append(YES_PARAM)
     op["parameters"] = [_ref("parameters", name) for name in [*flags, "idempotency_key"]]
     op["requestBody"] = {
         "required": bool(input_schema.get("required")),
@@ -299,6 +314,8 @@ def openapi(app: App) -> dict[str, Any]:
     info: dict[str, Any] = {"title": app.name, "version": app.version}
     if app.description:
         info["description"] = app.description
+    if app.permissions:
+        info["x-atipkit"] = {"permissions": app.permissions}
     paths: dict[str, Any] = {
         PREFIX: {
             "get": {
@@ -385,17 +402,55 @@ def _bad_request(error: ToolError) -> _Refused:
 
 
 def _settings(spec: CommandSpec, query: Sequence[tuple[str, str]], key: str | None) -> CallSettings:
-    """The `CallSettings` of one request: the query's flags and the Idempotency-Key header.
-    Raises `_Refused` (400) for anything unknown, repeated or invalid."""
+    """The `CallSettings` of one request: the query's flags, `yes` and the
+    Idempotency-Key header. Raises `_Refused` (400) for anything unknown, repeated or
+    invalid."""
     from atipkit.app.served import settings_from
 
-    pairs = [*query, *([("idempotency_key", key)] if key is not None else [])]
+    answers = [value for name, value in query if name == YES_PARAM]
+    pairs = [(n, v) for n, v in query if n != YES_PARAM]
+    pairs += [("idempotency_key", key)] if key is not None else []
     try:
-        return settings_from(pairs, where="query", timeout=spec.timeout)
+        return settings_from(pairs, where="query", timeout=spec.timeout)._replace(
+            yes=_yes(spec, answers)
+        )
     except ToolError as exc:
         if exc.details.get("param") == "idempotency_key":  # it came as a header
             exc.details["param"] = IDEMPOTENCY_HEADER
         raise _bad_request(exc) from None
+
+
+def _yes(spec: CommandSpec, answers: list[str]) -> bool:
+    """The `yes` parameter's value (False when absent), refused where the command never
+    asks, given twice or not a boolean, as `--yes` is on the command line."""
+    import click
+
+    from atipkit.app.flags import not_offered
+
+    if not answers:
+        return False
+    if not spec.offered.prompts:
+        code, why, _fix = not_offered("--yes") or (ErrorCode.USAGE, "never asks", "")
+        raise InputError(
+            f"{spec.display_name} {why.replace('--yes', YES_PARAM)}",
+            code=code,
+            suggestion=f"Drop {YES_PARAM}.",
+            details={"param": YES_PARAM},
+        )
+    if len(answers) > 1:
+        raise InputError(
+            f"query: flag {YES_PARAM!r} given twice",
+            code=ErrorCode.BAD_VALUE,
+            details={"param": YES_PARAM},
+        )
+    try:
+        return bool(click.BOOL.convert(answers[0], None, None))
+    except click.BadParameter as exc:
+        raise InputError(
+            f"query: {YES_PARAM}: {exc.message}",
+            code=ErrorCode.BAD_VALUE,
+            details={"param": YES_PARAM, "expected": {"type": "boolean"}},
+        ) from None
 
 
 def _is_json(content_type: str | None) -> bool:
@@ -582,7 +637,7 @@ class _Handler:
         body = await _read_body(request, self.app.max_input_bytes)
         arguments = _arguments(body)
 
-        return _reply(await run_call(spec, arguments, settings))
+        return _reply(await run_call(spec, arguments, settings, QueryAsker(spec)))
 
 
 def asgi_app(app: App, *, rules: Rules | None = None) -> Any:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Iterator
 from typing import IO, TYPE_CHECKING, Any
 
-from atipkit.app.context import Context
+from atipkit.app.context import Asker, Context
 from atipkit.app.errors import (
     NOTHING,
     InputError,
@@ -95,6 +95,7 @@ def run(
     err: IO[str] | None = None,
     echo_warnings: bool = False,
     stream: bool = False,
+    asker: Asker | None = None,
 ) -> CallOutcome:
     """Call `spec`'s function. Diagnostics go to `err` (warnings too when
     `echo_warnings`: for people; machines read them in `meta.warnings`). `stream` lets an
@@ -107,6 +108,7 @@ def run(
         interactive=interactive,
         err=err,
         echo_warnings=echo_warnings,
+        asker=asker,
     )
     from atipkit.app.safety import is_destructive, mode_of
 
@@ -354,9 +356,16 @@ def deadline(seconds: float | None) -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-def call(spec: CommandSpec, arguments: Any, *, settings: CallSettings | None = None) -> CallOutcome:
+def call(
+    spec: CommandSpec,
+    arguments: Any,
+    *,
+    settings: CallSettings | None = None,
+    asker: Asker | None = None,
+) -> CallOutcome:
     """A call whose arguments arrived as JSON (MCP, HTTP): checked against the input
-    schema, never interactive (no terminal to ask), the result read whole."""
+    schema, never interactive (no terminal: `asker`, if any, answers questions), the
+    result read whole."""
     from atipkit.app.jsonargs import prepare_json
 
     return run(
@@ -364,4 +373,5 @@ def call(spec: CommandSpec, arguments: Any, *, settings: CallSettings | None = N
         settings or CallSettings(output="json"),
         prepare_json(spec, arguments),
         interactive=False,
+        asker=asker,
     )

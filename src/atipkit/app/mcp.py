@@ -29,8 +29,11 @@ What a client sees, and why:
   `_meta` under `"atipkit/flags"` (the input schema stays the command's own), and in
   deferred mode also in `run_tool`'s `options`, where a model can set them. An unknown flag
   is refused, not ignored: a misspelt `dry-run` must not run the real thing.
-  A human-in-the-loop command never runs here: MCP calls are not interactive, so it answers
-  HumanHandoff (exit 101).
+  There is no `yes` among them: a model must not answer its own questions.
+- A command that asks (`ctx.confirm`) or needs a human's approval (human in the loop)
+  asks the human at the client through elicitation (`atipkit.app.askers`); a client
+  that offers none gets HumanHandoff (exit 101), unless the server was started with
+  `--yes`, which answers questions (never approvals).
 - Each call runs in a daemon thread of its own: the command is synchronous and may block,
   and a call that overruns the command's `timeout` is abandoned there, not awaited, while
   the client gets a TimeoutExpired envelope (exit 50), as over HTTP.
@@ -64,11 +67,14 @@ from atipkit.serve import deferred as deferring
 from atipkit.serve.deferred import RUN_TOOL, SCHEMA_TOOL, SEARCH_LIMIT, SEARCH_TOOL
 
 if TYPE_CHECKING:
+    import socket
+
     from mcp.server.lowlevel import Server
     from mcp.types import CallToolResult
 
     from atipkit.app.app import App
     from atipkit.app.command import CommandSpec
+    from atipkit.app.context import Asker
     from atipkit.app.flags import CallSettings as Settings
     from atipkit.app.invoke import CallOutcome as Outcome
     from atipkit.search import KeywordIndex
@@ -81,6 +87,7 @@ __all__ = [
     "AppCatalog",
     "Catalog",
     "Reply",
+    "listen_http",
     "serve",
     "tool_definitions",
 ]
@@ -146,7 +153,8 @@ def describe(spec: CommandSpec) -> str:
     if spec.human_in_the_loop:
         stop = "" if text.endswith((".", "!", "?")) else "."
         text += (
-            f"{stop} Needs a human's approval: an agent's call stops with HumanHandoff (exit 101)."
+            f"{stop} Needs a human's approval, asked through elicitation; a client that "
+            "cannot be asked gets HumanHandoff (exit 101)."
         )
     return fit(text, suffix(spec.atip_effects()), None, "\n" if "\n" in text else " ")[0]
 
@@ -347,9 +355,15 @@ class AppCatalog:
     # Calls ------------------------------------------------------------------------------
 
     async def run(
-        self, spec: CommandSpec, arguments: Any, flags: Any, where: str | None = None
+        self,
+        spec: CommandSpec,
+        arguments: Any,
+        flags: Any,
+        where: str | None = None,
+        asker: Asker | None = None,
     ) -> Reply:
-        """Call `spec` (in a thread of its own, within its timeout: `served.run_call`)."""
+        """Call `spec` (in a thread of its own, within its timeout: `served.run_call`);
+        `asker` answers its questions."""
         from atipkit.app.served import run_call
 
         started = time.perf_counter()
@@ -359,7 +373,7 @@ class AppCatalog:
             )
         except ToolError as exc:
             return _answer(self.app, spec.tool_name, started, error=exc)
-        return self.reply(spec, await run_call(spec, arguments, settings))
+        return self.reply(spec, await run_call(spec, arguments, settings, asker))
 
     def reply(self, spec: CommandSpec, outcome: Outcome) -> Reply:
         """The answer to a call, checked against the outputSchema the client will check it
@@ -403,7 +417,9 @@ class AppCatalog:
             return None
         return _first_error(_checker(declared), envelope.get("result"), "result") or problem
 
-    async def call_deferred(self, tool: str, arguments: Any, flags: Any) -> Reply:
+    async def call_deferred(
+        self, tool: str, arguments: Any, flags: Any, asker: Asker | None = None
+    ) -> Reply:
         """A call of one of the three deferred-mode tools (`deferring.canonical`'s name)."""
         started = time.perf_counter()
         where = f"{self.app.name}.{tool}"
@@ -413,7 +429,7 @@ class AppCatalog:
         if isinstance(todo, deferring.Answered):
             return _answer(self.app, where, started, result=todo.value)
         merged, at = _with_options(flags, todo.options)
-        return await self.run(self.by_name[todo.name], todo.arguments, merged, at)
+        return await self.run(self.by_name[todo.name], todo.arguments, merged, at, asker)
 
 
 def _checker(schema: dict[str, Any]) -> Any:
@@ -447,11 +463,15 @@ def _with_options(flags: Any, options: Any) -> tuple[Any, str | None]:
 # The server -----------------------------------------------------------------------------
 
 
-def build_server(app: App, *, deferred: bool = False) -> Server:
-    """The low-level MCP server of `app`, its definitions built (`AppCatalog.prepare`)."""
+def build_server(app: App, *, deferred: bool = False, yes: bool = False) -> Server:
+    """The low-level MCP server of `app`, its definitions built (`AppCatalog.prepare`);
+    `yes` answers the commands' questions without asking (`--yes`)."""
+    import anyio.lowlevel
     import mcp.types as types
     from mcp.server.lowlevel import Server
 
+    from atipkit.app.askers import ElicitingAsker
+    from atipkit.app.mcp_library import handlers
     from atipkit.serve.mcp import unknown_tool
 
     catalog = AppCatalog(app)
@@ -465,15 +485,16 @@ def build_server(app: App, *, deferred: bool = False) -> Server:
     async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         arguments = {} if params.arguments is None else params.arguments
         flags = (ctx.meta or {}).get(FLAGS_META_KEY)
+        asker = ElicitingAsker(ctx, anyio.lowlevel.current_token(), yes=yes)
         if deferred:
             tool = deferring.canonical(params.name)
             if tool is not None:
-                return (await catalog.call_deferred(tool, arguments, flags)).result()
+                return (await catalog.call_deferred(tool, arguments, flags, asker)).result()
             known: Iterable[str] = deferring.TOOLS
         else:
             spec = catalog.by_name.get(params.name)
             if spec is not None:
-                return (await catalog.run(spec, arguments, flags)).result()
+                return (await catalog.run(spec, arguments, flags, asker=asker)).result()
             known = catalog.by_name
         raise unknown_tool(params.name, known)
 
@@ -500,41 +521,48 @@ def build_server(app: App, *, deferred: bool = False) -> Server:
         get_tool_input_schema=lambda name: catalog.input_schema(name, deferred=deferred),
         on_list_tools=list_tools,
         on_call_tool=call_tool,
+        **handlers(app),  # its resources and prompts, if it has any
     )
 
 
 def serve(
     app: App,
     *,
-    transport: Transport = "stdio",
+    transport: Transport | None = None,
     host: str = "127.0.0.1",
     port: int = 8000,
     deferred: bool = False,
     allow_hosts: Sequence[str] = (),
     allow_origins: Sequence[str] = (),
+    yes: bool = False,
 ) -> None:
-    """Serve `app`'s commands over MCP (`atipkit.serve.mcp`) until the client goes
-    (stdio) or the process is stopped (http: streamable HTTP at `/mcp`, behind
-    `atipkit.serve.guard`, which answers loopback names, the address and `allow_hosts`
-    as `Host`, and web pages only of `allow_origins`). Over stdio, stdout carries
-    protocol only (whatever a command prints goes to stderr); diagnostics go to stderr."""
+    """Serve `app`'s commands, resources and prompts over MCP (`atipkit.serve.mcp`)
+    until the client goes (stdio) or the process is stopped (http: streamable HTTP at
+    `/mcp`, `listen_http`). `transport` defaults to the app's `mcp_transport`; `yes`
+    answers the commands' questions without asking (`--yes`). Over stdio, stdout
+    carries protocol only (whatever a command prints goes to stderr); diagnostics go to
+    stderr."""
+    transport = transport or app.mcp_transport  # type: ignore[assignment]  # checked by App
     if transport not in ("stdio", "http"):
         raise ValueError(f"unknown transport {transport!r}; expected 'stdio' or 'http'")
-    from atipkit.app.served import guard_rules
-    from atipkit.serve import mcp as serving
-
-    rules = guard_rules(host, allow_hosts, allow_origins)
-    _require_sdk()
-    server = build_server(app, deferred=deferred)
     if transport == "stdio":
-        serving.serve_stdio(server)
+        from atipkit.serve import mcp as serving
+
+        _require_sdk()
+        serving.serve_stdio(build_server(app, deferred=deferred, yes=yes))
         return
     from atipkit import serve as servers
     from atipkit._http import is_loopback_host
-    from atipkit.app.served import listen
 
-    sock = listen(host, port)
-    web = serving.http_app(server, host, rules)
+    sock, web = listen_http(
+        app,
+        host=host,
+        port=port,
+        deferred=deferred,
+        allow_hosts=allow_hosts,
+        allow_origins=allow_origins,
+        yes=yes,
+    )
     sys.stderr.write(f"{app.name}: MCP over streamable HTTP at {servers.url(sock)}mcp\n")
     if not is_loopback_host(host):
         sys.stderr.write(
@@ -543,6 +571,30 @@ def serve(
         )
     sys.stderr.flush()
     servers.run(web, sock, quiet=True, grace=5)
+
+
+def listen_http(
+    app: App,
+    *,
+    host: str,
+    port: int,
+    deferred: bool = False,
+    allow_hosts: Sequence[str] = (),
+    allow_origins: Sequence[str] = (),
+    yes: bool = False,
+) -> tuple[socket.socket, Any]:
+    """The listening socket and the ASGI app of `app`'s MCP server over streamable HTTP
+    at `/mcp`, behind `atipkit.serve.guard` (it answers loopback names, the address and
+    `allow_hosts` as `Host`, and web pages only of `allow_origins`); serve them with
+    `atipkit.serve.run`. Listening first lets a caller say where before it serves."""
+    from atipkit.app.served import guard_rules, listen
+    from atipkit.serve import mcp as serving
+
+    rules = guard_rules(host, allow_hosts, allow_origins)
+    _require_sdk()
+    server = build_server(app, deferred=deferred, yes=yes)
+    sock = listen(host, port)
+    return sock, serving.http_app(server, host, rules)
 
 
 def _require_sdk() -> None:

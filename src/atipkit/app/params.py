@@ -147,6 +147,30 @@ class Param(NamedTuple):
             return self.shape.from_text(value)
         return value
 
+    def text_type(self, where: str) -> click.ParamType:
+        """The Click type that reads this parameter from one text (a resource URI's
+        variable, a prompt's argument); `DefinitionError` for one that is no single
+        value (a list, JSON, stdin)."""
+        if self.shape.kind == "list" or self.stdin is not None or self.is_json or self.sink:
+            raise DefinitionError(
+                f"{where}: parameter {self.name!r}: given as text, so one str, int, float, "
+                f"bool, choice or path, not {self.shape.kind}"
+            )
+        return scalar_type(self.shape, self.marker)
+
+    def from_text(self, text: str, where: str) -> Any:
+        """`text` as the function expects it, read as the command line reads it; an
+        `InputError` (exit 2) naming the parameter when it cannot be."""
+        try:
+            value = self.text_type(where).convert(text, None, None)
+        except click.BadParameter as exc:
+            raise InputError(
+                f"{where}: {exc.message}",
+                code=ErrorCode.BAD_VALUE,
+                details={"param": self.name, "expected": self.json_schema()},
+            ) from None
+        return self.from_cli(value)
+
     def check(self, value: Any) -> Any:
         """A value that arrived as JSON, checked against the same constraints the CLI
         applies (ranges, patterns, paths that must exist), through the same Click types."""

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
 
     from atipkit.app.app import App
     from atipkit.app.command import CommandSpec
+    from atipkit.app.context import Asker
     from atipkit.app.flags import CallSettings
     from atipkit.app.invoke import CallOutcome
     from atipkit.serve.guard import Rules
@@ -229,11 +230,14 @@ def guard_rules(host: str, hosts: Iterable[str], origins: Iterable[str]) -> Rule
         raise InputError(str(exc), code=ErrorCode.BAD_VALUE, details={"param": param}) from None
 
 
-async def run_call(spec: CommandSpec, arguments: Any, settings: CallSettings) -> CallOutcome:
+async def run_call(
+    spec: CommandSpec, arguments: Any, settings: CallSettings, asker: Asker | None = None
+) -> CallOutcome:
     """Run one call in a daemon thread of its own and wait for it without blocking the
     server, at most the command's timeout (then the answer is `TimeoutExpired`, exit 50,
     and the thread, which cannot be stopped from outside, runs on, its result dropped).
     Never raises: even the function's `sys.exit()` is an outcome, not the server's end.
+    `asker` answers the command's questions (`Context.confirm`), from that thread.
 
     Not a worker pool's thread: those are not daemons, so a command that never returns
     would keep the process from exiting when its client goes."""
@@ -243,7 +247,7 @@ async def run_call(spec: CommandSpec, arguments: Any, settings: CallSettings) ->
 
     def work() -> CallOutcome:
         try:
-            return call(spec, arguments, settings=settings)
+            return call(spec, arguments, settings=settings, asker=asker)
         except BaseException as exc:  # sys.exit() in a command
             return answer(spec.app, spec.tool_name, started, error=from_exception(exc))
 

@@ -57,6 +57,7 @@ COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("registry", ("registry",)),
     ("serve", ("serve",)),
     ("gateway", ("mcp",)),
+    ("apps", ("app",)),
     ("interop", ("import", "export")),
     ("crawl", ("crawl",)),
     ("review", ("review",)),

@@ -8,6 +8,9 @@ the uvicorn start-up of every server atipkit runs.
 
 Over stdio, stdout carries protocol only: the SDK points the process's stdout at stderr
 while it serves, so whatever a command prints goes there.
+
+Both servers ask the human at the client the same way (`ask_yes_no`): one form
+elicitation with a single boolean, to clients that offer elicitation (`can_elicit`).
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import difflib
 from collections.abc import Callable, Coroutine, Iterable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
@@ -25,7 +28,37 @@ if TYPE_CHECKING:
 Background = Callable[[], Coroutine[Any, Any, None]]
 """A task that runs beside the server while it serves, cancelled when it stops."""
 
-__all__ = ["Background", "http_app", "serve_stdio", "unknown_tool"]
+__all__ = ["Background", "ask_yes_no", "can_elicit", "http_app", "serve_stdio", "unknown_tool"]
+
+Answer = Literal["yes", "no", "cancel"]
+"""What the human said: yes, no (declined, or accepted with the box unticked), or
+nothing (the question was dismissed)."""
+
+
+def can_elicit(ctx: Any) -> bool:
+    """Whether the client of this request can be asked: it declared elicitation, and
+    the connection carries requests from server to client."""
+    session = getattr(ctx, "session", None)
+    capabilities = getattr(session, "client_capabilities", None)
+    return (
+        capabilities is not None
+        and capabilities.elicitation is not None
+        and bool(getattr(session, "can_send_request", False))
+    )
+
+
+async def ask_yes_no(ctx: Any, message: str, title: str) -> Answer:
+    """Ask the human at the client a yes/no question (`can_elicit` first): one form
+    with one boolean, `confirm`, titled `title`, unticked by default."""
+    schema = {
+        "type": "object",
+        "properties": {"confirm": {"type": "boolean", "title": title, "default": False}},
+        "required": ["confirm"],
+    }
+    answer = await ctx.session.elicit_form(message, schema, ctx.request_id)
+    if answer.action == "accept":
+        return "yes" if (answer.content or {}).get("confirm") is True else "no"
+    return "no" if answer.action == "decline" else "cancel"
 
 
 def unknown_tool(name: str, known: Iterable[str]) -> Exception:

@@ -329,6 +329,12 @@ def _header(doc: _Markdown, app: App) -> None:
     stated = [f"Version {app.version}."]
     if app.homepage:
         stated.append(f"Homepage: <{app.homepage}>.")
+    if app.permissions:
+        scopes = "; ".join(
+            f"{_code(scope)}: {level if isinstance(level, str) else ', '.join(level)}"
+            for scope, level in app.permissions.items()
+        )
+        stated.append(f"Permissions it needs: {scopes}.")
     doc.block([" ".join(stated)])
 
 

@@ -238,22 +238,16 @@ class Gateway:
         at the client, through elicitation, if the client offers it; else nobody."""
         if self.yes:
             return lambda _call, _decision: True
-        if not _can_elicit(ctx):
+        from atipkit.serve.mcp import ask_yes_no, can_elicit
+
+        if not can_elicit(ctx):
             return None
         import anyio.from_thread
 
         def ask(call: ToolCall, decision: Decision) -> bool:
             what = " ".join([call.tool or call.name, *(call.path or ())])
             message = f"Run {what}? The policy asks: {'; '.join(decision.reasons)}."
-            schema = {
-                "type": "object",
-                "properties": {
-                    "confirm": {"type": "boolean", "title": f"Run {what}", "default": False}
-                },
-                "required": ["confirm"],
-            }
-            answer = anyio.from_thread.run(ctx.session.elicit_form, message, schema, ctx.request_id)
-            return answer.action == "accept" and (answer.content or {}).get("confirm") is True
+            return anyio.from_thread.run(ask_yes_no, ctx, message, f"Run {what}") == "yes"
 
         return ask
 
@@ -346,16 +340,6 @@ class Gateway:
         if interval <= 0:
             return None
         return functools.partial(self.watch, interval)
-
-
-def _can_elicit(ctx: Any) -> bool:
-    session = getattr(ctx, "session", None)
-    capabilities = getattr(session, "client_capabilities", None)
-    return (
-        capabilities is not None
-        and capabilities.elicitation is not None
-        and bool(getattr(session, "can_send_request", False))
-    )
 
 
 def _answer(value: dict[str, Any]) -> CallToolResult:
