@@ -2,10 +2,11 @@
 PRD §19.3 item 1).
 
 The file is imported as a module of its own (named `__atip_app__`, so its `if
-__name__ == "__main__":` block does not run, and registered in `sys.modules` while
-it loads, so dataclasses and postponed annotations resolve), with its directory
-first on `sys.path`, so its sibling modules import. The app is the one `App` among
-its globals, or the one `attribute` names.
+__name__ == "__main__":` block does not run, and registered in `sys.modules`, so
+dataclasses and postponed annotations resolve), with its directory first on
+`sys.path` while it loads, so its sibling modules import, and stdout pointed at
+stderr, which keeps whatever it prints at import out of a stdio server's protocol.
+The app is the one `App` among its globals, or the one `attribute` names.
 
 A file that cannot be loaded is a `ToolError` naming it: missing (exit 10), failing
 to import (65, with the exception and its line), holding no app or several (2).
@@ -13,6 +14,7 @@ to import (65, with the exception and its line), holding no app or several (2).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import sys
 import traceback
@@ -54,7 +56,8 @@ def load_app(path: str | Path, attribute: str | None = None) -> App:
     sys.modules[MODULE_NAME] = module
     argv, sys.argv = sys.argv, [str(file)]  # an unguarded app() must not read ours
     try:
-        spec.loader.exec_module(module)
+        with contextlib.redirect_stdout(sys.stderr):  # stdout may carry the protocol
+            spec.loader.exec_module(module)
     except (Exception, SystemExit) as exc:
         sys.modules.pop(MODULE_NAME, None)
         raise _failed(file, exc) from None
