@@ -437,19 +437,20 @@ def _permissions(app: str, given: Mapping[str, str | Sequence[str]]) -> dict[str
     """`App(permissions=...)` checked: scope names to a level or a list of them."""
     out: dict[str, str | list[str]] = {}
     for scope, level in given.items():
-        ok = isinstance(scope, str) and scope
-        if isinstance(level, str):
-            out[str(scope)] = level
-        elif isinstance(level, Sequence) and all(isinstance(x, str) for x in level):
-            out[str(scope)] = list(level)
+        if isinstance(scope, str) and scope and isinstance(level, str):
+            out[scope] = level
+        elif isinstance(scope, str) and scope and _strings(level):
+            out[scope] = list(level)
         else:
-            ok = False
-        if not ok:
             raise DefinitionError(
                 f"App {app!r}: permissions map a scope name to a string or a list of "
                 f'strings ({{"fs": "read"}}), not {scope!r}: {level!r}'
             )
     return out
+
+
+def _strings(value: object) -> bool:
+    return isinstance(value, Sequence) and all(isinstance(x, str) for x in value)
 
 
 class UnknownCommand(AtipError, click.UsageError):

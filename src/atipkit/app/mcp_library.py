@@ -41,9 +41,9 @@ def protocol_error(error: ToolError) -> MCPError:
     return MCPError(code, error.message, error.to_dict())
 
 
-def handlers(app: App) -> dict[str, Callable[..., Any]]:
+def handlers(app: App) -> dict[str, Any]:
     """The `Server(...)` keyword arguments that serve `app`'s resources and prompts."""
-    out: dict[str, Callable[..., Any]] = {}
+    out: dict[str, Any] = {}
     if app.resources:
         out.update(_resource_handlers(app))
     if app.prompts:
