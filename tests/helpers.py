@@ -123,6 +123,19 @@ def machine_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
+def app_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    """The environment of an `atipkit.app` tool's process (a server of tests/apps): its
+    home, state and configuration under `tmp_path`, and this interpreter's import path."""
+    return {
+        **os.environ,
+        "HOME": str(tmp_path / "home"),
+        "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CONFIG_HOME": str(tmp_path / "config"),
+        "PYTHONPATH": os.pathsep.join(sys.path),
+        **extra,
+    }
+
+
 #: `atip` as a process of this interpreter.
 ATIP = [sys.executable, "-m", "atipkit.cli"]
 

@@ -62,6 +62,23 @@ def wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path, timeou
     raise RuntimeError(f"server did not listen on {port}: {log.read_text()[-2000:]}")
 
 
+@contextlib.contextmanager
+def listening(command: list[str], env: dict[str, str], cwd: Path) -> Iterator[str]:
+    """`command` (which takes `--port PORT`) as a server process on a free port, its
+    output in `cwd`/server.log, until the block ends: the block gets its base URL."""
+    port = free_port()
+    log = cwd / "server.log"
+    with open(log, "wb") as out:
+        process = subprocess.Popen(
+            [*command, "--port", str(port)], stdout=out, stderr=subprocess.STDOUT, env=env, cwd=cwd
+        )
+    try:
+        wait_for_port(port, process, log)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(process)
+
+
 def stop(process: subprocess.Popen[bytes]) -> None:
     if process.poll() is None:
         process.send_signal(signal.SIGTERM)

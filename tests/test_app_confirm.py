@@ -7,11 +7,9 @@ tests/apps/served_app.py; its shelf file shows whether a command went on."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
-from contextlib import asynccontextmanager, contextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +22,8 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from atipkit.app.http import openapi
 from tests.apps import served_app
-from tests.servers import free_port, stop, wait_for_port
+from tests.helpers import app_env
+from tests.servers import listening
 
 APP = Path(served_app.__file__)
 BOOKS = {"dune": "Herbert", "emma": "Austen"}
@@ -34,13 +33,7 @@ QUESTION = "shelf.clear: Remove all 2 books?"
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
     (tmp_path / "shelf.json").write_text(json.dumps(BOOKS))
-    return {
-        "HOME": str(tmp_path / "home"),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "PYTHONPATH": os.pathsep.join(sys.path),
-        "SHELF": str(tmp_path / "shelf.json"),
-    }
+    return app_env(tmp_path, SHELF=str(tmp_path / "shelf.json"))
 
 
 def shelf(tmp_path: Path) -> dict[str, str]:
@@ -206,27 +199,11 @@ def test_run_tool_in_deferred_mode_asks_too(tmp_path, env):
 # HTTP -----------------------------------------------------------------------------------
 
 
-@contextmanager
-def http_api(tmp_path: Path, env: dict[str, str]) -> Iterator[str]:
-    port = free_port()
-    log = tmp_path / "api.log"
-    with open(log, "wb") as out:
-        process = subprocess.Popen(
-            runner("api", "serve", "--port", str(port)),
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, **env},
-            cwd=tmp_path,
-        )
-    try:
-        wait_for_port(port, process, log)
-        yield f"http://127.0.0.1:{port}"
-    finally:
-        stop(process)
-
-
 def test_over_http_the_request_answers_with_yes(tmp_path, env):
-    with http_api(tmp_path, env) as url, httpx.Client(base_url=url, timeout=30) as http:
+    with (
+        listening(runner("api", "serve"), env, tmp_path) as url,
+        httpx.Client(base_url=url, timeout=30) as http,
+    ):
         asked = http.post("/v1/clear", json={})
         assert asked.status_code == 400
         error = asked.json()["error"]

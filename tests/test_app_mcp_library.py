@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -21,7 +19,8 @@ from mcp.shared.exceptions import MCPError
 
 from atipkit.app import App, DefinitionError
 from tests.apps import served_app
-from tests.servers import free_port, stop, wait_for_port
+from tests.helpers import app_env
+from tests.servers import listening
 
 APP = Path(served_app.__file__)
 ATIP = [sys.executable, "-m", "atipkit"]
@@ -31,15 +30,8 @@ INTERNAL_ERROR = -32603
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    shelf = tmp_path / "shelf.json"
-    shelf.write_text(json.dumps({"dune": "Herbert", "emma": "Austen"}))
-    return {
-        "HOME": str(tmp_path / "home"),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "PYTHONPATH": os.pathsep.join(sys.path),
-        "SHELF": str(shelf),
-    }
+    (tmp_path / "shelf.json").write_text(json.dumps({"dune": "Herbert", "emma": "Austen"}))
+    return app_env(tmp_path, SHELF=str(tmp_path / "shelf.json"))
 
 
 def run(scenario: Callable[[], Awaitable[None]]) -> None:
@@ -157,26 +149,13 @@ def test_resources_and_prompts_over_stdio(tmp_path, env):
 
 
 def test_resources_and_prompts_over_streamable_http(tmp_path, env):
-    port = free_port()
-    log = tmp_path / "http.log"
-    with open(log, "wb") as out:
-        process = subprocess.Popen(
-            [*ATIP, "app", "serve", str(APP), "--http", "--port", str(port)],
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            env={**os.environ, **env},
-            cwd=tmp_path,
-        )
-    try:
-        wait_for_port(port, process, log)
+    with listening([*ATIP, "app", "serve", str(APP), "--http"], env, tmp_path) as url:
 
         async def scenario() -> None:
-            async with Client(f"http://127.0.0.1:{port}/mcp", mode="legacy") as client:
+            async with Client(f"{url}/mcp", mode="legacy") as client:
                 await check_library(client)
 
         run(scenario)
-    finally:
-        stop(process)
 
 
 def test_an_app_without_them_claims_neither_capability(tmp_path, env):

@@ -5,7 +5,6 @@ file that has no glue, to the official MCP client, and the files it refuses."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -20,6 +19,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from atipkit.app import App, DefinitionError
 from atipkit.app.loading import load_app
 from tests.apps import served_app
+from tests.helpers import app_env
 
 APP = Path(served_app.__file__)
 ATIP = [sys.executable, "-m", "atipkit"]
@@ -27,14 +27,7 @@ ATIP = [sys.executable, "-m", "atipkit"]
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "HOME": str(tmp_path / "home"),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-        "XDG_CONFIG_HOME": str(tmp_path / "config"),
-        "PYTHONPATH": os.pathsep.join(sys.path),
-        "SHELF": str(tmp_path / "shelf.json"),
-    }
+    return app_env(tmp_path, SHELF=str(tmp_path / "shelf.json"))
 
 
 def atip(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
