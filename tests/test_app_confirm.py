@@ -87,12 +87,13 @@ def answering(action: str, confirm: bool | None, asked: list[str]) -> Any:
     ("action", "confirm", "removed"),
     [("accept", True, 2), ("accept", False, 0), ("decline", None, 0)],
 )
-def test_the_question_is_asked_through_elicitation(tmp_path, env, action, confirm, removed):
+@pytest.mark.parametrize("mode", ["legacy", "auto"])  # a request; the 2026-07-28 rounds
+def test_the_question_is_asked_through_elicitation(tmp_path, env, mode, action, confirm, removed):
     asked: list[str] = []
 
     async def scenario() -> None:
         elicit = answering(action, confirm, asked)
-        async with stdio(tmp_path, env, elicitation_callback=elicit) as client:
+        async with stdio(tmp_path, env, mode=mode, elicitation_callback=elicit) as client:
             result = await client.call_tool("clear", {})
             assert result.structured_content == {
                 "ok": True,
@@ -105,12 +106,13 @@ def test_the_question_is_asked_through_elicitation(tmp_path, env, action, confir
     assert shelf(tmp_path) == ({} if removed else BOOKS)
 
 
-def test_a_dismissed_question_stops_the_call(tmp_path, env):
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_a_dismissed_question_stops_the_call(tmp_path, env, mode):
     asked: list[str] = []
 
     async def scenario() -> None:
         elicit = answering("cancel", None, asked)
-        async with stdio(tmp_path, env, elicitation_callback=elicit) as client:
+        async with stdio(tmp_path, env, mode=mode, elicitation_callback=elicit) as client:
             result = await client.call_tool("clear", {})
             assert result.is_error is True
             error = result.structured_content["error"]  # type: ignore[index]
@@ -122,25 +124,16 @@ def test_a_dismissed_question_stops_the_call(tmp_path, env):
     assert shelf(tmp_path) == BOOKS
 
 
-@pytest.mark.parametrize(
-    ("kwargs", "why"),
-    [
-        ({}, "the client did not offer it"),  # no elicitation callback
-        (  # the 2026-07-28 protocol: no requests from server to client
-            {"mode": "auto", "elicitation_callback": answering("accept", True, [])},
-            "this session carries no requests from server to client",
-        ),
-    ],
-)
-def test_a_client_that_cannot_be_asked_gets_a_handoff_not_a_hang(tmp_path, env, kwargs, why):
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_a_client_that_cannot_be_asked_gets_a_handoff_not_a_hang(tmp_path, env, mode):
     async def scenario() -> None:
-        async with stdio(tmp_path, env, **kwargs) as client:
+        async with stdio(tmp_path, env, mode=mode) as client:  # no elicitation callback
             result = await client.call_tool("clear", {})
             error = result.structured_content["error"]  # type: ignore[index]
             assert (error["code"], error["exit_code"]) == ("E2002", 101)
             assert error["message"].startswith(
                 "shelf.clear asks 'Remove all 2 books?', and this MCP client cannot be asked: "
-                "the server asks through elicitation, and " + why
+                "the server asks through elicitation, and the client did not offer it"
             )
             assert error["suggestion"]["action"] == "ask_human"
             assert error["details"] == {"question": "Remove all 2 books?"}
@@ -161,13 +154,16 @@ def test_serve_yes_answers_questions_but_never_approvals(tmp_path, env):
     assert shelf(tmp_path) == {}
 
 
-@pytest.mark.parametrize(("confirm", "donated"), [(True, True), (False, False)])
-def test_a_human_in_the_loop_command_asks_for_approval(tmp_path, env, confirm, donated):
+@pytest.mark.parametrize(
+    ("mode", "confirm", "donated"),
+    [("legacy", True, True), ("auto", True, True), ("legacy", False, False)],
+)
+def test_a_human_in_the_loop_command_asks_for_approval(tmp_path, env, mode, confirm, donated):
     asked: list[str] = []
 
     async def scenario() -> None:
         elicit = answering("accept", confirm, asked)
-        async with stdio(tmp_path, env, elicitation_callback=elicit) as client:
+        async with stdio(tmp_path, env, mode=mode, elicitation_callback=elicit) as client:
             result = await client.call_tool("donate", {"title": "dune"})
             envelope = result.structured_content
             assert envelope is not None
@@ -188,7 +184,9 @@ def test_run_tool_in_deferred_mode_asks_too(tmp_path, env):
 
     async def scenario() -> None:
         elicit = answering("accept", True, asked)
-        async with stdio(tmp_path, env, "--deferred", elicitation_callback=elicit) as client:
+        async with stdio(
+            tmp_path, env, "--deferred", mode="auto", elicitation_callback=elicit
+        ) as client:
             ran = await client.call_tool("run_tool", {"name": "clear", "arguments": {}})
             assert ran.structured_content["result"] == {"removed": 2}  # type: ignore[index]
 

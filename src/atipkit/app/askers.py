@@ -7,6 +7,11 @@
   command decides what that means; dismissing the question stops the call (E2003).
   A client that offers no elicitation cannot be asked: the call stops with
   HumanHandoff (exit 101), saying so, unless the server was started with `--yes`.
+  A session of the 2026-07-28 protocol has no requests from server to client: the
+  question becomes the call's `InputRequiredResult` (`InputNeeded`), and when the
+  client calls again with the answer among its `input_responses` (keyed by a digest
+  of the question), the command runs again from its start and finds it there. So a
+  command should ask before it changes anything, as it would at a terminal.
   A human-in-the-loop approval is asked the same way; `--yes` never gives it.
 - HTTP (`QueryAsker`): nobody; the request answers in advance with the `yes` query
   parameter (as `--yes` does), and a call that asks without it stops with E1006
@@ -27,27 +32,63 @@ from atipkit.errors import ErrorCode
 if TYPE_CHECKING:
     from atipkit.app.command import CommandSpec
 
-__all__ = ["YES_PARAM", "ElicitingAsker", "QueryAsker"]
+__all__ = ["YES_PARAM", "ElicitingAsker", "InputNeeded", "QueryAsker"]
 
 YES_PARAM = "yes"
 """The HTTP query parameter that answers yes to a command's questions."""
 
 
+class InputNeeded(HumanHandoff):
+    """A question for a 2026-07-28 session, which the server sends as the call's
+    `InputRequiredResult` (`request`) instead of an envelope. Retryable, so no
+    idempotency key keeps it as the call's outcome."""
+
+    def __init__(self, message: str, title: str) -> None:
+        import hashlib
+
+        super().__init__(
+            f"an answer is needed: {message}", is_retryable=True, details={"question": message}
+        )
+        self.key = "atipkit-" + hashlib.sha256(message.encode()).hexdigest()[:16]
+        self.question = message
+        self.title = title
+
+    def request(self) -> Any:
+        """The `InputRequiredResult` that asks it."""
+        import mcp.types as types
+
+        from atipkit.serve.mcp import yes_no_schema
+
+        ask = types.ElicitRequest(
+            params=types.ElicitRequestFormParams(
+                message=self.question, requested_schema=yes_no_schema(self.title)
+            )
+        )
+        return types.InputRequiredResult(input_requests={self.key: ask})
+
+
 class ElicitingAsker:
     """Asks the human at an MCP client, from the command's thread. `yes`: the person
-    who started the server answered yes to every question in advance (`--yes`)."""
+    who started the server answered yes to every question in advance (`--yes`).
+    `responses`: the answers a 2026-07-28 client sent with this call."""
 
-    def __init__(self, ctx: Any, token: Any, *, yes: bool = False) -> None:
+    def __init__(self, ctx: Any, token: Any, *, yes: bool = False, responses: Any = None) -> None:
         self.ctx = ctx
         self.token = token
         self.yes = yes
+        self.responses = dict(responses or {})
 
     def _ask(self, message: str, title: str) -> str | None:
         """The answer, or None when this client cannot be asked."""
         import anyio.from_thread
 
-        from atipkit.serve.mcp import ask_yes_no, can_elicit
+        from atipkit.serve.mcp import ask_yes_no, can_elicit, in_rounds, yes_no_answer
 
+        if in_rounds(self.ctx):
+            needed = InputNeeded(message, title)
+            if needed.key not in self.responses:
+                raise needed
+            return yes_no_answer(self.responses[needed.key])
         if not can_elicit(self.ctx):
             return None
         try:
@@ -63,10 +104,7 @@ class ElicitingAsker:
         capabilities = getattr(getattr(self.ctx, "session", None), "client_capabilities", None)
         if capabilities is None or capabilities.elicitation is None:
             return "the client did not offer it"
-        return (
-            "this session carries no requests from server to client (MCP 2026-07-28 "
-            "asks within the call's result instead, which this server does not yet do)"
-        )
+        return "this session carries no requests from server to client"
 
     def confirm(self, tool: str, question: str, *, default: bool) -> bool:
         if self.yes:

@@ -70,9 +70,10 @@ if TYPE_CHECKING:
     import socket
 
     from mcp.server.lowlevel import Server
-    from mcp.types import CallToolResult
+    from mcp.types import CallToolResult, InputRequiredResult
 
     from atipkit.app.app import App
+    from atipkit.app.askers import InputNeeded
     from atipkit.app.command import CommandSpec
     from atipkit.app.context import Asker
     from atipkit.app.flags import CallSettings as Settings
@@ -164,18 +165,22 @@ def describe(spec: CommandSpec) -> str:
 
 @dataclass
 class Reply:
-    """One tools/call answer: the envelope as JSON values, and the same as text."""
+    """One tools/call answer: the envelope as JSON values, and the same as text; or,
+    for a 2026-07-28 session, the question the call needs answered first."""
 
     envelope: dict[str, Any]
     text: str
+    needed: InputNeeded | None = None
 
     @property
     def ok(self) -> bool:
         return self.envelope.get("ok") is True
 
-    def result(self) -> CallToolResult:
+    def result(self) -> CallToolResult | InputRequiredResult:
         import mcp.types as types
 
+        if self.needed is not None:
+            return self.needed.request()
         return types.CallToolResult(
             content=[types.TextContent(text=self.text)],
             structured_content=self.envelope,
@@ -378,8 +383,11 @@ class AppCatalog:
     def reply(self, spec: CommandSpec, outcome: Outcome) -> Reply:
         """The answer to a call, checked against the outputSchema the client will check it
         against: a mismatch is the tool's bug, reported as one (E5002) with the result."""
+        from atipkit.app.askers import InputNeeded
         from atipkit.app.served import encoded
 
+        if isinstance(outcome.error, InputNeeded):
+            return Reply({}, "", outcome.error)
         raw = encoded(outcome)
         envelope = _decoded(raw)
         if envelope.get("ok") is True:
@@ -482,10 +490,14 @@ def build_server(app: App, *, deferred: bool = False, yes: bool = False) -> Serv
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
         return listing
 
-    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(
+        ctx: Any, params: types.CallToolRequestParams
+    ) -> types.CallToolResult | types.InputRequiredResult:
         arguments = {} if params.arguments is None else params.arguments
         flags = (ctx.meta or {}).get(FLAGS_META_KEY)
-        asker = ElicitingAsker(ctx, anyio.lowlevel.current_token(), yes=yes)
+        asker = ElicitingAsker(
+            ctx, anyio.lowlevel.current_token(), yes=yes, responses=params.input_responses
+        )
         if deferred:
             tool = deferring.canonical(params.name)
             if tool is not None:

@@ -28,7 +28,17 @@ if TYPE_CHECKING:
 Background = Callable[[], Coroutine[Any, Any, None]]
 """A task that runs beside the server while it serves, cancelled when it stops."""
 
-__all__ = ["Background", "ask_yes_no", "can_elicit", "http_app", "serve_stdio", "unknown_tool"]
+__all__ = [
+    "Background",
+    "ask_yes_no",
+    "can_elicit",
+    "http_app",
+    "in_rounds",
+    "serve_stdio",
+    "unknown_tool",
+    "yes_no_answer",
+    "yes_no_schema",
+]
 
 Answer = Literal["yes", "no", "cancel"]
 """What the human said: yes, no (declined, or accepted with the box unticked), or
@@ -47,18 +57,50 @@ def can_elicit(ctx: Any) -> bool:
     )
 
 
-async def ask_yes_no(ctx: Any, message: str, title: str) -> Answer:
-    """Ask the human at the client a yes/no question (`can_elicit` first): one form
-    with one boolean, `confirm`, titled `title`, unticked by default."""
-    schema = {
+INPUT_ROUNDS_VERSION = "2026-07-28"
+"""The first protocol revision that asks inside a call's result (`InputRequiredResult`,
+answered by calling again) instead of by a request from server to client."""
+
+
+def in_rounds(ctx: Any) -> bool:
+    """Whether this request's session asks through `InputRequiredResult`: the
+    2026-07-28 protocol or later, and a client that declared elicitation."""
+    from mcp.types.version import is_version_at_least
+
+    version = getattr(ctx, "protocol_version", None)
+    capabilities = getattr(getattr(ctx, "session", None), "client_capabilities", None)
+    return (
+        isinstance(version, str)
+        and is_version_at_least(version, INPUT_ROUNDS_VERSION)
+        and capabilities is not None
+        and capabilities.elicitation is not None
+    )
+
+
+def yes_no_schema(title: str) -> dict[str, Any]:
+    """The form of a yes/no question: one boolean, `confirm`, unticked by default."""
+    return {
         "type": "object",
         "properties": {"confirm": {"type": "boolean", "title": title, "default": False}},
         "required": ["confirm"],
     }
-    answer = await ctx.session.elicit_form(message, schema, ctx.request_id)
-    if answer.action == "accept":
-        return "yes" if (answer.content or {}).get("confirm") is True else "no"
-    return "no" if answer.action == "decline" else "cancel"
+
+
+def yes_no_answer(result: Any) -> Answer:
+    """What an `ElicitResult` (or its JSON) says to a `yes_no_schema` form."""
+    get = result.get if isinstance(result, dict) else lambda key: getattr(result, key, None)
+    content = get("content")
+    if get("action") == "accept":
+        return "yes" if isinstance(content, dict) and content.get("confirm") is True else "no"
+    return "no" if get("action") == "decline" else "cancel"
+
+
+async def ask_yes_no(ctx: Any, message: str, title: str) -> Answer:
+    """Ask the human at the client a yes/no question (`can_elicit` first), with the
+    form of `yes_no_schema`."""
+    return yes_no_answer(
+        await ctx.session.elicit_form(message, yes_no_schema(title), ctx.request_id)
+    )
 
 
 def unknown_tool(name: str, known: Iterable[str]) -> Exception:
