@@ -107,6 +107,27 @@ def test_the_question_is_asked_through_elicitation(tmp_path, env, mode, action, 
 
 
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
+def test_two_questions_are_asked_in_turn(tmp_path, env, mode):
+    asked: list[str] = []
+
+    async def elicit(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"confirm": "author" in params.message})
+
+    async def scenario() -> None:
+        async with stdio(tmp_path, env, mode=mode, elicitation_callback=elicit) as client:
+            result = await client.call_tool("sort", {})
+            assert result.structured_content["result"] == {  # type: ignore[index]
+                "by_author": True,
+                "by_year": False,
+            }
+
+    run(scenario)
+    # each question asked once, though the command runs three times in rounds
+    assert asked == ["shelf.sort: Sort by author?", "shelf.sort: Sort by year?"]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_a_dismissed_question_stops_the_call(tmp_path, env, mode):
     asked: list[str] = []
 

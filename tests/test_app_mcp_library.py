@@ -135,7 +135,12 @@ async def check_library(client: Client) -> None:
     assert bug.value.code == INTERNAL_ERROR
     assert bug.value.data["code"] == "E5001"
 
-    assert [t.name for t in (await client.list_tools()).tools] == ["list", "clear", "donate"]
+    assert [t.name for t in (await client.list_tools()).tools] == [
+        "list",
+        "clear",
+        "sort",
+        "donate",
+    ]
 
 
 def test_resources_and_prompts_over_stdio(tmp_path, env):

@@ -60,6 +60,12 @@ def clear(ctx: Context) -> dict:
     return {"removed": len(books)}
 
 
+@app.command(annotations=ReadOnly)
+def sort(ctx: Context) -> dict:
+    """Say how the shelf would be sorted (asks twice)."""
+    return {"by_author": ctx.confirm("Sort by author?"), "by_year": ctx.confirm("Sort by year?")}
+
+
 @app.command(human_in_the_loop=True)
 def donate(title: str) -> dict:
     """Give a book away (a human approves)."""

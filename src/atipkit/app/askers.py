@@ -24,6 +24,7 @@ there while the server's event loop asks.
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING, Any
 
 from atipkit.app.errors import AuthError, HumanHandoff, InputError, Suggestion
@@ -43,7 +44,7 @@ class InputNeeded(HumanHandoff):
     `InputRequiredResult` (`request`) instead of an envelope. Retryable, so no
     idempotency key keeps it as the call's outcome."""
 
-    def __init__(self, message: str, title: str) -> None:
+    def __init__(self, message: str, title: str, answered: dict[str, str]) -> None:
         import hashlib
 
         super().__init__(
@@ -52,9 +53,12 @@ class InputNeeded(HumanHandoff):
         self.key = "atipkit-" + hashlib.sha256(message.encode()).hexdigest()[:16]
         self.question = message
         self.title = title
+        self.answered = answered
+        """The answers of the rounds before, carried in `request_state` (the client's
+        to echo, and its to answer anyway: no more trusted than `input_responses`)."""
 
     def request(self) -> Any:
-        """The `InputRequiredResult` that asks it."""
+        """The `InputRequiredResult` that asks it, the answers so far as its state."""
         import mcp.types as types
 
         from atipkit.serve.mcp import yes_no_schema
@@ -64,31 +68,44 @@ class InputNeeded(HumanHandoff):
                 message=self.question, requested_schema=yes_no_schema(self.title)
             )
         )
-        return types.InputRequiredResult(input_requests={self.key: ask})
+        state = json.dumps(self.answered) if self.answered else None
+        return types.InputRequiredResult(input_requests={self.key: ask}, request_state=state)
 
 
 class ElicitingAsker:
     """Asks the human at an MCP client, from the command's thread. `yes`: the person
     who started the server answered yes to every question in advance (`--yes`).
-    `responses`: the answers a 2026-07-28 client sent with this call."""
+    `responses` and `state`: the answers a 2026-07-28 client sent with this call, and
+    those of the rounds before (`InputNeeded.answered`, echoed)."""
 
-    def __init__(self, ctx: Any, token: Any, *, yes: bool = False, responses: Any = None) -> None:
+    def __init__(
+        self,
+        ctx: Any,
+        token: Any,
+        *,
+        yes: bool = False,
+        responses: Any = None,
+        state: str | None = None,
+    ) -> None:
+        from atipkit.serve.mcp import yes_no_answer
+
         self.ctx = ctx
         self.token = token
         self.yes = yes
-        self.responses = dict(responses or {})
+        self.answered = _answers(state)
+        self.answered.update({k: yes_no_answer(v) for k, v in dict(responses or {}).items()})
 
     def _ask(self, message: str, title: str) -> str | None:
         """The answer, or None when this client cannot be asked."""
         import anyio.from_thread
 
-        from atipkit.serve.mcp import ask_yes_no, can_elicit, in_rounds, yes_no_answer
+        from atipkit.serve.mcp import ask_yes_no, can_elicit, in_rounds
 
         if in_rounds(self.ctx):
-            needed = InputNeeded(message, title)
-            if needed.key not in self.responses:
+            needed = InputNeeded(message, title, self.answered)
+            if needed.key not in self.answered:
                 raise needed
-            return yes_no_answer(self.responses[needed.key])
+            return self.answered[needed.key]
         if not can_elicit(self.ctx):
             return None
         try:
@@ -133,6 +150,21 @@ class ElicitingAsker:
     def approve(self, tool: str, reason: str) -> bool | None:
         answer = self._ask(f"{tool} needs your approval: {reason}. Go ahead?", "Approve")
         return None if answer is None else answer == "yes"
+
+
+def _answers(state: str | None) -> dict[str, str]:
+    """The answers a `request_state` carries; nothing from one that is not ours."""
+    try:
+        found = json.loads(state) if state else {}
+    except ValueError:
+        return {}
+    if not isinstance(found, dict):
+        return {}
+    return {
+        k: v
+        for k, v in found.items()
+        if isinstance(k, str) and k.startswith("atipkit-") and v in ("yes", "no", "cancel")
+    }
 
 
 class QueryAsker:

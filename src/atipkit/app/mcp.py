@@ -496,7 +496,11 @@ def build_server(app: App, *, deferred: bool = False, yes: bool = False) -> Serv
         arguments = {} if params.arguments is None else params.arguments
         flags = (ctx.meta or {}).get(FLAGS_META_KEY)
         asker = ElicitingAsker(
-            ctx, anyio.lowlevel.current_token(), yes=yes, responses=params.input_responses
+            ctx,
+            anyio.lowlevel.current_token(),
+            yes=yes,
+            responses=params.input_responses,
+            state=params.request_state,
         )
         if deferred:
             tool = deferring.canonical(params.name)
