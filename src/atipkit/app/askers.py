@@ -8,7 +8,7 @@
   A client that offers no elicitation cannot be asked: the call stops with
   HumanHandoff (exit 101), saying so, unless the server was started with `--yes`.
   A session of the 2026-07-28 protocol has no requests from server to client: the
-  question becomes the call's `InputRequiredResult` (`InputNeeded`), and when the
+  question becomes the call's `InputRequiredResult` (`_InputNeeded`), and when the
   client calls again with the answer among its `input_responses` (keyed by a digest
   of the question), the command runs again from its start and finds it there. So a
   command should ask before it changes anything, as it would at a terminal.
@@ -33,13 +33,13 @@ from atipkit.errors import ErrorCode
 if TYPE_CHECKING:
     from atipkit.app.command import CommandSpec
 
-__all__ = ["YES_PARAM", "ElicitingAsker", "InputNeeded", "QueryAsker"]
+__all__ = ["YES_PARAM", "ElicitingAsker", "QueryAsker"]
 
 YES_PARAM = "yes"
 """The HTTP query parameter that answers yes to a command's questions."""
 
 
-class InputNeeded(HumanHandoff):
+class _InputNeeded(HumanHandoff):
     """A question for a 2026-07-28 session, which the server sends as the call's
     `InputRequiredResult` (`request`) instead of an envelope. Retryable, so no
     idempotency key keeps it as the call's outcome."""
@@ -76,7 +76,7 @@ class ElicitingAsker:
     """Asks the human at an MCP client, from the command's thread. `yes`: the person
     who started the server answered yes to every question in advance (`--yes`).
     `responses` and `state`: the answers a 2026-07-28 client sent with this call, and
-    those of the rounds before (`InputNeeded.answered`, echoed)."""
+    those of the rounds before (`_InputNeeded.answered`, echoed)."""
 
     def __init__(
         self,
@@ -102,7 +102,7 @@ class ElicitingAsker:
         from atipkit.serve.mcp import ask_yes_no, can_elicit, in_rounds
 
         if in_rounds(self.ctx):
-            needed = InputNeeded(message, title, self.answered)
+            needed = _InputNeeded(message, title, self.answered)
             if needed.key not in self.answered:
                 raise needed
             return self.answered[needed.key]

@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from mcp.types import CallToolResult, InputRequiredResult
 
     from atipkit.app.app import App
-    from atipkit.app.askers import InputNeeded
+    from atipkit.app.askers import _InputNeeded
     from atipkit.app.command import CommandSpec
     from atipkit.app.context import Asker
     from atipkit.app.flags import CallSettings as Settings
@@ -170,7 +170,7 @@ class Reply:
 
     envelope: dict[str, Any]
     text: str
-    needed: InputNeeded | None = None
+    needed: _InputNeeded | None = None
 
     @property
     def ok(self) -> bool:
@@ -383,10 +383,10 @@ class AppCatalog:
     def reply(self, spec: CommandSpec, outcome: Outcome) -> Reply:
         """The answer to a call, checked against the outputSchema the client will check it
         against: a mismatch is the tool's bug, reported as one (E5002) with the result."""
-        from atipkit.app.askers import InputNeeded
+        from atipkit.app.askers import _InputNeeded
         from atipkit.app.served import encoded
 
-        if isinstance(outcome.error, InputNeeded):
+        if isinstance(outcome.error, _InputNeeded):
             return Reply({}, "", outcome.error)
         raw = encoded(outcome)
         envelope = _decoded(raw)
