@@ -145,6 +145,21 @@ def test_a_dismissed_question_stops_the_call(tmp_path, env, mode):
     assert shelf(tmp_path) == BOOKS
 
 
+def test_a_client_that_fails_to_answer_stops_the_call(tmp_path, env):
+    async def broken(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        raise RuntimeError("the dialog crashed")
+
+    async def scenario() -> None:
+        async with stdio(tmp_path, env, elicitation_callback=broken) as client:
+            result = await client.call_tool("clear", {})
+            error = result.structured_content["error"]  # type: ignore[index]
+            assert (error["code"], error["exit_code"]) == ("E2003", 30)
+            assert error["message"].startswith("the client did not answer the question")
+
+    run(scenario)
+    assert shelf(tmp_path) == BOOKS
+
+
 @pytest.mark.parametrize("mode", ["legacy", "auto"])
 def test_a_client_that_cannot_be_asked_gets_a_handoff_not_a_hang(tmp_path, env, mode):
     async def scenario() -> None:
