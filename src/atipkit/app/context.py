@@ -181,6 +181,7 @@ class Context:
                 "declined by the human asked", code=ErrorCode.DECLINED, details={"reason": reason}
             )
         if approved:
+            self.confirmed_by = "approval"
             return
         if not self.interactive:
             raise HumanHandoff(
