@@ -170,3 +170,26 @@ def test_atip_import_tdp_merges_the_users_preferences(tmp_path, monkeypatch):
     broken = atip("import", "tdp", str(SNAKE))
     assert broken.exit_code == 2
     assert envelope_of(broken)["error"]["code"] == "E1009"
+
+
+def test_an_approval_the_manifest_or_the_user_asks_for_is_asked_before_a_call():
+    """`requires_approval`, from the server or added by the user's preferences, is not
+    only kept under x-tdp: the policy asks for confirmation before such a command runs,
+    and leaves the others as their effects decide."""
+    from atipkit import Policy
+    from atipkit.policy import decide
+
+    manifest = tdp.merge_preferences(
+        tdp.parse(SNAKE.read_bytes()), tdp.read_preferences(PREFERENCES)
+    )
+    tool = tdp.to_atip(manifest)
+    policy = Policy(allow_destructive=True, allow_network=True, allow_filesystem_write=True)
+
+    def codes(name: str) -> list[str]:
+        return [f.code for f in decide(policy, tool, (name,)).findings]
+
+    assert "policy.requires-approval" in codes("list_agent_runs")  # the user asks
+    assert "policy.requires-approval" in codes("stop_agent_run")  # the server asks
+    assert "policy.requires-approval" not in codes("spawn_coding_agent")
+    assert decide(policy, tool, ("list_agent_runs",)).action == "confirm"
+    assert decide(policy, tool, ("spawn_coding_agent",)).action == "allow"

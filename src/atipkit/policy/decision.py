@@ -108,6 +108,7 @@ def _findings(
         out += _omitted(tool, path)
     if effects is not None:
         out += _effects(policy, effects, billable_used)
+        out += _approval(tool, path)
     if policy.delegation is not None:
         out += _delegation(policy, tool, path, effects)
     out += _paths(policy, tool, path, values, cwd)
@@ -126,6 +127,24 @@ def _agent_version(tool: Tool) -> list[Finding]:
             "policy.agent-too-old",
             f"{tool.name}'s metadata asks for an agent of ATIP {wanted} or later; atipkit "
             f"implements {PROTOCOL_VERSION}; confirm",
+        )
+    ]
+
+
+def _approval(tool: Tool, path: CommandPath) -> list[Finding]:
+    """A command imported from a Tool Discovery Protocol manifest whose server, or the
+    user's preferences, ask for approval (`x-tdp.metadata.requires_approval`): read by
+    its key, as any document may carry it, so the policy imports no interop format."""
+    stated = get_command(tool, path).extensions.get("x-tdp") if path else None
+    metadata = stated.get("metadata") if isinstance(stated, dict) else None
+    if not isinstance(metadata, dict) or metadata.get("requires_approval") is not True:
+        return []
+    name = " ".join((tool.name, *path))
+    return [
+        Finding(
+            "confirm",
+            "policy.requires-approval",
+            f"{name!r} requires approval (its Tool Discovery Protocol metadata); confirm",
         )
     ]
 
