@@ -72,6 +72,8 @@ def test_search_imports_its_own_module_alone(tmp_path):
     assert not modules & SERVING
     # a saved index is read: not the remote registries' client, nor the schema
     assert not modules & {"atipkit.registry.remote", "atipkit.validation", "atipkit.schema"}
+    # nor resolution, its policy and probe, nor the bridge that names a new index's hits
+    assert not modules & {"atipkit.resolve", "atipkit.policy", "atipkit.probe", "atipkit.bridge"}
 
 
 def run(env: dict[str, str], script: str) -> list[str]:

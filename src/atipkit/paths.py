@@ -45,6 +45,12 @@ def system_dirs() -> list[Path]:
     return [Path("/usr/share") / APP, Path("/usr/local/share") / APP]
 
 
+def pattern_dirs(data_dir: Path) -> list[Path]:
+    """The directories of pattern files every tool is layered with, lowest first: the
+    system's, then `data_dir`'s (the registry's data directory)."""
+    return [*(d / "patterns" for d in system_dirs()), data_dir / "patterns"]
+
+
 def refresh_requested() -> bool:
     """`ATIP_REFRESH=1` forces metadata to be fetched again (RFC 0.6 §4.7)."""
     return os.environ.get("ATIP_REFRESH", "") not in ("", "0", "false", "no")

@@ -310,7 +310,7 @@ def _layer(
 def pattern_dirs(registry: LocalRegistry) -> list[Path]:
     """The directories of pattern files every tool is layered with, lowest first (the
     project's, which depends on the working directory, comes after them)."""
-    return [*(d / "patterns" for d in paths.system_dirs()), registry.data_dir / "patterns"]
+    return paths.pattern_dirs(registry.data_dir)
 
 
 def load_recorded(registry: LocalRegistry, name: str, entry: Entry) -> Tool | None:

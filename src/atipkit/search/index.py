@@ -27,12 +27,12 @@ from typing import TYPE_CHECKING
 import msgspec
 
 from atipkit.errors import AtipError
-from atipkit.search.documents import FIELDS, CommandDoc, command_documents
 from atipkit.search.hits import CommandEntry, Hit
 from atipkit.search.terms import terms
 
 if TYPE_CHECKING:
     from atipkit.model import Tool
+    from atipkit.search.documents import CommandDoc
 
 DEFAULT_LIMIT = 10
 _FILE = "index.msgpack"
@@ -97,6 +97,7 @@ class CommandIndex:
         """The index of `tools`' commands, each tool named by its key in the batch, as a
         compile of the same tools names it (`bridge.names.distinct_tools`)."""
         from atipkit.bridge.names import distinct_tools
+        from atipkit.search.documents import command_documents  # building only
 
         batch = distinct_tools(tools)
         return cls.from_documents([doc for tool in batch for doc in command_documents(tool)])
@@ -240,6 +241,8 @@ def _bm25f(documents: Sequence[CommandDoc]) -> _Postings:
     their terms, then one over the distinct (term, document) pairs."""
     import math
     from collections import Counter, defaultdict
+
+    from atipkit.search.documents import FIELDS
 
     count = len(documents)
     weights = [FIELD_WEIGHTS[f] for f in FIELDS]

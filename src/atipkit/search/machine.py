@@ -28,10 +28,10 @@ import msgspec
 from atipkit import paths
 from atipkit._atomic import write_atomic
 from atipkit.errors import AtipError
+from atipkit.paths import file_state, pattern_dirs
 from atipkit.registry import layout
 from atipkit.registry.local import Entry, LocalRegistry
 from atipkit.registry.shims import shim_paths
-from atipkit.resolve import file_state, load_recorded, pattern_dirs
 from atipkit.search.documents import CommandDoc, command_documents
 from atipkit.search.index import CommandIndex
 from atipkit.trust.digest import sha256_hex
@@ -87,11 +87,9 @@ def machine_index(
     directory = directory or index_dir()
     entries = registry.read().tools
     files = _Files(registry)
-    fingerprints: dict[str, list[object]] = _jsonable(
-        {name: _fingerprint(files, name, entries[name]) for name in entries}
-    )
-    layers: list[object] = _jsonable(_layers(registry))
-    state = [_FORMAT, fingerprints, layers, _jsonable([file_state(d) for d in files.missing])]
+    fingerprints = {name: _fingerprint(files, name, entries[name]) for name in entries}
+    layers = _layers(registry)
+    state = _digest([_FORMAT, fingerprints, layers, [file_state(d) for d in files.missing]])
     saved = None if rebuild else _load(directory, state, len(entries))
     if saved is None:
         from filelock import FileLock  # only to update: a search from the saved index
@@ -112,13 +110,23 @@ def machine_index(
 
 
 class _State(msgspec.Struct):
-    """state.json: what the saved index was built from, and what it left out."""
+    """state.json: the digest of what the saved index was built from, and what it left
+    out."""
 
-    state: object
+    state: str
     skipped: list[str]
 
 
-def _load(directory: Path, state: object, entries: int) -> tuple[CommandIndex, IndexReport] | None:
+def _digest(state: object) -> str:
+    """The sha256 of `state`'s JSON: comparing it costs one encoding, where decoding the
+    state saved with the index and comparing it whole cost as much as the rest of a
+    search's check on a 1 500-tool registry."""
+    import hashlib
+
+    return hashlib.sha256(msgspec.json.encode(state, order="sorted")).hexdigest()
+
+
+def _load(directory: Path, state: str, entries: int) -> tuple[CommandIndex, IndexReport] | None:
     """The saved index, if it was built from `state` (the entries left out then are
     left out still, and said so again: each of the `entries` is indexed or left out)."""
     try:
@@ -136,7 +144,7 @@ def _load(directory: Path, state: object, entries: int) -> tuple[CommandIndex, I
 def _update(
     registry: LocalRegistry,
     directory: Path,
-    state: object,
+    state: str,
     entries: dict[str, Entry],
     fingerprints: dict[str, list[object]],
     layers: list[object],
@@ -146,6 +154,10 @@ def _update(
     """The index of `entries`, reusing the documents of each tool whose fingerprint is
     the one it had at the last update. The fingerprints were taken before any file is
     read: a file that changes meanwhile shows as a change at the next search."""
+    from atipkit.resolve import load_recorded  # to read a tool: a search needs no resolution
+
+    # as they read back from the documents' cache, to compare
+    fingerprints, layers = _jsonable(fingerprints), _jsonable(layers)
     cache = _read_documents(directory, layers)
     kept: dict[str, _Cached] = {}
     report = IndexReport(tools=0, commands=0, updated=True)
@@ -207,7 +219,9 @@ class _Files:
     A template whose directory does not exist (the system's shim directories, the
     overrides of a user who has none) is not stat'ed for every tool: the directory's own
     state is part of the index's state instead (`missing`), and its appearance brings
-    the index up to date like any change."""
+    the index up to date like any change. A file its directory's listing lacks (most
+    tools have no shim by name, no override) is not stat'ed either: one listing of each
+    directory per check answers for all of them (`state`)."""
 
     _HEX = "0" * 64
     _NAME = "\0"
@@ -225,6 +239,20 @@ class _Files:
             os.environ.get("ATIP_REGISTRIES", ""),
         ]
         self.override = self._present([str(registry.override_path(sample))])
+        self._listings: dict[str, frozenset[str] | None] = {}
+
+    def state(self, path: str) -> object:
+        """`file_state(path)`, without a stat when its directory's listing lacks it."""
+        directory, name = os.path.split(path)
+        if directory not in self._listings:
+            try:
+                self._listings[directory] = frozenset(os.listdir(directory))
+            except OSError:  # stat'ed one by one, as before
+                self._listings[directory] = None
+        listing = self._listings[directory]
+        if listing is not None and name not in listing:
+            return None
+        return file_state(path)
 
     def _present(self, templates: list[str]) -> list[str]:
         kept = []
@@ -258,7 +286,7 @@ def _fingerprint(files: _Files, name: str, entry: Entry) -> list[object]:
     state of its binary (`load_recorded` leaves out a binary changed since it was
     recorded), and that of each file its document may be read from."""
     recorded = [entry.hash, entry.source, entry.path, entry.size, entry.mtime_ns, entry.inode]
-    states: list[object] = [file_state(f) for f in [entry.path, *files.of(name, entry)]]
+    states = [file_state(entry.path), *(files.state(f) for f in files.of(name, entry))]
     if entry.shim_registry:  # its cached copy is read while that registry is trusted
         states.append(files.registries)
     return [*recorded, entry.shim_registry, states]
@@ -273,7 +301,7 @@ def _layers(registry: LocalRegistry) -> list[object]:
     layers: list[object] = []
     cached = paths.cache_dir() / "registries"
     for directory, suffix in [
-        *((d, ".json") for d in pattern_dirs(registry)),
+        *((d, ".json") for d in pattern_dirs(registry.data_dir)),
         (cached, ".patterns.json"),
     ]:
         try:
