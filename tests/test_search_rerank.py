@@ -71,6 +71,21 @@ def test_the_encoder_gives_the_vectors_sentence_transformers_gives():
 
 
 @needs_model
+def test_a_query_copies_no_weight_and_a_batch_gives_the_same_vectors():
+    """One text reads the mapped weights as they are; more than a batch is worth the
+    transposed copies (decision 466). Both give one vector."""
+    import numpy as np
+
+    encoder = embed.Encoder()
+    texts = [f"command {i}: does thing number {i}" for i in range(embed._BATCH + 1)]
+    alone = np.stack([encoder.encode([text])[0] for text in texts])
+    layer = encoder._layers[0]
+    assert not any(m.flags.owndata for m in (layer.out, layer.up, layer.down))
+    batch = encoder.encode(texts)
+    assert np.abs(batch - alone).max() < 1e-5
+
+
+@needs_model
 def test_the_model_files_are_the_published_ones_and_checked_once(tmp_path, monkeypatch):
     # a package carrying other bytes under the model's file names is refused
     fake = tmp_path / "site" / "fake_carrier" / "model"
@@ -270,6 +285,9 @@ def test_each_command_is_embedded_once_and_kept_beside_the_index(machine, monkey
     assert names(hits)[0] == "alpha_go"
     assert rerank.semantic(again).embedded == 0
     assert encoded == ["look after an animal"]  # the query, and nothing else
+    # read back as saved, a row a command in index order: the file's matrix, not a copy
+    assert not rerank.semantic(again).vectors.flags.owndata
+    assert (rerank.semantic(again).vectors == state.vectors).all()
 
     tool_script(machine, "gamma", minimal(name="gamma", commands={"go": {"description": "x"}}))
     scan([str(machine)])

@@ -158,7 +158,12 @@ def _vectors(index: Ranked) -> Semantic:
     keys = [hashlib.sha256(text.encode()).hexdigest()[:32] for text in texts]
     positions = {entry.name: i for i, entry in enumerate(commands)}
     directory = index.directory
-    known = _load(directory) if directory is not None else {}
+    saved_keys, matrix = _load(directory) if directory is not None else ([], None)
+    if keys and saved_keys == keys:  # as saved: the matrix as it is, a row a command
+        return Semantic(
+            vectors=matrix, positions=positions, embedded=0, seconds=time.monotonic() - start
+        )
+    known = _known(saved_keys, matrix)
     vectors, embedded, unsaved = None, 0, None
     if directory is not None and any(key not in known for key in keys):
         from filelock import FileLock
@@ -166,7 +171,7 @@ def _vectors(index: Ranked) -> Semantic:
         try:
             directory.mkdir(parents=True, exist_ok=True)
             with FileLock(str(directory / "vectors.lock")):
-                known = _load(directory)  # another process may have just embedded them
+                known = _known(*_load(directory))  # another process may have just embedded them
                 vectors, embedded = _fill(np, model, texts, keys, known)
                 _save(directory, keys, vectors)
         except OSError as exc:  # a cache that cannot be written: the vectors stay in memory
@@ -200,21 +205,27 @@ def _fill(
     return vectors, len(missing)
 
 
-def _load(directory: Path) -> dict[str, Any]:
-    """The saved vectors by key; nothing when the file is missing, damaged, of another
-    format or of another model (a cache: what is missing is embedded again)."""
+def _load(directory: Path) -> tuple[list[str], Any]:
+    """The saved keys and vectors (a row a key); nothing when the file is missing,
+    damaged, of another format or of another model (a cache: what is missing is
+    embedded again)."""
     import numpy as np
 
     try:
         saved = msgspec.msgpack.decode((directory / _FILE).read_bytes(), type=_Saved)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-        return {}
+        return [], None
     if saved.format != _FORMAT or saved.model != _MODEL_KEY:
-        return {}
+        return [], None
     if len(saved.vectors) != len(saved.keys) * DIMENSIONS * 4:
-        return {}
+        return [], None
     matrix = np.frombuffer(saved.vectors, dtype=np.float32).reshape(len(saved.keys), DIMENSIONS)
-    return dict(zip(saved.keys, matrix, strict=True))
+    return saved.keys, matrix
+
+
+def _known(keys: list[str], matrix: Any) -> dict[str, Any]:
+    """The saved vectors by key."""
+    return dict(zip(keys, matrix, strict=True)) if keys else {}
 
 
 def _save(directory: Path, keys: list[str], vectors: Any) -> None:
