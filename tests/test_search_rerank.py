@@ -71,18 +71,31 @@ def test_the_encoder_gives_the_vectors_sentence_transformers_gives():
 
 
 @needs_model
-def test_a_query_copies_no_weight_and_a_batch_gives_the_same_vectors():
+def test_a_query_copies_no_weight_and_batches_run_on_every_core(monkeypatch):
     """One text reads the mapped weights as they are; more than a batch is worth the
-    transposed copies (decision 466). Both give one vector."""
+    transposed copies (decision 466), and the batches share the cores, a thread each
+    (decision 467). All give the same vectors."""
+    import threading
+
     import numpy as np
 
     encoder = embed.Encoder()
-    texts = [f"command {i}: does thing number {i}" for i in range(embed._BATCH + 1)]
+    texts = [f"command {i}: does thing number {i}" for i in range(4 * embed._BATCH)]
     alone = np.stack([encoder.encode([text])[0] for text in texts])
     layer = encoder._layers[0]
     assert not any(m.flags.owndata for m in (layer.out, layer.up, layer.down))
+    threads: set[int] = set()
+    forward = embed.Encoder._forward
+
+    def noted(self: embed.Encoder, *args: Any) -> Any:
+        threads.add(threading.get_ident())
+        return forward(self, *args)
+
+    monkeypatch.setattr(embed.Encoder, "_forward", noted)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
     batch = encoder.encode(texts)
     assert np.abs(batch - alone).max() < 1e-5
+    assert len(threads) == 2
 
 
 @needs_model

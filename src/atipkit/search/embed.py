@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -136,9 +137,24 @@ class Encoder:
         # texts of similar length together: padding costs as much as text
         order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
         layers = self._layers if len(texts) <= _BATCH else self._contiguous()
-        for start in range(0, len(order), _BATCH):
-            batch = order[start : start + _BATCH]
-            out[batch] = self._forward([encodings[i].ids for i in batch], layers)
+        batches = [order[start : start + _BATCH] for start in range(0, len(order), _BATCH)]
+
+        def forward(batch: list[int]) -> Any:
+            return self._forward([encodings[i].ids for i in batch], layers)
+
+        # numpy's products and element-wise steps let go of the GIL: one thread a core
+        # embeds a first index's thousands of texts on every core, even where `atip
+        # search` holds BLAS to one thread (decision 302)
+        workers = min(len(batches), os.cpu_count() or 1)
+        if workers > 1:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(workers) as pool:
+                for batch, vectors in zip(batches, pool.map(forward, batches), strict=True):
+                    out[batch] = vectors
+        else:
+            for batch in batches:
+                out[batch] = forward(batch)
         return out
 
     def _contiguous(self) -> list[_Layer]:
