@@ -187,7 +187,7 @@ def test_rerank_keeps_what_bm25_finds_and_its_shape():
     hits = index.search("compress or expand files", 5, rerank=True)
     assert names(hits)[0] == "gzip"  # the exact words and the meaning agree
     assert len(hits) == 5
-    assert all(0 < hit.score <= round(2 / (rerank.K + 1), 4) for hit in hits)
+    assert all(0 < hit.score <= round(sum(rerank.WEIGHTS) / (rerank.K + 1), 4) for hit in hits)
     assert [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
     every = index.search("compress or expand files", 100, rerank=True)
     assert sorted(names(every)) == sorted(SHELF)  # each command once
@@ -200,8 +200,9 @@ def test_rerank_keeps_what_bm25_finds_and_its_shape():
 
 @needs_model
 def test_the_two_rankings_meet_by_reciprocal_rank():
-    """Each command scores the sum of 1 / (K + rank) over the rankings it is in: BM25's
-    and the encoder's (cosine of the texts `command_text` gives), each `DEPTH` deep."""
+    """Each command scores the sum of weight / (K + rank) over the rankings it is in:
+    BM25's (weight 1) and the encoder's (cosine of the texts `command_text` gives; weight
+    1.6, decision 468), each `DEPTH` deep."""
     import numpy as np
 
     index = CommandIndex.from_tools(shelf())
@@ -214,14 +215,14 @@ def test_the_two_rankings_meet_by_reciprocal_rank():
     assert 0 < len(words) < len(commands)  # some commands are in one ranking only
     expected = {c.name: 0.0 for c in commands}
     for rank, i in enumerate(meaning, 1):
-        expected[commands[i].name] += 1 / (rerank.K + rank)
+        expected[commands[i].name] += 1.6 / (rerank.K + rank)
     for rank, name in enumerate(words, 1):
         expected[name] += 1 / (rerank.K + rank)
     order = sorted(expected, key=lambda name: (-expected[name], name))
     hits = index.search(query, len(commands), rerank=True)
     assert names(hits) == order
     assert [h.score for h in hits] == [round(expected[n], 4) for n in order]
-    assert np.isclose(hits[0].score, 2 / (rerank.K + 1), atol=1e-4)  # gzip: first in both
+    assert np.isclose(hits[0].score, 2.6 / (rerank.K + 1), atol=1e-4)  # gzip: first in both
 
 
 @needs_model

@@ -10,9 +10,10 @@ all-MiniLM-L6-v2) puts both near each other. A query is answered in two steps:
 1. Two rankings: BM25's best `DEPTH` commands, and the `DEPTH` commands whose vectors
    are nearest the query's (cosine, ties by name) — so a command that shares no word
    with the query can still be found.
-2. Fusion: each command scores the sum over the rankings it is in of 1 / (`K` + its
-   rank there) (reciprocal-rank fusion, Cormack, Clarke and Buettcher 2009; their k is
-   60, the gold set's dev split prefers 10: decision 300); best first, ties by name.
+2. Fusion: each command scores the sum over the rankings it is in of its weight there
+   / (`K` + its rank there) (reciprocal-rank fusion, Cormack, Clarke and Buettcher 2009;
+   their k is 60, the gold set's dev split prefers 10: decision 300; the encoder's
+   ranking weighs 1.6 to BM25's 1 there: decision 468); best first, ties by name.
    Ranks, not scores, meet: BM25's scores have no scale a cosine can be added to (the
    CombSUM of min-max normalized scores this replaced let one ranking's spread
    decide), and RRF has nothing to fit but `K`.
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
 
 DEPTH = 100  # commands taken from each ranking
 K = 10  # reciprocal-rank fusion's constant: 60 in Cormack et al. 2009; 10 on dev
+WEIGHTS = (1.0, 1.6)  # what a rank counts in BM25's ranking and in the encoder's (dev)
 _FILE = "vectors.msgpack"
 _FORMAT = 1
 _MODEL_KEY = f"{MODEL}@{WEIGHTS_SHA256[:16]}"
@@ -139,9 +141,9 @@ def search(index: Ranked, query: str, limit: int) -> list[Hit]:
     nearest.sort(key=lambda i: (-float(similarity[i]), commands[i].name))
     lexical = [state.positions[hit.name] for hit in index.search(query, DEPTH, rerank=False)]
     fused: dict[int, float] = {}
-    for ranking in (lexical, nearest):
+    for weight, ranking in zip(WEIGHTS, (lexical, nearest), strict=True):
         for rank, i in enumerate(ranking, 1):
-            fused[i] = fused.get(i, 0.0) + 1.0 / (K + rank)
+            fused[i] = fused.get(i, 0.0) + weight / (K + rank)
     best = sorted(fused.items(), key=lambda pair: (-pair[1], commands[pair[0]].name))
     return [index.hit(i, score) for i, score in best[:limit]]
 
