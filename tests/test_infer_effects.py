@@ -367,3 +367,23 @@ def test_an_option_listed_in_a_row_by_the_help_takes_its_description_from_the_pa
     delete = next(o for o in tool.commands[""].options if "-delete" in o.flags)
     assert delete.description.lower().startswith("delete files")
     assert kind(atipkit.effective_effects(tool, "")) == "destructive"
+
+
+def test_a_command_run_in_passing_a_fetch_and_a_dotted_file_forbid_safety() -> None:
+    """Decision 475: the dev split's three read-only claims against destructive or
+    writing commands. "Optionally execute a command for each device" later in a listing
+    (`dmsetup ls`) runs one; "get ... from a URI" (`apt-key net-update`) fetches, `get`
+    looks only as a name (`get-property`); a dotted file name (`file -C`: "Write a
+    magic.mgc output file") is one word, its dot no end of sentence."""
+    listing = "List device names. Optionally execute a command for each device."
+    assert kind(infer_effects("ls", listing)) == "unknown"
+    assert kind(infer_effects("show", "Show it. It runs the given program.")) == "unknown"
+    update = "Perform an update, but get the archive keyring from a URI instead."
+    fetch = infer_effects("net-update", update)
+    assert kind(fetch) == "unknown"
+    assert fetch.network is True
+    assert kind(infer_effects("get-property", "Retrieve the value of a property")) == "read-only"
+    compiles = ["Write a magic.mgc output file that contains a pre-parsed version of it."]
+    assert kind(infer_effects("file", "determine file type", compiles)) == "writes"
+    # a sentence still ends at a dot before a space
+    assert kind(infer_effects("show", "Show it. Print the entries, e.g. the notes.")) == "read-only"

@@ -97,18 +97,19 @@ _READS = _words(
     "list show display print report query search find grep check verify validate test "
     "compare count view describe inspect dump concatenate output locate identify "
     "determine explain summarize calculate compute estimate watch monitor browse examine "
-    "get lookup look read measure"
+    "lookup look read measure"
 )
 """Verbs of commands that look: read-only when nothing says otherwise."""
 _READ_NAMES = _READS | _words(
-    "ls cat diff info status stat stats log logs help version which whoami blame shortlog"
+    "ls cat diff info status stat stats log logs help version which whoami blame shortlog get"
 )
-"""... and the names of such commands, which need not be verbs (`git log`, `status`)."""
+"""... and the names of such commands, which need not be verbs (`git log`, `status`). `get`
+looks in a name (`get-property`), not in a text: "get the keyring from a URI" fetches."""
 
 _NETWORK = _words(
     "download upload fetch pull push clone http https url urls remote remotes server "
     "servers connect network internet web ftp ssh mirror mirrors publish deploy transfer "
-    "mail proxy dns"
+    "mail proxy dns uri uris"
 )
 _FLAG_DESTROYS = _words(
     "delete remove rm purge prune erase destroy uninstall unlink drop discard flush revoke "
@@ -126,6 +127,9 @@ _RUNS = _words("shell-command command-line commandline")
 """Operands that are a command line the command runs (`tmux new-session [shell-command]`):
 what it runs, it may do."""
 _RUNS_WITH_ARGUMENTS = _words("command cmd program")
+_RUNNERS = _words("execute exec run invoke spawn launch")
+"""Verbs that, with a command as their object, say it is run: "Optionally execute a
+command for each device" in the rest of a paragraph (`dmsetup ls --exec`)."""
 _DESTINATIONS = _words("output outfile out dest destination target outdir")
 """Operands a command writes to (`uniq [INPUT [OUTPUT]]`, `ln TARGET`): no claim of
 safety for a command that takes one."""
@@ -164,8 +168,9 @@ _NOMINAL = (
     ("ion", ("", "e")),
 )
 _ARTICLES = _words("the a an each every all any its their this that these those")
-_TOKEN = re.compile(r"[a-z]+(?:-[a-z]+)*|[^\sa-z]")
-"""Words (hyphenated ones whole: "NUL-terminated" is no verb) and punctuation."""
+_TOKEN = re.compile(r"[a-z]+(?:[-.][a-z0-9]+)*|[^\sa-z]")
+"""Words (hyphenated ones whole: "NUL-terminated" is no verb; dotted ones too: "a
+magic.mgc output file" names one file, its dot ends no sentence) and punctuation."""
 _FLAG = re.compile(r"(?<![\w-])--?[a-z0-9][\w-]*(?:=\S*)?")
 """A flag written in a text ("--vacuum-size= removes ...", "With -d, also delete"): the
 word after it starts a clause."""
@@ -206,7 +211,7 @@ def infer_effects(
     changes = _changes(rest)
     optional = [_from_text(text, option=True) for text in options]
     operands = [_operand(o) for o in operands]
-    runs = _runs(operands)
+    runs = _runs(operands) or _runs_in(rest)
     destined = any(o.rstrip(".") in _DESTINATIONS for o in operands)
     # an option named for destroying (`-delete`, `--vacuum-size`) destroys when what it
     # says agrees or it says nothing; else it is a doubt (`--remove-empty`: "Stop when a
@@ -308,6 +313,17 @@ def _runs(operands: Sequence[str]) -> bool:
         if word in _RUNS_WITH_ARGUMENTS and (operand != word or index < len(operands) - 1):
             return True
     return False
+
+
+def _runs_in(text: str) -> bool:
+    """Whether `text` says that a command is run: a verb of running with a command as its
+    object ("Optionally execute a command for each device", "runs the given program")."""
+    words = [m.group() for m in _TOKEN.finditer(text.lower())]
+    return any(
+        _lemma(word) & _RUNNERS
+        and _stored_object(words, index, _STOPS, False, things=_RUNS_WITH_ARGUMENTS)
+        for index, word in enumerate(words)
+    )
 
 
 def _from_name(name: str) -> _Said:
@@ -476,15 +492,17 @@ def _stored_object(
     stops: frozenset[str],
     stored_before: bool,
     window: int = _OBJECT_WINDOW,
+    things: frozenset[str] | None = None,
 ) -> bool:
     """Whether a stored thing is what the verb acts on: named in the few words after it
     (articles not counted), before a preposition ends its object — or, for a passive
-    ("files ... are discarded"), earlier in its sentence (`stored_before`)."""
+    ("files ... are discarded"), earlier in its sentence (`stored_before`). `things`, when
+    given, are what counts as the object instead of stored things."""
     seen = 0
     for word in _after(words, verb):
         if word in stops or word in _CLAUSE or seen == window:
             break
-        if _is_stored(word):
+        if _is_stored(word) if things is None else word in things:
             return True
         seen += word not in _ARTICLES
     return bool(verb) and words[verb - 1] in _PASSIVE and stored_before
