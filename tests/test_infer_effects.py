@@ -387,3 +387,24 @@ def test_a_command_run_in_passing_a_fetch_and_a_dotted_file_forbid_safety() -> N
     assert kind(infer_effects("file", "determine file type", compiles)) == "writes"
     # a sentence still ends at a dot before a space
     assert kind(infer_effects("show", "Show it. Print the entries, e.g. the notes.")) == "read-only"
+
+
+def test_what_acts_on_printed_text_changes_nothing_stored() -> None:
+    """Decision 476: a verb whose object is the text a command prints ("merge lines of
+    files", "convert tabs to spaces") writes nothing; an option named for destroying
+    that looks or truncates printed text (`lsblk --discard`: "print discard
+    capabilities", `column --table-truncate`) is neither a destruction nor a doubt."""
+    assert kind(infer_effects("paste", "merge lines of files")) == "unknown"
+    assert kind(infer_effects("expand", "convert tabs to spaces")) == "unknown"
+    looks = ["print discard capabilities"]
+    assert kind(infer_effects("lsblk", "list block devices", looks, flags=[["--discard"]])) == (
+        "read-only"
+    )
+    cuts = ["truncate text in the columns when necessary"]
+    assert kind(infer_effects("show", "show lists", cuts, flags=[["--table-truncate"]])) == (
+        "read-only"
+    )
+    # what it says of stored things still counts
+    deletes = ["Print and delete the files"]
+    assert kind(infer_effects("ls", "list them", deletes, flags=[["--delete"]])) == "destructive"
+    assert kind(infer_effects("merge", "merge branches into the current one")) == "destructive"

@@ -146,6 +146,13 @@ _JOINS = _words("or and but then not t never also it they will can may must shou
 updates the package cache", "this command will load unit files"."""
 _CLAUSE = frozenset(",;:.")
 _SHOWN = _words("output listing display shown")
+_PRINTED = _words(
+    "text line lines column columns field fields character characters byte bytes word "
+    "words number numbers string strings tab tabs space spaces whitespace"
+)
+"""Pieces of the text a command reads and prints: a verb that acts on them changes no
+stored thing ("merge lines of files", "convert tabs to spaces", "truncate text in the
+columns")."""
 """Words of an option that acts on what is shown, not on what is stored."""
 _PASSIVE = _words("is are be been was were get gets")
 _NEGATIONS = _words("not never")
@@ -219,7 +226,7 @@ def infer_effects(
     named_for = [
         _destroying(text) or not text.strip()
         for spelled, text in zip(flags, [*options, *[""] * len(flags)], strict=False)
-        if any(_flag_destroys(f) for f in spelled)
+        if any(_flag_destroys(f) for f in spelled) and not _harmless(text)
     ]
     outputs = any(
         _flag_outputs(f) and _NAMES_FILE & set(re.findall(r"[a-z]+", text.lower()))
@@ -296,6 +303,20 @@ def _destroying(text: str) -> bool:
     """Whether a verb of destroying or removal stands anywhere in `text` (not "stop":
     "Stop when a given path disappears")."""
     return any(_lemma(w) & _AGREES for w in re.findall(r"[a-z]+", text.lower()))
+
+
+def _harmless(text: str) -> bool:
+    """Whether an option named for destroying says that it does not: its text first looks
+    (`--discard`: "print discard capabilities") or acts on printed text only
+    (`--table-truncate`: "truncate text in the columns when necessary")."""
+    said = _from_text(_first_sentence(text)[0])
+    if said.reads and not said.writes and not said.destroys:
+        return True
+    words = [m.group() for m in _TOKEN.finditer(text.lower())]
+    verbs = [i for i, w in enumerate(words) if _lemma(w) & _AGREES]
+    return bool(verbs) and all(
+        _stored_object(words, i, _STOPS, False, things=_PRINTED) for i in verbs
+    )
 
 
 def _operand(name: str) -> str:
@@ -419,6 +440,8 @@ def _from_text(text: str, *, option: bool = False) -> _Said:
             continue
         if leads[index] and not verb_seen and forms & _VERBS:
             verb_seen, looking = True, bool(forms & _READS)
+        if not option and forms & (_WRITES | _REPLACES) and _on_printed(words, index):
+            continue  # "merge lines of files", "convert tabs to spaces": stdout's text
         if not option and forms & _REPLACES:
             destroys = True
         elif forms & removes and _stored_object(words, index, _STOPS, stored_before[index]):
@@ -438,6 +461,10 @@ def _from_text(text: str, *, option: bool = False) -> _Said:
 
 _VERBS = _READS | _WRITES | _REMOVES | _DESTROYS | _REPLACES
 """Every verb the reader knows: the first of a sentence says what it is about."""
+
+
+def _on_printed(words: Sequence[str], verb: int) -> bool:
+    return _stored_object(words, verb, _STOPS, False, window=1, things=_PRINTED)
 
 
 def _verb_of(noun: str) -> set[str]:
