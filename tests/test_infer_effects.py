@@ -408,3 +408,13 @@ def test_what_acts_on_printed_text_changes_nothing_stored() -> None:
     deletes = ["Print and delete the files"]
     assert kind(infer_effects("ls", "list them", deletes, flags=[["--delete"]])) == "destructive"
     assert kind(infer_effects("merge", "merge branches into the current one")) == "destructive"
+
+
+def test_a_word_in_capitals_is_no_verb() -> None:
+    """Decision 477: `dmsetup info` "Outputs some brief information about the device in
+    the form: State: SUSPENDED|ACTIVE" suspended nothing; a value or a placeholder in
+    capitals starts no clause, the same word in lower case still does."""
+    info = "Outputs some brief information about the device in the form: State: SUSPENDED|ACTIVE"
+    assert kind(infer_effects("info", info)) == "read-only"
+    assert kind(infer_effects("info", info.replace("SUSPENDED", "suspended"))) == "destructive"
+    assert kind(infer_effects("rm", "REMOVE files", ["-f FILE"])) == "destructive"  # its name

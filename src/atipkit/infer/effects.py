@@ -181,6 +181,7 @@ magic.mgc output file" names one file, its dot ends no sentence) and punctuation
 _FLAG = re.compile(r"(?<![\w-])--?[a-z0-9][\w-]*(?:=\S*)?")
 """A flag written in a text ("--vacuum-size= removes ...", "With -d, also delete"): the
 word after it starts a clause."""
+_FLAG_ANY_CASE = re.compile(_FLAG.pattern, re.IGNORECASE)
 _BREAKS = frozenset("()")
 """Brackets: the word after one starts a clause ("(alias: source) Execute commands")."""
 
@@ -395,7 +396,8 @@ def _from_text(text: str, *, option: bool = False) -> _Said:
     joins = _JOINS if option else _JOINS | {"to"}  # "a tool to query the database"
     removes = _OPTION_REMOVES if option else _REMOVES | _DESTROYS
     broken = False  # a bracket or a flag came before the word
-    for match in _TOKEN.finditer(_FLAG.sub(" ( ", text.lower())):
+    source = _FLAG_ANY_CASE.sub(" ( ", text)
+    for match in _TOKEN.finditer(source.lower()):
         word = match.group()
         if not word[0].isalpha():
             if word in ",;:.":
@@ -404,11 +406,14 @@ def _from_text(text: str, *, option: bool = False) -> _Said:
             broken = broken or word in _BREAKS
             continue
         leads.append(
-            not words
-            or broken
-            or words[-1] in _CLAUSE
-            or words[-1] in joins
-            or (leads[-1] and _adverb(words[-1]))  # "and optionally creates a blob"
+            (
+                not words
+                or broken
+                or words[-1] in _CLAUSE
+                or words[-1] in joins
+                or (leads[-1] and _adverb(words[-1]))  # "and optionally creates a blob"
+            )
+            and not _capitals(source[match.start() : match.end()])
         )
         broken = False
         words.append(word)
@@ -533,6 +538,12 @@ def _stored_object(
             return True
         seen += word not in _ARTICLES
     return bool(verb) and words[verb - 1] in _PASSIVE and stored_before
+
+
+def _capitals(word: str) -> bool:
+    """A word in capitals is a value or a placeholder ("State: SUSPENDED|ACTIVE", "FILE"),
+    never a verb."""
+    return len(word) > 1 and word.isupper()
 
 
 def _adverb(word: str) -> bool:
