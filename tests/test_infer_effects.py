@@ -418,3 +418,42 @@ def test_a_word_in_capitals_is_no_verb() -> None:
     assert kind(infer_effects("info", info)) == "read-only"
     assert kind(infer_effects("info", info.replace("SUSPENDED", "suspended"))) == "destructive"
     assert kind(infer_effects("rm", "REMOVE files", ["-f FILE"])) == "destructive"  # its name
+
+
+SHARED = r""".TH PGREP 1
+.SH NAME
+pgrep, pkill, pidwait \- look up, signal, or wait for processes
+.SH SYNOPSIS
+.B pgrep
+[options] pattern
+.SH OPTIONS
+.TP
+\fB\-e\fR, \fB\-\-echo\fR
+Display name and PID of the process being killed.  (pkill only.)
+.TP
+\fB\-c\fR, \fB\-\-count\fR
+Suppress normal output; instead print a count of matching processes.
+"""
+
+
+@pytest.mark.parametrize(
+    ("name", "expected", "options"),
+    [("pgrep", "read-only", 1), ("pkill", "destructive", 2), ("pidwait", "unknown", 1)],
+)
+def test_a_name_line_shared_by_several_names_is_read_for_each(
+    tmp_path: Path, name: str, expected: str, options: int
+) -> None:
+    """Decision 478: `pgrep, pkill, pidwait - look up, signal, or wait for processes`
+    says one doing for each name: pgrep looks up (it was destructive by pkill's
+    "signal"), and an option given to another of the names ("(pkill only.)") is not
+    pgrep's. The description the page gives every name is kept."""
+    if shutil.which("groff") is None:
+        pytest.skip("no groff")
+    path = tmp_path / "pgrep.1"
+    path.write_text(SHARED, encoding="utf-8")
+    page = read_man_file(path, name)
+    assert page is not None
+    assert page.help.description == "look up, signal, or wait for processes"
+    assert len(page.help.options) == options
+    tool = shim_from_page(name, "sha256:" + "0" * 64, page.help)
+    assert kind(atipkit.effective_effects(tool, "")) == expected

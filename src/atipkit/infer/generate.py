@@ -584,7 +584,7 @@ def _effects(name: str, parsed: ParsedHelp) -> Effects | UnsetType:
     """What the command's name, purpose and options say it does (`infer_effects`)."""
     effects = infer_effects(
         name,
-        parsed.description,
+        parsed.purpose or parsed.description,
         [o.description for o in parsed.options],
         flags=[o.flags for o in parsed.options],
         operands=[a.name + ("..." if a.variadic else "") for a in parsed.arguments],

@@ -109,6 +109,7 @@ class ParsedHelp(msgspec.Struct):
     commands: list[ParsedCommand] = []
     examples: list[str] = []  # command lines, each with what it does as a `# comment`
     prose: str = ""  # what the command is for, in a page's words (`infer.prose`)
+    purpose: str = ""  # its own part of a NAME line several names share (`manpage._own`)
 
     @property
     def richness(self) -> int:

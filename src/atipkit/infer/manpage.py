@@ -120,6 +120,7 @@ def merge(base: ParsedHelp, extra: ParsedHelp) -> None:
             same.commands = same.commands or command.commands
     base.description = extra.description or base.description  # a page's NAME line is curated
     base.prose = extra.prose or base.prose
+    base.purpose = extra.purpose or base.purpose
     base.examples = base.examples or extra.examples
 
 
@@ -488,6 +489,13 @@ def _read(text: str, source: str, path: str | os.PathLike[str], name: str) -> Ma
     plain = _OVERSTRIKE.sub("", text)  # bold and italic are overstrikes (`render`)
     names = _name_entries(_section_text(plain, _NAME_SECTION))
     parsed.description = names.get(name, parsed.description)
+    shared = [n for n, what in names.items() if what == names.get(name)]
+    if len(shared) > 1:  # a page of several commands: `pgrep, pkill, pidwait - look up, ...`
+        parsed.purpose = _own(name, shared, names[name])
+        others = set(shared) - {name}
+        parsed.options = [
+            o for o in parsed.options if not set(_ONLY.findall(o.description)) & others
+        ]
     return ManPage(
         help=parsed,
         version=page_version(source),
@@ -498,6 +506,21 @@ def _read(text: str, source: str, path: str | os.PathLike[str], name: str) -> Ma
 
 
 _OVERSTRIKE = re.compile(".\x08")
+_ONLY = re.compile(r"\(([\w.+-]+) only\.?\)")
+"""An option a shared page gives one of its names: "Display name and PID of the process
+being killed.  (pkill only.)"."""
+_ALTERNATIVES = re.compile(r"\s*,\s*(?:or\s+)?|\s+or\s+|/")
+
+
+def _own(name: str, shared: list[str], what: str) -> str:
+    """`name`'s part of the NAME line of the names `shared`, when the line says one
+    doing for each name, in their order (`pgrep, pkill, pidwait - look up, signal, or wait
+    for processes`, `swapon, swapoff - enable/disable devices`): "look up" for pgrep;
+    else "" (`gzip, gunzip, zcat - compress or expand files`)."""
+    parts = _ALTERNATIVES.split(what)
+    return parts[shared.index(name)] if len(parts) == len(shared) else ""
+
+
 _NAME_SECTION = re.compile(r"^NAME\s*$", re.MULTILINE)
 _SYNOPSIS = re.compile(r"^SYNOPSIS\s*$", re.MULTILINE)
 _SUB_SYNOPSIS = re.compile(r"^ {1,4}Synopsis\s*$", re.MULTILINE | re.IGNORECASE)
