@@ -182,6 +182,9 @@ _FLAG = re.compile(r"(?<![\w-])--?[a-z0-9][\w-]*(?:=\S*)?")
 """A flag written in a text ("--vacuum-size= removes ...", "With -d, also delete"): the
 word after it starts a clause."""
 _FLAG_ANY_CASE = re.compile(_FLAG.pattern, re.IGNORECASE)
+_REFERENCE = re.compile(r"(?<![\w.-])[\w.-]+\([0-9][a-z0-9]*\)", re.IGNORECASE)
+"""A reference to a page, `kill(2)`, `sigqueue(3)`: a name, no verb ("Use sigqueue(3)
+rather than kill(2)" kills nothing)."""
 _BREAKS = frozenset("()")
 """Brackets: the word after one starts a clause ("(alias: source) Execute commands")."""
 
@@ -250,7 +253,10 @@ def infer_effects(
     )
     read_only = not writes and not doubt and looks
     if read_only:
-        return Effects(filesystem=FilesystemEffects(write=False, delete=False))
+        return Effects(
+            filesystem=FilesystemEffects(write=False, delete=False),
+            network=True if network else UNSET,
+        )
     if not (writes or network):
         return Effects()
     return Effects(
@@ -396,7 +402,7 @@ def _from_text(text: str, *, option: bool = False) -> _Said:
     joins = _JOINS if option else _JOINS | {"to"}  # "a tool to query the database"
     removes = _OPTION_REMOVES if option else _REMOVES | _DESTROYS
     broken = False  # a bracket or a flag came before the word
-    source = _FLAG_ANY_CASE.sub(" ( ", text)
+    source = _FLAG_ANY_CASE.sub(" ( ", _REFERENCE.sub(" ", text))
     for match in _TOKEN.finditer(source.lower()):
         word = match.group()
         if not word[0].isalpha():
