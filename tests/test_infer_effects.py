@@ -459,15 +459,11 @@ def test_a_name_line_shared_by_several_names_is_read_for_each(
     assert kind(atipkit.effective_effects(tool, "")) == expected
 
 
-def test_a_reference_to_a_page_is_no_verb_and_a_look_may_reach_the_network() -> None:
-    """Decision 477: pgrep's `-q` ("Use sigqueue(3) rather than kill(2)") killed nothing;
-    a read-only claim keeps what the text says of the network (it was dropped)."""
+def test_a_reference_to_a_page_is_no_verb() -> None:
+    """Decision 477: pgrep's `-q` ("Use sigqueue(3) rather than kill(2)") killed
+    nothing."""
     queue = ["Use sigqueue(3) rather than kill(2) and the value argument."]
     assert kind(infer_effects("pgrep", "look up processes", queue)) == "read-only"
     assert kind(infer_effects("pgrep", "look up processes", ["It may kill them."])) == (
         "destructive"
     )
-    scan = infer_effects("ssh-keyscan", "gather public keys. It shows keys of servers.")
-    assert scan.network is True
-    assert kind(infer_effects("keys", "show the keys from servers")) == "read-only"
-    assert infer_effects("keys", "show the keys from servers").network is True

@@ -253,10 +253,7 @@ def infer_effects(
     )
     read_only = not writes and not doubt and looks
     if read_only:
-        return Effects(
-            filesystem=FilesystemEffects(write=False, delete=False),
-            network=True if network else UNSET,
-        )
+        return Effects(filesystem=FilesystemEffects(write=False, delete=False))
     if not (writes or network):
         return Effects()
     return Effects(
