@@ -79,6 +79,7 @@ if TYPE_CHECKING:
     from atipkit.app.flags import CallSettings as Settings
     from atipkit.app.invoke import CallOutcome as Outcome
     from atipkit.search import KeywordIndex
+    from atipkit.serve.front import Identity
 
 __all__ = [
     "FLAGS_META_KEY",
@@ -471,9 +472,12 @@ def _with_options(flags: Any, options: Any) -> tuple[Any, str | None]:
 # The server -----------------------------------------------------------------------------
 
 
-def build_server(app: App, *, deferred: bool = False, yes: bool = False) -> Server:
-    """The low-level MCP server of `app`, its definitions built (`AppCatalog.prepare`);
-    `yes` answers the commands' questions without asking (`--yes`)."""
+def build_server(
+    app: App, *, deferred: bool = False, yes: bool = False, catalog: AppCatalog | None = None
+) -> Server:
+    """The low-level MCP server of `app`, its definitions built (`AppCatalog.prepare`;
+    `catalog`, when given, is one prepared already for `deferred`); `yes` answers the
+    commands' questions without asking (`--yes`)."""
     import anyio.lowlevel
     import mcp.types as types
     from mcp.server.lowlevel import Server
@@ -482,9 +486,11 @@ def build_server(app: App, *, deferred: bool = False, yes: bool = False) -> Serv
     from atipkit.app.mcp_library import handlers
     from atipkit.serve.mcp import unknown_tool
 
-    catalog = AppCatalog(app)
-    catalog.prepare(search=deferred)
-    definitions = catalog.deferred_definitions() if deferred else catalog.definitions()
+    if catalog is None:
+        catalog = AppCatalog(app)
+        catalog.prepare(search=deferred)
+    prepared = catalog
+    definitions = _listed(catalog, deferred)
     listing = types.ListToolsResult(tools=[types.Tool.model_validate(d) for d in definitions])
 
     async def list_tools(ctx: Any, params: Any) -> types.ListToolsResult:
@@ -505,14 +511,38 @@ def build_server(app: App, *, deferred: bool = False, yes: bool = False) -> Serv
         if deferred:
             tool = deferring.canonical(params.name)
             if tool is not None:
-                return (await catalog.call_deferred(tool, arguments, flags, asker)).result()
+                return (await prepared.call_deferred(tool, arguments, flags, asker)).result()
             known: Iterable[str] = deferring.TOOLS
         else:
-            spec = catalog.by_name.get(params.name)
+            spec = prepared.by_name.get(params.name)
             if spec is not None:
-                return (await catalog.run(spec, arguments, flags, asker=asker)).result()
-            known = catalog.by_name
+                return (await prepared.run(spec, arguments, flags, asker=asker)).result()
+            known = prepared.by_name
         raise unknown_tool(params.name, known)
+
+    identity = _identity(app, catalog, deferred)
+    return Server(
+        identity.name,
+        version=identity.version,
+        title=identity.title,
+        description=identity.description,
+        instructions=identity.instructions,
+        website_url=identity.website_url,
+        get_tool_input_schema=lambda name: prepared.input_schema(name, deferred=deferred),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        **handlers(app),  # its resources and prompts, if it has any
+    )
+
+
+def _listed(catalog: AppCatalog, deferred: bool) -> list[dict[str, Any]]:
+    return catalog.deferred_definitions() if deferred else catalog.definitions()
+
+
+def _identity(app: App, catalog: AppCatalog, deferred: bool) -> Identity:
+    """What `app`'s server says of itself at `initialize`: the SDK server's fields, and
+    the stdio front's answer before the SDK is imported."""
+    from atipkit.serve.front import Identity
 
     count = len(catalog.visible)
     if deferred:
@@ -527,17 +557,13 @@ def build_server(app: App, *, deferred: bool = False, yes: bool = False) -> Serv
         "structuredContent: {ok: true, result, meta} or {ok: false, error: {code, message, "
         "suggestion, is_retryable, exit_code}, meta}; error.suggestion says what to change."
     ).lstrip(". ")
-    return Server(
+    return Identity(
         app.name,
         version=app.version,
         title=app.name,
         description=app.description or None,
         instructions=instructions,
         website_url=app.homepage,
-        get_tool_input_schema=lambda name: catalog.input_schema(name, deferred=deferred),
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        **handlers(app),  # its resources and prompts, if it has any
     )
 
 
@@ -565,7 +591,21 @@ def serve(
         from atipkit.serve import mcp as serving
 
         _require_sdk()
-        serving.serve_stdio(build_server(app, deferred=deferred, yes=yes))
+        catalog = AppCatalog(app)
+        catalog.prepare(search=deferred)
+        build = functools.partial(build_server, app, deferred=deferred, yes=yes, catalog=catalog)
+        if app.resources or app.prompts:  # capabilities the stdio front does not write
+            serving.serve_stdio(build())
+            return
+        from atipkit.serve.front import Front
+
+        listed = _listed(catalog, deferred)
+        front = Front(
+            _identity(app, catalog, deferred),
+            listing=lambda _cursor: (listed, None),  # one page, whatever the cursor
+            build=build,
+        )
+        serving.serve_stdio(front)
         return
     from atipkit import serve as servers
     from atipkit._http import is_loopback_host

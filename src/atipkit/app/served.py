@@ -10,7 +10,6 @@ refused there is refused here.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import difflib
 import functools
@@ -32,6 +31,7 @@ from atipkit.app.errors import (
 from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
+    import asyncio
     import socket
 
     import click
@@ -241,6 +241,8 @@ async def run_call(
 
     Not a worker pool's thread: those are not daemons, so a command that never returns
     would keep the process from exiting when its client goes."""
+    import asyncio  # here: a server has it imported, a command line need not
+
     from atipkit.app.invoke import call
 
     started = time.perf_counter()
@@ -264,6 +266,8 @@ async def run_call(
 
 
 async def _in_thread(work: Callable[[], CallOutcome]) -> CallOutcome:
+    import asyncio
+
     loop = asyncio.get_running_loop()
     future: asyncio.Future[CallOutcome] = loop.create_future()
 

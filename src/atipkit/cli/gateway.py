@@ -102,7 +102,6 @@ def serve(
     file, 40 the mcp or serve extra is missing, 65 a --tool file or --policy is not what
     it should be, or the registry cannot be read.
     """
-    from atipkit._http import is_loopback_host
     from atipkit.app.served import guard_rules
     from atipkit.serve.gateway import Gateway, Selection, Unavailable
 
@@ -120,26 +119,30 @@ def serve(
         )
     from atipkit.bridge.result_filter import ResultFilter
     from atipkit.cli._policy import audit_path, load_policy
-    from atipkit.execute.audit import AuditLog
 
     for path in tool:  # each file's own error, before the gateway reads them all
         read_document(path, "--tool")
     selection = Selection(tuple(dict.fromkeys(names)), all_tools, tuple(dict.fromkeys(tool)))
     rules = load_policy(policy)
     log = audit_path(rules, audit)
+    audit_log = None
+    if log:  # the executor's modules are imported when the first call needs them
+        from atipkit.execute.audit import AuditLog
+
+        audit_log = AuditLog(log)
     try:
         gateway = Gateway(
             selection,
             policy=rules,
             result_filter=ResultFilter(max_chars=max_output),
-            audit=AuditLog(log) if log else None,
+            audit=audit_log,
             deferred=deferred,
             yes=ctx.settings.yes,
             log=_logger(ctx),
         )
     except Unavailable as exc:
         raise resolution_error(exc.cause, exc.name) or exc.cause from None
-    if transport == "http" and not is_loopback_host(host):
+    if transport == "http" and not _loopback(host):
         ctx.warn(
             f"{host} is not a loopback address: anyone who reaches it can run the tools' "
             "commands, under the policy (there is no authentication)"
@@ -150,6 +153,12 @@ def serve(
         # that carried protocol, so the command ends here, with status 0.
         raise SystemExit(0)
     return _serving(gateway, host, port, interval, access)
+
+
+def _loopback(host: str) -> bool:
+    from atipkit._http import is_loopback_host
+
+    return is_loopback_host(host)
 
 
 def _serving(

@@ -10,13 +10,12 @@ uvicorn come with the `serve` extra and are imported only here, when a server st
 
 from __future__ import annotations
 
-import contextlib
-import copy
-import signal
-import socket
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from atipkit.errors import AtipError
+
+if TYPE_CHECKING:
+    import socket
 
 __all__ = ["INSTALL_HINT", "ServeError", "json_error", "listen", "require_extra", "run", "url"]
 
@@ -62,6 +61,8 @@ def json_error(status: int, code: str, message: str, headers: dict[str, str] | N
 def listen(host: str, port: int) -> socket.socket:
     """A listening socket; port 0 picks a free one (read it from `getsockname`). Binding
     here rather than in uvicorn lets the caller say where it listens before serving."""
+    import socket  # here and below: `atipkit.serve`'s stdio servers need neither
+
     try:
         family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
         return socket.create_server((host, port), family=family, backlog=128)
@@ -85,6 +86,10 @@ def run(app: Any, sock: socket.socket, *, quiet: bool = False, grace: int | None
     command's own output. `quiet` keeps only warnings and no request log (an app's
     stderr is its own); `grace` bounds the graceful shutdown in seconds (MCP's open
     event streams would hold it forever)."""
+    import contextlib
+    import copy
+    import signal
+
     import uvicorn
     from uvicorn.config import LOGGING_CONFIG
 

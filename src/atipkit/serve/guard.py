@@ -27,7 +27,6 @@ from collections.abc import Awaitable, Callable, Iterable, MutableMapping, Seque
 from typing import Any
 from urllib.parse import urlsplit
 
-from atipkit._http import is_loopback_host
 from atipkit.errors import AtipError
 
 ASGIApp = Callable[[MutableMapping[str, Any], Any, Any], Awaitable[None]]
@@ -105,6 +104,8 @@ class Rules:
         self.origins = {origin_of(o) for o in origins}
 
     def host_allowed(self, name: str) -> bool:
+        from atipkit._http import is_loopback_host  # the rules are made for stdio too
+
         if name in self.hosts or is_loopback_host(name):
             return True
         return self.any_address and _is_ip(name)

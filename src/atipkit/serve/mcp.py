@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any, Literal
 if TYPE_CHECKING:
     from mcp.server.lowlevel import Server
 
+    from atipkit.serve.front import Front, Handover
     from atipkit.serve.guard import Rules
 
 Background = Callable[[], Coroutine[Any, Any, None]]
@@ -113,23 +114,82 @@ def unknown_tool(name: str, known: Iterable[str]) -> Exception:
     return MCPError(types.INVALID_PARAMS, f"Unknown tool: {name}", {"did_you_mean": close})
 
 
-def serve_stdio(server: Server, background: Background | None = None) -> None:
-    """Serve one client over stdin and stdout until it goes."""
+def serve_stdio(server: Server | Front, background: Background | None = None) -> None:
+    """Serve one client over stdin and stdout until it goes. Given a `Front`, the
+    handshake and the first tool lists are answered before the SDK is imported
+    (`atipkit.serve.front`), unless `ATIP_MCP_FRONT=0`."""
+    import atipkit.serve.front as fronts
+
+    handover = None
+    if isinstance(server, fronts.Front):
+        if not fronts.enabled():
+            server = server.build()
+        else:
+            handover = fronts.run(server)
+            if handover is None:
+                return  # the client went before asking anything of the SDK
+            server = handover.server
     import anyio
 
-    anyio.run(_stdio, server, background, backend="asyncio")
+    try:
+        anyio.run(_stdio, server, background, handover, backend="asyncio")
+    finally:
+        if handover is not None:
+            handover.restore()
 
 
-async def _stdio(server: Server, background: Background | None) -> None:
+async def _stdio(server: Server, background: Background | None, handover: Handover | None) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
+    stdin = None if handover is None else anyio.wrap_file(handover.stdin())
     async with anyio.create_task_group() as tasks:
         if background is not None:
             tasks.start_soon(background)
-        async with stdio_server() as (read, write):
+        async with stdio_server(stdin=stdin) as (read, write):
+            if handover is not None:
+                write = _Dropping(write, handover)
             await server.run(read, write, server.create_initialization_options())
         tasks.cancel_scope.cancel()
+
+
+class _Dropping:
+    """The write stream of a server handed over by the front: the answers to the
+    requests the front replayed are dropped, each compared with the front's first."""
+
+    def __init__(self, inner: Any, handover: Handover) -> None:
+        self.inner = inner
+        self.handover = handover
+
+    async def send(self, item: Any, /) -> None:
+        message = getattr(item.message, "root", item.message)
+        identifier = getattr(message, "id", None)
+        expected = None
+        if isinstance(identifier, str):
+            expected = self.handover.answered.pop(identifier, None)
+        if expected is None:
+            await self.inner.send(item)
+            return
+        sent = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+        front = b'{"jsonrpc":"2.0","id":"' + identifier.encode() + b'","result":' + expected + b"}"
+        if sent != front:
+            self.handover.log(
+                "warning: the stdio front answered a request otherwise than the MCP SDK "
+                f"does (set ATIP_MCP_FRONT=0 and report it):\n  front: {front.decode()}\n"
+                f"  SDK:   {sent.decode()}"
+            )
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.inner, name)
+
+    async def __aenter__(self) -> _Dropping:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
 
 
 def http_app(server: Server, host: str, rules: Rules, background: Background | None = None) -> Any:

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from atipkit.bridge.calls import ToolCall
     from atipkit.bridge.result_filter import ResultFilter
     from atipkit.execute.audit import AuditLog
-    from atipkit.execute.executor import Outcome
+    from atipkit.execute.executor import Executor, Outcome
     from atipkit.policy import Decision, Policy
     from atipkit.search import CommandIndex
     from atipkit.serve.gateway.selection import Loaded
@@ -60,8 +60,6 @@ class GatewayCatalog:
         billable_used: int = 0,
     ) -> None:
         from atipkit.bridge import compile_tools
-        from atipkit.execute import Executor
-        from atipkit.interop.callers import remote_callers
 
         self.version = version
         self.loaded = loaded
@@ -70,7 +68,26 @@ class GatewayCatalog:
         self.definitions = {d["name"]: {**d, "outputSchema": output} for d in self.compiled.tools}
         self.names = list(self.definitions)
         self._asker = threading.local()
-        self.executor = Executor(
+        self._settings = (policy, result_filter, audit, billable_used)
+        self._executor: Executor | None = None
+        self._lock = threading.Lock()
+
+    @property
+    def executor(self) -> Executor:
+        """The executor of this catalog's calls, built at the first that needs it: a
+        stdio client's first answers come before the executor's modules are imported."""
+        with self._lock:
+            if self._executor is None:
+                self._executor = self._new_executor()
+            return self._executor
+
+    def _new_executor(self) -> Executor:
+        from atipkit.execute import Executor
+        from atipkit.interop.callers import remote_callers
+
+        policy, result_filter, audit, billable_used = self._settings
+        loaded = self.loaded
+        return Executor(
             loaded.tools,
             policy=policy,
             result_filter=result_filter,

@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from atipkit.execute.audit import AuditLog
     from atipkit.policy import Decision, Policy
     from atipkit.registry.local import LocalRegistry
+    from atipkit.serve.front import Identity
     from atipkit.serve.guard import Rules
     from atipkit.serve.mcp import Background
 
@@ -147,6 +148,23 @@ class Gateway:
         (None at the end)."""
         if self.deferred:
             return catalog.sdk_deferred, None
+        start, end, following = self._page(catalog, cursor)
+        return catalog.sdk_tools[start:end], following
+
+    def definitions(self, cursor: str | None) -> tuple[list[dict[str, Any]], str | None] | None:
+        """The page `listing` gives, as the definitions (the stdio front's listing,
+        without the SDK), or None for a cursor that `listing` refuses."""
+        catalog = self.catalog
+        if self.deferred:
+            return catalog.deferred, None
+        try:
+            start, end, following = self._page(catalog, cursor)
+        except ValueError:
+            return None
+        return catalog.compiled.tools[start:end], following
+
+    @staticmethod
+    def _page(catalog: GatewayCatalog, cursor: str | None) -> tuple[int, int, str | None]:
         start = 0
         if cursor is not None:
             version, _, offset = cursor.partition(":")
@@ -156,9 +174,9 @@ class Gateway:
                     "changed since: list again from the start"
                 )
             start = int(offset)
-        page = catalog.sdk_tools[start : start + PAGE_SIZE]
-        end = start + len(page)
-        return page, f"{catalog.version}:{end}" if end < len(catalog.names) else None
+        end = min(start + PAGE_SIZE, len(catalog.names))
+        end = max(end, start)
+        return start, end, f"{catalog.version}:{end}" if end < len(catalog.names) else None
 
     def input_schema(self, name: str) -> dict[str, Any] | None:
         if self.deferred:
@@ -260,8 +278,6 @@ class Gateway:
         from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
         from mcp.shared.exceptions import MCPError
 
-        from atipkit._version import __version__
-
         gateway = self
         self._bus = InMemorySubscriptionBus()
 
@@ -289,8 +305,27 @@ class Gateway:
                 options = notification_options or NotificationOptions(tools_changed=True)
                 return super().create_initialization_options(options, *a, **k)
 
-        catalog = self.catalog
-        tools = sorted({t.name for t in catalog.loaded.tools})
+        identity = self.identity()
+        return _Server(
+            identity.name,
+            version=identity.version,
+            title=identity.title,
+            description=identity.description,
+            instructions=identity.instructions,
+            website_url=identity.website_url,
+            get_tool_input_schema=self.input_schema,
+            on_list_tools=list_tools,
+            on_call_tool=call_tool,
+            on_subscriptions_listen=ListenHandler(self._bus),
+        )
+
+    def identity(self) -> Identity:
+        """What the gateway says of itself at `initialize` (the SDK server's fields, and
+        the stdio front's answer before the SDK is imported)."""
+        from atipkit._version import __version__
+        from atipkit.serve.front import Identity
+
+        tools = sorted({t.name for t in self.catalog.loaded.tools})
         how = (
             f"find a command with {SEARCH_TOOL}, read its schema with {SCHEMA_TOOL}, run it "
             f"with {RUN_TOOL}"
@@ -304,25 +339,24 @@ class Gateway:
             "[...] suffix states what a command may destroy or cost. structuredContent says "
             "what happened: decision, reasons, argv, exitCode."
         )
-        return _Server(
+        return Identity(
             "atip-gateway",
             version=__version__,
             title="ATIP gateway",
             description="Command-line tools described by ATIP, as MCP tools.",
             instructions=instructions,
             website_url="https://atip.dev",
-            get_tool_input_schema=self.input_schema,
-            on_list_tools=list_tools,
-            on_call_tool=call_tool,
-            on_subscriptions_listen=ListenHandler(self._bus),
+            list_changed=True,  # the handshake era's listChanged, as the server claims it
         )
 
     def serve_stdio(self, interval: float = INTERVAL) -> None:
         """Serve one client over stdin/stdout until it goes (`atipkit.serve.mcp`),
         watching the registry every `interval` seconds (0: never)."""
+        from atipkit.serve.front import Front
         from atipkit.serve.mcp import serve_stdio
 
-        serve_stdio(self.server(), self._watcher(interval))
+        front = Front(self.identity(), self.definitions, self.server, self.log)
+        serve_stdio(front, self._watcher(interval))
 
     def http_app(
         self, host: str = "127.0.0.1", interval: float = INTERVAL, rules: Rules | None = None
