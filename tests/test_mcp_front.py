@@ -48,13 +48,31 @@ _GATE = os.environ.get("ATIP_TEST_SDK_GATE")
 
 
 class _HeldUntilTheGateOpens:
-    """Holds the first import of the MCP SDK until the gate file exists."""
+    """Holds the loading of the MCP SDK's packages (not the finding) until the gate
+    file exists."""
 
     def find_spec(self, name, path=None, target=None):
-        if name in ("mcp", "mcp_types"):
-            while not os.path.exists(_GATE):
-                time.sleep(0.02)
+        if name not in ("mcp", "mcp_types"):
+            return None
+        for finder in sys.meta_path:
+            found = None if finder is self else finder.find_spec(name, path, target)
+            if found is not None:
+                found.loader = _Held(found.loader)
+                return found
         return None
+
+
+class _Held:
+    def __init__(self, loader):
+        self.loader = loader
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        while not os.path.exists(_GATE):
+            time.sleep(0.02)
+        self.loader.exec_module(module)
 
 
 if _GATE:
@@ -429,7 +447,7 @@ def test_a_client_killed_with_sigkill_leaves_no_server_behind(tmp_path, notes, a
     client = subprocess.Popen(
         [sys.executable, "-c", KILLED_CLIENT, *ATIP, "mcp", "serve", "--only", "notes"],
         stdout=subprocess.PIPE,
-        notes={**held, "HANDOVER": "1" if after_handover else ""},
+        env={**held, "HANDOVER": "1" if after_handover else ""},
     )
     assert client.stdout is not None
     server = int(client.stdout.readline())
