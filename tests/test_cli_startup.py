@@ -138,3 +138,13 @@ def test_a_commands_help_imports_no_model(tmp_path):
     for words in ([], ["scan"], ["validate"], ["run"], ["registry", "publish"], ["mcp", "serve"]):
         modules = imported(env, *words, "--help")
         assert not modules & {"atipkit.model", "msgspec"}, words
+
+
+def test_a_built_in_groups_help_imports_no_command(tmp_path):
+    """`atip docs --help` (and `docs llms --help`, ...): a built-in's name is never a
+    command's (`Group._add` refuses it), so it is looked up before the children, which
+    for a name no `lazy` call declared would import every command's module."""
+    env = machine_env(tmp_path)
+    for words in (["docs"], ["docs", "llms"], ["docs", "man"]):
+        modules = imported(env, *words, "--help")
+        assert not modules & COMMAND_MODULES, words

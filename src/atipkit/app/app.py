@@ -495,15 +495,17 @@ class _ClickGroup(click.Group):
         return names
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if not self.node.path and cmd_name in self.node.app.builtins:
+            # first: no command may take a built-in's name (`Group._add`), and asking the
+            # children for one no `lazy` call declared would import every command module
+            from atipkit.app import builtins
+
+            return builtins.group(self.node.app, cmd_name)
         child = self.node.child(cmd_name)
         if isinstance(child, CommandSpec):
             return child.click_command
         if isinstance(child, Group):
             return child.click_group
-        if not self.node.path and cmd_name in self.node.app.builtins:
-            from atipkit.app import builtins
-
-            return builtins.group(self.node.app, cmd_name)
         return None
 
     def resolve_command(
