@@ -160,7 +160,8 @@ def run(front: Front) -> Handover | None:
                 break  # this line and all after it are the SDK's
             buffer = rest
             if not _write(reply):
-                return _gone(wire)
+                _gone(wire)
+                return None
             if thread.ident is None:
                 thread.start()
             continue
@@ -168,8 +169,9 @@ def run(front: Front) -> Handover | None:
             continue
         data = os.read(wire, 65536)
         if not data:
-            if not buffer:
-                return _gone(wire)  # everything the client sent is answered
+            if not buffer:  # everything the client sent is answered
+                _gone(wire)
+                return None
             break  # a last line without its newline: the SDK's to read
         buffer += data
     if thread.ident is None:

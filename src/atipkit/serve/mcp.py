@@ -167,7 +167,7 @@ class _Dropping:
         expected = None
         if isinstance(identifier, str):
             expected = self.handover.answered.pop(identifier, None)
-        if expected is None:
+        if expected is None or not isinstance(identifier, str):
             await self.inner.send(item)
             return
         sent = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
