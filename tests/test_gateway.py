@@ -41,6 +41,10 @@ NOTES_TOOLS = ["notes_list", "notes_add", "notes_delete", "notes_token", "notes_
 
 @pytest.fixture
 def env(tmp_path: Path) -> dict[str, str]:
+    return notes_machine(tmp_path)
+
+
+def notes_machine(tmp_path: Path) -> dict[str, str]:
     """A machine of the test's own: an empty registry, a bin directory with the notes tool
     on PATH, the notes in a folder of the test."""
     bin_dir = tmp_path / "bin"

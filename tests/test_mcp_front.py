@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -35,8 +34,7 @@ from mcp.types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from atipkit.serve.front import Handover
 from atipkit.serve.gateway import PAGE_SIZE
 from tests.apps import mcp_app
-from tests.helpers import machine_env
-from tests.test_gateway import NOTES, NOTES_TOOLS, add_second_tool, scan, text_of
+from tests.test_gateway import NOTES_TOOLS, add_second_tool, notes_machine, text_of
 
 ATIP = [sys.executable, "-m", "atipkit.cli"]
 APP = Path(mcp_app.__file__)
@@ -83,17 +81,7 @@ if _GATE:
 @pytest.fixture
 def notes(tmp_path: Path) -> dict[str, str]:
     """test_gateway's machine: the notes tool on PATH, scanned into an empty registry."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    shutil.copy(NOTES, bin_dir / "notes")
-    (tmp_path / "notes").mkdir()
-    found = machine_env(
-        tmp_path,
-        NOTES_DIR=str(tmp_path / "notes"),
-        PATH=f"{bin_dir}{os.pathsep}{os.environ['PATH']}",
-    )
-    scan(found, bin_dir)
-    return found
+    return notes_machine(tmp_path)
 
 
 def gated(tmp_path: Path, env: dict[str, str]) -> tuple[dict[str, str], Path]:

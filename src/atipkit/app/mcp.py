@@ -523,11 +523,7 @@ def build_server(
     identity = _identity(app, catalog, deferred)
     return Server(
         identity.name,
-        version=identity.version,
-        title=identity.title,
-        description=identity.description,
-        instructions=identity.instructions,
-        website_url=identity.website_url,
+        **identity.server_fields(),
         get_tool_input_schema=lambda name: prepared.input_schema(name, deferred=deferred),
         on_list_tools=list_tools,
         on_call_tool=call_tool,

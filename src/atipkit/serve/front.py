@@ -66,6 +66,16 @@ class Identity:
     list_changed: bool = False
     """Whether the server tells handshake-era clients when its tool list changes."""
 
+    def server_fields(self) -> dict[str, Any]:
+        """The keyword arguments of the SDK `Server` that say the same, beside the name."""
+        return {
+            "version": self.version,
+            "title": self.title,
+            "description": self.description,
+            "instructions": self.instructions,
+            "website_url": self.website_url,
+        }
+
     def initialize(self, version: str) -> dict[str, Any]:
         """The `initialize` result for the negotiated `version`, in the SDK's key order."""
         info = {

@@ -308,11 +308,7 @@ class Gateway:
         identity = self.identity()
         return _Server(
             identity.name,
-            version=identity.version,
-            title=identity.title,
-            description=identity.description,
-            instructions=identity.instructions,
-            website_url=identity.website_url,
+            **identity.server_fields(),
             get_tool_input_schema=self.input_schema,
             on_list_tools=list_tools,
             on_call_tool=call_tool,
