@@ -161,7 +161,7 @@ class Gateway:
             start, end, following = self._page(catalog, cursor)
         except ValueError:
             return None
-        return catalog.compiled.tools[start:end], following
+        return list(catalog.definitions.values())[start:end], following
 
     @staticmethod
     def _page(catalog: GatewayCatalog, cursor: str | None) -> tuple[int, int, str | None]:
