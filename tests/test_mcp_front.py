@@ -442,6 +442,7 @@ def test_a_client_killed_with_sigkill_leaves_no_server_behind(tmp_path, notes, a
     assert client.stdout.readline() == b"answered\n"
     client.send_signal(signal.SIGKILL)
     client.wait()
+    gate.write_text("")  # the server ends once the import it began has
     assert gone_within(server, 30)
 
 
@@ -488,3 +489,19 @@ def test_the_front_answers_only_versions_the_sdk_negotiates():
 
     assert set(front._sdk_versions()) == set(HANDSHAKE_PROTOCOL_VERSIONS)
     assert set(front.FRONT_VERSIONS) <= set(HANDSHAKE_PROTOCOL_VERSIONS)
+
+
+def test_a_client_that_goes_after_the_first_answers_ends_the_server_cleanly(tmp_path, notes):
+    """stdin closed while the SDK is still being imported: the server waits for the
+    import to end before it exits (a thread importing while the interpreter finalizes
+    could abort the process: status -6), then exits 0."""
+    held, gate = gated(tmp_path, notes)
+    raw = Raw([*ATIP, "mcp", "serve", "--only", "notes"], held, tmp_path / "front.err")
+    raw.ask(initialize("2025-11-25"))
+    raw.ask(INITIALIZED, listing(2))
+    assert raw.process.stdin is not None
+    raw.process.stdin.close()
+    time.sleep(1)
+    assert raw.process.poll() is None  # the import is held at the gate, and waited for
+    gate.write_text("")
+    assert raw.process.wait(60) == 0

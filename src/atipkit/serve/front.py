@@ -170,7 +170,7 @@ def run(front: Front) -> Handover | None:
                 break  # this line and all after it are the SDK's
             buffer = rest
             if not _write(reply):
-                _gone(wire)
+                _gone(wire, thread, (wake, woken))
                 return None
             if thread.ident is None:
                 thread.start()
@@ -180,7 +180,7 @@ def run(front: Front) -> Handover | None:
         data = os.read(wire, 65536)
         if not data:
             if not buffer:  # everything the client sent is answered
-                _gone(wire)
+                _gone(wire, thread, (wake, woken))
                 return None
             break  # a last line without its newline: the SDK's to read
         buffer += data
@@ -196,9 +196,14 @@ def run(front: Front) -> Handover | None:
     return Handover(server, wire, session.replay() + buffer, session.answered, front.log)
 
 
-def _gone(wire: int) -> None:
-    """The client went with nothing left for the SDK: fd 0 is the wire again, and the
-    import, if it runs, is left to end with the process (its pipe stays open for it)."""
+def _gone(wire: int, thread: threading.Thread, pipe: tuple[int, int]) -> None:
+    """The client went with nothing left for the SDK: fd 0 is the wire again, once the
+    import, if it began, has ended (a thread still importing while the interpreter
+    finalizes can abort the process)."""
+    if thread.ident is not None:
+        thread.join()
+    for fd in pipe:
+        os.close(fd)
     os.dup2(wire, 0)
 
 
