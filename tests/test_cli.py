@@ -63,10 +63,10 @@ def test_agent_output_covers_every_command_with_all_its_effects():
             effects.interactive.stdin,
         )
         assert atipkit.UNSET not in stated, path
-    # `atip run` and the gateway run whatever a call names, so they declare the worst;
-    # nothing else destroys
+    # `atip run` and the gateway run whatever a call names, and `atip app serve` imports
+    # and serves any Python file, so they declare the worst; nothing else destroys
     destroys = sorted(p for p in leaves if described[p].effects.destructive)
-    assert destroys == [("mcp", "serve"), ("run",)]
+    assert destroys == [("app", "serve"), ("mcp", "serve"), ("run",)]
     validate = described[("validate",)]
     assert [o.name for o in validate.options] == ["strict", "max_document_bytes"]
     assert validate.arguments[0].variadic
