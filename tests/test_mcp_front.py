@@ -43,6 +43,7 @@ GATE = '''
 import os, sys, time
 
 _GATE = os.environ.get("ATIP_TEST_SDK_GATE")
+_HELD = os.environ.get("ATIP_TEST_HELD", "mcp,mcp_types").split(",")
 
 
 class _HeldUntilTheGateOpens:
@@ -50,7 +51,7 @@ class _HeldUntilTheGateOpens:
     file exists."""
 
     def find_spec(self, name, path=None, target=None):
-        if name not in ("mcp", "mcp_types"):
+        if name not in _HELD:
             return None
         for finder in sys.meta_path:
             found = None if finder is self else finder.find_spec(name, path, target)
@@ -84,8 +85,9 @@ def notes(tmp_path: Path) -> dict[str, str]:
     return notes_machine(tmp_path)
 
 
-def gated(tmp_path: Path, env: dict[str, str]) -> tuple[dict[str, str], Path]:
-    """`env` with the SDK held back until the returned gate file is written."""
+def gated(tmp_path: Path, env: dict[str, str], *also: str) -> tuple[dict[str, str], Path]:
+    """`env` with the SDK (and the modules `also` names) held back until the returned
+    gate file is written."""
     site = tmp_path / "site"
     site.mkdir(exist_ok=True)
     (site / "sitecustomize.py").write_text(GATE)
@@ -94,6 +96,7 @@ def gated(tmp_path: Path, env: dict[str, str]) -> tuple[dict[str, str], Path]:
         **env,
         "PYTHONPATH": os.pathsep.join([str(site), env.get("PYTHONPATH", "")]),
         "ATIP_TEST_SDK_GATE": str(gate),
+        "ATIP_TEST_HELD": ",".join(("mcp", "mcp_types", *also)),
     }
     return held, gate
 
@@ -166,6 +169,26 @@ def test_the_gateway_answers_before_the_sdk_as_the_sdk_does_then_hands_over(tmp_
     assert not (tmp_path / "notes" / "milk").exists()
     assert front == anyio.run(reference)
     assert DRIFT not in (tmp_path / "front.err").read_text()
+
+
+def test_the_first_tools_list_imports_no_executor(tmp_path, notes):
+    """Every gateway tool declares the executor's report as its `outputSchema`, yet the
+    handshake and the first tool list come while the executor's module is held back as
+    the SDK is: the schema is read from `atipkit.execute.report` alone (decision 481)."""
+    held, gate = gated(tmp_path, notes, "atipkit.execute.executor")
+    serve = [*ATIP, "mcp", "serve", "--only", "notes"]
+
+    async def scenario() -> list[dict[str, Any]]:
+        with anyio.fail_after(60):  # a front that imports the executor would wait here
+            async with client_of(serve, held, tmp_path / "front.err") as client:
+                listed = dumped(await client.list_tools())
+                assert not gate.exists()
+                gate.write_text("")
+                return listed
+
+    listed = anyio.run(scenario)
+    assert [t["name"] for t in listed] == NOTES_TOOLS
+    assert all(t["outputSchema"]["anyOf"][0]["required"][0] == "call" for t in listed)
 
 
 def test_a_client_that_listed_through_the_front_hears_of_list_changes(tmp_path, notes):

@@ -16,7 +16,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -34,6 +34,7 @@ from atipkit.execute.argv import (
 )
 from atipkit.execute.audit import AuditLog
 from atipkit.execute.remote import REMOTE_MARKS, RemoteCaller
+from atipkit.execute.report import Stop
 from atipkit.execute.runner import (
     IsolationUnavailable,
     RunRefused,
@@ -42,45 +43,12 @@ from atipkit.execute.runner import (
     timeout_of,
 )
 from atipkit.model import Effects, Tool, effective_effects
-from atipkit.policy import Action, Decision, Evidence, Policy, TrustLevel, decide
+from atipkit.policy import Decision, Evidence, Policy, TrustLevel, decide
 
 if TYPE_CHECKING:
     from atipkit.registry.local import Entry, LocalRegistry
 
 Confirm = Callable[[ToolCall, Decision], bool]
-
-
-Stop = Literal["denied", "unconfirmed", "invalid-arguments", "input-refused", "not-started"]
-
-
-_STRINGS = {"type": "array", "items": {"type": "string"}}
-REPORT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "properties": {
-        "call": {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string"},
-                "tool": {"type": ["string", "null"]},
-                "command": _STRINGS,
-            },
-            "required": ["name", "tool", "command"],
-        },
-        "decision": {"enum": list(get_args(Action))},
-        "reasons": _STRINGS,
-        "argv": {"anyOf": [_STRINGS, {"type": "null"}]},
-        "exitCode": {"type": ["integer", "null"]},
-        "isError": {"type": "boolean"},
-        "text": {"type": "string"},
-        "isolation": {"type": "string"},
-        "stopped": {"enum": list(get_args(Stop))},
-        "request": {"type": "object"},
-        "structuredContent": {},
-    },
-    "required": ["call", "decision", "reasons", "argv", "exitCode", "isError", "text"],
-}
-"""The JSON Schema of `Outcome.report()`: what a server that answers with the report
-declares as its tools' `outputSchema` (the MCP gateway)."""
 
 
 class Outcome(msgspec.Struct, kw_only=True):

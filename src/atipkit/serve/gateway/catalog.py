@@ -39,7 +39,7 @@ def answers(schema: dict[str, Any]) -> dict[str, Any]:
 
 def call_output() -> dict[str, Any]:
     """The `outputSchema` of a tool that runs a command: the executor's report."""
-    from atipkit.execute.executor import REPORT_SCHEMA
+    from atipkit.execute.report import REPORT_SCHEMA
 
     return answers(REPORT_SCHEMA)
 
