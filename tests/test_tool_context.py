@@ -170,3 +170,24 @@ def test_a_context_that_cannot_be_used_stops_the_call_before_it_runs(keeper, tmp
     assert refused.exit_code == 65
     assert "availableTools" in envelope_of(refused)["error"]["message"]
     assert json.loads(shared.read_text()) == {"toolContext": {"availableTools": 7}}
+
+
+def test_agents_recording_at_once_lose_none_of_each_others_commands(keeper, tmp_path):
+    """`record`'s promise (§10.1: writes atomic): four agents, each a real `atip run`
+    process after another in its own loop, all at once, into one file; every call that
+    ran is in it, and the file is a whole context at the end."""
+    import subprocess
+    import sys
+
+    shared = tmp_path / "context.json"
+    calls = 5
+    loop = (
+        f"for i in $(seq {calls}); do {sys.executable} -m atipkit run --call "
+        """'{"name": "keeper_list", "arguments": {}}' """
+        f"--tool {keeper} --context {shared} --json >/dev/null || exit 1; done"
+    )
+    agents = [subprocess.Popen(["sh", "-c", loop]) for _ in range(4)]
+    assert [a.wait(timeout=300) for a in agents] == [0, 0, 0, 0]
+    written = json.loads(shared.read_text())["toolContext"]
+    ran = {"tool": "keeper", "command": "list", "exitCode": 0}
+    assert written["recentCommands"] == [ran] * (4 * calls)
