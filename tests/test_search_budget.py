@@ -22,9 +22,10 @@ from hypothesis import strategies as st
 
 import atipkit
 from atipkit.bridge import PROVIDERS, Compiler
+from atipkit.bridge.calls import parse_tool_calls
 from atipkit.model import count_commands
 from atipkit.partial import select
-from atipkit.search.budget import Budgeted, BudgetTooSmall, fit_budget
+from atipkit.search.budget import WHOLE_SHARE, Budgeted, BudgetTooSmall, fit_budget
 from atipkit.search.index import CommandIndex
 from atipkit.search.tokens import ENCODING, count_each, count_tokens
 from atipkit.validation import validate
@@ -244,19 +245,127 @@ def test_real_documents_fit_every_providers_budget(provider, share):
     assert fitted.compiled.tools  # a budget this size holds some definitions
 
 
+def whole_and_briefs(fitted: Budgeted, tool: atipkit.Tool) -> tuple[set[str], set[str]]:
+    """The names sent whole (the full compile's own flat tool) and those sent as briefs."""
+    full = {flat.name: flat for flat in Compiler(tool).flat}
+    whole = {flat.name for flat in fitted.compiled.flat if flat == full[flat.name]}
+    return whole, names(fitted) - whole
+
+
 @pytest.mark.parametrize("provider", PROVIDERS)
-def test_chosen_definitions_are_the_full_compiles_own(provider):
+def test_sent_definitions_are_the_full_compiles_own_or_their_briefs(provider):
     tool = load(GH)
     full = Compiler(tool).compile(provider)
-    by_name = {flat.name: rendered for flat, rendered in zip(full.flat, full.tools, strict=True)}
+    by_name = {
+        flat.name: (flat, rendered) for flat, rendered in zip(full.flat, full.tools, strict=True)
+    }
     for budget, query in ((full_size([tool], provider) // 4, None), (3000, "pull request")):
         fitted = fit_budget([tool], provider, budget, query=query)
-        assert fitted.compiled.tools
+        whole, briefs = whole_and_briefs(fitted, tool)
+        assert whole
+        assert briefs
         for flat, rendered in zip(fitted.compiled.flat, fitted.compiled.tools, strict=True):
-            assert rendered == by_name[flat.name]
+            own, own_rendered = by_name[flat.name]
             assert fitted.compiled.table[flat.name] == full.table[flat.name]
+            assert flat.binding == own.binding  # a call maps back as the full compile's
+            if flat.name in whole:
+                assert rendered == own_rendered
+                continue
+            # a brief: the required parameters, as the full compile has them
+            required = own.input_schema.get("required", [])
+            assert flat.input_schema.get("required", []) == required
+            assert flat.input_schema["properties"] == {
+                key: own.input_schema["properties"][key] for key in required
+            }
+            assert (flat.safety, flat.effects) == (own.safety, own.effects)
+            assert tokens_of(rendered) < tokens_of(own_rendered)
         assert fitted.compiled.provider == provider
         assert fitted.compiled.strict is False
+
+
+def test_a_brief_says_what_it_leaves_out_and_keeps_its_safety_flags():
+    tool = load(KUBECTL)
+    query = "delete the pods of a deployment"
+    fitted = fit_budget([tool], "openai", full_size([tool], "openai") // 10, query=query)
+    _whole, briefs = whole_and_briefs(fitted, tool)
+    sent = {flat.name: flat for flat in fitted.compiled.flat}
+    assert "kubectl_delete" in sent
+    full = {flat.name: flat for flat in Compiler(tool).flat}
+    destructive = [name for name in briefs if full[name].effects.destructive is True]
+    assert destructive  # kubectl's delete commands, sent as briefs here
+    assert any(
+        len(sent[name].input_schema["properties"]) < len(full[name].input_schema["properties"])
+        for name in briefs
+    )
+    for name in briefs:
+        shown, own = sent[name], full[name]
+        left = len(own.input_schema["properties"]) - len(shown.input_schema["properties"])
+        assert shown.summary.endswith(f" (+{left} more parameters)") == (left > 0)
+        assert "Example:" not in shown.summary
+        assert "\n" not in shown.summary
+        assert shown.description.endswith(own.safety)
+    for name in destructive:
+        assert "DESTRUCTIVE" in sent[name].description
+
+
+def test_a_brief_is_its_descriptions_first_sentence_and_keeps_deprecated():
+    many = [{"name": f"opt{i}", "flags": [f"--opt{i}"], "type": "string"} for i in range(40)]
+    first = "Ship the parcel to the depot. It weighs the parcel first.\nThen it prints a label."
+    commands = {
+        "ship": leaf(first, deprecated=True, options=many, examples=["post ship --opt1 a"]),
+        **{f"track{i}": leaf(f"Track parcel {i}", options=many) for i in range(8)},
+    }
+    tool = small("post", commands)
+    fitted = fit_budget([tool], "openai", full_size([tool], "openai") // 4, query="parcel")
+    whole, briefs = whole_and_briefs(fitted, tool)
+    assert "post_ship" in briefs, whole  # a track command ranks first and goes whole
+    [ship] = [f for f in fitted.compiled.flat if f.name == "post_ship"]
+    assert ship.summary == "Ship the parcel to the depot. (deprecated) (+40 more parameters)"
+
+
+def test_a_call_with_a_parameter_its_brief_left_out_still_maps():
+    tool = load(KUBECTL)
+    fitted = fit_budget(
+        [tool], "openai", full_size([tool], "openai") // 10, query="scale a deployment"
+    )
+    _whole, briefs = whole_and_briefs(fitted, tool)
+    name = sorted(briefs)[0]
+    [flat] = [f for f in fitted.compiled.flat if f.name == name]
+    hidden = sorted(set(flat.binding.targets[""].params) - set(flat.input_schema["properties"]))
+    arguments = dict.fromkeys(flat.input_schema.get("required", []), "x") | {hidden[0]: "y"}
+    response = {
+        "choices": [
+            {
+                "message": {
+                    "tool_calls": [
+                        {
+                            "id": "c1",
+                            "type": "function",
+                            "function": {"name": name, "arguments": json.dumps(arguments)},
+                        }
+                    ]
+                }
+            }
+        ]
+    }
+    [call] = parse_tool_calls("openai", response, fitted.compiled)
+    assert call.ok, call.error
+    assert call.path == flat.binding.targets[""].path
+
+
+def test_the_best_command_goes_whole_even_beyond_the_share_for_whole_ones():
+    tool = load(KUBECTL)
+    query = "list pods and other resources"
+    best = CommandIndex.from_tools([tool]).search(query, 1)[0].name
+    full = Compiler(tool).compile("openai")
+    cost = {f.name: tokens_of(t) for f, t in zip(full.flat, full.tools, strict=True)}
+    budget = full_size([tool], "openai") // 10
+    room = budget - overview_size([tool])
+    assert cost[best] > room * WHOLE_SHARE  # kubectl get: more than the share
+    fitted = fit_budget([tool], "openai", budget, query=query)
+    whole, briefs = whole_and_briefs(fitted, tool)
+    assert best in whole
+    assert briefs  # the rest of the room goes to briefs
 
 
 def test_a_query_takes_its_best_command_first():
@@ -541,9 +650,43 @@ def test_a_tenth_of_the_full_compile_keeps_the_right_command(path, query, comman
     assert best.name in names(fitted)  # the best hit is always kept ...
     assert command in commands_of(fitted)  # ... and here it is the right command
     assert fitted.tokens.total <= budget < fitted.tokens.full
-    assert 0 < len(fitted.compiled.tools) < len(Compiler(tool).flat) // 4
+    whole, _briefs = whole_and_briefs(fitted, tool)
+    assert 0 < len(whole) < len(Compiler(tool).flat) // 4
     [overview] = fitted.overview  # the rest is still on the map
     assert command.split()[0] in overview.commands
+
+
+def task_queries(name: str) -> list[tuple[str, list[str]]]:
+    """The task queries with answers in `name`'s fixture: the written ones of
+    queries.json, and the held-out ones of bench/data/budget_holdout.json (never tuned
+    on); each with its right command paths."""
+    written = json.loads((SEARCH / "queries.json").read_text())
+    held_out = json.loads(
+        (FIXTURES.parent.parent / "bench" / "data" / "budget_holdout.json").read_text()
+    )
+    out = [
+        (item["query"], [a["command"] for a in item["expected"] if a["tool"] == name])
+        for item in written
+        if any(a["tool"] == name for a in item["expected"])
+    ]
+    out += [(q["query"], q["commands"]) for q in held_out["queries"] if q["tool"] == name]
+    return out
+
+
+@pytest.mark.parametrize("path", [GH, KUBECTL], ids=["gh", "kubectl"])
+def test_a_tenth_keeps_the_right_command_for_nine_tasks_in_ten(path):
+    """Issue 21's target: whole definitions only kept it for 79 % (gh) and 59 %
+    (kubectl) of the written queries; the held-out ones are counted alongside."""
+    tool = load(path)
+    budget = full_size([tool], "openai") // 10
+    queries = task_queries(tool.name)
+    assert len(queries) > 50
+    missed = []
+    for query, answers in queries:
+        sent = commands_of(fit_budget([tool], "openai", budget, query=query))
+        if not any(c == a or c.startswith(f"{a} ") for c in sent for a in answers):
+            missed.append(query)
+    assert len(missed) <= len(queries) // 10, missed
 
 
 # atip compile --budget --------------------------------------------------------------------

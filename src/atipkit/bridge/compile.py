@@ -95,11 +95,20 @@ class Compiler:
         whole compile gives them): a context budget picks commands this way, and the
         request-wide limits (OpenAI's tool count, Anthropic's strict budget) are then
         those of the tools sent."""
+        flat = self.flat if only is None else [t for t in self.flat if t.name in only]
+        return self.render(provider, flat, strict=strict)
+
+    def render(
+        self, provider: Provider, flat: Sequence[FlatTool], *, strict: bool = False
+    ) -> Compiled:
+        """`provider`'s definitions of `flat`: tools of this compiler, or changed copies
+        of them (a context budget sends some as briefs: `search.budget`), with this
+        compile's warnings."""
         if provider not in PROVIDERS:
             raise ValueError(
                 f"unknown provider {provider!r}; expected one of {', '.join(PROVIDERS)}"
             )
-        flat = self.flat if only is None else [t for t in self.flat if t.name in only]
+        flat = list(flat)
         warnings: list[Problem] = list(self.clashes)
         rendered = _render(flat, provider, strict, warnings)
         return Compiled(

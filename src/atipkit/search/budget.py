@@ -2,10 +2,13 @@
 
 `fit_budget(tools, provider, budget, query=...)` ranks every command by the query
 (`CommandIndex`), then takes the best ones whose compiled definitions fit in `budget`
-tokens (`atipkit.search.tokens`), after room is kept for an *overview*: for each tool
-with commands left out, a depth-1 ATIP document (its top-level commands, each with its
-description only) marked `partial`, with `totalCommands`, `includedCommands` and
-`omitted` (RFC 0.6 §3.1.1). Its `omitted.reason` is `size-limited`, and its
+tokens (`atipkit.search.tokens`): the best ones whole, while they take at most a quarter
+of the room, the next ones as *briefs* (the first sentence of the description, the
+required parameters, the safety flags; the binding whole), so that many more candidates
+reach the model, each callable, and the one it needs can be compiled whole on request.
+Room is kept first for an *overview*: for each tool with commands left out, a depth-1
+ATIP document (its top-level commands, each with its description only) marked
+`partial`, with `totalCommands`, `includedCommands` and `omitted` (RFC 0.6 §3.1.1). Its `omitted.reason` is `size-limited`, and its
 `safetyAssumption` says what the left-out commands may do: `known-unsafe` when any of
 them is destructive, `known-safe` when every one states it is not, `unknown` otherwise.
 The agent reads the overview, and asks for a command it needs (`atip compile --commands`).
@@ -15,6 +18,7 @@ Without a query, commands are taken in document order, shallow ones first.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -23,6 +27,7 @@ import msgspec
 from atipkit.bridge.compile import Compiled, Compiler, Provider
 from atipkit.bridge.flatten import invocable
 from atipkit.bridge.names import distinct_tools
+from atipkit.bridge.params import object_schema
 from atipkit.errors import AtipError
 from atipkit.model import (
     UNSET,
@@ -34,6 +39,7 @@ from atipkit.model import (
     SafetyAssumption,
     Tool,
     count_commands,
+    get_command,
     merge_effects,
     to_dict,
     walk_commands,
@@ -43,6 +49,10 @@ from atipkit.search.tokens import count_each, count_tokens
 
 if TYPE_CHECKING:
     from atipkit.bridge.flatten import FlatTool
+
+WHOLE_SHARE = 0.25
+"""The share of the room (the budget less the overview) that whole definitions may take
+before the next commands go as briefs (decision 512)."""
 
 
 class BudgetTooSmall(AtipError, ValueError):
@@ -107,18 +117,19 @@ def fit_budget(
     room = budget - _overview_tokens(tools, compiler.flat, set())
     if room < 0:
         raise BudgetTooSmall(budget, budget - room)
-    chosen: list[str] = []
-    for name in ranked:
-        if costs[name] <= room:
-            chosen.append(name)
-            room -= costs[name]
+    briefs = _briefs(tools, compiler.flat)
+    brief_costs = dict(
+        zip(briefs, count_each(_definitions(compiler, provider, briefs)), strict=True)
+    )
+    chosen, whole_ones = _choose(ranked, costs, brief_costs, room)
     while True:  # the exact count: a subset may compile a little differently (strictness)
-        compiled = compiler.compile(provider, strict=strict, only=set(chosen))
+        flat = [f if f.name in whole_ones else briefs[f.name] for f in compiler.flat]
+        compiled = compiler.render(provider, [f for f in flat if f.name in chosen], strict=strict)
         overview = _overview(tools, compiler.flat, set(chosen))
         used, described = _sent(compiled), _tokens([to_dict(t) for t in overview])
         if used + described <= budget or not chosen:
             break
-        chosen.pop()
+        whole_ones.discard(chosen.pop())
     if used + described > budget:
         raise BudgetTooSmall(budget, used + described)
     tokens = TokenCount(
@@ -129,6 +140,66 @@ def fit_budget(
         full=whole,
     )
     return Budgeted(compiled=compiled, overview=overview, tokens=tokens)
+
+
+def _choose(
+    ranked: list[str], costs: dict[str, int], brief_costs: dict[str, int], room: int
+) -> tuple[list[str], set[str]]:
+    """The commands sent, best first, and which of them go whole (the rest as briefs).
+
+    Best first, each command goes whole while the whole ones stay within `WHOLE_SHARE`
+    of the room (the best one whole whenever it fits at all), else as a brief if that
+    fits; room left when the candidates run out makes briefs whole, best first."""
+    chosen: list[str] = []
+    whole: set[str] = set()
+    allowance = room * WHOLE_SHARE
+    for name in ranked:
+        if costs[name] <= (room if not chosen else min(room, allowance)):
+            whole.add(name)
+            allowance -= costs[name]
+            room -= costs[name]
+        elif brief_costs[name] <= room:
+            room -= brief_costs[name]
+        else:
+            continue
+        chosen.append(name)
+    for name in chosen:
+        extra = costs[name] - brief_costs[name]
+        if name not in whole and extra <= room:
+            whole.add(name)
+            room -= extra
+    return chosen, whole
+
+
+def _briefs(tools: Sequence[Tool], flat: list[FlatTool]) -> dict[str, FlatTool]:
+    """Each command's brief: its required parameters alone, and its description's first
+    sentence with how many parameters were left out; name, safety flags and binding are
+    the whole definition's, so a call made from a brief maps back as any other."""
+    by_key = {tool.name: tool for tool in tools}
+    out = {}
+    for function in flat:
+        target = function.binding.targets[""]
+        properties = function.input_schema.get("properties", {})
+        kept = {key: properties[key] for key in target.required if key in properties}
+        command = get_command(by_key[target.tool], target.path)
+        summary = _lead(command.description) + (" (deprecated)" if command.deprecated else "")
+        if left := len(properties) - len(kept):
+            summary += f" (+{left} more parameters)"
+        schema = object_schema(kept, [key for key in target.required if key in kept])
+        out[function.name] = msgspec.structs.replace(function, summary=summary, input_schema=schema)
+    return out
+
+
+def _lead(description: str) -> str:
+    """The first sentence of a description, on one line."""
+    text = " ".join(description.split())
+    end = re.search(r"[.!?](?=\s)", text)
+    return (text[: end.end()] if end else text) or "(no description)"
+
+
+def _definitions(compiler: Compiler, provider: Provider, flat: dict[str, FlatTool]) -> list[Any]:
+    """Each definition of `flat` alone, as the provider's request takes it."""
+    return compiler.render(provider, list(flat.values())).tools
 
 
 def _ranked(tools: Sequence[Tool], compiler: Compiler, query: str | None) -> list[str]:
