@@ -8,9 +8,10 @@ required parameters, the safety flags; the binding whole), so that many more can
 reach the model, each callable, and the one it needs can be compiled whole on request.
 Room is kept first for an *overview*: for each tool with commands left out, a depth-1
 ATIP document (its top-level commands, each with its description only) marked
-`partial`, with `totalCommands`, `includedCommands` and `omitted` (RFC 0.6 §3.1.1). Its `omitted.reason` is `size-limited`, and its
-`safetyAssumption` says what the left-out commands may do: `known-unsafe` when any of
-them is destructive, `known-safe` when every one states it is not, `unknown` otherwise.
+`partial`, with `totalCommands`, `includedCommands` and `omitted` (RFC 0.6 §3.1.1).
+Its `omitted.reason` is `size-limited`, and its `safetyAssumption` says what the
+left-out commands may do: `known-unsafe` when any of them is destructive, `known-safe`
+when every one states it is not, `unknown` otherwise.
 The agent reads the overview, and asks for a command it needs (`atip compile --commands`).
 
 Without a query, commands are taken in document order, shallow ones first.
