@@ -29,7 +29,9 @@
    written answers alone.
 3. Tokens: the gh and kubectl fixtures compiled whole (OpenAI format) versus compiled
    with `--budget` at `--budget-share` of the whole (default 10 %) for each of their
-   queries, and how often the budgeted compile still holds a right command.
+   queries, and how often the budgeted compile still holds a right command: for the
+   project queries (tuned on) and for bench/data/budget_holdout.json (written before
+   that tuning, never tuned on). `--tokens-only` measures this part alone (no scan).
 4. Speed over 5 000 commands (the machine's index, padded with synthesized tools when it
    has fewer): loading the saved index and answering a BM25 query in one process, warm
    (median over the queries), the machine index's own up-to-date check plus load plus
@@ -65,6 +67,7 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "search"
 TARGETS = {"recall@5": 0.9, "token reduction": 0.9, "search ms": 50.0}
 SPEED_COMMANDS = 5000
+HOLDOUT = ROOT / "bench" / "data" / "budget_holdout.json"
 GOLD_HITS = 50  # hits fetched per gold query: enough distinct tools for a tool-level rank
 MRR_DEPTH = 10
 
@@ -81,7 +84,11 @@ def main() -> None:
     parser.add_argument("--errors", action="store_true", help="print the gold misses (dev)")
     parser.add_argument("--i-know", action="store_true", help="allow --errors on test")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--tokens-only", action="store_true", help="the budgets alone")
     args = parser.parse_args()
+    if args.tokens_only:
+        _tokens_only(args)
+        return
     if args.errors and args.split != "dev" and not args.i_know:
         parser.error("--errors reads the misses of the test split: tune on dev (or --i-know)")
     gold = load_gold(args.gold)
@@ -148,6 +155,32 @@ def main() -> None:
                         f"-> {', '.join(miss['top'])}"
                     )
         _print(figures)
+
+
+def _tokens_only(args: argparse.Namespace) -> None:
+    """Part 3 alone: the fixtures' budgeted compiles need no scan of the machine."""
+    from atipkit.model import loads
+
+    fixtures = {name: loads((FIXTURES / f"{name}.json").read_bytes()) for name in ("gh", "kubectl")}
+    figures = {
+        "machine": {"cpu": cpu(), "cores": cores(), "python": sys.version.split()[0]},
+        "tokens": _tokens(fixtures, _queries(), args.budget_share),
+    }
+    if args.json:
+        print(json.dumps(figures, indent=2))
+    else:
+        _print_tokens(figures["tokens"])
+
+
+def _print_tokens(tokens: dict[str, Any]) -> None:
+    for name, row in tokens.items():
+        print(
+            f"{name}: {row['commands']} commands, {row['full tokens']} tokens whole, "
+            f"budget {row['budget']}: median {row['median budgeted tokens']} tokens "
+            f"({row['reduction']:.1%} fewer), right command kept in "
+            f"{row['right command kept']:.0%} of {row['queries']} queries, "
+            f"{row['right command kept, held-out']:.0%} of {row['held-out queries']} held-out"
+        )
 
 
 def _bench_env(home: Path) -> dict[str, str]:
@@ -404,23 +437,27 @@ def _group(item: dict[str, Any]) -> str:
 
 def _tokens(fixtures: dict[str, Any], queries: list[dict[str, Any]], share: float) -> dict:
     from atipkit.bridge import compile_tools
-    from atipkit.search.budget import fit_budget
     from atipkit.search.tokens import count_tokens
 
+    held_out = json.loads(HOLDOUT.read_text())["queries"]
     out = {}
     for name, tool in fixtures.items():
         whole = compile_tools(tool, "openai").tools
         full = count_tokens(whole)
         budget = int(full * share)
-        mine = [q for q in queries if any(a["tool"] == name for a in q["expected"])]
-        totals, kept = [], 0
-        for item in mine:
-            fitted = fit_budget([tool], "openai", budget, query=item["query"])
-            totals.append(fitted.tokens.total)
-            paths = [t.binding.targets[""].path for t in fitted.compiled.flat]
-            chosen = [_Hit(name, " ".join(p)) for p in paths]
-            kept += any(_right(hit, _answers(item)) for hit in chosen)
-        median = statistics.median(totals) if totals else 0
+        mine = [
+            (q["query"], _answers(q))
+            for q in queries
+            if any(a["tool"] == name for a in q["expected"])
+        ]
+        theirs = [
+            (q["query"], [{"tool": name, "command": c} for c in q["commands"]])
+            for q in held_out
+            if q["tool"] == name
+        ]
+        totals, kept = _kept(name, tool, budget, mine)
+        held_totals, held_kept = _kept(name, tool, budget, theirs)
+        median = statistics.median(totals + held_totals) if totals or held_totals else 0
         out[name] = {
             "commands": len(whole),
             "full tokens": full,
@@ -429,8 +466,26 @@ def _tokens(fixtures: dict[str, Any], queries: list[dict[str, Any]], share: floa
             "reduction": round(1 - median / full, 3) if full else 0,
             "queries": len(mine),
             "right command kept": round(kept / (len(mine) or 1), 3),
+            "held-out queries": len(theirs),
+            "right command kept, held-out": round(held_kept / (len(theirs) or 1), 3),
         }
     return out
+
+
+def _kept(
+    name: str, tool: Any, budget: int, queries: list[tuple[str, list[dict[str, Any]]]]
+) -> tuple[list[int], int]:
+    """The budgeted compile of each query: its total tokens, and how many of them hold a
+    right command."""
+    from atipkit.search.budget import fit_budget
+
+    totals, kept = [], 0
+    for query, answers in queries:
+        fitted = fit_budget([tool], "openai", budget, query=query)
+        totals.append(fitted.tokens.total)
+        paths = [t.binding.targets[""].path for t in fitted.compiled.flat]
+        kept += any(_right(_Hit(name, " ".join(p)), answers) for p in paths)
+    return totals, kept
 
 
 class _Hit:
@@ -602,13 +657,7 @@ def _print(figures: dict[str, Any]) -> None:
     print(f"  recall@5 by group: {_by_group(quality)}")
     for miss in quality["misses@5"]:
         print(f"  miss: {miss['query']!r} -> {', '.join(miss['top'])}")
-    for name, row in figures["tokens"].items():
-        print(
-            f"{name}: {row['commands']} commands, {row['full tokens']} tokens whole, "
-            f"budget {row['budget']}: median {row['median budgeted tokens']} tokens "
-            f"({row['reduction']:.1%} fewer), right command kept in "
-            f"{row['right command kept']:.0%} of {row['queries']} queries"
-        )
+    _print_tokens(figures["tokens"])
     speed = figures["speed"]
     for key, value in speed.items():
         print(f"  {key}: {value}")
