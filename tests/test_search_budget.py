@@ -718,9 +718,16 @@ def test_cli_prints_tools_overview_and_tokens(doc_file):
     done = run_atip("compile", str(doc_file), "--budget", str(budget), "--query", query, "--plain")
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert set(out) == {"tools", "overview", "tokens"}
-    same = fit_budget([built()], "openai", budget, query=query).to_builtins()
-    assert out == same
+    assert set(out) == {"tools", "briefs", "overview", "tokens"}
+    fitted = fit_budget([built()], "openai", budget, query=query)
+    assert out == fitted.to_builtins()
+    assert out["briefs"]
+    assert out["briefs"] == fitted.briefs
+    briefed = [t for t in out["tools"] if t["function"]["name"] in out["briefs"]]
+    assert len(briefed) == len(out["briefs"])
+    assert all("more parameters)" in t["function"]["description"] for t in briefed)
+    said = f"{len(out['tools'])} command(s), {len(out['briefs'])} of them as briefs"
+    assert said in done.stderr
     assert "workshop_gadget_delete" in [t["function"]["name"] for t in out["tools"]]
     assert out["tokens"]["total"] == out["tokens"]["tools"] + out["tokens"]["overview"]
     assert out["tokens"]["total"] <= budget == out["tokens"]["budget"]
@@ -732,7 +739,7 @@ def test_cli_prints_tools_overview_and_tokens(doc_file):
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
-    assert set(out) == {"tools", "overview", "tokens", "table"}
+    assert set(out) == {"tools", "briefs", "overview", "tokens", "table"}
     assert out["table"]["workshop_gadget_delete"] == "gadget delete"
     assert set(out["table"]) == {t["name"] for t in out["tools"]}
 

@@ -76,10 +76,12 @@ def compile_tools(
     With --deferred (openai-responses, anthropic only; else exit 2) every command is
     defined but loaded only when a search finds it (`atipkit.bridge.deferred_tools`).
     With --budget the result is an object: `tools` (the commands that fit, the most
-    relevant to --query first chosen), `overview` (for each tool with commands left out,
-    a depth-1 ATIP document marked partial, whose `omitted.safetyAssumption` says what
-    the rest may do) and `tokens` (tools, overview, total, budget, and the full compile,
-    counted with tiktoken's cl100k encoding); a budget too small for the overview alone
+    relevant to --query first chosen; the best whole, the next as briefs with their
+    required parameters only), `briefs` (the names sent as briefs), `overview` (for
+    each tool with commands left out, a depth-1 ATIP document marked partial, whose
+    `omitted.safetyAssumption` says what the rest may do) and `tokens` (tools,
+    overview, total, budget, and the full compile, counted with tiktoken's cl100k
+    encoding); a budget too small for the overview alone
     is exit 2. Provider limits are warnings. An invalid document is a data-format error (exit 65),
     a file or tool that cannot be found is exit 10, a file it may not read exit 30, one
     it cannot read otherwise (a directory) exit 2.
@@ -169,8 +171,8 @@ def _fit(
         ) from None
     tokens = fitted.tokens
     ctx.info(
-        f"{len(fitted.compiled.tools)} command(s) in {tokens.total} of {budget} tokens "
-        f"(the full compile: {tokens.full})"
+        f"{len(fitted.compiled.tools)} command(s), {len(fitted.briefs)} of them as briefs, "
+        f"in {tokens.total} of {budget} tokens (the full compile: {tokens.full})"
     )
     return fitted
 

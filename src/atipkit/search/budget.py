@@ -82,12 +82,15 @@ class Budgeted(msgspec.Struct, kw_only=True):
     compiled: Compiled
     overview: list[Tool]
     tokens: TokenCount
+    briefs: list[str] = []
+    """The names of `compiled`'s tools sent as briefs (decision 513), best first."""
 
     def to_builtins(self) -> dict[str, Any]:
         """What `atip compile --budget` prints: `tools` as the provider takes them,
-        `overview` as ATIP documents, `tokens`."""
+        `briefs`, `overview` as ATIP documents, `tokens`."""
         return {
             "tools": self.compiled.payload(),
+            "briefs": list(self.briefs),
             "overview": [to_dict(tool) for tool in self.overview],
             "tokens": msgspec.to_builtins(self.tokens),
         }
@@ -140,7 +143,8 @@ def fit_budget(
         total=used + described,
         full=whole,
     )
-    return Budgeted(compiled=compiled, overview=overview, tokens=tokens)
+    briefed = [name for name in chosen if name not in whole_ones]
+    return Budgeted(compiled=compiled, overview=overview, tokens=tokens, briefs=briefed)
 
 
 def _choose(
