@@ -31,7 +31,7 @@
    with `--budget` at `--budget-share` of the whole (default 10 %) for each of their
    queries, and how often the budgeted compile still holds a right command: for the
    project queries (tuned on) and for bench/data/budget_holdout.json (written before
-   that tuning, never tuned on). `--tokens-only` measures this part alone (no scan).
+   that tuning; decision 516). `--tokens-only` measures this part alone (no scan).
 4. Speed over 5 000 commands (the machine's index, padded with synthesized tools when it
    has fewer): loading the saved index and answering a BM25 query in one process, warm
    (median over the queries), the machine index's own up-to-date check plus load plus

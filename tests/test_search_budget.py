@@ -658,8 +658,8 @@ def test_a_tenth_of_the_full_compile_keeps_the_right_command(path, query, comman
 
 def task_queries(name: str) -> list[tuple[str, list[str]]]:
     """The task queries with answers in `name`'s fixture: the written ones of
-    queries.json, and the held-out ones of bench/data/budget_holdout.json (never tuned
-    on); each with its right command paths."""
+    queries.json, and the held-out ones of bench/data/budget_holdout.json (decision
+    516); each with its right command paths."""
     written = json.loads((SEARCH / "queries.json").read_text())
     held_out = json.loads(
         (FIXTURES.parent.parent / "bench" / "data" / "budget_holdout.json").read_text()
