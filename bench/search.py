@@ -1,7 +1,8 @@
 """Search quality, context savings and search speed (issue 11).
 
     python bench/search.py [--home DIR] [--gold PATH] [--split dev|test|all]
-                           [--mode bm25|fused|both] [--errors [--i-know]]
+                           [--mode bm25|fused|both] [--errors] [--ranks OUT]
+                           [--against RANKS] [--i-know] [--quality-only]
                            [--budget-share 0.1] [--runs N] [--rerank] [--json]
 
 1. The index of this machine: every executable on PATH recorded by `atip scan --infer`
@@ -17,7 +18,10 @@
    first appear; command-level is the rank of the first hit that is an answer's tool and,
    where the answer names a command, that command or one below it (bench/search_gold.py).
    Queries whose every answer tool this machine lacks are skipped and counted.
-   `--errors` prints the dev misses; it refuses the test split unless `--i-know`.
+   `--errors` prints the dev misses; `--ranks OUT` writes each dev query's ranks (JSON,
+   per mode) and `--against RANKS` prints the queries a change found or lost in the top
+   5 against such a file; all three refuse the test split unless `--i-know`.
+   `--quality-only` stops after the gold and project queries (for tuning loops).
    Project quality: the queries of tests/fixtures/search/queries.json (natural task descriptions,
    written by hand, not taken from any help text), each with its acceptable answers. A
    hit is right when its tool is an answer's and, where the answer names a command, the
@@ -61,7 +65,7 @@ from typing import Any
 
 from _machine import cores, cpu
 from _synth import synthesize
-from search_gold import GOLD, command_rank, load_gold, tool_rank
+from search_gold import GOLD, changes, command_rank, load_gold, tool_rank
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "search"
@@ -82,15 +86,22 @@ def main() -> None:
     parser.add_argument("--split", choices=("dev", "test", "all"), default="dev")
     parser.add_argument("--mode", choices=("bm25", "fused", "both"), default="bm25")
     parser.add_argument("--errors", action="store_true", help="print the gold misses (dev)")
-    parser.add_argument("--i-know", action="store_true", help="allow --errors on test")
+    parser.add_argument("--ranks", type=Path, help="write each query's ranks here (dev)")
+    parser.add_argument("--against", type=Path, help="compare with a --ranks file (dev)")
+    parser.add_argument("--i-know", action="store_true", help="allow the above on test")
+    parser.add_argument("--quality-only", action="store_true", help="no tokens, no speed")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--tokens-only", action="store_true", help="the budgets alone")
     args = parser.parse_args()
     if args.tokens_only:
         _tokens_only(args)
         return
-    if args.errors and args.split != "dev" and not args.i_know:
-        parser.error("--errors reads the misses of the test split: tune on dev (or --i-know)")
+    per_query = args.errors or args.ranks or args.against
+    if per_query and args.split != "dev" and not args.i_know:
+        parser.error(
+            "--errors, --ranks and --against read the test split's queries: tune on dev "
+            "(or --i-know)"
+        )
     gold = load_gold(args.gold)
     env = _bench_env(args.home)
     os.environ.update(env)
@@ -128,6 +139,13 @@ def main() -> None:
         for mode in modes
     }
     quality = _quality(index, present, queries, aliases)
+    ranks = {mode: row["ranks"] for mode, row in scored.items()}
+    if args.ranks:
+        args.ranks.write_text(json.dumps(ranks, indent=1, sort_keys=True))
+    if args.quality_only:
+        _print_gold(args.gold, {mode: row["figures"] for mode, row in scored.items()})
+        _print_changes(args.against, ranks)
+        return
     tokens = _tokens(fixtures, queries, args.budget_share)
     speed = _speed(index, tools, queries, env, args.runs)
     rerank = _rerank(index, tools, queries, aliases, env, args) if args.rerank else None
@@ -154,6 +172,7 @@ def main() -> None:
                         f"  {mode} miss (tool {tool}, command {command}): {miss['query']!r} "
                         f"-> {', '.join(miss['top'])}"
                     )
+        _print_changes(args.against, ranks)
         _print(figures)
 
 
@@ -354,8 +373,10 @@ def _gold_quality(
     commands: dict[str, set[str]],
 ) -> dict[str, Any]:
     """Tool- and command-level recall@1, recall@5 and MRR of the gold queries, per split
-    (dev, test, and all when `split` is all), and the misses at 5 of the chosen split."""
+    (dev, test, and all when `split` is all), and the misses at 5 and every query's
+    ranks of the chosen split."""
     ranks: dict[str, list[tuple[int | None, int | None]]] = {}
+    each: dict[str, tuple[int | None, int | None]] = {}
     skipped: dict[str, int] = {}
     misses = []
     for item in gold:
@@ -369,6 +390,7 @@ def _gold_quality(
         hits = index.search(item["query"], GOLD_HITS, rerank=fused)
         pair = (tool_rank(hits, answers), command_rank(hits, answers))
         ranks.setdefault(item["split"], []).append(pair)
+        each[item["query"]] = pair
         if not all(r is not None and r <= 5 for r in pair):
             misses.append(
                 {"query": item["query"], "ranks": pair, "top": [h.name for h in hits[:5]]}
@@ -385,7 +407,7 @@ def _gold_quality(
             "tool": _recall([p[0] for p in pairs]),
             "command": _recall([p[1] for p in pairs]),
         }
-    return {"figures": figures, "misses": misses}
+    return {"figures": figures, "misses": misses, "ranks": each}
 
 
 def _as_recorded(
@@ -427,6 +449,19 @@ def _print_gold(path: Path, gold: dict[str, dict[str, Any]]) -> None:
                 f"command {command['recall@1']:.3f} {command['recall@5']:.3f} "
                 f"{command['mrr']:.3f}"
             )
+
+
+def _print_changes(against: Path | None, ranks: dict[str, dict[str, Any]]) -> None:
+    """The queries found or lost in the top 5 against an earlier run's `--ranks` file,
+    per mode both runs scored."""
+    if against is None:
+        return
+    before = json.loads(against.read_text())
+    for mode in ranks.keys() & before.keys():
+        found = changes(before[mode], ranks[mode])
+        print(f"{mode} against {against.name}: {len(found)} changed")
+        for line in found:
+            print(f"  {line}")
 
 
 def _group(item: dict[str, Any]) -> str:

@@ -94,6 +94,23 @@ def command_rank(hits: Iterable[Hit], answers: Sequence[dict[str, Any]]) -> int 
     return None
 
 
+def changes(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """The queries found in the top 5 by one of two runs and not by the other, at either
+    level: `before` and `after` map each query to its (tool rank, command rank), as
+    bench/search.py's `--ranks` writes them; a query one run did not score is left out."""
+    out = []
+    for query in sorted(before.keys() & after.keys()):
+        for level, old, new in zip(("tool", "command"), before[query], after[query], strict=True):
+            found, lost = _top5(new) and not _top5(old), _top5(old) and not _top5(new)
+            if found or lost:
+                out.append(f"{'found' if found else 'lost'} ({level} {old} -> {new}): {query!r}")
+    return out
+
+
+def _top5(rank: int | None) -> bool:
+    return rank is not None and rank <= 5
+
+
 def overlaps(queries: Sequence[dict[str, Any]], n: int = OVERLAP) -> list[tuple[str, str, str]]:
     """(query, page, shared words) for each query sharing n consecutive words with the NAME
     or DESCRIPTION of one of its answers' man pages."""

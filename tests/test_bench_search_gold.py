@@ -160,15 +160,32 @@ def test_the_copy_check_flags_five_words_from_a_man_page(gold_mod):
     assert [(q, page) for q, page, _ in found] == [(copied["query"], "ls")]
 
 
-def test_errors_refuse_the_test_split_unless_asked(tmp_path):
+@pytest.mark.parametrize(
+    "asked", [["--errors"], ["--ranks", "ranks.json"], ["--against", "ranks.json"]]
+)
+def test_errors_refuse_the_test_split_unless_asked(tmp_path, asked):
+    """Each query's result on the held-out split stays out of sight of whoever tunes:
+    its misses, its ranks written out, and its changes against an earlier run."""
     done = subprocess.run(
-        [sys.executable, str(BENCH / "search.py"), "--split", "test", "--errors"],
+        [sys.executable, str(BENCH / "search.py"), "--split", "test", *asked],
         capture_output=True,
         text=True,
         check=False,
+        cwd=tmp_path,
     )
     assert done.returncode == 2
     assert "tune on dev" in done.stderr
+    assert not (tmp_path / "ranks.json").exists()
+
+
+def test_changes_name_the_queries_found_or_lost_in_the_top_5(gold_mod):
+    before = {"a": [3, 7], "b": [None, None], "c": [6, 1], "d": [1, 1], "gone": [1, 1]}
+    after = {"a": [6, 5], "b": [5, 9], "c": [6, 2], "d": [2, 4], "new": [None, None]}
+    assert gold_mod.changes(before, after) == [
+        "lost (tool 3 -> 6): 'a'",
+        "found (command 7 -> 5): 'a'",
+        "found (tool None -> 5): 'b'",
+    ]
 
 
 def test_the_file_is_valid_json_with_its_rule(gold_mod):
