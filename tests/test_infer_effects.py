@@ -16,8 +16,8 @@ import pytest
 import atipkit
 from atipkit.infer.effects import infer_effects
 from atipkit.infer.generate import generate_shim, shim_from_page
-from atipkit.infer.helptext import ParsedCommand, ParsedHelp
-from atipkit.infer.manpage import ManPages, read_man_file
+from atipkit.infer.helptext import ParsedCommand, ParsedHelp, parse_help
+from atipkit.infer.manpage import ManPages, merge, read_man_file
 
 
 def kind(effects: atipkit.Effects) -> str:
@@ -467,3 +467,190 @@ def test_a_reference_to_a_page_is_no_verb() -> None:
     assert kind(infer_effects("pgrep", "look up processes", ["It may kill them."])) == (
         "destructive"
     )
+
+
+def test_a_change_the_text_denies_is_no_change() -> None:
+    """Decision 482: "doesn't commit any outstanding changes" and "does not actually
+    trigger a measurement" (`dmsetup status`, `dmsetup measure`) change nothing, so they
+    no longer forbid a claim of safety; a removal denied still documents the risk
+    (gzip's "keep (don't delete) input files")."""
+    status = (
+        "Outputs status information for each of the device's targets. With --noflush, "
+        "the thin target doesn't commit any outstanding changes to disk before reporting."
+    )
+    assert kind(infer_effects("status", status)) == "read-only"
+    measure = "Show the data. This is for debugging and does not actually trigger a measurement."
+    assert kind(infer_effects("measure", measure)) == "read-only"
+    assert kind(infer_effects("status", "Show it. Otherwise, it commits the changes.")) == (
+        "unknown"
+    )
+    keep = ["keep (don't delete) input files"]
+    assert kind(infer_effects("gzip", "compress files", keep)) == "destructive"
+
+
+def test_a_fetch_from_the_network_forbids_safety() -> None:
+    """Decision 483: `apt-key net-update` gets a keyring from a URI and validates it: the
+    verb of looking made a claim of safety for a command that fetches and stores."""
+    update = (
+        "Perform an update working similarly to the update command above, but get the "
+        "archive keyring from a URI instead and validate it against a master key."
+    )
+    fetch = infer_effects("net-update", update)
+    assert kind(fetch) == "unknown"
+    assert fetch.network is True
+    local = "Get the keyring from the file and validate it against a master key."
+    assert kind(infer_effects("check", local)) == "read-only"  # no network: no fetch
+
+
+PAGED = r""".TH FROBFILE 1
+.SH NAME
+frobfile \- determine file type
+.SH OPTIONS
+.TP
+.B \-C
+Write a magic.mgc output file that contains a pre-parsed version of the magic file.
+.TP
+.B \-b
+Do not prepend filenames to output lines.
+"""
+
+
+def test_an_options_text_on_its_page_is_read_beside_its_helps(tmp_path: Path) -> None:
+    """Decision 484: `file --help` says "-C compile file specified by -m", its page
+    "Write a magic.mgc output file"; the help's words are shown and both are read, so
+    `atip gen file` no longer says a writing command read-only."""
+    if shutil.which("groff") is None:
+        pytest.skip("no groff")
+    path = tmp_path / "frobfile.1"
+    path.write_text(PAGED, encoding="utf-8")
+    page = read_man_file(path, "frobfile")
+    assert page is not None
+    help_ = parse_help(
+        "Usage: frobfile [OPTION...] FILE...\nDetermine type of FILEs.\n\n"
+        "  -C, --compile              compile file specified by -m\n"
+        "  -b, --brief                do not prepend filenames to output lines\n",
+        "frobfile",
+    )
+    merge(help_, page.help)
+    compiles = next(o for o in help_.options if "-C" in o.flags)
+    assert compiles.description == "compile file specified by -m"
+    assert compiles.also.startswith("Write a magic.mgc output file")
+    tool = shim_from_page("frobfile", "sha256:" + "0" * 64, help_)
+    assert kind(atipkit.effective_effects(tool, "")) == "writes"
+    option = next(o for o in tool.commands[""].options if "-C" in o.flags)
+    assert option.description == "compile file specified by -m"
+
+
+@pytest.mark.parametrize(
+    ("name", "purpose", "prose", "expected"),
+    [
+        (
+            "cut",
+            "remove sections from each line of files",
+            "Print selected parts of lines from each FILE to standard output.",
+            "read-only",
+        ),
+        (
+            "paste",
+            "merge lines of files",
+            "Write lines consisting of the sequentially "
+            "corresponding lines from each FILE, separated by TABs, to standard output.",
+            "read-only",
+        ),
+        (
+            "rev",
+            "reverse lines characterwise",
+            "The rev utility copies the specified files "
+            "to standard output, reversing the order of characters in every line.",
+            "read-only",
+        ),
+        (
+            "expand",
+            "convert tabs to spaces",
+            "Convert tabs in each FILE to spaces, writing to standard output.",
+            "read-only",
+        ),
+        (
+            "locale",
+            "get locale-specific information",
+            "The locale command displays information about the current locale on standard output.",
+            "read-only",
+        ),
+        # a file as well as standard output: no claim
+        ("tee", "", "Copy standard input to each FILE, and also to standard output.", "unknown"),
+        # the description is read for what shows, never against it
+        (
+            "which",
+            "locate a command",
+            "which returns the pathnames of the files (or links) "
+            "which would be executed in the current environment.",
+            "read-only",
+        ),
+        ("frob", "", "This command is used to generate list of algorithms.", "unknown"),
+        # it never overrules what the purpose or the options say
+        (
+            "shred",
+            "overwrite a file to hide its contents",
+            "Print the files to standard output.",
+            "destructive",
+        ),
+        (
+            "sort",
+            "sort lines of text files",
+            "Write sorted concatenation of all FILE(s) to standard output.",
+            "writes",
+        ),
+    ],
+)
+def test_a_result_sent_to_standard_output_is_shown(
+    name: str, purpose: str, prose: str, expected: str
+) -> None:
+    """Decision 485: the first sentence of a page's description says where the result
+    goes; "to standard output" and to no file is positive evidence of looking, its verbs
+    of writing show (filters: cut, paste, rev, expand)."""
+    options = ["write result to FILE instead of standard output"] if name == "sort" else []
+    flags = [["-o", "--output"]] if options else []
+    said = infer_effects(name, purpose, options, flags=flags, prose=prose)
+    assert kind(said) == expected
+
+
+def test_verbs_in_ies_and_ied_are_read() -> None:
+    """Decision 485: "Verifies" (git fsck) looked like no verb, "modifies" neither."""
+    assert kind(infer_effects("fsck", "Verifies the connectivity of the objects")) == ("read-only")
+    assert kind(infer_effects("frob", "modifies the files")) == "writes"
+
+
+def test_a_path_is_a_file_and_no_end_of_sentence() -> None:
+    """Decision 486: git fsck's `--lost-found` ("Write dangling objects into
+    .git/lost-found/commit/ or .git/lost-found/other/") writes; "and/or" is no path."""
+    lost = ["Write dangling objects into .git/lost-found/commit/ or .git/lost-found/other/."]
+    verifies = "Verifies the connectivity and validity of the objects in the database"
+    assert kind(infer_effects("fsck", verifies, lost)) == "writes"
+    assert kind(infer_effects("ls", "list it", ["Print and/or write the entries."])) == (
+        "read-only"
+    )
+
+
+def test_printed_text_in_an_option_and_as_a_passives_subject() -> None:
+    """Decision 487: git blame's `-M` ("Detect moved or copied lines within a file")
+    copies printed lines, column's `--table-truncate` ("Specify columns where text can be
+    truncated") truncates printed text; jq's `--color-output`, whose first sentence
+    names no file, says nothing of where output goes."""
+    blame = "Show what revision and author last modified each line of a file"
+    moved = ["Detect moved or copied lines within a file."]
+    assert kind(infer_effects("blame", blame, moved, flags=[["-M"]])) == "read-only"
+    cuts = ["Specify columns where text can be truncated when necessary."]
+    assert kind(infer_effects("column", "list it", cuts, flags=[["--table-truncate"]])) == (
+        "read-only"
+    )
+    files = ["Specify files that can be truncated."]
+    assert kind(infer_effects("column", "list it", files, flags=[["--truncate"]])) == (
+        "destructive"
+    )
+    color = [
+        "By default, jq outputs colored JSON if writing to a terminal. You can force it "
+        "to produce color even if writing to a pipe or a file using -C."
+    ]
+    assert kind(infer_effects("jq", "show it", color, flags=[["--color-output"]])) == ("read-only")
+    session = ["Output SSL session to filename"]
+    assert kind(infer_effects("s_client", "show it", session, flags=[["-sess_out"]])) == ("writes")

@@ -156,6 +156,12 @@ columns")."""
 """Words of an option that acts on what is shown, not on what is stored."""
 _PASSIVE = _words("is are be been was were get gets")
 _NEGATIONS = _words("not never")
+_DENIES = _NEGATIONS | {"t"}
+"""Words that deny the verb after them ("does not actually trigger a measurement",
+"doesn't commit any outstanding changes"): a change a page says is not made is none."""
+_FETCHES = _words("get retrieve obtain fetch download")
+"""Verbs of fetching: with the network in their clause ("get the archive keyring from a
+URI"), what is fetched is kept or acted on, and no claim of safety is made."""
 _OBJECT_WINDOW = 4
 """Words between a verb of removal and its object: "removes the oldest archived journal
 files" (articles not counted)."""
@@ -175,9 +181,14 @@ _NOMINAL = (
     ("ion", ("", "e")),
 )
 _ARTICLES = _words("the a an each every all any its their this that these those")
-_TOKEN = re.compile(r"[a-z]+(?:[-.][a-z0-9]+)*|[^\sa-z]")
+_TOKEN = re.compile(
+    r"(?<![\w/])(?:~|\.\.?|\.[\w-]+)?(?:/[\w.-]*[\w-])+/?"
+    r"|[a-z]+(?:[-.][a-z0-9]+)*|[^\sa-z]"
+)
 """Words (hyphenated ones whole: "NUL-terminated" is no verb; dotted ones too: "a
-magic.mgc output file" names one file, its dot ends no sentence) and punctuation."""
+magic.mgc output file" names one file, its dot ends no sentence), paths
+(`.git/lost-found/`, `/etc/hosts`: a file, no end of sentence; not "and/or") and
+punctuation."""
 _FLAG = re.compile(r"(?<![\w-])--?[a-z0-9][\w-]*(?:=\S*)?")
 """A flag written in a text ("--vacuum-size= removes ...", "With -d, also delete"): the
 word after it starts a clause."""
@@ -185,6 +196,10 @@ _FLAG_ANY_CASE = re.compile(_FLAG.pattern, re.IGNORECASE)
 _REFERENCE = re.compile(r"(?<![\w.-])[\w.-]+\([0-9][a-z0-9]*\)", re.IGNORECASE)
 """A reference to a page, `kill(2)`, `sigqueue(3)`: a name, no verb ("Use sigqueue(3)
 rather than kill(2)" kills nothing)."""
+_ONTO = _words("to into onto on")
+"""Words before where a result goes: "to standard output", "on the standard output"."""
+_SUBJECTS = _words("utility command program tool")
+"""What a page calls the command it describes: "The rev utility copies ..."."""
 _BREAKS = frozenset("()")
 """Brackets: the word after one starts a clause ("(alias: source) Execute commands")."""
 
@@ -196,6 +211,7 @@ class _Said(msgspec.Struct, frozen=True):
     writes: bool = False
     reads: bool = False
     network: bool = False
+    fetches: bool = False
 
 
 def infer_effects(
@@ -205,15 +221,20 @@ def infer_effects(
     *,
     flags: Iterable[Sequence[str]] = (),
     operands: Iterable[str] = (),
+    prose: str = "",
 ) -> Effects:
     """The effects of a command named `name` whose documentation says `purpose`, whose
     options are described by `options` and spelled `flags` (the flags of each, in the
-    same order), and whose operands are named `operands`. (A denied command's claim of
-    destruction is made on the shim, by `generate.claim_destruction`.)"""
+    same order), whose operands are named `operands`, and whose page's description
+    starts with `prose`. (A denied command's claim of destruction is made on the shim,
+    by `generate.claim_destruction`.)"""
     options, flags = list(options), [list(f) for f in flags]
     named = _from_name(name)
     first, rest = _first_sentence(purpose)
     said = _from_text(first)
+    # the page's description, read for its first sentence: what it does with its result
+    # ("Print selected parts of lines from each FILE to standard output")
+    described = _described(name, prose)
     # the rest of a purpose is read as strictly as an option: it often describes options
     # ("If -d is specified, any other clients ... are detached")
     later = _from_text(rest, option=True) if rest else _Said()
@@ -233,11 +254,14 @@ def infer_effects(
         if any(_flag_destroys(f) for f in spelled) and not _harmless(text)
     ]
     outputs = any(
-        _flag_outputs(f) and _NAMES_FILE & set(re.findall(r"[a-z]+", text.lower()))
+        _flag_outputs(f) and _names_a_file(_first_sentence(text)[0])
         for spelled, text in zip(flags, options, strict=False)
         for f in spelled
     )
-    looks = named.reads or said.reads
+    # the page's description is read for what shows, never against it: a wordier text
+    # than a NAME line, its nouns ("the files (or links)") look like verbs too often
+    shown = described.reads and not (described.writes or described.destroys or described.fetches)
+    looks = named.reads or said.reads or shown
     destroys = (
         named.destroys
         or said.destroys
@@ -249,7 +273,13 @@ def infer_effects(
     writes = destroys or named.writes or said.writes or outputs or any(o.writes for o in optional)
     network = named.network or said.network or any(o.network for o in optional)
     doubt = (  # no claim of its own, but no claim of safety either
-        runs or later.writes or changes or destined or bool(named_for)
+        runs
+        or later.writes
+        or changes
+        or destined
+        or bool(named_for)
+        or said.fetches
+        or later.fetches
     )
     read_only = not writes and not doubt and looks
     if read_only:
@@ -263,6 +293,35 @@ def infer_effects(
         network=True if network else UNSET,
         destructive=True if destroys else UNSET,
     )
+
+
+def _described(name: str, prose: str) -> _Said:
+    """What the first sentence of a page's description says, its subject ("The rev
+    utility copies ...", "locale displays ...") left out so that its verb starts it. Where
+    its result goes to standard output and to no file, a verb of writing shows
+    ("Write lines ... to standard output", "copies the specified files to standard
+    output"): what is printed changes nothing stored."""
+    first = _first_sentence(prose)[0]
+    subject = rf"(?i)^\s*(?:the\s+)?{re.escape(name)}(?:\s+(?:{'|'.join(_SUBJECTS)}))?\s+"
+    first = re.sub(subject, "", first, count=1)
+    return _from_text(first, to_stdout=_to_standard_output(first)) if first else _Said()
+
+
+def _to_standard_output(text: str) -> bool:
+    """Whether `text` sends its result to standard output and to nothing else: "to
+    standard output", "on the standard output", "to stdout"; not "Copy standard input to
+    each FILE, and also to standard output"."""
+    words = [m.group() for m in _TOKEN.finditer(text.lower())]
+    shown = stored = False
+    for index, word in enumerate(words):
+        if word not in _ONTO:
+            continue
+        target = [w for w in words[index + 1 : index + 4] if w not in _ARTICLES]
+        if target[:2] == ["standard", "output"] or target[:1] == ["stdout"]:
+            shown = True
+        elif target and word != "on" and _is_stored(target[0]):  # "in each FILE": a source
+            stored = True
+    return shown and not stored
 
 
 def _first_sentence(text: str) -> tuple[str, str]:
@@ -303,6 +362,14 @@ def _flag_outputs(flag: str) -> bool:
     return bool(set(words) & _FLAG_OUTPUTS) or words[-2:] == ["log", "file"]
 
 
+def _names_a_file(text: str) -> bool:
+    """Whether the first sentence of an option's text names a file: "Use outputfile for
+    output", "Filename to output to"; not jq's `--color-output`, "By default, jq outputs
+    colored JSON if writing to a terminal. You can force it ... writing to a pipe or a
+    file"."""
+    return any(w in _NAMES_FILE or _is_file(w) for w in re.findall(r"[a-z]+", text.lower()))
+
+
 def _destroying(text: str) -> bool:
     """Whether a verb of destroying or removal stands anywhere in `text` (not "stop":
     "Stop when a given path disappears")."""
@@ -319,8 +386,17 @@ def _harmless(text: str) -> bool:
     words = [m.group() for m in _TOKEN.finditer(text.lower())]
     verbs = [i for i, w in enumerate(words) if _lemma(w) & _AGREES]
     return bool(verbs) and all(
-        _stored_object(words, i, _STOPS, False, things=_PRINTED) for i in verbs
+        _stored_object(words, i, _STOPS, False, things=_PRINTED) or _printed_subject(words, i)
+        for i in verbs
     )
+
+
+def _printed_subject(words: Sequence[str], verb: int) -> bool:
+    """Whether a passive verb's subject is printed text: "where text can be truncated"."""
+    if not verb or words[verb - 1] not in _PASSIVE:
+        return False
+    before = words[max(0, verb - _OBJECT_WINDOW) : verb]
+    return any(w in _PRINTED for w in before) and not any(_is_stored(w) for w in before)
 
 
 def _operand(name: str) -> str:
@@ -386,14 +462,15 @@ def _starts_with(word: str, verbs: frozenset[str]) -> bool:
     return any(word.startswith(v) for v in verbs if len(v) >= 4 or v == "rm")
 
 
-def _from_text(text: str, *, option: bool = False) -> _Said:
+def _from_text(text: str, *, option: bool = False, to_stdout: bool = False) -> _Said:
     """Evidence in a sentence, read by its verbs: a word that starts a clause or is joined
     to one ("print or set", "keep (don't delete) input files"), not a noun that looks like
     a verb ("show changes", "such as renames"). In an option's description a verb of
     writing counts only with a stored object ("write result to FILE"; not "set output
     width"), and a removal from what is shown is none ("discard the files ... from the
-    output")."""
-    destroys = writes = reads = network = False
+    output"). With `to_stdout`, the text's result goes to standard output: its verbs of
+    writing and replacing show it."""
+    destroys = writes = reads = network = fetches = False
     words: list[str] = []
     leads: list[bool] = []
     joins = _JOINS if option else _JOINS | {"to"}  # "a tool to query the database"
@@ -402,7 +479,7 @@ def _from_text(text: str, *, option: bool = False) -> _Said:
     source = _FLAG_ANY_CASE.sub(" ( ", _REFERENCE.sub(" ", text))
     for match in _TOKEN.finditer(source.lower()):
         word = match.group()
-        if not word[0].isalpha():
+        if not word[0].isalpha() and not _is_path(word):
             if word in ",;:.":
                 words.append(word)
                 leads.append(False)
@@ -448,8 +525,15 @@ def _from_text(text: str, *, option: bool = False) -> _Said:
             continue
         if leads[index] and not verb_seen and forms & _VERBS:
             verb_seen, looking = True, bool(forms & _READS)
-        if not option and forms & (_WRITES | _REPLACES) and _on_printed(words, index):
-            continue  # "merge lines of files", "convert tabs to spaces": stdout's text
+        if leads[index] and forms & _FETCHES and _from_network(words, index):
+            fetches = True
+        if _denied(words, index) and not forms & (removes | _DESTROYS | _REPLACES):
+            continue  # "does not actually trigger a measurement": no change is made
+        if to_stdout and forms & (_WRITES | _REPLACES) and not forms & _DESTROYS:
+            reads = True  # "Write lines ... to standard output"
+            continue
+        if forms & (_WRITES | _REPLACES) and _on_printed(words, index):
+            continue  # "merge lines of files", "detect copied lines": stdout's text
         if not option and forms & _REPLACES:
             destroys = True
         elif forms & removes and _stored_object(words, index, _STOPS, stored_before[index]):
@@ -464,7 +548,7 @@ def _from_text(text: str, *, option: bool = False) -> _Said:
         nominal = {v for w in words for v in _verb_of(w)}
         writes = bool(nominal & _WRITES)
         reads = not writes and bool(nominal & _READS)
-    return _Said(destroys=destroys, writes=writes, reads=reads, network=network)
+    return _Said(destroys=destroys, writes=writes, reads=reads, network=network, fetches=fetches)
 
 
 _VERBS = _READS | _WRITES | _REMOVES | _DESTROYS | _REPLACES
@@ -473,6 +557,26 @@ _VERBS = _READS | _WRITES | _REMOVES | _DESTROYS | _REPLACES
 
 def _on_printed(words: Sequence[str], verb: int) -> bool:
     return _stored_object(words, verb, _STOPS, False, window=1, things=_PRINTED)
+
+
+def _denied(words: Sequence[str], verb: int) -> bool:
+    """Whether the verb is denied: `not`, `never` or `n't` before it, adverbs between
+    ("does not actually trigger")."""
+    before = verb - 1
+    while before >= 0 and _adverb(words[before]):
+        before -= 1
+    return before >= 0 and words[before] in _DENIES
+
+
+def _from_network(words: Sequence[str], verb: int) -> bool:
+    """Whether the clause of a verb of fetching names the network: "get the archive
+    keyring from a URI"."""
+    for word in _after(words, verb):
+        if word in _CLAUSE:
+            return False
+        if _lemma(word) & _NETWORK:
+            return True
+    return False
 
 
 def _verb_of(noun: str) -> set[str]:
@@ -571,8 +675,14 @@ def _is_stored(word: str) -> bool:
     return word in _STORED or _is_file(word)
 
 
+def _is_path(word: str) -> bool:
+    return len(word) > 1 and "/" in word
+
+
 def _is_file(word: str) -> bool:
-    return word in _FILES or word.endswith(("file", "files"))  # a logfile, an outfile
+    """A file named by its kind (a logfile, an outfile) or by its path
+    (`.git/lost-found/`, `/etc/hosts`)."""
+    return word in _FILES or word.endswith(("file", "files")) or _is_path(word)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -584,8 +694,12 @@ def _lemma(word: str) -> frozenset[str]:
         forms.add(word[:-1])
         if word.endswith("es"):
             forms.add(word[:-2])
+        if word.endswith("ies"):
+            forms.add(word[:-3] + "y")  # copies → copy, modifies → modify
     if word.endswith("ed"):
         forms.update((word[:-1], word[:-2]))
+        if word.endswith("ied"):
+            forms.add(word[:-3] + "y")  # copied → copy, modified → modify
         stem = word[:-2]
     elif word.endswith("ing"):
         forms.update((word[:-3], word[:-3] + "e"))

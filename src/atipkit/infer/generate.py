@@ -582,12 +582,19 @@ def prose_extension(prose: str) -> dict[str, Any]:
 
 def _effects(name: str, parsed: ParsedHelp) -> Effects | UnsetType:
     """What the command's name, purpose and options say it does (`infer_effects`)."""
+    # an option whose page says more than its help is read in both words
+    texts = [
+        (o.flags, text)
+        for o in parsed.options
+        for text in ([o.description, o.also] if o.also else [o.description])
+    ]
     effects = infer_effects(
         name,
         parsed.purpose or parsed.description,
-        [o.description for o in parsed.options],
-        flags=[o.flags for o in parsed.options],
+        [text for _, text in texts],
+        flags=[flags for flags, _ in texts],
         operands=[a.name + ("..." if a.variadic else "") for a in parsed.arguments],
+        prose=parsed.prose,
     )
     return effects if effects != Effects() else UNSET
 

@@ -78,6 +78,7 @@ class ParsedOption(msgspec.Struct):
     optional_value: bool = False
     description: str = ""
     negatable: bool = False
+    also: str = ""  # what a page says of it where the help's words are kept (`merge`)
 
     @property
     def name(self) -> str:

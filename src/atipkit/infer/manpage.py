@@ -107,6 +107,10 @@ def merge(base: ParsedHelp, extra: ParsedHelp) -> None:
                 # a help that lists options in a row (`find --help`: "-delete -print0
                 # -printf FORMAT") gives each the next ones for a description
                 owner.description = option.description or owner.description
+            elif option.description != owner.description:  # a terse help's words are
+                # shown, and the page's read for effects too: `file -C` is "compile file
+                # specified by -m" in one, "Write a magic.mgc output file" in the other
+                owner.also = option.description
             if option.metavar and not owner.metavar:  # a terse help names no value
                 owner.metavar, owner.optional_value = option.metavar, option.optional_value
     listed = {c.name: c for c in base.commands}
