@@ -654,3 +654,15 @@ def test_printed_text_in_an_option_and_as_a_passives_subject() -> None:
     assert kind(infer_effects("jq", "show it", color, flags=[["--color-output"]])) == ("read-only")
     session = ["Output SSL session to filename"]
     assert kind(infer_effects("s_client", "show it", session, flags=[["-sess_out"]])) == ("writes")
+
+
+def test_a_sentence_whose_subject_is_the_command_says_what_it_does() -> None:
+    """Decision 488: systemd-analyze's commands are described "This command prints a
+    list of ...": the verb after the subject says what the command does, for safety and
+    against it."""
+    listing = "This command prints a list of Linux capabilities. See capabilities(7)."
+    assert kind(infer_effects("capability", listing)) == "read-only"
+    assert kind(infer_effects("frob", "This command deletes the files.")) == "destructive"
+    assert kind(infer_effects("frob", "Show it. The utility removes the files.")) == ("destructive")
+    # a subject inside a sentence is none: "the command" there is an object
+    assert kind(infer_effects("frob", "Frob it. Use the command prints.")) == "unknown"

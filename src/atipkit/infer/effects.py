@@ -200,6 +200,7 @@ _ONTO = _words("to into onto on")
 """Words before where a result goes: "to standard output", "on the standard output"."""
 _SUBJECTS = _words("utility command program tool")
 """What a page calls the command it describes: "The rev utility copies ..."."""
+_DEICTIC = _words("this the")
 _BREAKS = frozenset("()")
 """Brackets: the word after one starts a clause ("(alias: source) Execute commands")."""
 
@@ -492,6 +493,7 @@ def _from_text(text: str, *, option: bool = False, to_stdout: bool = False) -> _
                 or words[-1] in _CLAUSE
                 or words[-1] in joins
                 or (leads[-1] and _adverb(words[-1]))  # "and optionally creates a blob"
+                or _subject(words)  # "This command prints a list"
             )
             and not _capitals(source[match.start() : match.end()])
         )
@@ -557,6 +559,15 @@ _VERBS = _READS | _WRITES | _REMOVES | _DESTROYS | _REPLACES
 
 def _on_printed(words: Sequence[str], verb: int) -> bool:
     return _stored_object(words, verb, _STOPS, False, window=1, things=_PRINTED)
+
+
+def _subject(words: Sequence[str]) -> bool:
+    """Whether the words read so far end with a sentence's subject that names the command
+    described ("This command prints ...", "The utility reads ..."): the verb after it
+    says what the command does."""
+    if len(words) < 2 or words[-1] not in _SUBJECTS or words[-2] not in _DEICTIC:
+        return False
+    return len(words) == 2 or words[-3] in _CLAUSE
 
 
 def _denied(words: Sequence[str], verb: int) -> bool:
