@@ -666,3 +666,37 @@ def test_a_sentence_whose_subject_is_the_command_says_what_it_does() -> None:
     assert kind(infer_effects("frob", "Show it. The utility removes the files.")) == ("destructive")
     # a subject inside a sentence is none: "the command" there is an object
     assert kind(infer_effects("frob", "Frob it. Use the command prints.")) == "unknown"
+
+
+FOREIGN = """#!/bin/sh
+if [ "$1" = "--help" ]; then
+  printf 'Usage: frobkey [command]\\n\\nCommands:\\n  list    List trusted keys\\n'
+  printf '  add     Add a key to the keyring\\n'
+  exit 0
+fi
+if [ "$2" = "--help" ]; then
+  printf 'frob (GnuPG) 2.2\\n\\nSyntax: gpg [options] [files]\\n\\nOptions:\\n'
+  printf '  --delete-keys          remove keys from the public keyring\\n'
+  printf '  -o, --output FILE      write output to FILE\\n'
+  exit 0
+fi
+exit 1
+"""
+
+
+def test_a_subcommands_help_that_is_another_programs_is_not_read(
+    tmp_path: Path, monkeypatch
+) -> None:
+    """Decision 489: `apt-key list --help` prints gpg's help ("Syntax: gpg [options]
+    [files]"); its `--delete-keys` made `apt-key list` destructive. A subcommand's help
+    whose usage line names another program is not read: the listing's "List trusted
+    keys" is what the command says."""
+    monkeypatch.setenv("MANPATH", str(tmp_path / "man"))
+    exe = tmp_path / "bin" / "frobkey"
+    exe.parent.mkdir()
+    exe.write_text(FOREIGN)
+    exe.chmod(0o755)
+    tool = generate_shim(str(exe), man=False, budget=30)
+    assert set(tool.commands) == {"list", "add"}
+    assert tool.commands["list"].options == []
+    assert kind(atipkit.effective_effects(tool, "list")) == "read-only"

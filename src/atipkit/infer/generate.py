@@ -66,6 +66,8 @@ from atipkit.trust.digest import sha256_file
 
 HELP_TIMEOUT = 2.0
 _VERSION = re.compile(r"\b[vV]?(\d+(?:\.\d+)+[\w.+~-]*)")
+_USAGE_LINE = re.compile(r"^\s*(?:usage|syntax)\s*:\s*([\w./-]*\w)", re.IGNORECASE | re.MULTILINE)
+"""The program a help's usage line names: "Syntax: gpg [options] [files]"."""
 
 
 class Budget:
@@ -505,7 +507,7 @@ def _read_subcommand(
     found, text = ParsedHelp(), ""
     if real:
         found, _, text = _best_help(real, path, clock, env)
-    if found.richness and not _echoes(found, parent):
+    if found.richness and not _echoes(found, parent) and not _anothers(text, words, real):
         _add_commands(found, synopsis_commands(usage_forms(text), words))
         if from_page is not None:
             merge(found, from_page)
@@ -552,6 +554,24 @@ def _echoes(child: ParsedHelp, parent: ParsedHelp) -> bool:
         and len(child.options) == len(parent.options)
         and bool(parent.options)
     )
+
+
+def _anothers(text: str, words: tuple[str, ...], real: str) -> bool:
+    """Whether a subcommand's help is another program's: its usage line names a program
+    that is neither the tool (by its name or its file's) nor a word of the command.
+    `apt-key list --help` prints gpg's help ("Syntax: gpg [options] [files]"), whose
+    options (`--delete-keys`) are not `apt-key list`'s."""
+    found = _USAGE_LINE.search(text)
+    if found is None:
+        return False
+    names = {_stem(w) for w in (*words, os.path.basename(real))}
+    return _stem(os.path.basename(found.group(1))) not in names
+
+
+def _stem(name: str) -> str:
+    """A program's name without its extension or version: `pip3` and `pip`, `foo.py`
+    and `foo` are one program."""
+    return re.sub(r"(?:\.[a-z]+)?[\d.]*$", "", name.lower()) or name.lower()
 
 
 def _command(name: str, parsed: ParsedHelp, path: tuple[str, ...]) -> Command:
