@@ -632,7 +632,7 @@ def test_a_path_is_a_file_and_no_end_of_sentence() -> None:
 
 
 def test_printed_text_in_an_option_and_as_a_passives_subject() -> None:
-    """Decision 487: git blame's `-M` ("Detect moved or copied lines within a file")
+    """Decision 486: git blame's `-M` ("Detect moved or copied lines within a file")
     copies printed lines, column's `--table-truncate` ("Specify columns where text can be
     truncated") truncates printed text; jq's `--color-output`, whose first sentence
     names no file, says nothing of where output goes."""
@@ -657,7 +657,7 @@ def test_printed_text_in_an_option_and_as_a_passives_subject() -> None:
 
 
 def test_a_sentence_whose_subject_is_the_command_says_what_it_does() -> None:
-    """Decision 488: systemd-analyze's commands are described "This command prints a
+    """Decision 487: systemd-analyze's commands are described "This command prints a
     list of ...": the verb after the subject says what the command does, for safety and
     against it."""
     listing = "This command prints a list of Linux capabilities. See capabilities(7)."
@@ -687,7 +687,7 @@ exit 1
 def test_a_subcommands_help_that_is_another_programs_is_not_read(
     tmp_path: Path, monkeypatch
 ) -> None:
-    """Decision 489: `apt-key list --help` prints gpg's help ("Syntax: gpg [options]
+    """Decision 484: `apt-key list --help` prints gpg's help ("Syntax: gpg [options]
     [files]"); its `--delete-keys` made `apt-key list` destructive. A subcommand's help
     whose usage line names another program is not read: the listing's "List trusted
     keys" is what the command says."""
@@ -700,3 +700,36 @@ def test_a_subcommands_help_that_is_another_programs_is_not_read(
     assert set(tool.commands) == {"list", "add"}
     assert tool.commands["list"].options == []
     assert kind(atipkit.effective_effects(tool, "list")) == "read-only"
+
+
+def test_what_a_purpose_sends_to_standard_output_is_shown() -> None:
+    """Decision 485: `ip route save` is "save routing table information to stdout": its
+    name's verb and its purpose's write nothing stored. A file among the targets keeps
+    them writing."""
+    assert kind(infer_effects("save", "save routing table information to stdout")) == ("read-only")
+    both = "save the table to a file and to standard output"
+    assert kind(infer_effects("save", both)) == "writes"
+
+
+def test_later_sentences_are_read_as_verbs_of_the_command() -> None:
+    """Decision 482: in sentences after the first, nouns are no verbs ("and --global for
+    the global configuration"), a participle coordinated after `is` is a state ("the unit
+    is active or started"), and a verb after `to` in a sentence whose verb was read says
+    why, not what ("ordered by the time they took to initialize")."""
+    paths = (
+        "This command outputs a list of directories. "
+        "Combine with --global for the global configuration."
+    )
+    assert kind(infer_effects("unit-paths", paths)) == "read-only"
+    chain = (
+        "This command prints a tree of units. "
+        "The time after the unit is active or started is printed."
+    )
+    assert kind(infer_effects("critical-chain", chain)) == "read-only"
+    blame = "This command prints a list of all units, ordered by the time they took to initialize."
+    assert kind(infer_effects("blame", blame)) == "read-only"
+    # what destroys still counts after `to`, and a verb that leads a clause still changes
+    wipe = "This command prints a list of units, then uses it to remove the files."
+    assert kind(infer_effects("frob", wipe)) == "destructive"
+    assert kind(infer_effects("frob", "Show it. Otherwise, it changes the units.")) == "unknown"
+    assert kind(infer_effects("frob", "Speed Measurement")) == "read-only"  # a purpose's nouns

@@ -156,6 +156,7 @@ columns")."""
 """Words of an option that acts on what is shown, not on what is stored."""
 _PASSIVE = _words("is are be been was were get gets")
 _NEGATIONS = _words("not never")
+_COORDINATES = _words("and or")
 _DENIES = _NEGATIONS | {"t"}
 """Words that deny the verb after them ("does not actually trigger a measurement",
 "doesn't commit any outstanding changes"): a change a page says is not made is none."""
@@ -232,7 +233,12 @@ def infer_effects(
     options, flags = list(options), [list(f) for f in flags]
     named = _from_name(name)
     first, rest = _first_sentence(purpose)
-    said = _from_text(first)
+    # "save routing table information to stdout": what goes to standard output is shown,
+    # and a name that writes (`save`) writes there
+    printed = _to_standard_output(first)
+    said = _from_text(first, to_stdout=printed)
+    if printed and said.reads and not said.writes:
+        named = msgspec.structs.replace(named, writes=False)
     # the page's description, read for its first sentence: what it does with its result
     # ("Print selected parts of lines from each FILE to standard output")
     described = _described(name, prose)
@@ -339,7 +345,7 @@ def _changes(text: str) -> bool:
     ("Otherwise, it changes the hostname")."""
     sentences = re.split(r"(?<=[.!?])\s+", text)
     return any(
-        _from_text(s).writes
+        _from_text(s, nominal=False).writes
         for s in sentences
         if not any(w in _SHOWN for w in re.findall(r"[a-z]+", s.lower()))
     )
@@ -463,14 +469,18 @@ def _starts_with(word: str, verbs: frozenset[str]) -> bool:
     return any(word.startswith(v) for v in verbs if len(v) >= 4 or v == "rm")
 
 
-def _from_text(text: str, *, option: bool = False, to_stdout: bool = False) -> _Said:
+def _from_text(
+    text: str, *, option: bool = False, to_stdout: bool = False, nominal: bool = True
+) -> _Said:
     """Evidence in a sentence, read by its verbs: a word that starts a clause or is joined
     to one ("print or set", "keep (don't delete) input files"), not a noun that looks like
     a verb ("show changes", "such as renames"). In an option's description a verb of
     writing counts only with a stored object ("write result to FILE"; not "set output
     width"), and a removal from what is shown is none ("discard the files ... from the
     output"). With `to_stdout`, the text's result goes to standard output: its verbs of
-    writing and replacing show it."""
+    writing and replacing show it. With `nominal`, a text without verbs is read by its
+    nouns ("Speed Measurement"): a purpose, not a later sentence ("and --global for the
+    global configuration" configures nothing)."""
     destroys = writes = reads = network = fetches = False
     words: list[str] = []
     leads: list[bool] = []
@@ -517,6 +527,10 @@ def _from_text(text: str, *, option: bool = False, to_stdout: bool = False) -> _
             destroys = True
         before = index - 1 - (index > 1 and words[index - 1] in _NEGATIONS)
         passive = index > 0 and words[before] in _PASSIVE  # "it is (not) truncated"
+        # "the unit is active or started": one predicate, a state
+        passive = passive or (
+            index > 2 and words[index - 1] in _COORDINATES and words[index - 3] in _PASSIVE
+        )
         if not (leads[index] or passive):
             continue
         if passive and not forms & removes:  # a state ("units are enabled"), not an act
@@ -525,6 +539,13 @@ def _from_text(text: str, *, option: bool = False, to_stdout: bool = False) -> _
             continue
         if word.endswith("ing") and _ends_clause(words, index):  # "(i.e. running)": a state
             continue
+        if (
+            verb_seen
+            and not option
+            and words[index - 1] == "to"
+            and not forms & (removes | _DESTROYS | _REPLACES)
+        ):
+            continue  # "ordered by the time they took to initialize": not what it does
         if leads[index] and not verb_seen and forms & _VERBS:
             verb_seen, looking = True, bool(forms & _READS)
         if leads[index] and forms & _FETCHES and _from_network(words, index):
@@ -546,7 +567,7 @@ def _from_text(text: str, *, option: bool = False, to_stdout: bool = False) -> _
             writes = True
         elif not option and forms & _READS:
             reads = True
-    if not (option or destroys or writes or reads):  # a noun phrase: "Speed Measurement"
+    if nominal and not (option or destroys or writes or reads):  # "Speed Measurement"
         nominal = {v for w in words for v in _verb_of(w)}
         writes = bool(nominal & _WRITES)
         reads = not writes and bool(nominal & _READS)
