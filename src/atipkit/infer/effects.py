@@ -568,9 +568,9 @@ def _from_text(
         elif not option and forms & _READS:
             reads = True
     if nominal and not (option or destroys or writes or reads):  # "Speed Measurement"
-        nominal = {v for w in words for v in _verb_of(w)}
-        writes = bool(nominal & _WRITES)
-        reads = not writes and bool(nominal & _READS)
+        nouns = {v for w in words for v in _verb_of(w)}
+        writes = bool(nouns & _WRITES)
+        reads = not writes and bool(nouns & _READS)
     return _Said(destroys=destroys, writes=writes, reads=reads, network=network, fetches=fetches)
 
 
