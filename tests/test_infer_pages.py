@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from atipkit.infer.generate import generate_shim, shim_from_page
-from atipkit.infer.helptext import ParsedHelp, command_listing, parse_help
+from atipkit.infer.helptext import ParsedHelp, command_listing, options_from_tag, parse_help
 from atipkit.infer.manpage import ManPages, merge, read_man_file
 from atipkit.infer.pagetext import MAX_COMMANDS
 from tests.servers import require
@@ -497,3 +497,166 @@ def test_a_commands_synopsis_that_wraps_into_its_description_stays_its_own(tmp_p
     assert [a.name for a in tool.commands["new-session"].arguments] == ["shell-command"]
     assert tool.commands["new-session"].effects.destructive is True  # it runs a command
     assert tool.commands["list-sessions"].effects.filesystem.write is False
+
+
+# -- options, subcommands: issue 20 continued (decisions 502-511) --------------------------
+
+NESTED_OPTIONS = """.TH FILER 1
+.SH NAME
+filer \\- work with files
+.SH SYNOPSIS
+.B filer
+.RI [ OPTION ...]
+.I COMMAND
+.RI [ ARGS ...]
+.SH COMMANDS
+.TP
+.BI copy " SOURCE DEST"
+Copies SOURCE to DEST.
+.RS
+.PP
+Options
+.RS
+.TP
+.B \\-p, \\-\\-progress
+Show progress.
+.TP
+.BI \\-\\-backup " SUFFIX"
+Back up what is replaced.
+.RE
+.RE
+.TP
+.BI list " DIR"
+Lists DIR.
+.SH OPTIONS
+.TP
+.B \\-v, \\-\\-verbose
+Say more.
+"""
+
+
+def test_options_inside_a_commands_entry_are_that_commands(tmp_path: Path):
+    """gio(1) sets each command's options inside its entry of COMMANDS: they are the
+    command's, not the program's (decision 502), and a shim made from the page alone
+    gives them to the command."""
+    parsed = _page(tmp_path, "filer", NESTED_OPTIONS)
+    assert _values(parsed) == {"-v": False, "--verbose": False}
+    commands = {c.name: c for c in parsed.commands}
+    assert {f for o in commands["copy"].options for f in o.flags} == {
+        "-p",
+        "--progress",
+        "--backup",
+    }
+    assert commands["list"].options == []
+    tool = shim_from_page("filer", "sha256:" + "0" * 64, parsed)
+    copy = {f: o.type for o in tool.commands["copy"].options for f in o.flags}
+    assert copy["--progress"] == "boolean"
+    assert copy["--backup"] != "boolean"
+    assert not tool.commands["list"].options
+
+
+def test_gios_command_options_are_its_commands(pages):
+    parsed = _read(pages, "gio")
+    assert not parsed.options
+    copy = next(c for c in parsed.commands if c.name == "copy")
+    assert "--progress" in {f for o in copy.options for f in o.flags}
+
+
+def _spelled(tag: str) -> list[tuple[list[str], bool]]:
+    return [(o.flags, o.metavar is not None) for o in options_from_tag(tag, "")]
+
+
+def test_spellings_parted_by_bars_and_a_repetition_that_takes_no_value():
+    """dmsetup(8) writes `-c|-C|--columns` and `-v|--verbose [-v|--verbose]` (say it
+    again for more): three spellings of one flag, and one flag that takes no value
+    (decision 503)."""
+    assert _spelled("-c|-C|--columns") == [(["-c", "-C", "--columns"], False)]
+    assert _spelled("-j|--major major") == [(["-j", "--major"], True)]
+    assert _spelled("-v|--verbose [-v|--verbose]") == [(["-v", "--verbose"], False)]
+    assert _spelled("--readahead [+]sectors|auto|none") == [(["--readahead"], True)]
+    assert _spelled("-o [-x]") == [(["-o"], True)]  # another flag: a value
+
+
+def test_a_flag_spelled_as_anothers_value_is_a_placeholder():
+    """pgrep(1)'s `-signal` over `--signal signal`: `-signal` stands for `-KILL`, `-9`,
+    a value written as a flag, not a spelling of its own (decision 504)."""
+    assert _spelled("-signal, --signal signal") == [(["--signal"], True)]
+    assert _spelled("-s, -signal SIG") == [(["-s", "-signal"], True)]
+    assert _spelled("-f file, --file=file") == [(["-f", "--file"], True)]
+
+
+def test_pkill_has_no_signal_placeholder_for_a_flag(pages):
+    flags = {f for o in _read(pages, "pkill").options for f in o.flags}
+    assert "--signal" in flags
+    assert "-signal" not in flags
+
+
+def test_groups_inside_a_synopsis_group_and_after_a_bar_name_commands(tmp_path: Path):
+    """apt-mark(8): `{-f=filename | {auto | manual} pkg... | {showauto | showmanual}
+    [pkg...] }` and `{hold | unhold} pkg... | {showhold | showinstall} [pkg...]`: the
+    names of a group inside a choice, and of a group after a bar of the form, are
+    commands (decision 505); a group of single letters still names none."""
+    source = """.TH MARKER 8
+.SH NAME
+marker \\- mark packages
+.SH SYNOPSIS
+.B marker
+{\\-f=file | {auto | manual} pkg | {showauto | showmanual} [pkg] }
+.br
+.B marker
+{hold | unhold} pkg | {showhold | showinstall} [pkg]
+.SH DESCRIPTION
+Marks packages.
+"""
+    commands = _commands(_page(tmp_path, "marker", source))
+    assert set(commands) == {
+        *("auto", "manual", "showauto", "showmanual"),
+        *("hold", "unhold", "showhold", "showinstall"),
+    }
+    assert commands["auto"] == "pkg"
+    assert commands["showauto"] == "[pkg]"
+    modes = source.replace("{auto | manual}", "{a | c}")
+    modes = modes.replace("{showauto | showmanual}", "{x | t}")
+    assert "a" not in _commands(_page(tmp_path, "marker", modes))
+
+
+def test_a_deeply_nested_synopsis_group_is_read_in_time():
+    from atipkit.infer.synopsis import commands, form
+
+    start = time.monotonic()
+    deep = form("tool " + "{" * 20000 + "ab | cd" + "}" * 20000)
+    wide = form("tool {" + "{ab | cd} x | " * 5000 + "}")
+    assert commands([deep], ["tool"], set()) == {}
+    assert commands([wide], ["tool"], set()) == {"ab": "x", "cd": "x"}
+    assert time.monotonic() - start < 5
+
+
+HEADED = """.TH SWITCH 8
+.SH NAME
+switch \\- configure a switch
+.SH SYNOPSIS
+.B switch
+[ OPTIONS ] OBJECT { COMMAND | help }
+.br
+OBJECT := { port | table }
+.SH COMMANDS
+.SS switch port set \\- set a port's attributes
+Sets them.
+.SS switch port show \\- list the ports
+Lists them.
+.SS switch table flush \\- flush the table
+Flushes it.
+.SS Notes on tables
+Tables are kept.
+"""
+
+
+def test_sub_headings_of_the_programs_words_name_the_commands_below_one(tmp_path: Path):
+    """bridge(8) heads each command `bridge fdb show - list forwarding entries.`: the
+    program's words, then the object, then its command (decision 506). A heading of
+    other words names nothing."""
+    parsed = _page(tmp_path, "switch", HEADED)
+    below = {c.name: c.commands for c in parsed.commands}
+    assert below == {"port": ["set", "show"], "table": ["flush"]}
+    tool = shim_from_page("switch", "sha256:" + "0" * 64, parsed)
+    assert set(tool.commands["port"].commands) == {"set", "show"}

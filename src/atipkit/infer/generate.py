@@ -463,6 +463,8 @@ def _subcommands(
                 sources.append("man")
         if not sub.arguments and entry.args:
             sub.arguments = arguments_from(entry.args)
+        if not sub.options and entry.options:  # set inside its entry of the listing
+            sub.options = list(entry.options)
         _add_commands(sub, [ParsedCommand(c) for c in entry.commands if c != entry.name])
         children: dict[str, Command] = {}
         if sub.commands and depth > 2:

@@ -100,6 +100,7 @@ class ParsedCommand(msgspec.Struct):
     description: str = ""
     args: str = ""  # placeholders after the name in a listing: `list-units [PATTERN...]`
     commands: list[str] = []  # those a synopsis names below it: `tc qdisc [ add | delete ]`
+    options: list[ParsedOption] = []  # those a page sets inside its entry (gio's `copy`)
 
 
 class ParsedHelp(msgspec.Struct):
@@ -391,7 +392,7 @@ def options_from_tag(tag: str, description: str = "") -> list[ParsedOption]:
     --auto-buffers`, `--slurp/-s`, gzip's `-c --stdout`); `-0 ... -9` are ten."""
     negatable = False
     spellings: list[_Spelling] = []
-    for chunk in _SPELLINGS.split(_levels(tag)):
+    for chunk in _SPELLINGS.split(_levels(_unrepeated(tag))):
         chunk = chunk.strip()
         if chunk.startswith("(-"):  # zip's `-#` / `(-0, -1, ..., -9)`
             chunk = chunk[1:]
@@ -421,12 +422,27 @@ def options_from_tag(tag: str, description: str = "") -> list[ParsedOption]:
 
 
 _SPELLINGS = re.compile(
-    r",\s*(?:or\s+)?(?=\(?[-+])|/(?=--?[A-Za-z])|(?<!\s)\s+(?:/\s+|or\s+(?=-)|(?=--[A-Za-z]))"
+    r",\s*(?:or\s+)?(?=\(?[-+])|[/|](?=--?[A-Za-z])"
+    r"|(?<!\s)\s+(?:/\s+|or\s+(?=-)|(?=--[A-Za-z]))"
 )
-"""Between two spellings of an option: `-a, --all`, `--x / --no-x`, `--slurp/-s`, `-B or
---auto-buffers`, `-c --stdout` (a space, then a long flag). A run of spaces is tried from
+"""Between two spellings of an option: `-a, --all`, `--x / --no-x`, `--slurp/-s`,
+`-c|-C|--columns` (dmsetup's), `-B or --auto-buffers`, `-c --stdout` (a space, then a
+long flag). A run of spaces is tried from
 its start only (a look-behind): from every space of it, a line of spaces costs its length
 squared."""
+
+
+def _unrepeated(tag: str) -> str:
+    """A tag without a last bracket group that says it again, that it may be repeated
+    (dmsetup's `-v|--verbose [-v|--verbose]`): no value."""
+    at = tag.rfind("[")
+    if not tag.endswith("]") or at < 1 or not tag[at - 1].isspace() or tag[at + 1 : at + 2] != "-":
+        return tag
+    said = set(_FLAG_WORD.findall(tag[:at]))
+    return tag[:at].rstrip() if set(_FLAG_WORD.findall(tag[at:])) <= said else tag
+
+
+_FLAG_WORD = re.compile(r"-[-\w]+")
 
 
 _OPTIONAL_LETTERS = re.compile(r"(-[a-z]+)\[([a-z]{2,})\](.*)$")
@@ -461,7 +477,15 @@ def _assemble(spellings: list[_Spelling], description: str, negatable: bool) -> 
     one attached — `-e, --eof[=END]`, xargs's `-eEND` — or none — ls's `-F,
     --classify[=WHEN]`: the help cannot tell, and it is left with the long one.) A flag
     written both bare and with a value (`--check, --check=diagnose-first`) takes an
-    optional one."""
+    optional one. A single-dash word that is another spelling's value (pgrep's `-signal`
+    over `--signal signal`) stands for that value written as a flag (`-KILL`): it is
+    not a spelling."""
+    values = {s.metavar.strip("<>[]").lower() for s in spellings if s.metavar}
+    spellings = [
+        s
+        for s in spellings
+        if s.metavar or s.flag.startswith("--") or s.flag[1:].lower() not in values
+    ]
     bare = {s.flag for s in spellings if s.metavar is None}
     spellings = [s._replace(optional=True) if s.flag in bare else s for s in spellings]
     valued = [s for s in spellings if s.metavar]

@@ -122,6 +122,7 @@ def merge(base: ParsedHelp, extra: ParsedHelp) -> None:
             same.description = same.description or command.description
             same.args = same.args or command.args
             same.commands = same.commands or command.commands
+            same.options = same.options or command.options
     base.description = extra.description or base.description  # a page's NAME line is curated
     base.prose = extra.prose or base.prose
     base.purpose = extra.purpose or base.purpose

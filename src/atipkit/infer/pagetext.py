@@ -133,7 +133,8 @@ def read_page(text: str, name: str) -> ParsedHelp | None:
     plain = "\n".join(line.text for line in lines)
     found = _NAME_LINE.search(plain)
     help_.description = found.group(1).strip() if found else ""
-    help_.options = _options(lines, blocks, entries)
+    tagged = _options(lines, blocks, entries)
+    help_.options = [option for _, found in tagged for option in found]
     shown = synopsis.values(forms)
     for option in help_.options:
         value = next((shown[f] for f in option.flags if f in shown), None)
@@ -145,10 +146,14 @@ def read_page(text: str, name: str) -> ParsedHelp | None:
     listed = synopsis.commands(forms, program, _replaceable(lines, blocks))
     if listed or synopsis.takes_command(forms, program):
         place = synopsis.slot(forms, program)
-        help_.commands = _commands(lines, blocks, entries, listed, place, program)[:MAX_COMMANDS]
+        found = _commands(lines, blocks, entries, listed, place, program)[:MAX_COMMANDS]
+        help_.commands = [command for _, command in found]
         below = synopsis.children(forms, program)
+        for parent, names in _heading_children(blocks, program).items():
+            below[parent] = [*below.get(parent, []), *names]
         for command in help_.commands:
             command.commands = below.get(command.name, [])[:MAX_COMMANDS]
+        _give_options(help_, found, tagged)
     help_.examples = _examples(lines, blocks, name)
     help_.prose = _prose(lines, blocks)
     return finish(help_, name)
@@ -414,10 +419,13 @@ def _description(lines: list[_Line], block: _Block, start: int, indent: int, bes
 # -- options ---------------------------------------------------------------------------------
 
 
-def _options(lines: list[_Line], blocks: list[_Block], entries: list[_Entry]) -> list[ParsedOption]:
-    """The tags that start with `-`: `A and B` are two options sharing a description
-    (jq's `--color-output / -C and --monochrome-output / -M`). Not in a list of values
-    where they are few (cut's `N`, `N-`, `N-M`, `-M`; find's `+n`, `-n`, `n`)."""
+def _options(
+    lines: list[_Line], blocks: list[_Block], entries: list[_Entry]
+) -> list[tuple[int, list[ParsedOption]]]:
+    """The tags that start with `-`, each with the line it stands on: `A and B` are two
+    options sharing a description (jq's `--color-output / -C and --monochrome-output /
+    -M`). Not in a list of values where they are few (cut's `N`, `N-`, `N-M`, `-M`;
+    find's `+n`, `-n`, `n`)."""
     runs = _runs(lines, blocks, entries)
     dashes: Counter[tuple[int, int, int]] = Counter()
     others: Counter[tuple[int, int, int]] = Counter()
@@ -432,9 +440,32 @@ def _options(lines: list[_Line], blocks: list[_Block], entries: list[_Entry]) ->
         run = runs[entry.line]
         if others[run] >= 2 and dashes[run] < others[run]:
             continue
-        for tag in re.split(r"\s+and\s+(?=-)", entry.tag):
-            out += options_from_tag(tag, entry.description)
+        found = [
+            option
+            for tag in re.split(r"\s+and\s+(?=-)", entry.tag)
+            for option in options_from_tag(tag, entry.description)
+        ]
+        out.append((entry.line, found))
     return out
+
+
+def _give_options(
+    help_: ParsedHelp,
+    commands: list[tuple[range, ParsedCommand]],
+    tagged: list[tuple[int, list[ParsedOption]]],
+) -> None:
+    """Options set inside a command's entry (below its tag, deeper than it: gio's
+    `copy` entry has its own "Options" list) are that command's, not the program's."""
+    spans = [(span, command) for span, command in commands if span]
+    if not spans:
+        return
+    given: set[int] = set()
+    for line, found in tagged:
+        for command in (command for span, command in spans if line in span):
+            command.options = [*command.options, *found]
+            given.update(id(option) for option in found)
+    if given:
+        help_.options = [option for option in help_.options if id(option) not in given]
 
 
 def _runs(
@@ -511,17 +542,19 @@ def _commands(
     listed: dict[str, str],
     slot: str | None,
     program: list[str],
-) -> list[ParsedCommand]:
+) -> list[tuple[range, ParsedCommand]]:
     """The commands the page lists — as tags, or as the sub-headings of a section of
     commands (blkzone's `report`, ip-address's `ip address add - add new protocol
-    address`) — in page order, then those only its synopsis names."""
+    address`) — in page order, then those only its synopsis names; each with the lines
+    its entry holds (its paragraphs and what is set deeper, up to the next line at its
+    tag's indent; a sub-heading's whole sub-section; none for a synopsis's name)."""
     named = [_names_commands(b, slot) for b in blocks]
-    found: list[tuple[int, ParsedCommand]] = []
+    found: list[tuple[int, range, ParsedCommand]] = []
     for number, block in enumerate(blocks):
         if block.sub and (named[number] or block.sub.split()[: len(program)] == program):
             command = _sub_heading(lines, block, program)
             if command is not None:
-                found.append((block.head, command))
+                found.append((block.head, range(block.start, block.end), command))
     candidates: list[tuple[_Entry, list[str], str]] = []
     for entry in entries:
         block = blocks[entry.block]
@@ -531,17 +564,26 @@ def _commands(
         if parsed is not None:
             candidates.append((entry, *parsed))
     found += [
-        (e.line, ParsedCommand(n, *_spilled(e.description, a)))
+        (e.line, _held(lines, blocks[e.block], e), ParsedCommand(n, *_spilled(e.description, a)))
         for e, names, a in _listed(lines, blocks, candidates, named, listed)
         for n in names
     ]
-    out: dict[str, ParsedCommand] = {}
-    for _, command in sorted(found, key=lambda pair: pair[0]):
-        known = out.setdefault(command.name, command)
+    out: dict[str, tuple[range, ParsedCommand]] = {}
+    for _, span, command in sorted(found, key=lambda found: found[0]):
+        known = out.setdefault(command.name, (span, command))[1]
         known.description = known.description or command.description
     for name, args in listed.items():
-        out.setdefault(name, ParsedCommand(name, "", args))
+        out.setdefault(name, (range(0), ParsedCommand(name, "", args)))
     return list(out.values())
+
+
+def _held(lines: list[_Line], block: _Block, entry: _Entry) -> range:
+    """The lines below an entry's tag that are set deeper than it, up to the next line
+    at its indent or shallower (or the block's end)."""
+    end = entry.last + 1
+    while end < block.end and (not lines[end].text or lines[end].indent > entry.indent):
+        end += 1
+    return range(entry.last + 1, end)
 
 
 _SPILLED = re.compile(r"^(?:\[(?:[^\[\]]|\[[^\[\]]*\])*\]\s*)+")
@@ -633,6 +675,22 @@ def _sub_heading(lines: list[_Line], block: _Block, program: list[str]) -> Parse
     base = _base_indent(lines, block)
     said = said or _description(lines, block, block.start, base - 1, "")
     return ParsedCommand(parsed[0][0], said.strip(), parsed[1])
+
+
+def _heading_children(blocks: list[_Block], program: list[str]) -> dict[str, list[str]]:
+    """The commands sub-headings name below a command: `bridge fdb show - list
+    forwarding entries.`, `bridge vlan global set - ...` (fdb: show; vlan: global), the
+    program's words, then two names."""
+    out: dict[str, list[str]] = {}
+    for block in blocks:
+        words = block.sub.partition(" - ")[0].split()
+        if words[: len(program)] != program or len(words) < len(program) + 2:
+            continue
+        parent, child = words[len(program) : len(program) + 2]
+        if synopsis.is_name(parent) and synopsis.is_name(child) and len(child) > 1:
+            names = out.setdefault(parent, [])
+            names += [child] if child not in names else []
+    return out
 
 
 def _base_indent(lines: list[_Line], block: _Block) -> int:

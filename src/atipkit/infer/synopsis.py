@@ -13,6 +13,7 @@ a command. Nothing here knows a tool.
 
 from __future__ import annotations
 
+import itertools
 import re
 from typing import NamedTuple
 
@@ -73,9 +74,10 @@ def slot(forms: list[Form], program: list[str]) -> str | None:
 def commands(forms: list[Form], program: list[str], replaceable: set[str]) -> dict[str, str]:
     """The names the forms give in the command's place, each with what follows it there:
     after the program's words (`git remote add [-t <branch>] ...`), the alternatives of
-    a group (`{update | upgrade | install pkg...}`), and the definition of the place's
-    placeholder (`OBJECT := { link | address }`); an optional one (`ip address [ show
-    [ dev IFNAME ] ]`) where others are named too. Two names at least, else what stands
+    a group (`{update | upgrade | install pkg...}`, and of each group the form offers
+    after a `|` of its own), and the definition of the place's placeholder (`OBJECT :=
+    { link | address }`); an optional one (`ip address [ show [ dev IFNAME ] ]`) where
+    others are named too. Two names at least, else what stands
     there is an operand (`mount ... device mountpoint`); a word in `replaceable` (set in
     italic) is one too, unless the program's own name is (asciidoc sets `git remote
     add` in italic whole)."""
@@ -97,8 +99,12 @@ def commands(forms: list[Form], program: list[str], replaceable: set[str]) -> di
         if is_name(head) and len(head) > 1:
             found.setdefault(head, args)
         elif head.startswith("{"):
-            for word, more in _alternatives(head):
-                found.setdefault(word, more)
+            # `{hold | unhold} pkg... | {showhold | showinstall} [pkg...]`: a form's own
+            # choices, each a group after a `|` of the form
+            groups = [head] + [g for bar, g in itertools.pairwise(rest) if bar == "|"]
+            for group in groups:
+                for word, more in _alternatives(group):
+                    found.setdefault(word, more)
         elif head.startswith("["):
             inner = head[1:-1].split(None, 1)
             if inner and is_name(inner[0]) and len(inner[0]) > 1:
@@ -183,11 +189,15 @@ def _placeholder_group(token: str) -> bool:
     return token.startswith("[") and bool(_PLACEHOLDER.fullmatch(token.strip("[] ")))
 
 
-def _alternatives(group: str, *, optional: bool = False) -> list[tuple[str, str]]:
+def _alternatives(
+    group: str, *, optional: bool = False, nested: bool = False
+) -> list[tuple[str, str]]:
     """The commands a `{a | b args | c}` group offers, each with its arguments; none
     when one is a single letter or a value (`{A|c|d}` are tar's modes, not commands).
     With `optional`, a bracketed group of names alone (`[ add | delete ]`) offers them
-    too: one whose choices take words (`[ parent ID | root ]`) is an operand's."""
+    too: one whose choices take words (`[ parent ID | root ]`) is an operand's. A choice
+    that is a group itself offers its names, with the words after it (apt-mark's
+    `{auto | manual} pkg...`): one level down, no more."""
     group = group.strip()
     closes = "}]" if optional else "}"
     inner = group[1:-1] if group[:1] in "{[" and group.endswith(tuple(closes)) else ""
@@ -195,6 +205,10 @@ def _alternatives(group: str, *, optional: bool = False) -> list[tuple[str, str]
         return []
     out = []
     for choice in split_outside(inner, "|"):
+        inside, rest = ("", "") if nested else _leading_group(choice)
+        if inside:  # apt-mark's `{-f=filename | {auto | manual} pkg... | ...}`
+            out += [(word, rest) for word, _ in _alternatives(inside, nested=True)]
+            continue
         words = choice.split(None, 1)
         if not words or words[0].startswith(("-", "{", "[")):
             continue
@@ -206,6 +220,19 @@ def _alternatives(group: str, *, optional: bool = False) -> list[tuple[str, str]
             return []
         out.append((words[0], words[1] if len(words) > 1 else ""))
     return out if len(out) >= 2 else []
+
+
+def _leading_group(choice: str) -> tuple[str, str]:
+    """(`{...}`, what follows it) when a choice starts with a group of its own, else
+    ("", "")."""
+    if not choice.startswith("{"):
+        return "", ""
+    depth = 0
+    for at, ch in enumerate(choice):
+        depth += 1 if ch in "[{<(" else -1 if ch in "]}>)" else 0
+        if depth == 0:
+            return choice[: at + 1], choice[at + 1 :].strip()
+    return "", ""
 
 
 def split_outside(text: str, separator: str) -> list[str]:
