@@ -660,3 +660,24 @@ def test_sub_headings_of_the_programs_words_name_the_commands_below_one(tmp_path
     assert below == {"port": ["set", "show"], "table": ["flush"]}
     tool = shim_from_page("switch", "sha256:" + "0" * 64, parsed)
     assert set(tool.commands["port"].commands) == {"set", "show"}
+
+
+def test_a_help_that_lists_no_options_gives_those_its_usage_forms_write():
+    """gsettings answers `--help` with its usage alone: `gsettings --version` and
+    `gsettings [--schemadir SCHEMADIR] COMMAND [ARGS…]`. The options written right after
+    the program's name are its own (decision 507); those after a command's name are the
+    command's, and a cluster of letters (`[-jy]`) is no flag; a help that lists its
+    options is read as before."""
+    text = (
+        "Usage:\n  gsettings --version\n  gsettings [--schemadir SCHEMADIR] COMMAND [ARGS…]\n"
+        "  gsettings list-schemas [--print-paths]\n\nCommands:\n"
+        "  get          Get the value of a key\n  set          Set the value of a key\n"
+    )
+    parsed = parse_help(text, "gsettings")
+    assert _values(parsed) == {"--version": False, "--schemadir": True}
+    assert {c.name for c in parsed.commands} == {"get", "set"}
+    assert _values(parse_help("usage: cal [-jy] [-m month] [[month] year]\n", "cal")) == {
+        "-m": True
+    }
+    listed = parse_help("usage: tool [--quiet] FILE\n\nOptions:\n  -v, --verbose  Say more.\n")
+    assert _values(listed) == {"-v": False, "--verbose": False}

@@ -130,6 +130,7 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
     help_ = ParsedHelp()
     section = ""
     usage_lines: list[str] = []
+    forms: list[str] = []  # the usage forms after the first
     option: list[ParsedOption] = []  # the options of the line read last
     values_above = False  # whether the line above is a row of a list of values
     option_indent = 0
@@ -167,6 +168,7 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
             continue
         if section == "usage" and indent > 0 and _names_program(stripped, prog):
             in_usage = False  # further usage forms: the first is the one used
+            forms.append(stripped)
             continue
         if section == "usage" and indent > 0 and in_usage and not stripped.startswith("-"):
             usage_lines[0] = f"{usage_lines[0]} {stripped}"  # a wrapped usage line
@@ -230,6 +232,8 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
     help_.examples = examples.found
     help_.prose = opening(prose_lines)
     help_.usage = usage_lines[0] if usage_lines else ""
+    if not help_.options and prog:
+        help_.options = leading_options([*usage_lines[:1], *forms], [prog])
     return finish(help_, prog)
 
 
@@ -662,6 +666,27 @@ def usage_tokens(usage: str) -> list[str]:
     if current:
         tokens.append("".join(current))
     return tokens
+
+
+def leading_options(forms: list[str], program: list[str]) -> list[ParsedOption]:
+    """The options usage forms write right after the program's words, for a text that
+    lists none (gsettings's help: `gsettings --version` / `gsettings [--schemadir
+    SCHEMADIR] COMMAND [ARGS…]`). Long flags and single letters only: `[-jy]` may be a
+    cluster of letters; options after a command's name are that command's."""
+    out: list[ParsedOption] = []
+    for text in forms:
+        tokens = usage_tokens(text)
+        if [t.rsplit("/", 1)[-1] for t in tokens[: len(program)]] != program:
+            continue
+        for token in tokens[len(program) :]:
+            inner = token[1:-1].strip() if token[:1] == "[" and token[-1:] == "]" else token
+            if not inner.startswith("-"):
+                break
+            for choice in inner.split("|"):
+                for option in options_from_tag(choice.strip()):
+                    option.flags = [f for f in option.flags if f[:2] == "--" or len(f) == 2]
+                    out += [option] if option.flags else []
+    return out
 
 
 def _usage_words(usage: str, prog: str | None) -> list[str]:
