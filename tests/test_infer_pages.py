@@ -537,7 +537,7 @@ Say more.
 
 def test_options_inside_a_commands_entry_are_that_commands(tmp_path: Path):
     """gio(1) sets each command's options inside its entry of COMMANDS: they are the
-    command's, not the program's (decision 502), and a shim made from the page alone
+    command's, not the program's (decision 503), and a shim made from the page alone
     gives them to the command."""
     parsed = _page(tmp_path, "filer", NESTED_OPTIONS)
     assert _values(parsed) == {"-v": False, "--verbose": False}
@@ -569,7 +569,7 @@ def _spelled(tag: str) -> list[tuple[list[str], bool]]:
 def test_spellings_parted_by_bars_and_a_repetition_that_takes_no_value():
     """dmsetup(8) writes `-c|-C|--columns` and `-v|--verbose [-v|--verbose]` (say it
     again for more): three spellings of one flag, and one flag that takes no value
-    (decision 503)."""
+    (decision 504)."""
     assert _spelled("-c|-C|--columns") == [(["-c", "-C", "--columns"], False)]
     assert _spelled("-j|--major major") == [(["-j", "--major"], True)]
     assert _spelled("-v|--verbose [-v|--verbose]") == [(["-v", "--verbose"], False)]
@@ -579,7 +579,7 @@ def test_spellings_parted_by_bars_and_a_repetition_that_takes_no_value():
 
 def test_a_flag_spelled_as_anothers_value_is_a_placeholder():
     """pgrep(1)'s `-signal` over `--signal signal`: `-signal` stands for `-KILL`, `-9`,
-    a value written as a flag, not a spelling of its own (decision 504)."""
+    a value written as a flag, not a spelling of its own (decision 505)."""
     assert _spelled("-signal, --signal signal") == [(["--signal"], True)]
     assert _spelled("-s, -signal SIG") == [(["-s", "-signal"], True)]
     assert _spelled("-f file, --file=file") == [(["-f", "--file"], True)]
@@ -595,7 +595,7 @@ def test_groups_inside_a_synopsis_group_and_after_a_bar_name_commands(tmp_path: 
     """apt-mark(8): `{-f=filename | {auto | manual} pkg... | {showauto | showmanual}
     [pkg...] }` and `{hold | unhold} pkg... | {showhold | showinstall} [pkg...]`: the
     names of a group inside a choice, and of a group after a bar of the form, are
-    commands (decision 505); a group of single letters still names none."""
+    commands (decision 506); a group of single letters still names none."""
     source = """.TH MARKER 8
 .SH NAME
 marker \\- mark packages
@@ -653,7 +653,7 @@ Tables are kept.
 
 def test_sub_headings_of_the_programs_words_name_the_commands_below_one(tmp_path: Path):
     """bridge(8) heads each command `bridge fdb show - list forwarding entries.`: the
-    program's words, then the object, then its command (decision 506). A heading of
+    program's words, then the object, then its command (decision 507). A heading of
     other words names nothing."""
     parsed = _page(tmp_path, "switch", HEADED)
     below = {c.name: c.commands for c in parsed.commands}
@@ -665,7 +665,7 @@ def test_sub_headings_of_the_programs_words_name_the_commands_below_one(tmp_path
 def test_a_help_that_lists_no_options_gives_those_its_usage_forms_write():
     """gsettings answers `--help` with its usage alone: `gsettings --version` and
     `gsettings [--schemadir SCHEMADIR] COMMAND [ARGS…]`. The options written right after
-    the program's name are its own (decision 507); those after a command's name are the
+    the program's name are its own (decision 508); those after a command's name are the
     command's, and a cluster of letters (`[-jy]`) is no flag; a help that lists its
     options is read as before."""
     text = (
@@ -681,3 +681,56 @@ def test_a_help_that_lists_no_options_gives_those_its_usage_forms_write():
     }
     listed = parse_help("usage: tool [--quiet] FILE\n\nOptions:\n  -v, --verbose  Say more.\n")
     assert _values(listed) == {"-v": False, "--verbose": False}
+
+
+def test_an_optional_option_written_as_in_a_synopsis_is_an_option(tmp_path: Path):
+    """unzip(1) documents `-x` and `-d` under ARGUMENTS as `[-x xfile(s)]` and `[-d
+    exdir]` (decision 509); a bracketed operand stays no option."""
+    source = """.TH PACK 1
+.SH NAME
+pack \\- unpack archives
+.SH SYNOPSIS
+.B pack
+[\\-l] file [\\-d exdir]
+.SH ARGUMENTS
+.TP
+.B [file(s)]
+Members to process.
+.TP
+.B [\\-d exdir]
+Where to extract them.
+.SH OPTIONS
+.TP
+.B \\-l
+List them.
+"""
+    assert _values(_page(tmp_path, "pack", source)) == {"-d": True, "-l": False}
+
+
+def test_a_page_that_lists_commands_and_documents_no_option_is_not_enough(tmp_path: Path):
+    """gsettings(1) lists its commands and no option: its `--schemadir` is in its help
+    alone, so the scan asks the help too (decision 510). A page whose options are its
+    commands' (gio's), or come after the command (`openssl command [ options ]`), is
+    enough as before."""
+    from atipkit.infer.generate import enough
+
+    bare = """.TH KEYS 1
+.SH NAME
+keys \\- get and set keys
+.SH SYNOPSIS
+.B keys
+.I COMMAND
+.SH COMMANDS
+.TP
+.BI get " KEY"
+Gets KEY.
+.TP
+.BI set " KEY VALUE"
+Sets KEY.
+"""
+    assert not enough(_page(tmp_path, "keys", bare))
+    assert enough(_page(tmp_path, "filer", NESTED_OPTIONS))
+    after = bare.replace(".I COMMAND", ".I COMMAND\n[ options ... ]").replace(
+        ".TP\n.BI set", ".SH OPTIONS\n.TP\n.B \\-in\nInput.\n.SH MORE\n.TP\n.BI set"
+    )
+    assert enough(_page(tmp_path, "keys", after))

@@ -24,6 +24,7 @@ import msgspec
 
 from atipkit._clock import timestamp
 from atipkit.deny import configured
+from atipkit.infer import synopsis
 from atipkit.infer.effects import infer_effects
 from atipkit.infer.helptext import (
     ParsedCommand,
@@ -233,7 +234,18 @@ def enough(page: ParsedHelp) -> bool:
         return False
     if not page.commands and all(asks_help(o) for o in page.options):
         return False  # a stub: "see --help"
+    if page.commands and not _documents_options(page):
+        return False  # gsettings(1), a page of an older pip: the options are in the help
     return bool(page.commands) or COMMAND_SLOT.search(page.usage) is None
+
+
+def _documents_options(page: ParsedHelp) -> bool:
+    """Whether a page documents options: the program's, its commands' (gio's, inside
+    their entries), or says they come after the command (`openssl command [ options ]`)."""
+    if page.options or any(c.options for c in page.commands):
+        return True
+    first = synopsis.form(page.usage)
+    return synopsis.options_follow_command([first], first.words[:1])
 
 
 def subpages_of(name: str, index: ManPages, clock: Budget) -> SubPages | None:

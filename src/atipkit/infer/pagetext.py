@@ -430,23 +430,32 @@ def _options(
     dashes: Counter[tuple[int, int, int]] = Counter()
     others: Counter[tuple[int, int, int]] = Counter()
     for entry in entries:
-        (dashes if entry.tag.startswith("-") else others)[runs[entry.line]] += 1
+        (dashes if _unbracketed(entry.tag).startswith("-") else others)[runs[entry.line]] += 1
     out = []
     for entry in entries:
         block = blocks[entry.block]
         heading = f"{block.title} {block.sub}"
-        if not entry.tag.startswith("-") or _NO_OPTIONS_HEADING.search(heading):
+        tag = _unbracketed(entry.tag)
+        if not tag.startswith("-") or _NO_OPTIONS_HEADING.search(heading):
             continue
         run = runs[entry.line]
         if others[run] >= 2 and dashes[run] < others[run]:
             continue
         found = [
             option
-            for tag in re.split(r"\s+and\s+(?=-)", entry.tag)
-            for option in options_from_tag(tag, entry.description)
+            for part in re.split(r"\s+and\s+(?=-)", tag)
+            for option in options_from_tag(part, entry.description)
         ]
         out.append((entry.line, found))
     return out
+
+
+def _unbracketed(tag: str) -> str:
+    """An optional option's tag written as a synopsis writes it (unzip's ARGUMENTS:
+    `[-x xfile(s)]`, `[-d exdir]`) without its brackets; any other tag as it is."""
+    if tag[:2] == "[-" and tag[-1:] == "]" and "[" not in tag[1:] and "]" not in tag[:-1]:
+        return tag[1:-1]
+    return tag
 
 
 def _give_options(
