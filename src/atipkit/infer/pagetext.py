@@ -134,7 +134,7 @@ def read_page(text: str, name: str) -> ParsedHelp | None:
     found = _NAME_LINE.search(plain)
     help_.description = found.group(1).strip() if found else ""
     tagged = _options(lines, blocks, entries)
-    help_.options = [option for _, found in tagged for option in found]
+    help_.options = [option for _, options in tagged for option in options]
     shown = synopsis.values(forms)
     for option in help_.options:
         value = next((shown[f] for f in option.flags if f in shown), None)
@@ -146,14 +146,14 @@ def read_page(text: str, name: str) -> ParsedHelp | None:
     listed = synopsis.commands(forms, program, _replaceable(lines, blocks))
     if listed or synopsis.takes_command(forms, program):
         place = synopsis.slot(forms, program)
-        found = _commands(lines, blocks, entries, listed, place, program)[:MAX_COMMANDS]
-        help_.commands = [command for _, command in found]
+        listing = _commands(lines, blocks, entries, listed, place, program)[:MAX_COMMANDS]
+        help_.commands = [command for _, command in listing]
         below = synopsis.children(forms, program)
         for parent, names in _heading_children(blocks, program).items():
             below[parent] = [*below.get(parent, []), *names]
         for command in help_.commands:
             command.commands = below.get(command.name, [])[:MAX_COMMANDS]
-        _give_options(help_, found, tagged)
+        _give_options(help_, listing, tagged)
     help_.examples = _examples(lines, blocks, name)
     help_.prose = _prose(lines, blocks)
     return finish(help_, name)
