@@ -733,3 +733,71 @@ def test_later_sentences_are_read_as_verbs_of_the_command() -> None:
     assert kind(infer_effects("frob", wipe)) == "destructive"
     assert kind(infer_effects("frob", "Show it. Otherwise, it changes the units.")) == "unknown"
     assert kind(infer_effects("frob", "Speed Measurement")) == "read-only"  # a purpose's nouns
+
+
+def test_an_operand_that_holds_an_output_is_a_destination() -> None:
+    """Decision 533: uniq's `[INPUT [OUTPUT]]` is read as one operand, `input-output`,
+    and "report or omit repeated lines" was said read-only though uniq writes OUTPUT. A
+    word of an operand's name that is a destination forbids the claim; an operand that
+    names options (`[output-option]`, ipcs's) is flags, no file."""
+    purpose = "report or omit repeated lines"
+    assert kind(infer_effects("uniq", purpose, operands=["input-output"])) == "unknown"
+    assert kind(infer_effects("uniq", purpose, operands=["output-file"])) == "unknown"
+    assert kind(infer_effects("uniq", purpose, operands=["input"])) == "read-only"
+    shows = "show information on IPC facilities"
+    assert kind(infer_effects("ipcs", shows, operands=["output-option"])) == "read-only"
+
+
+def test_activating_is_a_change() -> None:
+    """Decision 533: dpkg-trigger's page, "a tool to explicitly activate triggers and
+    check for its support", was read by `check` alone and said read-only."""
+    prose = "dpkg-trigger is a tool to explicitly activate triggers and check for its support."
+    said = infer_effects("dpkg-trigger", "a package trigger utility", prose=prose)
+    assert kind(said) != "read-only"
+    assert kind(infer_effects("frob", "activate a profile")) == "writes"
+
+
+def test_a_removal_the_name_line_leaves_without_object_is_read_in_the_description() -> None:
+    """Decision 534: ipcrm's NAME line, "remove certain IPC resources", names nothing
+    stored; its description's first sentence does ("ipcrm removes System V
+    inter-process communication (IPC) objects and associated data structures from the
+    system"), however far from the verb. Only a removal the NAME line says is read so:
+    a description alone stays read for what shows."""
+    prose = (
+        "ipcrm removes System V inter-process communication (IPC) objects and associated"
+        " data structures from the system. In order to delete such objects, you must be"
+        " superuser."
+    )
+    assert kind(infer_effects("ipcrm", "remove certain IPC resources", prose=prose)) == (
+        "destructive"
+    )
+    columns = "colrm removes selected columns from a file. Input is taken from standard input."
+    assert kind(infer_effects("colrm", "remove columns from a file", prose=columns)) != (
+        "destructive"
+    )
+    assert kind(infer_effects("ipcs", "show IPC facilities", prose=prose)) != "destructive"
+
+
+def test_a_run_that_ends_when_killed_kills_nothing() -> None:
+    """Decision 535: top's and systemd-cgtop's batch mode "runs until killed": the verb
+    after `until` says how the command's own run ends, not what it destroys."""
+    batch = (
+        "Run in batch mode: do not accept input and run until the iteration limit is"
+        " exhausted or until killed."
+    )
+    shows = "display Linux processes"
+    assert kind(infer_effects("top", shows, [batch], flags=[["-b", "--batch"]])) == "read-only"
+    until = "Runs until it is terminated."
+    assert kind(infer_effects("top", shows, [until], flags=[["-b"]])) == "read-only"
+    kills = "Kill the processes until none remain."
+    assert kind(infer_effects("top", shows, [kills], flags=[["-k"]])) == "destructive"
+
+
+def test_printed_text_after_a_word_that_qualifies_it() -> None:
+    """Decision 535: xgettext, "extract gettext strings from source", was destructive by
+    `extract` (a verb of replacing): its object is printed text one word on. A stored
+    thing first still counts ("extract files' strings" extracts files)."""
+    strings = infer_effects("xgettext", "extract gettext strings from source")
+    assert kind(strings) != "destructive"
+    assert kind(infer_effects("frob", "extract archive strings")) == "destructive"
+    assert kind(infer_effects("frob", "extract the files")) == "destructive"

@@ -83,7 +83,7 @@ _WRITES = _words(
     "clone checkout switch register attach detach assign allocate lock unlock grant chmod "
     "chown chgrp patch restore revert amend stage generate convert send "
     "record reinitialize repair fix manage manipulate adjust rotate trigger enforce resume "
-    "control administer tune"
+    "control administer tune activate deactivate"
 )
 """Verbs that make or change something: not necessarily destroying it."""
 _OPTION_WRITES = _words(
@@ -163,6 +163,11 @@ _DENIES = _NEGATIONS | {"t"}
 _FETCHES = _words("get retrieve obtain fetch download")
 """Verbs of fetching: with the network in their clause ("get the archive keyring from a
 URI"), what is fetched is kept or acted on, and no claim of safety is made."""
+_PRINTED_WINDOW = 2
+"""Words after a verb that may name the printed text it acts on: "extract gettext
+strings"."""
+_UNTIL_WINDOW = 3
+"""Words between `until` and the verb that ends a run: "until it is killed"."""
 _OBJECT_WINDOW = 4
 """Words between a verb of removal and its object: "removes the oldest archived journal
 files" (articles not counted)."""
@@ -241,7 +246,8 @@ def infer_effects(
         named = msgspec.structs.replace(named, writes=False)
     # the page's description, read for its first sentence: what it does with its result
     # ("Print selected parts of lines from each FILE to standard output")
-    described = _described(name, prose)
+    opening = _opening(name, prose)
+    described = _from_text(opening, to_stdout=_to_standard_output(opening)) if opening else _Said()
     # the rest of a purpose is read as strictly as an option: it often describes options
     # ("If -d is specified, any other clients ... are detached")
     later = _from_text(rest, option=True) if rest else _Said()
@@ -251,7 +257,7 @@ def infer_effects(
     optional = [_from_text(text, option=True) for text in options]
     operands = [_operand(o) for o in operands]
     runs = _runs(operands) or _runs_in(rest)
-    destined = any(o.rstrip(".") in _DESTINATIONS for o in operands)
+    destined = any(_destination(o) for o in operands)
     # an option named for destroying (`-delete`, `--vacuum-size`) destroys when what it
     # says agrees or it says nothing; else it is a doubt (`--remove-empty`: "Stop when a
     # given path disappears")
@@ -269,8 +275,13 @@ def infer_effects(
     # than a NAME line, its nouns ("the files (or links)") look like verbs too often
     shown = described.reads and not (described.writes or described.destroys or described.fetches)
     looks = named.reads or said.reads or shown
+    # a NAME line that removes without saying what ("remove certain IPC resources") is
+    # read with its description's first sentence, which names what is removed ("removes
+    # ... IPC objects and associated data structures from the system")
+    removed = _destroying(first) and _removes_stored(opening)
     destroys = (
-        named.destroys
+        removed
+        or named.destroys
         or said.destroys
         or later.destroys
         or any(o.destroys for o in optional)
@@ -302,16 +313,30 @@ def infer_effects(
     )
 
 
-def _described(name: str, prose: str) -> _Said:
-    """What the first sentence of a page's description says, its subject ("The rev
-    utility copies ...", "locale displays ...") left out so that its verb starts it. Where
-    its result goes to standard output and to no file, a verb of writing shows
-    ("Write lines ... to standard output", "copies the specified files to standard
-    output"): what is printed changes nothing stored."""
+def _opening(name: str, prose: str) -> str:
+    """The first sentence of a page's description, its subject ("The rev utility copies
+    ...", "locale displays ...") left out so that its verb starts it. It is read (with
+    `_from_text`) for what shows: where its result goes to standard output and to no
+    file, a verb of writing shows ("Write lines ... to standard output", "copies the
+    specified files to standard output"): what is printed changes nothing stored."""
     first = _first_sentence(prose)[0]
     subject = rf"(?i)^\s*(?:the\s+)?{re.escape(name)}(?:\s+(?:{'|'.join(_SUBJECTS)}))?\s+"
-    first = re.sub(subject, "", first, count=1)
-    return _from_text(first, to_stdout=_to_standard_output(first)) if first else _Said()
+    return re.sub(subject, "", first, count=1)
+
+
+def _removes_stored(text: str) -> bool:
+    """Whether a verb of removal leads `text` and a stored thing is in its clause, however
+    far ("removes System V inter-process communication (IPC) objects ... from the
+    system"): read only where the NAME line has said that the command removes."""
+    words = [m.group() for m in _TOKEN.finditer(text.lower()) if m.group() not in _BREAKS]
+    if not words or not _lemma(words[0]) & _AGREES:
+        return False
+    for word in words[1:]:
+        if word in _STOPS or word in _CLAUSE:
+            return False
+        if _is_stored(word):
+            return True
+    return False
 
 
 def _to_standard_output(text: str) -> bool:
@@ -409,6 +434,15 @@ def _printed_subject(words: Sequence[str], verb: int) -> bool:
 def _operand(name: str) -> str:
     """An operand's name as a word, `...` kept: `<command>`, `[COMMAND...]`."""
     return name.lower().strip("<>[]{} ").replace("…", "...")
+
+
+def _destination(operand: str) -> bool:
+    """Whether an operand is where the command writes: `OUTPUT`, `outfile`, and a name
+    of several words that holds one (`[INPUT [OUTPUT]]`, read as `input-output`)."""
+    words = re.findall(r"[a-z]+", operand)
+    if words[-1:] in (["option"], ["options"]):  # `[output-option]`: flags, no file
+        return False
+    return any(word in _DESTINATIONS for word in words)
 
 
 def _runs(operands: Sequence[str]) -> bool:
@@ -523,7 +557,7 @@ def _from_text(
         forms = _lemma(word)
         if forms & _NETWORK and not option:  # an option's mention of a server is no use
             network = True
-        if forms & (_OPTION_DESTROYS if option else _DESTROYS):
+        if forms & (_OPTION_DESTROYS if option else _DESTROYS) and not _ends_run(words, index):
             destroys = True
         before = index - 1 - (index > 1 and words[index - 1] in _NEGATIONS)
         passive = index > 0 and words[before] in _PASSIVE  # "it is (not) truncated"
@@ -579,7 +613,26 @@ _VERBS = _READS | _WRITES | _REMOVES | _DESTROYS | _REPLACES
 
 
 def _on_printed(words: Sequence[str], verb: int) -> bool:
-    return _stored_object(words, verb, _STOPS, False, window=1, things=_PRINTED)
+    """Whether the verb's object is printed text, next to it or after one word that
+    qualifies it ("merge lines", "extract gettext strings"); not when a stored thing
+    comes first ("copy files' lines")."""
+    for word in itertools.islice(_after(words, verb), _PRINTED_WINDOW):
+        if word in _PRINTED:
+            return True
+        if word in _STOPS or word in _CLAUSE or _is_stored(word):
+            return False
+    return False
+
+
+def _ends_run(words: Sequence[str], verb: int) -> bool:
+    """Whether the verb says how the command's own run ends, after `until` ("runs until
+    killed", "until it is terminated"): the command is what is destroyed, nothing else."""
+    for word in reversed(words[max(0, verb - _UNTIL_WINDOW) : verb]):
+        if word in _CLAUSE:
+            return False
+        if word == "until":
+            return True
+    return False
 
 
 def _subject(words: Sequence[str]) -> bool:
