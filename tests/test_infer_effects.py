@@ -394,8 +394,9 @@ def test_what_acts_on_printed_text_changes_nothing_stored() -> None:
     files", "convert tabs to spaces") writes nothing; an option named for destroying
     that looks or truncates printed text (`lsblk --discard`: "print discard
     capabilities", `column --table-truncate`) is neither a destruction nor a doubt."""
-    assert kind(infer_effects("paste", "merge lines of files")) == "unknown"
-    assert kind(infer_effects("expand", "convert tabs to spaces")) == "unknown"
+    # ... and, since decision 536, shows its result
+    assert kind(infer_effects("paste", "merge lines of files")) == "read-only"
+    assert kind(infer_effects("expand", "convert tabs to spaces")) == "read-only"
     looks = ["print discard capabilities"]
     assert kind(infer_effects("lsblk", "list block devices", looks, flags=[["--discard"]])) == (
         "read-only"
@@ -801,3 +802,43 @@ def test_printed_text_after_a_word_that_qualifies_it() -> None:
     assert kind(strings) != "destructive"
     assert kind(infer_effects("frob", "extract archive strings")) == "destructive"
     assert kind(infer_effects("frob", "extract the files")) == "destructive"
+
+
+def test_a_description_that_sends_its_result_to_standard_output_shows_it() -> None:
+    """Decision 536: filters say where their result goes after the first sentence of
+    their description, often with no verb of looking: col's "col reads from standard
+    input and writes to standard output", colrm's "Output is sent to standard output".
+    Any sentence of the opening that sends the result to standard output and nowhere
+    else shows it; one that also names a file, or destroys, does not."""
+    col = (
+        "col filters out reverse line feeds so the output is in the correct order."
+        " col reads from standard input and writes to standard output."
+    )
+    assert kind(infer_effects("col", "filter reverse line feeds", prose=col)) == "read-only"
+    colrm = (
+        "colrm removes selected columns from a file. Input is taken from standard input."
+        " Output is sent to standard output."
+    )
+    removes = infer_effects("colrm", "remove columns from a file", prose=colrm)
+    assert kind(removes) == "read-only"
+    tee = "Frob takes no options. It copies its input to each FILE, and also to standard output."
+    assert kind(infer_effects("frob", "frob the input", prose=tee)) == "unknown"
+    wipe = "Frob takes no options. It deletes the files and writes their names to standard output."
+    assert kind(infer_effects("frob", "frob the input", prose=wipe)) == "unknown"
+
+
+def test_a_purpose_that_turns_printed_text_into_printed_text_shows_it() -> None:
+    """Decision 536: numfmt's "Convert numbers from/to human-readable strings" acts on
+    printed text only, and shows its result; a clause that puts it into a file ("copy
+    lines to FILE", "convert text in each file") makes no claim."""
+    purpose = "Convert numbers from/to human-readable strings"
+    assert kind(infer_effects("numfmt", purpose)) == "read-only"
+    assert kind(infer_effects("expand", "convert tabs to spaces")) == "read-only"
+    assert kind(infer_effects("frob", "copy lines to FILE")) == "unknown"
+    assert kind(infer_effects("frob", "convert text in each file")) == "unknown"
+    # a setting changes in place ("set tabs on a terminal"); a command line is run
+    assert kind(infer_effects("tabs", "set tabs on a terminal")) == "unknown"
+    runs = "build and execute command lines from standard input"
+    assert kind(infer_effects("xargs", runs)) == "destructive"
+    # an option's text is no purpose: "merge lines" there says nothing of the command
+    assert kind(infer_effects("frob", "frob it", ["merge lines of files"])) == "unknown"

@@ -163,6 +163,9 @@ _DENIES = _NEGATIONS | {"t"}
 _FETCHES = _words("get retrieve obtain fetch download")
 """Verbs of fetching: with the network in their clause ("get the archive keyring from a
 URI"), what is fetched is kept or acted on, and no claim of safety is made."""
+_SETS = _words("set change modify adjust configure tune control manage enable disable")
+"""Verbs of setting: what they act on is changed in place, never a result shown ("set
+tabs on a terminal")."""
 _PRINTED_WINDOW = 2
 """Words after a verb that may name the printed text it acts on: "extract gettext
 strings"."""
@@ -273,7 +276,8 @@ def infer_effects(
     )
     # the page's description is read for what shows, never against it: a wordier text
     # than a NAME line, its nouns ("the files (or links)") look like verbs too often
-    shown = described.reads and not (described.writes or described.destroys or described.fetches)
+    filters = described.reads or _sends_to_standard_output(prose)
+    shown = filters and not (described.writes or described.destroys or described.fetches)
     looks = named.reads or said.reads or shown
     # a NAME line that removes without saying what ("remove certain IPC resources") is
     # read with its description's first sentence, which names what is removed ("removes
@@ -322,6 +326,20 @@ def _opening(name: str, prose: str) -> str:
     first = _first_sentence(prose)[0]
     subject = rf"(?i)^\s*(?:the\s+)?{re.escape(name)}(?:\s+(?:{'|'.join(_SUBJECTS)}))?\s+"
     return re.sub(subject, "", first, count=1)
+
+
+def _sends_to_standard_output(prose: str) -> bool:
+    """Whether a sentence of a page's description says that the result goes to standard
+    output and nowhere else, whatever its verb ("col reads from standard input and
+    writes to standard output", "Output is sent to standard output", "All the results are
+    printed on the standard output"): a filter's page says so after its first sentence,
+    and often with no verb of looking."""
+    return any(
+        _to_standard_output(sentence)
+        and not (said := _from_text(sentence, to_stdout=True)).destroys
+        and not said.fetches
+        for sentence in re.split(r"(?<=[.!?])\s+", prose)
+    )
 
 
 def _removes_stored(text: str) -> bool:
@@ -590,7 +608,13 @@ def _from_text(
             reads = True  # "Write lines ... to standard output"
             continue
         if forms & (_WRITES | _REPLACES) and _on_printed(words, index):
-            continue  # "merge lines of files", "detect copied lines": stdout's text
+            # "merge lines of files", "detect copied lines": stdout's text; a purpose
+            # that turns text into text shows it ("Convert numbers from/to human-readable
+            # strings"), unless its clause puts it in a file ("copy lines to FILE")
+            shows = not (option or forms & _SETS) and leads[index]
+            shows = shows and not _into_stored(words, index)
+            reads = reads or shows
+            continue
         if not option and forms & _REPLACES:
             destroys = True
         elif forms & removes and _stored_object(words, index, _STOPS, stored_before[index]):
@@ -615,11 +639,11 @@ _VERBS = _READS | _WRITES | _REMOVES | _DESTROYS | _REPLACES
 def _on_printed(words: Sequence[str], verb: int) -> bool:
     """Whether the verb's object is printed text, next to it or after one word that
     qualifies it ("merge lines", "extract gettext strings"); not when a stored thing
-    comes first ("copy files' lines")."""
+    comes first ("copy files' lines") or a command ("execute command lines" runs them)."""
     for word in itertools.islice(_after(words, verb), _PRINTED_WINDOW):
         if word in _PRINTED:
             return True
-        if word in _STOPS or word in _CLAUSE or _is_stored(word):
+        if word in _STOPS or word in _CLAUSE or _is_stored(word) or word in _RUNS_WITH_ARGUMENTS:
             return False
     return False
 
@@ -631,6 +655,20 @@ def _ends_run(words: Sequence[str], verb: int) -> bool:
         if word in _CLAUSE:
             return False
         if word == "until":
+            return True
+    return False
+
+
+def _into_stored(words: Sequence[str], verb: int) -> bool:
+    """Whether the verb's clause puts its result into a stored thing: "to FILE", "into
+    the files", "in each file"."""
+    target = False
+    for word in _after(words, verb):
+        if word in _CLAUSE:
+            return False
+        if word in _TARGETS or word == "onto":
+            target = True
+        elif target and _is_stored(word):
             return True
     return False
 
