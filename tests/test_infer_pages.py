@@ -734,3 +734,22 @@ Sets KEY.
         ".TP\n.BI set", ".SH OPTIONS\n.TP\n.B \\-in\nInput.\n.SH MORE\n.TP\n.BI set"
     )
     assert enough(_page(tmp_path, "keys", after))
+
+
+def test_an_operand_in_italic_with_its_ellipsis_in_italic_is_a_placeholder(tmp_path: Path):
+    """systemd-creds(1) sets `cat credential...` with the dots in italic as well: the
+    command is `cat`, whose operand is a placeholder however its dots are set."""
+    source = TABLE_PAGE.replace(r".B remove \fINAME\fR", r".B cat \fIcredential...\fR")
+    commands = _commands(_page(tmp_path, "tool", source))
+    assert commands == {"add": "NAME", "cat": "credential..."}
+
+
+def test_an_option_closing_a_list_of_commands_is_an_option(tmp_path: Path):
+    """systemd-creds(1) ends its COMMANDS with `-h, --help` and `--version`: few dashed
+    tags among commands, as cut's `-M` among its ranges, but a long spelling says they
+    are options."""
+    options = ".TP\n.B \\-h, \\-\\-help\nShow help.\n.TP\n.B \\-\\-version\nShow the version.\n"
+    source = TABLE_PAGE.replace(".PP\nThe widgets", f"{options}.PP\nThe widgets")
+    parsed = _page(tmp_path, "tool", source)
+    assert {"-h", "--help", "--version"} <= set(_values(parsed))
+    assert set(_commands(parsed)) == {"add", "remove"}

@@ -59,6 +59,9 @@ _NOT_COMMANDS_HEADING = re.compile(r"command[- ]line|option|argument|operand", r
 _NO_COMMANDS_HEADING = re.compile(r"^(?:NAME|SYNOPSIS)\b|example", re.IGNORECASE)
 _PROMPT = re.compile(r"[$#%>] ")
 _OR = re.compile(r"(?<!\s)\s{2,}or\s{2,}(?=-)")  # from a run's start only: linear
+_LONG_FLAG = re.compile(r"(?:^|[\s,])--\w")
+"""A long spelling in a tag: an option, even among many tags that are not (a COMMANDS
+list that ends in `-h, --help`); a list of values (cut's `N-`, `-M`) has none."""
 _NO_OPTIONS_HEADING = re.compile(r"example|operator", re.IGNORECASE)
 """Sections whose tags are not options: an example's command line, find's `-not expr`
 (an operator joins expressions; it sets nothing)."""
@@ -425,7 +428,8 @@ def _options(
     """The tags that start with `-`, each with the line it stands on: `A and B` are two
     options sharing a description (jq's `--color-output / -C and --monochrome-output /
     -M`). Not in a list of values where they are few (cut's `N`, `N-`, `N-M`, `-M`;
-    find's `+n`, `-n`, `n`)."""
+    find's `+n`, `-n`, `n`), unless a long spelling says it is an option (`-h, --help`
+    closing systemd-creds's COMMANDS)."""
     runs = _runs(lines, blocks, entries)
     dashes: Counter[tuple[int, int, int]] = Counter()
     others: Counter[tuple[int, int, int]] = Counter()
@@ -439,7 +443,7 @@ def _options(
         if not tag.startswith("-") or _NO_OPTIONS_HEADING.search(heading):
             continue
         run = runs[entry.line]
-        if others[run] >= 2 and dashes[run] < others[run]:
+        if others[run] >= 2 and dashes[run] < others[run] and not _LONG_FLAG.search(tag):
             continue
         found = [
             option
@@ -722,6 +726,7 @@ def _command_tag(tag: str, program: list[str], italic: set[str]) -> tuple[list[s
         return ([page[len(prefix) :]], "") if page.startswith(prefix) and page != prefix else None
     names: list[str] = []
     first = ""
+    italic = {w.strip("[]{}.,|") for w in italic}  # `credential...`, its dots italic too
     for number, term in enumerate(synopsis.split_outside(tag, ",")):
         words = term.split()
         if words[: len(program)] == program:
