@@ -166,6 +166,22 @@ def test_a_page_the_listing_omits_is_a_subcommand_when_its_synopsis_says_so(tmp_
     assert not [r for r in runs_of(bin_dir, "frob") if r.startswith(("fetch", "purge"))]
 
 
+def test_a_page_that_says_it_is_a_synonym_of_a_listed_command_adds_none(tmp_path, env):
+    """git-stage(1): `git stage ...`, "This is a synonym for git-add(1)": `stage` is `add`,
+    listed already. A synonym of a page of no listed command is still a command."""
+    bin_dir = tmp_path / "bin"
+    help_text = "Usage: frob [OPTIONS] <command>\n\nFrob.\n\nCommands:\n  fetch    Fetch things\n"
+    logging_script(bin_dir, "frob", help_text)
+    synonym = ".SH DESCRIPTION\nThis is a synonym for {}(1). Please refer to that page.\n"
+    page(tmp_path, "frob-fetch", roff("frob-fetch", "fetch things", "frob fetch [-a] URL", "-a"))
+    get = roff("frob-get", "fetch things", "frob get [-a] URL") + synonym.format("frob-fetch")
+    page(tmp_path, "frob-get", get)
+    drop = roff("frob-drop", "purge things", "frob drop [-f]") + synonym.format("frob-purge")
+    page(tmp_path, "frob-drop", drop)
+    shim = generate_shim(str(bin_dir / "frob"))
+    assert set(shim.commands) == {"fetch", "drop"}
+
+
 def test_listed_names_find_their_page_by_its_synopsis_or_as_an_abbreviation(tmp_path, env):
     bin_dir = tmp_path / "bin"
     help_text = (

@@ -114,10 +114,11 @@ class SubPages:
         rest = sorted((r, p) for r, p in self.candidates.items() if p not in taken)
         self.read((p for _, p in rest), more)
         documented: dict[str, tuple[set[str], ManPage]] = {}
+        listed_pages = {Path(found[n].path).name.split(".")[0] for n in found}
         for word, path in rest:
             page = self._done.get(path)
             aliases = self.documents(page, word) if page is not None else set()
-            if page is not None and aliases:
+            if page is not None and aliases and not _synonym(page, listed_pages):
                 documented[word] = (aliases, page)
         for name in names:
             if name in found:
@@ -143,6 +144,19 @@ class SubPages:
             if any(n == rest or _abbreviates(n, {rest}) for n in given):
                 out.update([rest, *given])
         return out
+
+
+_SYNONYM = re.compile(r"\bis an? (?:synonym|alias) (?:for|of) ([\w.+-]+)\(\w+\)", re.IGNORECASE)
+"""How a page says it documents another page's command: "This is a synonym for
+git-add(1)."."""
+
+
+def _synonym(page: ManPage, listed: set[str]) -> bool:
+    """Whether `page` opens by saying it is a synonym of a page of a listed subcommand
+    (git-stage(1): "This is a synonym for git-add(1)"): `git stage` is `git add`, listed
+    already, not a command of its own."""
+    said = _SYNONYM.search(page.help.prose)
+    return said is not None and said.group(1) in listed
 
 
 def synopsis_commands(synopsis: str, words: Sequence[str]) -> list[ParsedCommand]:
