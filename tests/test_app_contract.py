@@ -163,3 +163,65 @@ def broken_source() -> str:
             return {"size": size}
         """
     )
+
+
+def test_summaries_a_lazy_call_declares_list_without_importing_and_are_checked(
+    tmp_path, monkeypatch, capsys
+):
+    """`Group.lazy(..., summaries=)` (decision 521): `--help` lists the declared lines
+    without importing the module; the help check finds a line that is not the command's
+    own, and one declared for a hidden command; a line for a name the call does not
+    declare is refused at once."""
+    (tmp_path / "lazyroot.py").write_text(
+        textwrap.dedent(
+            """
+            from atipkit.app import App
+
+            app = App("lazy", version="1", builtins=False)
+            app.lazy(
+                "lazycmds",
+                ["greet", "secret", "team"],
+                summaries={"greet": "Say hello.", "secret": "Hidden.", "team": "Teams."},
+            )
+            """
+        )
+    )
+    (tmp_path / "lazycmds.py").write_text(
+        textwrap.dedent(
+            '''
+            from lazyroot import app
+
+            @app.command()
+            def greet(name: str) -> str:
+                """Greet someone by name."""
+                return name
+
+            @app.command(hidden=True)
+            def secret() -> None:
+                """Hidden."""
+
+            team = app.group("team", help="Teams.")
+            '''
+        )
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "lazyroot", raising=False)
+    monkeypatch.delitem(sys.modules, "lazycmds", raising=False)
+    import lazyroot
+
+    assert lazyroot.app.main(["--help"]) == 0
+    listed = capsys.readouterr().out
+    assert "greet   Say hello." in listed
+    assert "team    Teams." in listed
+    assert "lazycmds" not in sys.modules
+
+    report = check(lazyroot.app, only=("help",))
+    assert {f.where: f.message for f in report.findings} == {
+        "lazy greet": "the summary its lazy() call declares, 'Say hello.', is not its own, "
+        "'Greet someone by name.'",
+        "lazy secret": "its lazy() call declares the summary 'Hidden.', and it is hidden",
+    }
+    from atipkit.app import DefinitionError
+
+    with pytest.raises(DefinitionError, match="lazy other: a summary for a name"):
+        lazyroot.app.lazy("lazycmds", ["more"], summaries={"other": "Other."})

@@ -6,6 +6,7 @@ Each process runs `atip ARGS` through the app and then prints every module it im
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
@@ -22,7 +23,7 @@ print("\\n".join(sorted(sys.modules)))
 """
 
 COMMAND_MODULES = {
-    *(f"atipkit.cli.{module}" for module, _ in COMMANDS),
+    *(f"atipkit.cli.{module}" for module in COMMANDS),
     *(f"atipkit.cli.{module}" for module in ("publish", "mcp", "atdf", "tdp")),
 }
 """Every module that defines a command of atip (the last four: of `registry`, `import`)."""
@@ -88,9 +89,9 @@ def test_the_table_of_modules_is_whole_and_right(tmp_path):
     """Each module, imported alone, defines the names it is declared for (else
     `DefinitionError`), and no module defines a name the table does not declare."""
     env = machine_env(tmp_path)
-    for _, names in COMMANDS:
-        run(env, f"import atipkit.cli as c\nfor n in {names!r}: assert c.app.child(n)")
-    assert list(app.children) == [name for _, names in COMMANDS for name in names]
+    for names in COMMANDS.values():
+        run(env, f"import atipkit.cli as c\nfor n in {list(names)!r}: assert c.app.child(n)")
+    assert list(app.children) == [name for names in COMMANDS.values() for name in names]
     registry, imports = app.child("registry"), app.child("import")
     assert isinstance(registry, Group)
     assert isinstance(imports, Group)
@@ -125,7 +126,7 @@ def test_the_order_is_the_tables_whichever_module_came_first(tmp_path):
         "print(' '.join(c.app.children))"
     )
     lines = run(machine_env(tmp_path), script)
-    declared = " ".join(n for _, names in COMMANDS for n in names)
+    declared = " ".join(n for names in COMMANDS.values() for n in names)
     assert lines == ["mcp atdf tdp", "fetch list build publish", declared]
 
 
@@ -133,11 +134,35 @@ def test_a_commands_help_imports_no_model(tmp_path):
     """`atip X --help` starts as a plain Click program of its shape does (issue 22: within
     1.3x): the effects atip's commands declare are JSON until asked for, and the input
     limits shown as defaults live apart from the decoder, so the model and msgspec stay
-    unimported; also for the root's `--help`, which imports every command's module."""
+    unimported; also for the root's `--help`."""
     env = machine_env(tmp_path)
     for words in ([], ["scan"], ["validate"], ["run"], ["registry", "publish"], ["mcp", "serve"]):
         modules = imported(env, *words, "--help")
         assert not modules & {"atipkit.model", "msgspec"}, words
+
+
+def test_the_roots_help_lists_every_command_importing_none(tmp_path):
+    """`atip --help` lists the commands by the summaries `COMMANDS` declares (decision
+    521): no command's module is imported, and the list is the one the commands' own
+    docstrings give (`app.check()`'s help check: an edited docstring fails it)."""
+    from atipkit.app.contract import check
+
+    env = machine_env(tmp_path)
+    modules = imported(env, "--help")
+    assert not modules & COMMAND_MODULES
+    text = subprocess.run(
+        [sys.executable, "-m", "atipkit", "--help"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    ).stdout
+    listed = dict(re.findall(r"^  ([a-z-]+) +(\S.*)$", text.split("Commands:")[1], re.MULTILINE))
+    for names in COMMANDS.values():
+        for name, summary in names.items():  # cut to the width, as Click does
+            assert summary.startswith(listed[name].removesuffix("...")), name
+    report = check(app, only=("help",))
+    assert report.ok, report.text()
 
 
 def test_a_built_in_groups_help_imports_no_command(tmp_path):

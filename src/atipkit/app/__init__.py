@@ -53,10 +53,10 @@ if TYPE_CHECKING:
     from atipkit.app.errors import TemporaryError as TemporaryError
     from atipkit.app.errors import TimeoutExpired as TimeoutExpired
     from atipkit.app.errors import ToolError as ToolError
-    from atipkit.app.inputs import StdinOr as StdinOr
-    from atipkit.app.inputs import StdoutOr as StdoutOr
     from atipkit.app.markers import Argument as Argument
     from atipkit.app.markers import Option as Option
+    from atipkit.app.markers import StdinOr as StdinOr
+    from atipkit.app.markers import StdoutOr as StdoutOr
     from atipkit.app.output import Document as Document
 
 

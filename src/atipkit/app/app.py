@@ -48,7 +48,14 @@ if TYPE_CHECKING:
 __all__ = ["App", "Group"]
 
 F = TypeVar("F", bound=Callable[..., Any])
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+
+
+def _valid_name(name: str) -> bool:
+    """Letters, digits, `_`, `.`, `-`, starting with a letter or digit (ASCII)."""
+    return name[:1] not in ("", "_", ".", "-") and set(name) <= _NAME_CHARS
+
+
 BUILTINS = ("mcp", "api", "docs")
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 """Input read from stdin, a file or a URL beyond this is refused: `App(max_input_bytes=...)`."""
@@ -147,11 +154,21 @@ class Group:
         self._add(name, group)
         return group
 
-    def lazy(self, module: str, names: Sequence[str]) -> None:
+    def lazy(
+        self, module: str, names: Sequence[str], *, summaries: Mapping[str, str] | None = None
+    ) -> None:
         """Children `names`, defined by importing `module` when one of them is first
         asked for: a process runs one command, and need not import the modules of all the
-        others. Their place among the children is this call's, whatever is imported first."""
-        unit = _Lazy(self, module, tuple(names))
+        others. Their place among the children is this call's, whatever is imported first.
+
+        `summaries` (name → the line `--help` lists it with) let the group's `--help`
+        list these children without importing `module`; `app.check()` fails where one is
+        not the child's own summary (the `help` check)."""
+        unit = _Lazy(self, module, tuple(names), dict(summaries or {}))
+        stray = sorted(set(unit.summaries) - set(unit.names))
+        if stray:
+            where = " ".join((self.app.name, *self.path, stray[0]))
+            raise DefinitionError(f"{where}: a summary for a name {module} does not define")
         for name in names:
             self._add(name, unit)
             self._lazy[name] = unit
@@ -162,6 +179,35 @@ class Group:
         for unit in list(self._lazy.values()):
             unit.load()
         return self._children  # type: ignore[return-value]  # no _Lazy is left
+
+    def listing(self) -> list[tuple[str, str]]:
+        """`(name, summary)` of every child `--help` lists, in definition order: a
+        hidden command is left out, a group gives its help. A lazy child whose summary
+        its `lazy` call declared is listed without importing its module."""
+        rows = []
+        for name, entry in list(self._children.items()):
+            if isinstance(entry, _Lazy) and name in entry.summaries:
+                rows.append((name, entry.summaries[name]))
+                continue
+            child = self.child(name)
+            if child is not None and (isinstance(child, Group) or not child.hidden):
+                rows.append((name, _listed(child)))
+        return rows
+
+    def declared_summaries(self) -> Iterator[tuple[tuple[str, ...], str, str]]:
+        """`(path, declared, own)` for each summary a `lazy` call declared below this
+        group, with the child's own (its module imported): what `app.check()` compares.
+        A hidden command's own is `""`: `--help` does not list it."""
+        units = {id(u): u for u in self._lazy.values()}.values()
+        for unit in units:
+            for name, declared in unit.summaries.items():
+                child = self.child(name)
+                hidden = isinstance(child, CommandSpec) and child.hidden
+                own = "" if child is None or hidden else _listed(child)
+                yield (*self.path, name), declared, own
+        for child in self.children.values():
+            if isinstance(child, Group):
+                yield from child.declared_summaries()
 
     def names(self) -> list[str]:
         """Every child's name, in definition order, importing nothing (a lazy module's
@@ -180,7 +226,7 @@ class Group:
 
     def _add(self, name: str, child: CommandSpec | Group | _Lazy) -> None:
         where = " ".join((self.app.name, *self.path, name))
-        if not _NAME.match(name):
+        if not _valid_name(name):
             raise DefinitionError(f"{where}: a command name is letters, digits, '-', '_', '.'")
         if name in self._children and (
             isinstance(child, _Lazy) or not isinstance(self._children[name], _Lazy)
@@ -211,13 +257,23 @@ class Group:
         )
 
 
+def _listed(child: CommandSpec | Group) -> str:
+    """The line a group's `--help` lists a child with: a command's summary, a group's help."""
+    if isinstance(child, Group):
+        return child.help or ""
+    return child.summary
+
+
 class _Lazy:
     """Children whose module is not imported yet (`Group.lazy`), holding their places."""
 
-    def __init__(self, group: Group, module: str, names: tuple[str, ...]) -> None:
+    def __init__(
+        self, group: Group, module: str, names: tuple[str, ...], summaries: dict[str, str]
+    ) -> None:
         self.group = group
         self.module = module
         self.names = names
+        self.summaries = summaries
         self.loaded = False
 
     def load(self) -> None:
@@ -262,7 +318,7 @@ class App(Group):
         (stdio or http)."""
         from atipkit.app.flags import OUTPUT_MODES
 
-        if not _NAME.match(name):
+        if not _valid_name(name):
             raise DefinitionError(f"App name {name!r}: letters, digits, '-', '_', '.'")
         if default_output not in OUTPUT_MODES:
             raise DefinitionError(
@@ -354,7 +410,7 @@ class App(Group):
 
             prompt_name = name or func.__name__.rstrip("_")
             spec = PromptSpec(self, prompt_name, func, title=title, description=description)
-            if not _NAME.match(prompt_name):
+            if not _valid_name(prompt_name):
                 raise DefinitionError(f"{spec.where}: a name is letters, digits, '-', '_', '.'")
             check_shadowing(func, spec.where, self.functions)
             if prompt_name in self.prompts:
@@ -527,14 +583,9 @@ class _ClickGroup(click.Group):
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         """The command list from the definitions, without building each command (Click
-        would, to ask it for its short help)."""
-        rows = []
-        for name, child in self.node.children.items():
-            if isinstance(child, CommandSpec):
-                if not child.hidden:
-                    rows.append((name, child.summary))
-            else:
-                rows.append((name, child.help or ""))
+        would, to ask it for its short help), nor importing a module whose commands'
+        summaries were declared (`Group.lazy`)."""
+        rows = self.node.listing()
         if not self.node.path:
             rows += [(name, _BUILTIN_HELP[name]) for name in self.node.app.builtins]
         if rows:
@@ -615,7 +666,7 @@ def _report(
     error: ToolError | None = None,
 ) -> int:
     """A failure before any command ran, in the output mode the arguments asked for."""
-    from atipkit.app.cli import usage_error
+    from atipkit.app.dispatch import usage_error
     from atipkit.app.output import render_error, resolve
 
     if usage is not None:

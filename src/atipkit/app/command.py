@@ -285,7 +285,7 @@ class CommandSpec:
             self,
             name=self.name,
             params=params,
-            callback=functools.partial(cli.dispatch, self),
+            callback=cli.callback(self),
             help=self.description or None,
             short_help=self.summary or None,
             hidden=self.hidden,
@@ -323,8 +323,8 @@ def _returns_records(returns: Any) -> bool:
     )
 
 
-_NAME_IN_HINT = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
-_QUOTED = re.compile(r"'[^']*'|\"[^\"]*\"")
+_NAME_IN_HINT = r"(?<![.\w])[A-Za-z_]\w*"
+_QUOTED = r"'[^']*'|\"[^\"]*\""
 
 
 def check_shadowing(func: Any, where: str, others: Iterable[Any] = ()) -> None:
@@ -345,12 +345,17 @@ def check_shadowing(func: Any, where: str, others: Iterable[Any] = ()) -> None:
     hides = getattr(func, "__qualname__", None) == name and isinstance(
         getattr(builtins, name, None), type
     )
+    if not hides and not any(
+        isinstance(value, types.FunctionType) and isinstance(getattr(builtins, key, None), type)
+        for key, value in (scope or {}).items()
+    ):
+        return  # nothing in the module hides a type: no annotation can name the wrong thing
     victims = [func, *(o for o in others if hides and getattr(o, "__globals__", 0) is scope)]
     for victim in victims:
         for text in (getattr(victim, "__annotations__", None) or {}).values():
             if not isinstance(text, str):
                 continue
-            for word in sorted(set(_NAME_IN_HINT.findall(_QUOTED.sub("", text)))):
+            for word in sorted(set(re.findall(_NAME_IN_HINT, re.sub(_QUOTED, "", text)))):
                 if not isinstance(getattr(builtins, word, None), type):
                     continue
                 found = getattr(victim, "__globals__", {}).get(word)

@@ -17,7 +17,8 @@ What is checked, each a `CheckFinding` named by its check:
   round-trips through JSON unchanged (no value JSON cannot carry).
 - `examples`: every example's arguments parse (flags, values, arity), without running
   the command: an example may be destructive.
-- `help`: `--help` of every command renders.
+- `help`: `--help` of every command renders, and the summaries `Group.lazy` declared
+  (to list commands without importing them) are the commands' own.
 - `envelope`: a usage error of every command comes back as a failure envelope on stdout
   (exit 2), as every call must.
 - `version` (with a `snapshot`): the app's commands against the snapshot recorded for
@@ -167,6 +168,15 @@ def _help(app: App) -> list[CheckFinding]:
                 spec.click_command.get_help(ctx)
         except Exception as exc:  # a help text that cannot render is the finding
             out.append(CheckFinding("help", spec.display_name, f"{type(exc).__name__}: {exc}"))
+    for path, declared, own in app.declared_summaries():
+        if declared != own:
+            where = " ".join((app.name, *path))
+            message = (
+                f"the summary its lazy() call declares, {declared!r}, is not its own, {own!r}"
+                if own
+                else f"its lazy() call declares the summary {declared!r}, and it is hidden"
+            )
+            out.append(CheckFinding("help", where, message))
     return out
 
 

@@ -13,14 +13,34 @@ from typing import NamedTuple
 
 __all__ = ["Docstring", "parse"]
 
-_GOOGLE = re.compile(r"^(Args|Arguments|Parameters|Params|Keyword Args|Keyword Arguments):\s*$")
-_GOOGLE_ENDS = re.compile(
-    r"^(Returns?|Yields?|Raises?|Examples?|Notes?|Note|Warnings?|See Also|Todo|Attributes)"
-    r":\s*$"
+_GOOGLE_ARGS = frozenset(
+    ("Args", "Arguments", "Parameters", "Params", "Keyword Args", "Keyword Arguments")
 )
-_NUMPY_RULE = re.compile(r"^-{3,}\s*$")
-_SPHINX = re.compile(r"^:param\s+(?:[^:]*\s)?(\w+):\s*(.*)$")
-_SPHINX_ANY = re.compile(r"^:\w+")
+_GOOGLE_ENDS = frozenset(
+    (
+        *("Return", "Returns", "Yield", "Yields", "Raise", "Raises", "Example", "Examples"),
+        *("Note", "Notes", "Warning", "Warnings", "See Also", "Todo", "Attributes"),
+    )
+)
+_GOOGLE_ITEM = r"^\s*\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$"
+_SPHINX = r"^:param\s+(?:[^:]*\s)?(\w+):\s*(.*)$"
+
+
+def _heading(stripped: str, names: frozenset[str]) -> bool:
+    """`Args:` and the like: a Google section heading, alone on its line. String tests,
+    not patterns: every command's `--help` parses a docstring, and compiling a pattern
+    costs more than the parse (decision 520)."""
+    return stripped.endswith(":") and stripped[:-1] in names
+
+
+def _rule(stripped: str) -> bool:
+    """A NumPy section's underline: three dashes or more."""
+    return len(stripped) >= 3 and not stripped.strip("-")
+
+
+def _sphinx_field(stripped: str) -> bool:
+    """`:param x:`, `:returns:`: a Sphinx field."""
+    return stripped[:1] == ":" and (stripped[1:2].isalnum() or stripped[1:2] == "_")
 
 
 class Docstring(NamedTuple):
@@ -41,21 +61,21 @@ def parse(doc: str | None) -> Docstring:
     while i < len(lines):
         line = lines[i]
         stripped = line.strip()
-        if _GOOGLE.match(stripped):
+        if _heading(stripped, _GOOGLE_ARGS):
             i = _google(lines, i + 1, params)
             continue
         if (
             stripped in ("Parameters", "Params", "Arguments", "Other Parameters")
             and i + 1 < len(lines)
-            and _NUMPY_RULE.match(lines[i + 1].strip())
+            and _rule(lines[i + 1].strip())
         ):
             i = _numpy(lines, i + 2, params)
             continue
-        if i + 1 < len(lines) and _NUMPY_RULE.match(lines[i + 1].strip()) and stripped:
+        if i + 1 < len(lines) and _rule(lines[i + 1].strip()) and stripped:
             break  # another NumPy section (Returns, Examples, ...): the description ended
-        if _GOOGLE_ENDS.match(stripped):
+        if _heading(stripped, _GOOGLE_ENDS):
             break
-        if _SPHINX_ANY.match(stripped):
+        if _sphinx_field(stripped):
             i = _sphinx(lines, i, params)
             continue
         body.append(line)
@@ -83,7 +103,7 @@ def _google(lines: list[str], i: int, params: dict[str, str]) -> int:
         if base is None:
             base = indent
         if indent == base:
-            match = re.match(r"^\s*\*{0,2}(\w+)\s*(?:\([^)]*\))?\s*:\s*(.*)$", line)
+            match = re.match(_GOOGLE_ITEM, line)
             if match:
                 name = match.group(1)
                 params[name] = match.group(2).strip()
@@ -98,7 +118,7 @@ def _numpy(lines: list[str], i: int, params: dict[str, str]) -> int:
     while i < len(lines):
         line = lines[i]
         stripped = line.strip()
-        if i + 1 < len(lines) and stripped and _NUMPY_RULE.match(lines[i + 1].strip()):
+        if i + 1 < len(lines) and stripped and _rule(lines[i + 1].strip()):
             break
         if not stripped:
             i += 1
@@ -113,12 +133,12 @@ def _numpy(lines: list[str], i: int, params: dict[str, str]) -> int:
 
 
 def _sphinx(lines: list[str], i: int, params: dict[str, str]) -> int:
-    match = _SPHINX.match(lines[i].strip())
+    match = re.match(_SPHINX, lines[i].strip())
     name = match.group(1) if match else None
     if name:
         params[name] = match.group(2).strip() if match else ""
     i += 1
-    while i < len(lines) and lines[i].strip() and not _SPHINX_ANY.match(lines[i].strip()):
+    while i < len(lines) and lines[i].strip() and not _sphinx_field(lines[i].strip()):
         if name:
             params[name] = f"{params[name]} {lines[i].strip()}".strip()
         i += 1

@@ -1,4 +1,5 @@
-"""`StdinOr[T]`: one parameter that takes a file, a URL, `-` or piped stdin (PRD §13).
+"""Reading `StdinOr[T]`: one parameter that takes a file, a URL, `-` or piped stdin
+(PRD §13); the marker itself is in `markers`.
 
     def count(data: Annotated[StdinOr[str], Argument(help="Text to count")]) -> int: ...
 
@@ -20,59 +21,16 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, BinaryIO, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from atipkit.app.errors import DataFormatError, DependencyError, InputError, NotFoundError
 from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
     from atipkit.app.context import Context
+    from atipkit.app.markers import StdinSpec
 
-__all__ = ["StdinOr", "StdinSpec", "StdoutOr"]
-
-T = TypeVar("T")
-
-
-class _Stdin:
-    """The marker `StdinOr[T]` puts in `Annotated`."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "StdinOr"
-
-
-StdinOr = Annotated[T, _Stdin()]
-
-
-class _Stdout:
-    """The marker `StdoutOr[Path]` puts in `Annotated`."""
-
-    __slots__ = ()
-
-    def __repr__(self) -> str:
-        return "StdoutOr"
-
-
-StdoutOr = Annotated[T, _Stdout()]
-"""An output destination that takes `-` for the result (PRD §8.3): the function gets a
-`Path` either way, and writes to it; for `-` it is a temporary file whose content, once
-the function returns, is the call's result (verbatim on stdout for people and pipes with
-`--plain`, as text in the envelope), the function's return value being then unused."""
-
-
-class StdinSpec(NamedTuple):
-    """How to turn the bytes read into the value the function receives."""
-
-    want: str  # "text" | "bytes" | "lines" | "json" | "path"
-
-
-def is_stdin_marker(extra: Any) -> bool:
-    return isinstance(extra, _Stdin)
-
-
-def is_stdout_marker(extra: Any) -> bool:
-    return isinstance(extra, _Stdout)
+__all__ = ["decode", "read_source", "sink", "spool", "stdin_binary"]
 
 
 def _is_url(text: str) -> bool:

@@ -6,7 +6,9 @@
     ) -> list[str]: ...
 
 `Argument` makes a parameter positional, `Option` makes it a flag; without either, a
-parameter with a default is an option and one without is an argument. Constraints
+parameter with a default is an option and one without is an argument. `StdinOr[T]` and
+`StdoutOr[Path]` mark a parameter that takes a file, a URL or `-` (read by `inputs` when
+the command runs). Constraints
 (`min`, `max`, `pattern`, `exists`, ...) are checked by the parser and stated in every
 schema, so an agent learns them before it calls.
 
@@ -19,9 +21,17 @@ and `Option`, the names every example uses, and messages and reprs say those.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, NamedTuple, TypeVar
 
-__all__ = ["Argument", "ArgumentMarker", "Option", "OptionMarker"]
+__all__ = [
+    "Argument",
+    "ArgumentMarker",
+    "Option",
+    "OptionMarker",
+    "StdinOr",
+    "StdinSpec",
+    "StdoutOr",
+]
 
 _DEFAULTS: dict[str, Any] = {
     "help": None,
@@ -123,3 +133,48 @@ Argument = ArgumentMarker
 """`Annotated[T, Argument(...)]`: the parameter is positional."""
 Option = OptionMarker
 """`Annotated[T, Option("-n", ...)]`: the parameter is a flag."""
+
+
+T = TypeVar("T")
+
+
+class _Stdin:
+    """The marker `StdinOr[T]` puts in `Annotated`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "StdinOr"
+
+
+StdinOr = Annotated[T, _Stdin()]
+
+
+class _Stdout:
+    """The marker `StdoutOr[Path]` puts in `Annotated`."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "StdoutOr"
+
+
+StdoutOr = Annotated[T, _Stdout()]
+"""An output destination that takes `-` for the result (PRD §8.3): the function gets a
+`Path` either way, and writes to it; for `-` it is a temporary file whose content, once
+the function returns, is the call's result (verbatim on stdout for people and pipes with
+`--plain`, as text in the envelope), the function's return value being then unused."""
+
+
+class StdinSpec(NamedTuple):
+    """How to turn the bytes read into the value the function receives."""
+
+    want: str  # "text" | "bytes" | "lines" | "json" | "path"
+
+
+def is_stdin_marker(extra: Any) -> bool:
+    return isinstance(extra, _Stdin)
+
+
+def is_stdout_marker(extra: Any) -> bool:
+    return isinstance(extra, _Stdout)

@@ -19,8 +19,14 @@ import click
 
 from atipkit.app.docstrings import Docstring
 from atipkit.app.errors import DefinitionError, InputError
-from atipkit.app.inputs import StdinSpec, is_stdin_marker, is_stdout_marker
-from atipkit.app.markers import ArgumentMarker, OptionMarker, _Marker
+from atipkit.app.markers import (
+    ArgumentMarker,
+    OptionMarker,
+    StdinSpec,
+    _Marker,
+    is_stdin_marker,
+    is_stdout_marker,
+)
 from atipkit.app.shapes import Shape, shape_of
 from atipkit.errors import ErrorCode
 

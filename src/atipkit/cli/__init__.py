@@ -10,7 +10,8 @@ functions that run, and cannot drift from them.
 Commands register themselves when their module is imported, and a module is imported only
 when one of its commands is asked for (`Group.lazy`, decision 310): `atip search` imports
 search.py and what it uses, not the bridge, the gateway or the crawler. `COMMANDS` says
-which module defines which top-level names, in the order `--help` lists them; a group
+which module defines which top-level names, in the order `--help` lists them, and with
+which summary, so that `atip --help` imports none of them (decision 521); a group
 belongs to the module of its first commands (`shim` to trust.py, `registry` to
 registry.py), which names the modules of its other commands the same way.
 """
@@ -46,28 +47,54 @@ EXIT_INVALID = 1
 EXIT_USAGE = 2
 
 
-COMMANDS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("discover", ("scan", "list", "show", "refresh")),
-    ("validate", ("validate",)),
-    ("search", ("search",)),
-    ("compile", ("compile",)),
-    ("run", ("run",)),
-    ("gen", ("gen",)),
-    ("trust", ("verify", "shim")),
-    ("registry", ("registry",)),
-    ("serve", ("serve",)),
-    ("gateway", ("mcp",)),
-    ("apps", ("app",)),
-    ("interop", ("import", "export")),
-    ("crawl", ("crawl",)),
-    ("review", ("review",)),
-    ("schema", ("schema",)),
-    ("completion", ("completion",)),
-)
-"""(the module of atipkit.cli, the top-level names it defines), in `--help` order."""
+COMMANDS: dict[str, dict[str, str]] = {
+    "discover": {
+        "scan": "Find ATIP tools on PATH and record them in the registry.",
+        "list": "List the tools in the registry.",
+        "show": "Show a tool's ATIP metadata: its commands and what each may do.",
+        "refresh": "Ask tools for their metadata again, ignoring what is cached.",
+    },
+    "validate": {"validate": "Validate ATIP tool metadata and shims."},
+    "search": {"search": "Find the commands of this machine's tools that fit a task."},
+    "compile": {"compile": "Compile ATIP metadata into tool definitions for a model provider."},
+    "run": {
+        "run": "Run one tool call: map it to its command, apply the policy, build argv, run it."
+    },
+    "gen": {"gen": "Generate ATIP metadata from a tool's --help and man page."},
+    "trust": {
+        "verify": (
+            "Verify a tool's binary against its metadata: checksums, signatures, provenance."
+        ),
+        "shim": "Sign and verify shim files.",
+    },
+    "registry": {"registry": "Remote shim registries: look up, list, build, publish."},
+    "serve": {
+        "serve": (
+            "Serve a static registry, the Tool Discovery Protocol, or both, until interrupted."
+        )
+    },
+    "gateway": {"mcp": "ATIP tools as MCP tools, for agents that only speak MCP."},
+    "apps": {"app": "Serve a tool written with atipkit.app from its Python file."},
+    "interop": {
+        "import": "Describe tools from other formats as ATIP documents: MCP, ATDF, TDP.",
+        "export": "Write ATIP tools in other formats: ATDF.",
+    },
+    "crawl": {"crawl": "Generate shims for the binaries that package sources publish."},
+    "review": {"review": "Shims atip crawl --review queued: list, show, approve, reject."},
+    "schema": {"schema": "Print the JSON Schema (draft 2020-12) for ATIP 0.6 metadata or shims."},
+    "completion": {
+        "completion": (
+            "Print the script that completes atip's commands and options in bash, zsh or fish."
+        )
+    },
+}
+"""The module of atipkit.cli → the top-level names it defines and the line `atip --help`
+lists each with, in `--help` order. The lines are the commands' own summaries, written
+here so that `atip --help` imports no command module; `app.check()` (tests/test_cli.py)
+fails where one drifts from its command's docstring."""
 
-for _module, _names in COMMANDS:
-    app.lazy(f"atipkit.cli.{_module}", _names)
+for _module, _summaries in COMMANDS.items():
+    app.lazy(f"atipkit.cli.{_module}", tuple(_summaries), summaries=_summaries)
 cli = app.click_group
 """The Click group, for Click's test runner."""
 

@@ -14,7 +14,6 @@ from atipkit.app import (
 from atipkit.cli import app
 from atipkit.cli._effects import resolving
 from atipkit.cli._resolve import document
-from atipkit.cli.discover import split
 from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
@@ -99,6 +98,8 @@ def compile_tools(
             suggestion=f"Use --provider {' or --provider '.join(DEFERRED_PROVIDERS)}.",
         )
     _check_budget(budget, query, deferred, strategy)
+    from atipkit.cli.discover import split
+
     wanted = split(commands)
     tools = [_select(document(name, ctx), name, wanted, depth) for name in files]
     payload: Any

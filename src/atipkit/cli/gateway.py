@@ -13,7 +13,6 @@ from atipkit.cli import app
 from atipkit.cli._effects import runs_anything
 from atipkit.cli._guard import AllowHost, AllowOrigin
 from atipkit.cli._resolve import read_document, resolution_error
-from atipkit.cli.discover import split
 from atipkit.errors import ErrorCode
 
 if TYPE_CHECKING:
@@ -107,6 +106,8 @@ def serve(
 
     _require_extras(transport, deferred)
     access = guard_rules(host, allow_host, allow_origin)
+    from atipkit.cli.discover import split
+
     names = split(only) or []
     if not (names or all_tools or tool):
         raise InputError(
