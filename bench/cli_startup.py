@@ -1,6 +1,7 @@
 """Every `atip` command's start-up beside plain Click's floor, side by side.
 
-    python bench/cli_startup.py [--runs N] [--only WORD ...] [--imports] [--json]
+    python bench/cli_startup.py [--runs N] [--only WORD ...] [--imports] [--instructions]
+                                [--json]
 
 The floor is a plain Click group of atip's shape, generated from atip's own command tree
 (the same groups and commands by name, each with its summary as help, doing nothing):
@@ -12,7 +13,10 @@ order, so a change of load on the machine falls on both alike; compiled modules 
 median and p95 (ms) and the ratio of the medians, and the ratio of the median CPU times
 (the child's user + system time, steadier on a loaded machine); the target (issue 22) is every ratio
 within 1.3. `--imports` also lists, for each command, the modules its `--help` imports
-beyond the floor's (what to make lazy when one is over).
+beyond the floor's (what to make lazy when one is over). `--instructions` also counts,
+once per command, the instructions each process executes under valgrind's callgrind (a
+fixed hash seed): a count that does not move with the load, for a machine shared with
+other work, where the wall clock does.
 
 atipkit is the one this script imports (PYTHONPATH is passed on); run it from the
 README's install (`pip install -e .`) or with PYTHONPATH at a tree's `src`.
@@ -24,6 +28,7 @@ import argparse
 import json
 import os
 import random
+import re
 import statistics
 import subprocess
 import sys
@@ -113,6 +118,23 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
     return elapsed, cpu
 
 
+def instructions(argv: list[str], env: dict[str, str]) -> int:
+    """The instructions one process executes, counted by callgrind (deterministic for the
+    same interpreter, code and environment, however loaded the machine is)."""
+    with tempfile.TemporaryDirectory(prefix="atipkit-callgrind-") as tmp:
+        done = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/out", *argv],
+            env={**env, "PYTHONHASHSEED": "0"},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+    found = re.search(r"Collected : (\d+)", done.stderr)
+    if done.returncode != 0 or found is None:
+        raise SystemExit(f"callgrind of {' '.join(argv)} failed: {done.stderr[-500:]!r}")
+    return int(found.group(1))
+
+
 def imported(code: str, words: list[str], env: dict[str, str]) -> set[str]:
     script = IMPORTS.format(run="\n    ".join(part.strip() for part in code.split(";")))
     done = subprocess.run(
@@ -150,6 +172,11 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
                 wall, cpu_time = timed([sys.executable, "-c", code, *words], env)
                 samples[label, kind].append(wall)
                 cpu_ms[label, kind].append(cpu_time)
+        counted: dict[tuple[str, str], int] = {}
+        if args.instructions:
+            for label, kind, words in jobs:
+                code = ATIP if kind == "atip" else FLOOR
+                counted[label, kind] = instructions([sys.executable, "-c", code, *words], env)
         extra: dict[str, list[str]] = {}
         if args.imports:
             for label, words in cases:
@@ -167,6 +194,9 @@ def measure(args: argparse.Namespace) -> dict[str, Any]:
             "cpu_ratio": statistics.median(cpu_ms[label, "atip"])
             / statistics.median(cpu_ms[label, "floor"]),
         }
+        if counted:
+            row["instructions"] = {"atip": counted[label, "atip"], "floor": counted[label, "floor"]}
+            row["instruction_ratio"] = counted[label, "atip"] / counted[label, "floor"]
         if label in extra:
             row["imports_beyond_floor"] = extra[label]
         rows.append(row)
@@ -190,24 +220,36 @@ def render(report: dict[str, Any]) -> str:
         f"machine: {m['cpu']}, {m['cores']} cores, Python {m['python']}; atipkit from "
         f"{report['atipkit_from']}; {report['runs']} rounds, medians / p95 (ms)",
         "",
-        "| `atip ... --help` | atip | plain Click, same shape | ratio | CPU-time ratio |",
-        "|---|---|---|---|---|",
     ]
+    counted = all("instruction_ratio" in row for row in report["rows"])
+    head = "| `atip ... --help` | atip | plain Click, same shape | ratio | CPU-time ratio |"
+    lines += [head + (" instructions, atip / floor (M) | ratio |" if counted else "")]
+    lines += ["|---|---|---|---|---|" + ("---|---|" if counted else "")]
     over = []
     for row in report["rows"]:
         a, f = row["atip_ms"], row["floor_ms"]
         flag = "" if row["ratio"] <= report["target_ratio"] else " **over**"
         if flag:
             over.append(row["command"])
-        lines.append(
+        line = (
             f"| {row['command']} | {a['median']:.1f} / {a['p95']:.1f} | "
             f"{f['median']:.1f} / {f['p95']:.1f} | {row['ratio']:.2f}{flag} | "
             f"{row['cpu_ratio']:.2f} |"
         )
+        if counted:
+            n = row["instructions"]
+            line += f" {n['atip'] / 1e6:.1f} / {n['floor'] / 1e6:.1f} | "
+            line += f"{row['instruction_ratio']:.3f} |"
+        lines.append(line)
     ratios = [row["ratio"] for row in report["rows"]]
     cpu = [row["cpu_ratio"] for row in report["rows"]]
+    lines += [""]
+    if counted:
+        counts = [row["instruction_ratio"] for row in report["rows"]]
+        lines.append(
+            f"instruction ratios: median {statistics.median(counts):.3f}, max {max(counts):.3f}"
+        )
     lines += [
-        "",
         f"CPU-time ratios: median {statistics.median(cpu):.2f}, max {max(cpu):.2f}",
         f"ratios: median {statistics.median(ratios):.2f}, max {max(ratios):.2f}; "
         f"target ≤ {report['target_ratio']}: "
@@ -225,6 +267,9 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=11, help="rounds of fresh processes")
     parser.add_argument("--only", nargs="*", help="only these top-level commands")
     parser.add_argument("--imports", action="store_true", help="list imports beyond the floor")
+    parser.add_argument(
+        "--instructions", action="store_true", help="also count instructions (valgrind)"
+    )
     parser.add_argument("--json", action="store_true", help="print figures as JSON")
     args = parser.parse_args()
     if args.runs < 1:
