@@ -842,3 +842,19 @@ def test_a_purpose_that_turns_printed_text_into_printed_text_shows_it() -> None:
     assert kind(infer_effects("xargs", runs)) == "destructive"
     # an option's text is no purpose: "merge lines" there says nothing of the command
     assert kind(infer_effects("frob", "frob it", ["merge lines of files"])) == "unknown"
+
+
+def test_a_help_of_blank_lines_is_read_in_linear_time():
+    """A hostile `--help` of many blank lines: the usage-line pattern of `_anothers`
+    (decision 484) once scanned, from each line, every line after it (11 s for these
+    20 000);
+    now the whole text is one pass. A usage line after them is still found."""
+    import time
+
+    from atipkit.infer.generate import _anothers
+
+    blank = "\n" * 20_000
+    started = time.perf_counter()
+    assert not _anothers(blank + "no usage here\n", ("apt-key", "list"), "/usr/bin/apt-key")
+    assert time.perf_counter() - started < 5
+    assert _anothers(blank + "Syntax: gpg [options]\n", ("apt-key", "list"), "/usr/bin/apt-key")
