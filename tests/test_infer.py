@@ -360,3 +360,35 @@ def test_atip_gen_prints_and_writes_a_valid_shim(tmp_path):
     file_as_dir = runner.invoke(cli, ["gen", str(exe), "--out", str(exe)])
     assert file_as_dir.exit_code == 2
     assert json.loads(file_as_dir.stdout)["error"]["details"]["param"] == "out"
+
+
+XAUTH_LIKE = """\
+usage:  xauth [-options ...] [command arg ...]
+
+where options include:
+    -f authfilename                name of authority file to use
+    -q                             turn off extra messages
+
+and commands have the following syntax:
+
+    exit                           save changes and exit program
+    info                           print information about entries
+    list [dpyname...]              list entries
+    generate dpyname protoname [options]  use server to generate entry
+    options are:
+      timeout n    authorization expiration time in seconds
+      trusted      clients using this entry are trusted
+      untrusted    clients using this entry are untrusted
+
+  Advanced commands:
+
+    quit                           abort changes and exit program
+"""
+
+
+def test_a_list_set_below_a_command_entry_is_that_entrys():
+    """xauth's help sets the words `generate` takes below it, deeper, with no blank line
+    between: `trusted` is not a command (decision 557); after a blank line a list may
+    start anew at another indent."""
+    parsed = parse_help(XAUTH_LIKE, "xauth")
+    assert [c.name for c in parsed.commands] == ["exit", "info", "list", "quit"]

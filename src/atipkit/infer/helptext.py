@@ -136,6 +136,7 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
     option_indent = 0
     argument: ParsedArgument | None = None
     listing_indent: int | None = None  # where the section's command names start
+    entry_indent: int | None = None  # the last command entry's, until a blank line
     in_usage = False
     examples = _Examples(prog)
     prose_lines: list[tuple[int, str]] = []  # the text below the description, capped
@@ -147,6 +148,7 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
         if not stripped:
             values_above = False
             option, argument = [], None
+            entry_indent = None
             examples.pause()
             if section == "usage" and usage_lines:
                 section = ""  # a usage block ends at a blank line
@@ -161,7 +163,7 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
         if indent <= 1 and _is_header(stripped, lines, index):  # argp: " Main mode:"
             section = stripped.rstrip(":").strip().lower()
             option, argument = [], None
-            listing_indent = None
+            listing_indent = entry_indent = None
             continue
         if section == "usage" and indent > 0 and not usage_lines:
             usage_lines.append(stripped)
@@ -195,8 +197,11 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
             continue
         if "command" in section and indent > 0:
             match = _COMMAND_LINE.match(line)
-            if match and not match.group("names").endswith("."):  # a sentence's end
-                listing_indent = indent
+            # set deeper than the entry above, with no blank line between: that entry's
+            # (xauth's `generate ... [options]` / `options are:` / `  trusted  ...`)
+            within = entry_indent is not None and indent > entry_indent
+            if match and not within and not match.group("names").endswith("."):
+                listing_indent = entry_indent = indent
                 names = [n.strip().rstrip(":") for n in match.group("names").split(",")]
                 help_.commands.append(
                     ParsedCommand(
@@ -207,7 +212,7 @@ def parse_help(text: str, prog: str | None = None) -> ParsedHelp:
             bare = re.fullmatch(r"\s+([a-z][\w-]*)", line)
             # deeper than the names: the last word of a description wrapped onto its own line
             if bare and (listing_indent is None or indent <= listing_indent):
-                listing_indent = indent
+                listing_indent = entry_indent = indent
                 help_.commands.append(ParsedCommand(bare.group(1)))
                 continue
         if section in ("positional arguments", "arguments", "args", "positionals") and indent:
