@@ -619,3 +619,19 @@ def test_a_synopsis_of_thousands_of_forms_names_a_bounded_number_of_commands(tmp
     shim = generate_shim(str(bin_dir / "huge"), budget=30)
     assert time.monotonic() - start < 30
     assert len(shim.commands["sub"].commands) == 256
+
+
+def test_a_page_whose_synopsis_names_another_pages_command_adds_none(tmp_path, env):
+    """perf-script-perl(1) says `perf script [-s [Perl]:script[.pl]]`: `script` is a
+    shorter start of `script-perl`, but `script` has its page, perf-script(1), of which
+    this one is a part; no command `script-perl` (decision 558). A shortened name with no
+    page of its own still finds its page (`addr` for netx-address, above)."""
+    bin_dir = tmp_path / "bin"
+    help_text = "Usage: frob [OPTIONS] <command>\n\nFrob.\n\nCommands:\n  script   Run scripts\n"
+    logging_script(bin_dir, "frob", help_text)
+    page(tmp_path, "frob-script", roff("frob-script", "run scripts", "frob script [-s x]", "-s"))
+    perl = roff("frob-script-perl", "perl scripts", "frob script [-s [Perl]:script[.pl] ]")
+    page(tmp_path, "frob-script-perl", perl)
+    page(tmp_path, "frob-record", roff("frob-record", "record", "frob record [-a] FILE", "-a"))
+    shim = generate_shim(str(bin_dir / "frob"))
+    assert set(shim.commands) == {"script", "record"}

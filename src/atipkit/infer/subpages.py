@@ -16,7 +16,9 @@ table:
   when its SYNOPSIS says so: `TOOL [options] WORD ...` (git's ~160 commands, of which
   `git --help` lists twenty). `systemd-analyze(1)` (`systemd-analyze [OPTIONS...]`) is a
   tool of its own, `tc-htb(8)` (`tc qdisc ... htb`) a part of another subcommand, and
-  `openssl-format-options(1ssl)` (`openssl command ...`) no command at all.
+  `openssl-format-options(1ssl)` (`openssl command ...`) no command at all; nor is
+  `perf-script-perl(1)` (`perf script ...`): `script` shortens `script-perl`, but has a
+  page of its own, whose part this one is.
 
 A subcommand page's SYNOPSIS also names the subcommands below it: `git stash drop ...`,
 `ip address { add | change | replace } ...`, `git stash [push ...]` (`synopsis_commands`).
@@ -141,7 +143,9 @@ class SubPages:
             if tokens is None:
                 continue
             given, _ = _names_at(tokens)
-            if any(n == rest or _abbreviates(n, {rest}) for n in given):
+            # `perf script ...` in perf-script-perl(1) is `script`'s page's, not a command
+            shortened = [n for n in given if _abbreviates(n, {rest}) and n not in self.candidates]
+            if rest in given or shortened:
                 out.update([rest, *given])
         return out
 
