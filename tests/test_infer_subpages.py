@@ -635,3 +635,23 @@ def test_a_page_whose_synopsis_names_another_pages_command_adds_none(tmp_path, e
     page(tmp_path, "frob-record", roff("frob-record", "record", "frob record [-a] FILE", "-a"))
     shim = generate_shim(str(bin_dir / "frob"))
     assert set(shim.commands) == {"script", "record"}
+
+
+def test_a_program_the_page_lists_among_its_commands_is_not_a_command(tmp_path, env):
+    """git(1) lists `gitk(1)` and `scalar(1)` among its porcelain beside `git-add(1)`, and
+    `git help -a` lists `gitk`: a page not named `PROGRAM-NAME` is a program of its own,
+    not a command, whatever the help says (decision 559)."""
+    bin_dir = tmp_path / "bin"
+    help_text = (
+        "Usage: frob <command> [<args>]\n\nFrob.\n\nCommands:\n"
+        "  add      Add things\n  frobk    The frob browser\n"
+    )
+    logging_script(bin_dir, "frob", help_text)
+    listing = "".join(
+        f".TP\n\\fB{name}\\fR(1)\n{what}\n"
+        for name, what in [("frob-add", "Add things."), ("frobk", "The frob browser.")]
+    )
+    main = roff("frob", "frob things", "frob [--version] <command> [<args>]")
+    page(tmp_path, "frob", main + ".SH COMMANDS\n" + listing)
+    shim = generate_shim(str(bin_dir / "frob"))
+    assert set(shim.commands) == {"add"}

@@ -112,6 +112,7 @@ class ParsedHelp(msgspec.Struct):
     examples: list[str] = []  # command lines, each with what it does as a `# comment`
     prose: str = ""  # what the command is for, in a page's words (`infer.prose`)
     purpose: str = ""  # its own part of a NAME line several names share (`manpage._own`)
+    programs: list[str] = []  # programs a page lists among its commands: git(1)'s gitk(1)
 
     @property
     def richness(self) -> int:

@@ -83,7 +83,8 @@ def merge(base: ParsedHelp, extra: ParsedHelp) -> None:
     options the help has (`-s` gains `--slurp`), and the value it names for one where the help
     names none (wget's help lists `--hsts-file` bare, its page `--hsts-file=file`); the
     commands it lists that the help leaves out (tmux's help lists none, apt-get's not
-    `changelog`); the page's description (its NAME line, written to be one) over the
+    `changelog`), less those it lists as programs of their own (git(1)'s `gitk(1)`,
+    which `git help -a` lists); the page's description (its NAME line, written to be one) over the
     first line of the help (which may be an error message: ssh answers `--help` with
     `unknown option -- -`)."""
     known = {f for o in base.options for f in o.flags}
@@ -113,6 +114,8 @@ def merge(base: ParsedHelp, extra: ParsedHelp) -> None:
                 owner.also = option.description
             if option.metavar and not owner.metavar:  # a terse help names no value
                 owner.metavar, owner.optional_value = option.metavar, option.optional_value
+    own = {c.name for c in extra.commands}
+    base.commands = [c for c in base.commands if c.name in own or c.name not in extra.programs]
     listed = {c.name: c for c in base.commands}
     for command in extra.commands:
         if command.name not in listed:

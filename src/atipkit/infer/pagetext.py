@@ -151,6 +151,7 @@ def read_page(text: str, name: str) -> ParsedHelp | None:
         place = synopsis.slot(forms, program)
         listing = _commands(lines, blocks, entries, listed, place, program)[:MAX_COMMANDS]
         help_.commands = [command for _, command in listing]
+        help_.programs = _programs(blocks, entries, place, program)
         below = synopsis.children(forms, program)
         for parent, names in _heading_children(blocks, program).items():
             below[parent] = [*below.get(parent, []), *names]
@@ -588,6 +589,24 @@ def _commands(
     for name, args in listed.items():
         out.setdefault(name, (range(0), ParsedCommand(name, "", args)))
     return list(out.values())
+
+
+def _programs(
+    blocks: list[_Block], entries: list[_Entry], slot: str | None, program: list[str]
+) -> list[str]:
+    """The programs of their own a section of commands lists among the program's
+    commands: git(1)'s "Main porcelain commands" set `gitk(1)` and `scalar(1)` beside
+    `git-add(1)`; a page not named `PROGRAM-NAME` is not a command's (`git gitk` runs
+    nothing), whatever a help lists (`git help -a` has `gitk`)."""
+    prefix = "-".join(program) + "-"
+    out: list[str] = []
+    for entry in entries:
+        ref = _PAGE_REF.fullmatch(entry.tag)
+        if ref is None or ref.group("name").startswith(prefix):
+            continue
+        if _names_commands(blocks[entry.block], slot) and ref.group("name") not in out:
+            out.append(ref.group("name"))
+    return out
 
 
 def _held(lines: list[_Line], block: _Block, entry: _Entry) -> range:
