@@ -753,3 +753,17 @@ def test_an_option_closing_a_list_of_commands_is_an_option(tmp_path: Path):
     parsed = _page(tmp_path, "tool", source)
     assert {"-h", "--help", "--version"} <= set(_values(parsed))
     assert set(_commands(parsed)) == {"add", "remove"}
+
+
+def test_a_command_with_an_optional_prefix_or_an_operands_alternatives_is_read(
+    tmp_path: Path,
+):
+    """xauth(1) writes `[n]extract filename displayname...` for `extract` and
+    `nextract`; pg_conftool(1) `show parameter|all` with `parameter` in italic: commands,
+    both (decision 560). `all` alone is no operand: a tag of two plain words is prose."""
+    source = TABLE_PAGE.replace(r".B remove \fINAME\fR", r".B [n]extract \fIfile\fR")
+    source = source.replace(r".B add \fINAME\fR", r".B show \fIparameter\fR|\fBall\fR")
+    commands = _commands(_page(tmp_path, "tool", source))
+    assert set(commands) == {"show", "extract", "nextract"}
+    plain = TABLE_PAGE.replace(r".B remove \fINAME\fR", r".B remove all")
+    assert set(_commands(_page(tmp_path, "tool", plain))) == {"add"}

@@ -753,17 +753,34 @@ def _command_tag(tag: str, program: list[str], italic: set[str]) -> tuple[list[s
         if not words:
             return None
         args = " ".join(words[1:])
-        spellings = words[0].split("/")  # `tcp_metrics/tcpmetrics`
+        spellings = _prefixed(words[0]).split("/")  # `tcp_metrics/tcpmetrics`
         if not all(synopsis.is_name(n) and n not in italic for n in spellings):
             return None
         # a command's own synopsis (`[-dErx] [-t target]`): its operands may be words
-        if "[-" not in args and not all(
-            _PLACEHOLDER.fullmatch(w) or w.strip("[]{}.,|") in italic for w in words[1:]
-        ):
+        if "[-" not in args and not all(_operand(w, italic) for w in words[1:]):
             return None
         names += [n for n in spellings if n not in names]
         first = args if number == 0 else first
     return (names, first) if names else None
+
+
+_OPTIONAL_PREFIX = re.compile(r"\[([a-z]+)\]([a-z][\w-]*)")
+
+
+def _prefixed(word: str) -> str:
+    """`[n]extract` (xauth(1): `extract` and `nextract`) as the two spellings
+    `extract/nextract`; any other word as it is."""
+    optional = _OPTIONAL_PREFIX.fullmatch(word)
+    return f"{optional[2]}/{optional[1]}{optional[2]}" if optional else word
+
+
+def _operand(word: str, italic: set[str]) -> bool:
+    """Whether a word after a command's name in its tag stands for a value: a placeholder
+    (`UNIT...`, `[PATTERN]`), a word set in italic, or alternatives one of which is
+    (pg_conftool's `show parameter|all`, `parameter` in italic)."""
+    if _PLACEHOLDER.fullmatch(word) or word.strip("[]{}.,|") in italic:
+        return True
+    return "|" in word and any(part.strip("[]{}.,") in italic for part in word.split("|"))
 
 
 def _prose(lines: list[_Line], blocks: list[_Block]) -> str:
