@@ -392,3 +392,40 @@ def test_a_list_set_below_a_command_entry_is_that_entrys():
     start anew at another indent."""
     parsed = parse_help(XAUTH_LIKE, "xauth")
     assert [c.name for c in parsed.commands] == ["exit", "info", "list", "quit"]
+
+
+def test_global_options_a_cobra_help_sends_to_its_options_command(tmp_path):
+    """kubectl's `--help` lists no flag and ends "Use "kubectl options" for a list of
+    global command-line options"; `kubectl options` shows each with its default,
+    `--as='':`, `--insecure-skip-tls-verify=false:`: the root's options, a `false` or
+    `true` default a flag taking no value (decision 561)."""
+    exe = program(
+        tmp_path,
+        "frob",
+        """
+        import sys
+        if sys.argv[1:] == ["options"]:
+            print("The following options can be passed to any command:\\n")
+            print("    --as='':\\n\\tUsername to impersonate.\\n")
+            print("    --insecure-skip-tls-verify=false:\\n\\tSkip checks.\\n")
+            print("    -n, --namespace='':\\n\\tThe namespace scope.\\n")
+            print("    -v, --v=0:\\n\\tLog level.\\n")
+        else:
+            print("frob controls frobs.\\n\\nBasic Commands:")
+            print("  get           Display resources\\n  delete        Delete resources\\n")
+            print("Usage:\\n  frob [flags] [options]\\n")
+            print('Use "frob options" for a list of global command-line options.')
+        """,
+    )
+    tool = generate_shim(str(exe), man=False)
+    assert set(tool.commands) == {"get", "delete"}
+    flags = {f: o.type for o in tool.global_options for f in o.flags}
+    assert flags == {
+        "--as": "string",
+        "--insecure-skip-tls-verify": "boolean",
+        "-n": "string",
+        "--namespace": "string",
+        "-v": flags["-v"],
+        "--v": flags["-v"],
+    }
+    assert flags["-v"] != "boolean"

@@ -431,6 +431,13 @@ def _best_help(
             parsed.commands += [c for c in listed if c.name not in known]
             if parsed.richness > best.richness:
                 best, best_form, best_text = parsed, " ".join(args), text
+        if not path and f'"{prog} options"' in text:  # Cobra's "Use "kubectl options"
+            # for a list of global command-line options": they are the root's
+            known_flags = {f for o in parsed.options for f in o.flags}
+            topic = parse_help(_run(real, ["options"], clock, env), prog)
+            parsed.options += [o for o in topic.options if not set(o.flags) & known_flags]
+            if parsed.richness > best.richness:
+                best, best_form, best_text = parsed, " ".join(args), text
         if "--help all" in text:  # a stripped help that names its complete form
             text = _run(real, [*path, "--help", "all"], clock, env)
             full = parse_help(text, prog)

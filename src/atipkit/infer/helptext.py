@@ -580,6 +580,9 @@ def _metavar(rest: str) -> tuple[str | None, bool]:
     if rest.startswith("[") and rest.endswith("]"):
         return rest[1:-1].lstrip("="), True
     rest = rest.lstrip("=").strip()
+    if rest.endswith(":"):  # a default shown, Cobra's `--as='':`, `--force=false:`
+        shown = rest[:-1].strip("'\"")
+        return (None if shown in ("true", "false") else shown or "value"), False
     return (rest.strip("<>") or None), False
 
 
