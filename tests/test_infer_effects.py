@@ -858,3 +858,132 @@ def test_a_help_of_blank_lines_is_read_in_linear_time():
     assert not _anothers(blank + "no usage here\n", ("apt-key", "list"), "/usr/bin/apt-key")
     assert time.perf_counter() - started < 5
     assert _anothers(blank + "Syntax: gpg [options]\n", ("apt-key", "list"), "/usr/bin/apt-key")
+
+
+def test_printed_text_that_qualifies_a_noun_is_no_object() -> None:
+    """Decision 567: ldattach's "attach a line discipline to a serial line" and gendict's
+    "Compiles word list into ICU string trie dictionary" were said read-only, their verbs
+    taken to act on printed text ("line", "word"); a printed word with a noun after it
+    qualifies that noun. The object still shows when the phrase ends there or a
+    preposition follows ("merge lines of files", "print lines that match")."""
+    purpose = "attach a line discipline to a serial line"
+    assert kind(infer_effects("ldattach", purpose)) == "writes"
+    compiles = "Compiles word list into ICU string trie dictionary"
+    assert kind(infer_effects("gendict", compiles)) == "writes"
+    assert kind(infer_effects("paste", "merge lines of files")) == "read-only"
+    assert kind(infer_effects("frob", "extract lines that match")) == "read-only"
+    assert kind(infer_effects("xgettext", "extract gettext strings from source")) == "read-only"
+
+
+def test_a_change_said_of_the_command_after_a_condition_is_read() -> None:
+    """Decision 567: "If no argument is given, print the current log level. If LEVEL is
+    provided, then the command changes the current log level" (systemctl log-level) was
+    read-only: the command as subject after `then` started no clause. A purpose that
+    holds only when an operand is left out ("If the LEVEL argument is not given, print
+    ...") is no evidence of safety either; a condition on a state is ("When the unit is
+    not running, print ...")."""
+    first = "If no argument is given, print the current log level of the manager."
+    later = " If LEVEL is provided, then the command changes the current log level."
+    assert kind(infer_effects("log-level", first + later)) == "unknown"
+    alone = "If the LEVEL argument is not given, print the current log level of SERVICE."
+    assert kind(infer_effects("service-log-level", alone)) == "unknown"
+    state = "When the unit is not running, print its last state."
+    assert kind(infer_effects("last-state", state)) == "read-only"
+    default = "Without any parameter, this command outputs the manager state."
+    assert kind(infer_effects("dump", default)) == "read-only"
+
+
+def test_an_option_named_for_setting_forbids_safety() -> None:
+    """Decision 567: wdctl, "show hardware watchdog status", sets the timeout with
+    `-s, --settimeout` ("Set the watchdog timeout in seconds"), and was said read-only:
+    an option named for setting whose text sets is a doubt. A name alone (`--setup`:
+    "Print the setup") or a text alone ("set output width") is none."""
+    texts = ["Print only the specified flags.", "Set the watchdog timeout in seconds."]
+    flags = [["-f", "--flags"], ["-s", "--settimeout"]]
+    purpose = "show hardware watchdog status"
+    assert kind(infer_effects("wdctl", purpose, texts, flags=flags)) == "unknown"
+    setup = ["Print only the specified flags.", "Print the setup of the watchdog."]
+    named = [["-f", "--flags"], ["--setup"]]
+    assert kind(infer_effects("wdctl", purpose, setup, flags=named)) == "read-only"
+    assert kind(infer_effects("ls", "list directory contents", ["set output width"])) == (
+        "read-only"
+    )
+
+
+def test_a_pronoun_stands_for_the_stored_thing_before_it() -> None:
+    """Decision 568: faillock's `--reset`, "Instead of displaying the user's failure
+    records, clear them", cleared nothing stored: `them` had no antecedent. A pronoun
+    after a verb of removal stands for a stored thing its sentence named before."""
+    text = ["Instead of displaying the user's failure records, clear them."]
+    purpose = "Tool for displaying and modifying the authentication failure record files"
+    assert kind(infer_effects("faillock", purpose, text)) == "destructive"
+    lines = ["Print the matching lines and clear them from the screen."]
+    assert kind(infer_effects("frob", "show the matches", lines)) == "read-only"
+
+
+def test_what_an_option_outputs_and_a_file_that_qualifies_a_noun() -> None:
+    """Decision 568: openssl info's options "Outputs the default directory for OpenSSL
+    engine modules" wrote a directory (`outputs` was not read as `output`, which needs a
+    target), and peekfd's "-c Also dump the requested file descriptor activity" a file
+    ("file" qualifies "descriptor"). A file as target or object still writes."""
+    info = ["Outputs the default directory for OpenSSL engine modules."]
+    purpose = "Display diverse information built into the OpenSSL libraries."
+    assert kind(infer_effects("info", purpose, info)) == "read-only"
+    dump = ["Also dump the requested file descriptor activity in any new child processes."]
+    assert kind(infer_effects("peekfd", "peek at file descriptors", dump)) == "read-only"
+    assert kind(infer_effects("frob", "show it", ["Write output to file NAME"])) == "writes"
+    assert kind(infer_effects("frob", "show it", ["Dump the table to a file"])) == "writes"
+
+
+def test_a_program_among_the_operands_or_in_an_option_is_run() -> None:
+    """Decision 569: runners the operands name by shape: `FILTER [FILTER-OPTION]`
+    (msgfilter), `EXECUTABLE [EXECUTABLE-OPTION...]` (sotruss), `program [argument...]`
+    read as one operand (setarch); a page's opening that runs one ("The logsave program
+    will execute cmd_prog"); an option whose text runs one (dpkg-architecture's `-c`,
+    "Execute a command-string in an environment"). A runner that also changes is
+    destructive though it looks ("set and determine")."""
+    edit = "edit translations of message catalog"
+    filters = infer_effects("msgfilter", edit, operands=["filter", "filter-option"])
+    assert kind(filters) == "destructive"
+    trace = "trace shared library calls through PLT"
+    ops = ["executable", "executable-option..."]
+    assert kind(infer_effects("sotruss", trace, operands=ops)) == "destructive"
+    arch = "change reported architecture in new program environment"
+    assert kind(infer_effects("setarch", arch, operands=["arch", "program-argument..."])) == (
+        "destructive"
+    )
+    assert kind(infer_effects("frob", "show files", operands=["file", "file-name"])) == (
+        "read-only"
+    )
+    prose = "The logsave program will execute cmd_prog with the specified argument(s)."
+    save = "save the output of a command in a logfile"
+    assert kind(infer_effects("logsave", save, prose=prose)) == "destructive"
+    determine = "set and determine the architecture for package building"
+    option = ["Execute a command-string in an environment which has all variables set."]
+    assert kind(infer_effects("dpkg-architecture", determine, option)) == "destructive"
+    # a command that only looks and runs in passing stays unknown (decision 456)
+    looks = "List device names. Optionally execute a command for each device."
+    assert kind(infer_effects("ls", looks)) == "unknown"
+
+
+def test_a_command_the_budget_left_unread_claims_no_safety() -> None:
+    """Decision 570: under load `atip gen git` ran out of its budget before reading
+    git-read-tree(1), and the line of git(1)'s listing, "Reads tree information into the
+    index", made it read-only (it destroys through `-u`). A command the budget left
+    unread keeps what its listing line says it changes or destroys, never a claim of
+    safety; read in time, the same line still makes one."""
+    from atipkit.infer.generate import Budget, _subcommands
+
+    listing = ParsedHelp(
+        commands=[
+            ParsedCommand("read-tree", "Reads tree information into the index"),
+            ParsedCommand("prune", "Prune all unreachable objects from the object database"),
+        ]
+    )
+
+    def effects(clock: Budget) -> dict[str, str]:
+        out = _subcommands("", ("frob",), listing, 2, clock, [], None, None)
+        return {name: kind(command.effects or atipkit.Effects()) for name, command in out.items()}
+
+    assert effects(Budget(0)) == {"read-tree": "unknown", "prune": "destructive"}
+    assert effects(Budget(60)) == {"read-tree": "read-only", "prune": "destructive"}

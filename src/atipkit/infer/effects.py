@@ -97,7 +97,7 @@ _READS = _words(
     "list show display print report query search find grep check verify validate test "
     "compare count view describe inspect dump concatenate output locate identify "
     "determine explain summarize calculate compute estimate watch monitor browse examine "
-    "lookup look read measure"
+    "lookup look read measure peek"
 )
 """Verbs of commands that look: read-only when nothing says otherwise."""
 _READ_NAMES = _READS | _words(
@@ -127,9 +127,13 @@ _RUNS = _words("shell-command command-line commandline")
 """Operands that are a command line the command runs (`tmux new-session [shell-command]`):
 what it runs, it may do."""
 _RUNS_WITH_ARGUMENTS = _words("command cmd program")
+_ARGUMENTS = _words("arg args argument arguments option options")
+"""What follows a program among the operands: `program [argument...]`."""
 _RUNNERS = _words("execute exec run invoke spawn launch")
 """Verbs that, with a command as their object, say it is run: "Optionally execute a
 command for each device" in the rest of a paragraph (`dmsetup ls --exec`)."""
+_RUN_OBJECTS = _RUNS_WITH_ARGUMENTS | _RUNS | _words("command-string")
+"""What a verb of running runs when it is a command: "execute a command-string"."""
 _DESTINATIONS = _words("output outfile out dest destination target outdir")
 """Operands a command writes to (`uniq [INPUT [OUTPUT]]`, `ln TARGET`): no claim of
 safety for a command that takes one."""
@@ -166,6 +170,14 @@ URI"), what is fetched is kept or acted on, and no claim of safety is made."""
 _SETS = _words("set change modify adjust configure tune control manage enable disable")
 """Verbs of setting: what they act on is changed in place, never a result shown ("set
 tabs on a terminal")."""
+_FOLLOWS_HEAD = (
+    _STOPS
+    | _JOINS
+    | _words("within across between without per via through over under around onto")
+    | _words("that which where whose when")
+)
+"""Words that may follow the last noun of a phrase: prepositions, conjunctions and
+relative words; any other word after a noun makes it a qualifier ("a line discipline")."""
 _PRINTED_WINDOW = 2
 """Words after a verb that may name the printed text it acts on: "extract gettext
 strings"."""
@@ -180,6 +192,13 @@ _WRITE_WINDOW = 3
 _FILES = _words("file files directory directories dir dirs folder folders archive archives")
 """What an option writes, when it writes: "write result to FILE", "make parent
 directories" (not "create a bare repository", which its command's purpose says)."""
+_FILE_QUALIFIED = _words(
+    "descriptor descriptors system systems type types mode modes size sizes "
+    "format formats handle handles pattern patterns permission permissions attribute "
+    "attributes count counts"
+)
+"""Nouns a word for a file may qualify: "file descriptor", "file mode" (not "name": "to
+file NAME" names one)."""
 _BOOKKEEPING = _words("cache caches history")
 """What an option may write that is no effect of the command: "store the cache data in
 <dir>"."""
@@ -189,6 +208,7 @@ _NOMINAL = (
     ("ment", ("e", "")),
     ("ion", ("", "e")),
 )
+_PRONOUNS = _words("them it")
 _ARTICLES = _words("the a an each every all any its their this that these those")
 _TOKEN = re.compile(
     r"(?<![\w/])(?:~|\.\.?|\.[\w-]+)?(?:/[\w.-]*[\w-])+/?"
@@ -259,7 +279,15 @@ def infer_effects(
     changes = _changes(rest)
     optional = [_from_text(text, option=True) for text in options]
     operands = [_operand(o) for o in operands]
-    runs = _runs(operands) or _runs_in(rest)
+    # a command run by the command, named among its operands, in the rest of its purpose,
+    # in its page's opening ("The logsave program will execute cmd_prog") or by what an
+    # option does first ("-c: Execute a command-string in an environment ...")
+    runs = (
+        _runs(operands)
+        or _runs_in(rest)
+        or _runs_in(opening)
+        or any(_runs_in(_first_sentence(text)[0]) for text in options)
+    )
     destined = any(_destination(o) for o in operands)
     # an option named for destroying (`-delete`, `--vacuum-size`) destroys when what it
     # says agrees or it says nothing; else it is a doubt (`--remove-empty`: "Stop when a
@@ -271,6 +299,13 @@ def infer_effects(
     ]
     outputs = any(
         _flag_outputs(f) and _names_a_file(_first_sentence(text)[0])
+        for spelled, text in zip(flags, options, strict=False)
+        for f in spelled
+    )
+    # an option named for setting whose text sets (`--settimeout`: "Set the watchdog
+    # timeout in seconds") changes what the command otherwise shows
+    sets = any(
+        _flag_sets(f) and _sets(text)
         for spelled, text in zip(flags, options, strict=False)
         for f in spelled
     )
@@ -290,12 +325,17 @@ def infer_effects(
         or later.destroys
         or any(o.destroys for o in optional)
         or any(named_for)
-        or (runs and not looks)
+        # a runner destroys, unless it only looks otherwise (`dmsetup ls --exec`: a
+        # helper's run, perhaps); one that also changes (`dpkg-architecture`: "set and
+        # determine", and `-c` runs a command) is no looking command
+        or (runs and not (looks and not (named.writes or said.writes)))
     )
     writes = destroys or named.writes or said.writes or outputs or any(o.writes for o in optional)
     network = named.network or said.network or any(o.network for o in optional)
     doubt = (  # no claim of its own, but no claim of safety either
         runs
+        or _conditional(first)
+        or sets
         or later.writes
         or changes
         or destined
@@ -326,6 +366,30 @@ def _opening(name: str, prose: str) -> str:
     first = _first_sentence(prose)[0]
     subject = rf"(?i)^\s*(?:the\s+)?{re.escape(name)}(?:\s+(?:{'|'.join(_SUBJECTS)}))?\s+"
     return re.sub(subject, "", first, count=1)
+
+
+_CONDITION = re.compile(r"(?:if|when)\b[^,.;:]*", re.IGNORECASE)
+"""The leading condition of a sentence, up to its first comma: "if"/"when", not "with
+no" or "without", which name a default ("Without any parameter, this command outputs
+..." limits its output with one)."""
+_OMITTED = _words("no not")
+_OPERAND_WORDS = _words(
+    "given specified passed provided supplied argument arguments parameter parameters "
+    "operand operands"
+)
+
+
+def _conditional(first: str) -> bool:
+    """Whether what the first sentence says holds only when an operand is left out ("If
+    the LEVEL argument is not given, print the current log level", "If no argument is
+    given, ..."): given one, the command does what its purpose does not say, so what it
+    says is no evidence of safety. Not a condition on a state ("When the unit is not
+    running")."""
+    condition = _CONDITION.match(first.strip())
+    if condition is None:
+        return False
+    words = set(re.findall(r"[a-z]+", condition.group().lower()))
+    return bool(words & _OMITTED) and bool(words & _OPERAND_WORDS)
 
 
 def _sends_to_standard_output(prose: str) -> bool:
@@ -412,6 +476,20 @@ def _flag_outputs(flag: str) -> bool:
     return bool(set(words) & _FLAG_OUTPUTS) or words[-2:] == ["log", "file"]
 
 
+def _flag_sets(flag: str) -> bool:
+    """Whether an option's name starts with `set`: `--set-property`, `--settimeout`,
+    `-setalias` (not `--no-set`, a letter, or `--setup`, whose text must also set)."""
+    words = re.findall(r"[a-z]+", flag.lower())
+    return len(flag.lstrip("-")) > 3 and bool(words) and words[0].startswith("set")
+
+
+def _sets(text: str) -> bool:
+    """Whether an option's text starts with a verb of setting: "Set the watchdog
+    timeout in seconds", "Changes the ..."."""
+    words = re.findall(r"[a-z]+", text.lower())
+    return bool(words) and bool(_lemma(words[0]) & _SETS)
+
+
 def _names_a_file(text: str) -> bool:
     """Whether the first sentence of an option's text names a file: "Use outputfile for
     output", "Filename to output to"; not jq's `--color-output`, "By default, jq outputs
@@ -464,24 +542,34 @@ def _destination(operand: str) -> bool:
 
 
 def _runs(operands: Sequence[str]) -> bool:
-    """Whether the operands are a command line to run: a shell command, or a command with
-    its arguments after it (`COMMAND [ARG]...`, `cmd ...`)."""
+    """Whether the operands are a command line to run: a shell command, a command with
+    its arguments after it (`COMMAND [ARG]...`, `cmd ...`), or an operand followed by its
+    own options (`FILTER [FILTER-OPTION]`)."""
     for index, operand in enumerate(operands):
         word = operand.rstrip(".")
         if word in _RUNS:
             return True
         if word in _RUNS_WITH_ARGUMENTS and (operand != word or index < len(operands) - 1):
             return True
+        # `program [argument...]`, read as one operand `program-argument...`
+        head, _, tail = word.partition("-")
+        if head in _RUNS_WITH_ARGUMENTS and tail in _ARGUMENTS:
+            return True
+        # `FILTER [FILTER-OPTION]`, `EXECUTABLE [EXECUTABLE-OPTION...]`: an operand that
+        # takes options of its own is a program
+        following = operands[index + 1].rstrip(".") if index + 1 < len(operands) else ""
+        if following.partition("-")[::2] in {(word, a) for a in _ARGUMENTS}:
+            return True
     return False
 
 
 def _runs_in(text: str) -> bool:
     """Whether `text` says that a command is run: a verb of running with a command as its
-    object ("Optionally execute a command for each device", "runs the given program")."""
+    object ("Optionally execute a command for each device", "runs the given program",
+    "Execute a command-string in an environment ...")."""
     words = [m.group() for m in _TOKEN.finditer(text.lower())]
     return any(
-        _lemma(word) & _RUNNERS
-        and _stored_object(words, index, _STOPS, False, things=_RUNS_WITH_ARGUMENTS)
+        _lemma(word) & _RUNNERS and _stored_object(words, index, _STOPS, False, things=_RUN_OBJECTS)
         for index, word in enumerate(words)
     )
 
@@ -640,12 +728,24 @@ def _on_printed(words: Sequence[str], verb: int) -> bool:
     """Whether the verb's object is printed text, next to it or after one word that
     qualifies it ("merge lines", "extract gettext strings"); not when a stored thing
     comes first ("copy files' lines") or a command ("execute command lines" runs them)."""
-    for word in itertools.islice(_after(words, verb), _PRINTED_WINDOW):
+    for index in range(verb + 1, min(verb + 1 + _PRINTED_WINDOW, len(words))):
+        word = words[index]
         if word in _PRINTED:
-            return True
+            return _heads(words, index)
         if word in _STOPS or word in _CLAUSE or _is_stored(word) or word in _RUNS_WITH_ARGUMENTS:
             return False
     return False
+
+
+def _heads(words: Sequence[str], noun: int) -> bool:
+    """Whether a noun ends its phrase: nothing follows it but a preposition, a
+    conjunction, a relative word or the clause's end ("merge lines of files", "convert
+    tabs to spaces", "print lines that match"); not "attach a line discipline", "compile
+    word list", where it qualifies the noun after it."""
+    after = noun + 1
+    if after == len(words) or words[after] in _CLAUSE:
+        return True
+    return words[after] in _FOLLOWS_HEAD
 
 
 def _ends_run(words: Sequence[str], verb: int) -> bool:
@@ -674,12 +774,13 @@ def _into_stored(words: Sequence[str], verb: int) -> bool:
 
 
 def _subject(words: Sequence[str]) -> bool:
-    """Whether the words read so far end with a sentence's subject that names the command
-    described ("This command prints ...", "The utility reads ..."): the verb after it
-    says what the command does."""
+    """Whether the words read so far end with a clause's subject that names the command
+    described ("This command prints ...", "The utility reads ...", "then the command
+    changes ..."): the verb after it says what the command does."""
     if len(words) < 2 or words[-1] not in _SUBJECTS or words[-2] not in _DEICTIC:
         return False
-    return len(words) == 2 or words[-3] in _CLAUSE
+    # "If LEVEL is provided, then the command changes the current log level"
+    return len(words) == 2 or words[-3] in _CLAUSE or words[-3] in _JOINS
 
 
 def _denied(words: Sequence[str], verb: int) -> bool:
@@ -734,18 +835,25 @@ def _writes_file(words: Sequence[str], verb: int) -> bool:
     """Whether an option's verb of writing puts a file on disk: a file as its near object
     ("make parent directories") or target ("write result to FILE"). "Output" writes only
     to a target: "output merged file with #ifdef" prints it."""
-    target = words[verb] == "output"
+    target = "output" in _lemma(words[verb])  # "Outputs the default directory for ..."
     seen = 0
-    for word in _after(words, verb):
+    for index in range(verb + 1, len(words)):
+        word = words[index]
         if word in _TARGETS:
             target = False
             continue
         if word in _STOPS or word in _CLAUSE or seen == _WRITE_WINDOW:
             return False
-        if _is_file(word) and not target:
+        if _is_file(word) and not target and not _qualifies(words, index):
             return True
         seen += word not in _ARTICLES
     return False
+
+
+def _qualifies(words: Sequence[str], noun: int) -> bool:
+    """Whether a word that names a file qualifies the noun after it: "dump the file
+    descriptor activity" (no file is written)."""
+    return noun + 1 < len(words) and words[noun + 1] in _FILE_QUALIFIED
 
 
 def _stored_object(
@@ -759,12 +867,16 @@ def _stored_object(
     """Whether a stored thing is what the verb acts on: named in the few words after it
     (articles not counted), before a preposition ends its object — or, for a passive
     ("files ... are discarded"), earlier in its sentence (`stored_before`). `things`, when
-    given, are what counts as the object instead of stored things."""
+    given, are what counts as the object instead of stored things. A pronoun stands for
+    a stored thing its sentence named before it ("Instead of displaying the user's
+    failure records, clear them")."""
     seen = 0
     for word in _after(words, verb):
         if word in stops or word in _CLAUSE or seen == window:
             break
         if _is_stored(word) if things is None else word in things:
+            return True
+        if word in _PRONOUNS and stored_before:  # "the failure records ..., clear them"
             return True
         seen += word not in _ARTICLES
     return bool(verb) and words[verb - 1] in _PASSIVE and stored_before

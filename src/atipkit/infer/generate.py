@@ -478,8 +478,9 @@ def _subcommands(
         sub_words = (*words, entry.name)
         sub_path = sub_words[1:]
         sub = ParsedHelp(description=entry.description)
-        clock.short = clock.short or (depth > 1 and not clock.more())
-        if depth > 1 and clock.more():
+        read = depth > 1 and clock.more()
+        clock.short = clock.short or (depth > 1 and not read)
+        if read:
             page = pages.get(entry.name)
             sub = _read_subcommand(real, sub_words, parsed, entry, page, clock, env)
             if entry.name in pages:
@@ -494,6 +495,8 @@ def _subcommands(
             below = subpages.below(entry.name) if subpages is not None else None
             children = _subcommands(real, sub_words, sub, depth - 1, clock, sources, env, below)
         command = _command(entry.name, sub, sub_path)
+        if depth > 1 and not read:  # the budget ran out before its own text was read
+            command.effects = _unsure(command.effects)
         if children:
             command.commands = children
         elif sub.commands:  # below the depth: listed, not read
@@ -509,6 +512,15 @@ def _subcommands(
             command.effects = UNSET
         out[entry.name] = command
     return out
+
+
+def _unsure(effects: Effects | UnsetType) -> Effects | UnsetType:
+    """Effects judged from a listing's line alone, without the command's options: what it
+    changes or destroys stands, a claim of safety does not (`git read-tree` "Reads tree
+    information into the index" is destructive through `-u`)."""
+    if isinstance(effects, Effects) and effects.filesystem and effects.filesystem.write is False:
+        return UNSET
+    return effects
 
 
 def _read_subcommand(
