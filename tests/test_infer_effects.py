@@ -987,3 +987,33 @@ def test_a_command_the_budget_left_unread_claims_no_safety() -> None:
 
     assert effects(Budget(0)) == {"read-tree": "unknown", "prune": "destructive"}
     assert effects(Budget(60)) == {"read-tree": "read-only", "prune": "destructive"}
+
+
+def test_the_bare_invocation_a_page_names_is_the_root_command() -> None:
+    """Decision 571: busctl, timedatectl and systemd-analyze say what their bare
+    invocation does ("This is the default operation if no command is specified", "If no
+    command is passed, systemd-analyze time is implied"), and the shim had no root
+    command, so `busctl` alone had no effects. The root command `""` (SPEC-NOTES 7) now
+    takes the effects of the command named, its own and not inherited by the others; a
+    group that does not say has none."""
+    listed = [
+        ParsedCommand(
+            "list", "List the peers. This is the default operation if no command is specified."
+        ),
+        ParsedCommand("wipe", "Remove all the stored files."),
+    ]
+    page = ParsedHelp(description="frob the bus", commands=listed)
+    shim = shim_from_page("frob", "0" * 64, page)
+    assert kind(shim.commands[""].effects or atipkit.Effects()) == "read-only"
+    assert kind(atipkit.effective_effects(shim, ("wipe",))) == "destructive"
+    assert kind(atipkit.effective_effects(shim, ())) == "read-only"
+    implied = ParsedHelp(
+        description="analyze the boot",
+        prose="If no command is passed, frob time is implied.",
+        commands=[ParsedCommand("time", "Print the time spent."), listed[1]],
+    )
+    assert kind(shim_from_page("frob", "0" * 64, implied).commands[""].effects) == "read-only"
+    silent = ParsedHelp(
+        description="frob the bus", commands=[listed[1], ParsedCommand("show", "Show it.")]
+    )
+    assert "" not in shim_from_page("frob", "0" * 64, silent).commands

@@ -351,8 +351,12 @@ def _shim(
     `+man` when a page was merged in. `_generation.incomplete` says that subcommands were
     left unread for want of time."""
     global_options = [_option(o) for o in root.options] if commands else []
-    commands = commands or {"": _command(name, root, ())}
     description = _short(root.description) or f"{name} (inferred from its help text)"
+    default = _default_command(root, commands)
+    if default is not None and "" not in commands:  # the bare invocation runs it
+        bare = Command(description=description, effects=commands[default].effects)
+        commands = {"": bare, **commands}
+    commands = commands or {"": _command(name, root, ())}
     confidence = "medium" if (root.options or root.commands) and root.description else "low"
     return Tool(
         atip=AtipVersion(version=PROTOCOL_VERSION),
@@ -374,6 +378,34 @@ def _shim(
             },
         },
     )
+
+
+_NO_COMMAND = re.compile(r"\b(?:no|without(?: a| any)?) command\b", re.IGNORECASE)
+_DEFAULT = re.compile(r"\b(?:default|implied)\b", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
+
+
+def _default_command(root: ParsedHelp, commands: Mapping[str, Command]) -> str | None:
+    """The command a page says the bare invocation runs: in its own entry ("This is the
+    default operation if no command is specified", "When invoked without any command
+    verb, or when status is specified ...") or in the page's description ("If no
+    command is passed, systemd-analyze time is implied"). None when nothing says so: a
+    group whose bare form is not documented gets no root command (SPEC-NOTES 7: `""` is
+    the root invocation, its effects its own, not inherited by the commands)."""
+    for entry in root.commands:
+        if entry.name not in commands:
+            continue
+        for sentence in _SENTENCE_END.split(entry.description):
+            if _NO_COMMAND.search(sentence) and (
+                _DEFAULT.search(sentence) or re.search(rf"\b{re.escape(entry.name)}\b", sentence)
+            ):
+                return entry.name
+    for sentence in _SENTENCE_END.split(root.prose):
+        if _NO_COMMAND.search(sentence) and _DEFAULT.search(sentence):
+            named = {w for w in re.findall(r"[\w-]+", sentence) if w in commands}
+            if len(named) == 1:
+                return named.pop()
+    return None
 
 
 def _which(name: str) -> str:
