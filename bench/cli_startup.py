@@ -28,7 +28,6 @@ import argparse
 import json
 import os
 import random
-import re
 import statistics
 import subprocess
 import sys
@@ -37,7 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _machine import cores, cpu
+from _machine import cores, cpu, instructions
 
 TARGET_RATIO = 1.3
 ATIP = "from atipkit.cli import main; main()"
@@ -116,23 +115,6 @@ def timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
         raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: {done.stderr[-500:]!r}")
     cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
     return elapsed, cpu
-
-
-def instructions(argv: list[str], env: dict[str, str]) -> int:
-    """The instructions one process executes, counted by callgrind (deterministic for the
-    same interpreter, code and environment, however loaded the machine is)."""
-    with tempfile.TemporaryDirectory(prefix="atipkit-callgrind-") as tmp:
-        done = subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={tmp}/out", *argv],
-            env={**env, "PYTHONHASHSEED": "0"},
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-    found = re.search(r"Collected : (\d+)", done.stderr)
-    if done.returncode != 0 or found is None:
-        raise SystemExit(f"callgrind of {' '.join(argv)} failed: {done.stderr[-500:]!r}")
-    return int(found.group(1))
 
 
 def imported(code: str, words: list[str], env: dict[str, str]) -> set[str]:

@@ -4,6 +4,7 @@
                            [--mode bm25|fused|both] [--errors] [--ranks OUT]
                            [--against RANKS] [--i-know] [--quality-only]
                            [--budget-share 0.1] [--runs N] [--rerank] [--json]
+                           [--instructions]
 
 1. The index of this machine: every executable on PATH recorded by `atip scan --infer`
    (native metadata, shims, inferred metadata) into a registry of the bench's own,
@@ -40,7 +41,9 @@
    has fewer): loading the saved index and answering a BM25 query in one process, warm
    (median over the queries), the machine index's own up-to-date check plus load plus
    query, and the whole `atip search --ranking bm25` process next to `atip --version`,
-   the floor of any atip command (run after run, and the median of their ratios).
+   the floor of any atip command (run after run, and the median of their ratios); with
+   `--instructions`, also the instructions each of the two executes once under valgrind's
+   callgrind, which no load on the machine moves.
 5. With `--rerank` (the `rerank` extra): the project queries ranked fused
    (`CommandIndex.search(rerank=True)`), side by side with BM25 alone, and its costs:
    loading the model, embedding every command of the machine afresh (the vectors are
@@ -63,7 +66,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from _machine import cores, cpu
+from _machine import cores, cpu, instructions
 from _synth import synthesize
 from search_gold import GOLD, changes, command_rank, load_gold, tool_rank
 
@@ -91,6 +94,11 @@ def main() -> None:
     parser.add_argument("--i-know", action="store_true", help="allow the above on test")
     parser.add_argument("--quality-only", action="store_true", help="no tokens, no speed")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count the search and --version processes' instructions (callgrind)",
+    )
     parser.add_argument("--tokens-only", action="store_true", help="the budgets alone")
     args = parser.parse_args()
     if args.tokens_only:
@@ -147,7 +155,7 @@ def main() -> None:
         _print_changes(args.against, ranks)
         return
     tokens = _tokens(fixtures, queries, args.budget_share)
-    speed = _speed(index, tools, queries, env, args.runs)
+    speed = _speed(index, tools, queries, env, args.runs, count=args.instructions)
     rerank = _rerank(index, tools, queries, aliases, env, args) if args.rerank else None
     figures = {
         "machine": {"cpu": cpu(), "cores": cores(), "python": sys.version.split()[0]},
@@ -529,7 +537,13 @@ class _Hit:
 
 
 def _speed(
-    index: Any, tools: list[Any], queries: list[dict[str, Any]], env: dict[str, str], runs: int
+    index: Any,
+    tools: list[Any],
+    queries: list[dict[str, Any]],
+    env: dict[str, str],
+    runs: int,
+    *,
+    count: bool = False,
 ) -> dict[str, Any]:
     from atipkit.search import CommandIndex
     from atipkit.search.machine import machine_index
@@ -564,6 +578,17 @@ def _speed(
     process = statistics.median(p[0] for p in pairs)
     floor = statistics.median(p[1] for p in pairs)
     ratio = statistics.median(p[0] / p[1] for p in pairs)
+    counted = {}
+    if count:  # one process each: the same count on every run, however loaded
+        clean = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        searched = instructions(search, {**clean, **env})
+        version = instructions([*cli, "--version"], {**clean, **env})
+        counted = {
+            "instructions (M): atip search --ranking bm25 / atip --version": (
+                f"{searched / 1e6:.1f} / {version / 1e6:.1f}"
+            ),
+            "search / --version, instructions": round(searched / version, 3),
+        }
     return {
         "commands": len(index),
         "load + query, first (ms)": round(cold, 2),
@@ -574,6 +599,7 @@ def _speed(
         "atip search --ranking bm25 process (ms)": round(process, 1),
         "atip --version process (ms)": round(floor, 1),
         "search / --version, median of per-run ratios": round(ratio, 2),
+        **counted,
     }
 
 
@@ -626,7 +652,7 @@ def _rerank(
     model = rerank.encoder()
     encode = statistics.median(_ms(lambda t=t: model.encode([t])) for t in texts)
     with tempfile.TemporaryDirectory() as tmp:  # every command embedded afresh
-        shutil.copy(args.home / "rerank" / "index.msgpack", tmp)
+        shutil.copy(args.home / "rerank" / "index.bin", tmp)
         fresh = CommandIndex.load(Path(tmp))  # no vectors beside it
         started = time.monotonic()
         embedded = rerank.semantic(fresh).embedded

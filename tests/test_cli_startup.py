@@ -75,6 +75,12 @@ def test_search_imports_its_own_module_alone(tmp_path):
     assert not modules & {"atipkit.registry.remote", "atipkit.validation", "atipkit.schema"}
     # nor resolution, its policy and probe, nor the bridge that names a new index's hits
     assert not modules & {"atipkit.resolve", "atipkit.policy", "atipkit.probe", "atipkit.bridge"}
+    # ranked by words: nor msgspec, the registry's model and its reader, nor what
+    # updates the index (decision 582); the check and the query use the standard library
+    words = imported(env, "search", "zebra", "--ranking", "bm25", "--json")
+    assert "atipkit.search.index" in words
+    assert not words & {"msgspec", "atipkit.model", "atipkit.registry.local"}
+    assert not words & {"atipkit.search.refresh", "atipkit.search.documents", "filelock"}
 
 
 def run(env: dict[str, str], script: str) -> list[str]:

@@ -16,7 +16,6 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import msgspec
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -26,8 +25,8 @@ from atipkit import scan
 from atipkit.bridge import compile_tools
 from atipkit.registry.local import LocalRegistry
 from atipkit.resolve import resolve_tool
-from atipkit.search import CommandIndex, terms
-from atipkit.search.index import DamagedIndex, _checksum
+from atipkit.search import CommandIndex, cachefile, terms
+from atipkit.search.index import DamagedIndex
 from atipkit.search.machine import index_dir, machine_index
 from atipkit.trust.digest import sha256_file
 from tests.helpers import ATIP, EXAMPLES, atip_answer, atip_run, machine_env, minimal
@@ -336,35 +335,75 @@ def test_a_saved_index_loads_with_the_same_hits(tmp_path):
     assert CommandIndex.load(empty).search("pods", rerank=False) == []
 
 
+def rewritten(path: Path, *, checksums: bool, **sections: bytes) -> bytes:
+    """The cache file at `path` with `sections` replaced; its block checksums computed
+    again over them (`checksums`), as a file written by something else would have
+    them, or left as they were (damage)."""
+    saved = cachefile.read(path, *KINDS[path.name])
+    old = {name: bytes(saved.section(name, verify=False)) for name in saved._table}
+    cachefile.write(path, *KINDS[path.name], saved.meta, {**old, **sections})
+    if checksums:
+        return path.read_bytes()
+    header, _, body = path.read_bytes().partition(b"\n")[2].partition(b"\n")
+    again = json.loads(header)
+    original = json.loads(CLEAN[path].partition(b"\n")[2].partition(b"\n")[0])
+    again["blocks"] = original["blocks"]
+    line = json.dumps(again, separators=(",", ":")).encode()
+    return b"atipkit-cache\n" + line.ljust(len(header)) + b"\n" + body
+
+
+KINDS = {"index.bin": ("search-index", 5), "state.bin": ("search-state", 5)}
+CLEAN: dict[Path, bytes] = {}
+
+
 def damaged_postings(path: Path, *, checksum: bool = False) -> bytes:
-    """The saved index, still well-formed msgpack of the right shape, with postings that
-    name commands it does not have; with `checksum`, the checksum is computed again
-    over them, as a file written by something else would have it."""
-    saved = msgspec.msgpack.decode(path.read_bytes())
-    count = len(saved["indices"]) // 4
-    saved["indices"] = (10**6).to_bytes(4, "little") * count
-    if checksum:
-        saved["checksum"] = _checksum(saved["indptr"], saved["indices"], saved["scores"])
-    return msgspec.msgpack.encode(saved)
+    """The saved index, well-formed, with postings that name commands it does not have;
+    with `checksum`, the checksums are computed again over them."""
+    CLEAN[path] = path.read_bytes()
+    count = len(cachefile.read(path, *KINDS["index.bin"]).section("indices")) // 4
+    return rewritten(path, checksums=checksum, indices=(10**6).to_bytes(4, "little") * count)
 
 
 def test_load_refuses_what_save_did_not_write(tmp_path):
     CommandIndex.from_tools(EXAMPLE_TOOLS).save(tmp_path)
-    path = tmp_path / "index.msgpack"
+    path = tmp_path / "index.bin"
     good = path.read_bytes()
-    for bad in (
-        b"",
-        b"garbage",
-        good[: len(good) // 2],
-        msgspec.msgpack.encode({"format": 99}),
-        msgspec.msgpack.encode({**msgspec.msgpack.decode(good), "format": 1}),
-        damaged_postings(path),
-    ):
+    other = good.replace(b'"format":5', b'"format":4', 1)
+    for bad in (b"", b"garbage", good[: len(good) // 2], good[:40], other):
         path.write_bytes(bad)
-        with pytest.raises(ValueError, match=r"index\.msgpack: "):
+        with pytest.raises(ValueError, match=r"index\.bin: "):
             CommandIndex.load(tmp_path)
     with pytest.raises(FileNotFoundError):
         CommandIndex.load(tmp_path / "missing")
+
+
+def test_damage_is_found_in_the_blocks_a_query_reads(tmp_path):
+    """The load verifies the small sections; a block of postings is verified when a
+    query reads it (decision 582), so damage there is `DamagedIndex`, which callers
+    answer by rebuilding, and a query that reads other blocks is answered."""
+    commands = {f"c{i}": {"description": f"word{i} common"} for i in range(10000)}
+    index = CommandIndex.from_tools([tool("t", commands)])
+    index.save(tmp_path)
+    path = tmp_path / "index.bin"
+    whole = CommandIndex.load(tmp_path)
+    assert names(whole.search("word7", rerank=False)) == ["t_c7"]
+    postings = whole._postings
+    assert postings is not None
+    assert postings.saved is not None
+    read = set(postings.saved._verified)  # the blocks that query read
+    begins = postings.saved._table["scores"][0]
+    places = {  # where each word's one score is
+        f"word{i}": begins + 4 * postings.indptr[postings.column(f"word{i}") or 0]
+        for i in range(0, 10000, 100)
+    }
+    other, scores = next((w, p) for w, p in places.items() if p // cachefile._BLOCK not in read)
+    data = bytearray(path.read_bytes())
+    data[len(data) - len(postings.saved._body) + scores] ^= 0xFF
+    path.write_bytes(bytes(data))
+    loaded = CommandIndex.load(tmp_path)  # nothing at load tells
+    assert names(loaded.search("word7", rerank=False)) == ["t_c7"]
+    with pytest.raises(DamagedIndex, match="checksum of block"):
+        loaded.search(other, rerank=False)
 
 
 # -- the machine's index -------------------------------------------------------------------
@@ -405,6 +444,9 @@ def counts(report: Any) -> tuple[int, int, int, bool]:
 
 
 def test_the_machine_index_reads_each_tool_once_then_loads(machine):
+    index_dir().mkdir(parents=True)
+    for legacy in ("index.msgpack", "state.json"):  # an older atipkit's: removed
+        (index_dir() / legacy).write_bytes(b"old")
     index, report = machine_index()
     assert counts(report) == (3, 3, 0, True)
     assert (report.commands, report.skipped) == (3, [])
@@ -412,8 +454,8 @@ def test_the_machine_index_reads_each_tool_once_then_loads(machine):
     assert names(index.search("compressing", rerank=False)) == ["legacy_pack"]
     assert sorted(os.listdir(index_dir())) == [
         "documents.msgpack",
-        "index.msgpack",
-        "state.json",
+        "index.bin",
+        "state.bin",
         "update.lock",
     ]
     again, report = machine_index()
@@ -449,6 +491,21 @@ def test_an_override_for_a_tool_is_picked_up(machine):
     index, report = machine_index()
     assert names(index.search("camel", rerank=False)) == ["beta_ride"]
     assert counts(report) == (3, 1, 2, True)
+
+
+def test_a_shim_edited_in_place_is_read_again(machine):
+    """The check stats each file a document is read from (decision 582 watches
+    directories only for files that are not there): an edit in place, of the same size,
+    changes nothing but the file's own mtime."""
+    machine_index()
+    path = LocalRegistry().shim_path(sha256_file(machine / "legacy"))
+    before = path.read_text()
+    with path.open("r+") as f:
+        f.write(before.replace("Compression", "Compactions"))
+    assert path.stat().st_size == len(before)
+    index, report = machine_index()
+    assert counts(report) == (3, 1, 2, True)
+    assert names(index.search("compactions", rerank=False)) == ["legacy_pack"]
 
 
 def test_the_check_stats_no_file_its_directory_lacks(machine, monkeypatch):
@@ -602,7 +659,7 @@ CACHE_DAMAGE = {
 
 
 @pytest.mark.parametrize("damage", list(CACHE_DAMAGE))
-@pytest.mark.parametrize("file", ["index.msgpack", "state.json"])
+@pytest.mark.parametrize("file", ["index.bin", "state.bin"])
 def test_a_damaged_cache_is_rebuilt_never_an_error(machine, file, damage):
     first, _ = machine_index()
     path = index_dir() / file
@@ -628,16 +685,25 @@ def test_damaged_documents_are_read_again_at_the_next_update(machine, damage):
 
 def test_a_cache_of_the_right_shape_with_wrong_values_is_rebuilt(machine):
     first, _ = machine_index()
-    path = index_dir() / "index.msgpack"
+    path = index_dir() / "index.bin"
     path.write_bytes(damaged_postings(path))
-    index, report = machine_index()
-    assert report.updated
+    index, report = machine_index()  # one block: verified at load
+    assert counts(report) == (3, 0, 3, True)
     assert index.search("zebra", rerank=False) == first.search("zebra", rerank=False)
-    state = index_dir() / "state.json"
-    for wrong in ([1, 2], {"state": None}, {"tools": 3}, "x"):
-        state.write_text(json.dumps(wrong))
+    state = index_dir() / "state.bin"
+    saved = cachefile.read(state, *KINDS["state.bin"])
+    sections = {name: bytes(saved.section(name)) for name in ("watched", "states")}
+    for meta, changed in (
+        ({**saved.meta, "tools": "3"}, {}),
+        ({**saved.meta, "skipped": [1]}, {}),
+        ({**saved.meta, "where": []}, {}),
+        ({"where": saved.meta["where"]}, {}),
+        (saved.meta, {"states": sections["states"][:-8]}),
+        (saved.meta, {"watched": sections["watched"] + b"\0/x"}),
+    ):
+        cachefile.write(state, *KINDS["state.bin"], meta, {**sections, **changed})
         index, report = machine_index()
-        assert report.updated, wrong
+        assert report.updated, (meta, changed)
         assert index.search("zebra", rerank=False) == first.search("zebra", rerank=False)
 
 
@@ -646,7 +712,7 @@ def test_postings_that_pass_the_checksum_but_name_no_command_are_rebuilt(machine
     posting (decision 174), the query that reads one says the index is damaged, and the
     machine index is rebuilt from the documents it keeps."""
     first, _ = machine_index()
-    path = index_dir() / "index.msgpack"
+    path = index_dir() / "index.bin"
     path.write_bytes(damaged_postings(path, checksum=True))
     index, report = machine_index()
     assert not report.updated  # loaded: nothing at load tells
@@ -856,7 +922,7 @@ def test_atip_search_rebuilds_postings_that_name_no_command(tmp_path, env):
     assert atip_run(env, "scan", "--path", str(bin_dir)).returncode == 0
     code, good, _ = atip_answer(env, "search", "feed", "--ranking", "bm25")
     assert (code, [h["name"] for h in good["result"]["hits"]]) == (0, ["alpha_feed"])
-    path = tmp_path / "cache" / "search" / "index.msgpack"
+    path = tmp_path / "cache" / "search" / "index.bin"
     path.write_bytes(damaged_postings(path, checksum=True))
     code, out, _ = atip_answer(env, "search", "feed", "--ranking", "bm25")
     assert code == 0, out

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
 from atipkit.app import Argument, Context, InputError, Option
@@ -10,7 +11,7 @@ from atipkit.cli import app
 from atipkit.cli._effects import indexes
 from atipkit.cli._errors import missing_extra, missing_module
 from atipkit.cli._resolve import bad_registry
-from atipkit.errors import ErrorCode
+from atipkit.errors import AtipError, ErrorCode
 
 INSTALL = "pip install 'atipkit[search]'"
 INSTALL_RERANK = "pip install 'atipkit[rerank]'"
@@ -62,10 +63,6 @@ def search(
     by default, `unfused`: why the encoder could not run. The index and the command
     vectors live in the cache directory and follow the registry by themselves.
     """
-    import msgspec
-
-    from atipkit.registry.local import RegistryError
-
     if not query.strip():
         raise InputError(
             "QUERY is empty",
@@ -108,7 +105,11 @@ def search(
             semantic, unfused, hits = answer(index)
     except ImportError as exc:
         raise missing_module(exc, "atip search", INSTALL) from None
-    except RegistryError as exc:
+    except AtipError as exc:  # the registry's module only when it is in question
+        from atipkit.registry.local import RegistryError
+
+        if not isinstance(exc, RegistryError):
+            raise
         raise bad_registry(exc) from None
     if report.updated:
         ctx.info(
@@ -138,9 +139,9 @@ def search(
         )
     result = {
         "query": query,
-        "hits": msgspec.to_builtins(hits),
+        "hits": [asdict(hit) for hit in hits],
         "ranking": "fused" if semantic is not None else "bm25",
-        "index": msgspec.to_builtins(report),
+        "index": asdict(report),
     }
     if semantic is not None:
         result["rerank"] = semantic

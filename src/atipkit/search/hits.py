@@ -2,15 +2,19 @@
 keeps of each document once its terms are counted.
 
 Apart from the index so that the re-ranker (`atipkit.search.rerank`), which the index
-calls, can name them without importing the index back.
+calls, can name them without importing the index back. Not msgspec Structs: a search
+of a saved index imports no msgspec (decision 582); an entry, of which there are
+thousands, is a named tuple.
 """
 
 from __future__ import annotations
 
-import msgspec
+from dataclasses import dataclass
+from typing import NamedTuple
 
 
-class Hit(msgspec.Struct, frozen=True):
+@dataclass(frozen=True, slots=True)
+class Hit:
     """One command that matches a query."""
 
     tool: str
@@ -20,7 +24,7 @@ class Hit(msgspec.Struct, frozen=True):
     description: str
 
 
-class CommandEntry(msgspec.Struct, frozen=True, array_like=True):
+class CommandEntry(NamedTuple):
     """What a hit needs of a document (the terms stay behind once the index is built),
     and the tool's description, which the re-ranker reads the command's with."""
 

@@ -20,13 +20,13 @@ from __future__ import annotations
 
 import heapq
 from array import array
-from collections.abc import Iterable, Sequence
+from bisect import bisect_left
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-import msgspec
+from typing import TYPE_CHECKING, overload
 
 from atipkit.errors import AtipError
+from atipkit.search import cachefile
 from atipkit.search.hits import CommandEntry, Hit
 from atipkit.search.terms import terms
 
@@ -35,8 +35,9 @@ if TYPE_CHECKING:
     from atipkit.search.documents import CommandDoc
 
 DEFAULT_LIMIT = 10
-_FILE = "index.msgpack"
-_FORMAT = 4  # 4: BM25F over fields (decision 291)
+_FILE = "index.bin"
+_KIND = "search-index"
+_FORMAT = 5  # 5: sections read without msgspec (decision 582); 4: BM25F (decision 291)
 K1 = 1.5
 FIELD_WEIGHTS = {
     "name": 3.0,
@@ -53,43 +54,117 @@ FIELD_B = {"name": 0.5, "description": 0.75, "prose": 0.75, "parameters": 0.75}
 
 
 class DamagedIndex(AtipError, ValueError):
-    """A query read a posting that names no command: the saved index was written by
-    something else (damage is the checksum's, at load). The caller rebuilds it."""
+    """A query read a posting or an entry that names no command: the saved index was
+    written by something else (damage is the checksum's, at load). The caller rebuilds
+    it."""
 
 
-class _Postings(msgspec.Struct, frozen=True):
-    """The score matrix, column by term: the documents of term `t` are
-    `indices[indptr[t]:indptr[t + 1]]`, their scores the same slice of `scores`."""
-
-    vocabulary: dict[str, int]
-    indptr: array[int]
-    indices: array[int]
-    scores: array[float]
+def _encoded(term: str) -> bytes:
+    return term.encode("utf-8", "surrogatepass")  # a query may hold undecodable argv
 
 
-class _Saved(msgspec.Struct, frozen=True):
-    format: int
-    entries: list[CommandEntry]
-    vocabulary: dict[str, int]
-    indptr: bytes
-    indices: bytes
-    scores: bytes
-    checksum: int  # CRC-32 of indptr, indices and scores: damage that still decodes
+class _Postings:
+    """The score matrix, column by term: the documents of column `c` are
+    `indices[indptr[c]:indptr[c + 1]]`, their scores the same slice of `scores`.
+
+    `terms` holds every term between newlines, in column order, and `starts` where each
+    begins (its newline): a term is found by one scan at C speed and its column by
+    bisection, where a vocabulary decoded into a dict cost a loaded index more than a
+    query (decision 582). When loaded, the
+    arrays are the file's bytes copied, whose blocks a query verifies as it reads them
+    (`saved`)."""
+
+    __slots__ = ("indices", "indptr", "saved", "scores", "starts", "terms")
+
+    def __init__(
+        self,
+        terms: bytes,
+        starts: Sequence[int],
+        indptr: Sequence[int],
+        indices: Sequence[int],
+        scores: Sequence[float],
+        saved: cachefile.CacheFile | None = None,
+    ) -> None:
+        self.terms, self.starts = terms, starts
+        self.indptr, self.indices, self.scores = indptr, indices, scores
+        self.saved = saved
+
+    def column(self, term: str) -> int | None:
+        found = self.terms.find(b"\n" + _encoded(term) + b"\n")
+        if found < 0:
+            return None
+        column = bisect_left(self.starts, found)
+        if column >= len(self.starts) or self.starts[column] != found:
+            raise DamagedIndex(f"{self.saved and self.saved.path}: the terms are damaged")
+        return column
+
+    def postings(self, column: int) -> zip[tuple[int, float]]:
+        """The (document, score) pairs of `column`. Raises DamagedIndex when a loaded
+        file's bytes under them are damaged."""
+        start, end = self.indptr[column], self.indptr[column + 1]
+        if self.saved is not None:
+            try:
+                self.saved.verify("indices", 4 * start, 4 * end)
+                self.saved.verify("scores", 4 * start, 4 * end)
+            except ValueError as exc:
+                raise DamagedIndex(str(exc)) from None
+        return zip(self.indices[start:end], self.scores[start:end], strict=True)
 
 
-def _checksum(indptr: bytes, indices: bytes, scores: bytes) -> int:
-    import zlib
+class _StoredEntries(Sequence[CommandEntry]):
+    """The entries of a loaded index, each decoded from its JSON when it is read: a
+    query reads its hits' few, not the thousands a machine has."""
 
-    return zlib.crc32(scores, zlib.crc32(indices, zlib.crc32(indptr)))
+    def __init__(self, saved: cachefile.CacheFile) -> None:
+        self._saved = saved
+        self._blob = saved.section("entries", verify=False)
+        self._offsets = saved.array("offsets", "q")
+        self._path = saved.path
+
+    def __len__(self) -> int:
+        return len(self._offsets) - 1
+
+    @overload
+    def __getitem__(self, position: int) -> CommandEntry: ...
+    @overload
+    def __getitem__(self, position: slice) -> list[CommandEntry]: ...
+    def __getitem__(self, position: int | slice) -> CommandEntry | list[CommandEntry]:
+        if isinstance(position, slice):
+            return [self[i] for i in range(len(self))[position]]
+        import json
+
+        if not -len(self) <= position < len(self):
+            raise IndexError(position)
+        position %= len(self)
+        start, end = self._offsets[position], self._offsets[position + 1]
+        try:
+            self._saved.verify("entries", start, end)
+            fields = json.loads(bytes(self._blob[start:end]))
+            entry = CommandEntry(*fields)
+            if not all(isinstance(field, str) for field in fields):
+                raise TypeError("an entry's fields are strings")
+        except (ValueError, TypeError) as exc:
+            raise DamagedIndex(f"{self._path}: entry {position} is damaged ({exc})") from None
+        return entry
+
+    def __iter__(self) -> Iterator[CommandEntry]:
+        return (self[i] for i in range(len(self)))
 
 
 class CommandIndex:
     """Commands ranked by BM25 for a query. Build one with `from_tools` or
     `from_documents`; `save` and `load` keep it in a directory."""
 
-    def __init__(self, entries: Sequence[CommandEntry], postings: _Postings | None) -> None:
-        self._entries = list(entries)
+    def __init__(
+        self,
+        entries: Sequence[CommandEntry],
+        postings: _Postings | None,
+        order: Sequence[int] | None = None,
+    ) -> None:
+        self._entries = entries if isinstance(entries, _StoredEntries) else list(entries)
         self._postings = postings
+        # each command's place among all by (name, position): how ties are broken
+        self._order = order if order is not None else _order(self._entries)
         self._directory: Path | None = None
 
     @classmethod
@@ -155,8 +230,8 @@ class CommandIndex:
         (`rerank.unavailable()` is None) and BM25 alone otherwise: `atip search`'s
         `--ranking auto`, the one caller that chooses it.
 
-        Raises `DamagedIndex` when a posting it reads names no command (a loaded index
-        written by something else)."""
+        Raises `DamagedIndex` when a posting or an entry it reads names no command (a
+        loaded index written by something else)."""
         if rerank is None:
             from atipkit.search import rerank as fusion
 
@@ -170,21 +245,19 @@ class CommandIndex:
             return []
         totals: dict[int, float] = {}
         for term in terms(query):
-            column = postings.vocabulary.get(term)
+            column = postings.column(term)
             if column is None:
                 continue
-            start, end = postings.indptr[column], postings.indptr[column + 1]
-            for doc, score in zip(
-                postings.indices[start:end], postings.scores[start:end], strict=True
-            ):
+            for doc, score in postings.postings(column):
                 totals[doc] = totals.get(doc, 0.0) + score
-        if any(not 0 <= doc < len(self._entries) for doc in totals):
+        count = len(self._entries)
+        if any(not 0 <= doc < count for doc in totals):
             raise DamagedIndex(f"{self._directory}: a posting names no command")
+        order = self._order
         best = heapq.nsmallest(
-            limit,
-            ((-score, self._entries[doc].name, doc) for doc, score in totals.items() if score > 0),
+            limit, ((-score, order[doc], doc) for doc, score in totals.items() if score > 0)
         )
-        return [self.hit(doc, -negative) for negative, _name, doc in best]
+        return [self.hit(doc, -negative) for negative, _place, doc in best]
 
     def hit(self, position: int, score: float) -> Hit:
         """The command at `position` (in index order) as a hit scoring `score`."""
@@ -193,47 +266,68 @@ class CommandIndex:
 
     def save(self, directory: Path) -> None:
         """The index as one file in `directory`, written atomically."""
-        from atipkit._atomic import write_atomic
+        import json
 
-        postings = self._postings or _Postings({}, array("q", [0]), array("i"), array("f"))
-        indptr, indices = postings.indptr.tobytes(), postings.indices.tobytes()
-        scores = postings.scores.tobytes()
-        saved = _Saved(
-            format=_FORMAT,
-            entries=self._entries,
-            vocabulary=postings.vocabulary,
-            indptr=indptr,
-            indices=indices,
-            scores=scores,
-            checksum=_checksum(indptr, indices, scores),
+        postings = self._postings or _Postings(
+            b"\n", array("q"), array("q", [0]), array("i"), array("f")
         )
+        blob = bytearray()
+        offsets = array("q", [0])
+        for entry in self._entries:
+            fields = [entry.tool, entry.command, entry.name, entry.description]
+            blob += json.dumps([*fields, entry.tool_description]).encode()
+            offsets.append(len(blob))
         directory.mkdir(parents=True, exist_ok=True)
-        write_atomic(directory / _FILE, msgspec.msgpack.encode(saved))
+        cachefile.write(
+            directory / _FILE,
+            _KIND,
+            _FORMAT,
+            {"commands": len(self._entries)},
+            {  # what a load verifies first, in the fewest blocks
+                "terms": postings.terms,
+                "starts": bytes(array("q", postings.starts)),
+                "indptr": bytes(array("q", postings.indptr)),
+                "order": bytes(array("i", self._order)),
+                "offsets": bytes(offsets),
+                "indices": bytes(array("i", postings.indices)),
+                "scores": bytes(array("f", postings.scores)),
+                "entries": bytes(blob),
+            },
+        )
         self._directory = directory
 
     @classmethod
     def load(cls, directory: Path) -> CommandIndex:
         """An index `save` wrote. Raises `OSError` or `ValueError` when it is missing,
-        damaged or of another format (a cache: the caller rebuilds it)."""
+        damaged or of another format (a cache: the caller rebuilds it); damage in the
+        postings and entries is found as a query reads them (`DamagedIndex`). Nothing is
+        decoded but the file's header: the arrays are read in place and an entry is
+        decoded when a query reads it."""
         path = directory / _FILE
-        try:
-            saved = msgspec.msgpack.decode(path.read_bytes(), type=_Saved)
-        except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-            raise ValueError(f"{path}: {exc}") from None
-        if saved.format != _FORMAT:
-            raise ValueError(f"{path}: format {saved.format}, expected {_FORMAT}")
-        if _checksum(saved.indptr, saved.indices, saved.scores) != saved.checksum:
-            raise ValueError(f"{path}: the postings are damaged (checksum)")
+        saved = cachefile.read(path, _KIND, _FORMAT)
         postings = _Postings(
-            saved.vocabulary,
-            array("q", saved.indptr),
-            array("i", saved.indices),
-            array("f", saved.scores),
+            bytes(saved.section("terms")),
+            saved.array("starts", "q"),
+            saved.array("indptr", "q"),
+            saved.array("indices", "i", verify=False),
+            saved.array("scores", "f", verify=False),
+            saved,
         )
-        _check(postings, len(saved.entries), path)
-        index = cls(saved.entries, postings if saved.entries else None)
+        entries = _StoredEntries(saved)
+        order = saved.array("order", "i")
+        _check(postings, entries, order, path)
+        index = cls(entries, postings if len(entries) else None, order)
         index._directory = directory
         return index
+
+
+def _order(entries: Sequence[CommandEntry]) -> array[int]:
+    """Each entry's place among all sorted by (name, position)."""
+    ranked = sorted(range(len(entries)), key=lambda i: (entries[i].name, i))
+    order = array("i", bytes(4 * len(ranked)))
+    for place, position in enumerate(ranked):
+        order[position] = place
+    return order
 
 
 def _bm25f(documents: Sequence[CommandDoc]) -> _Postings:
@@ -266,29 +360,40 @@ def _bm25f(documents: Sequence[CommandDoc]) -> _Postings:
             docs, values = found.setdefault(term, ([], []))
             docs.append(position)
             values.append(weight)
-    vocabulary: dict[str, int] = {}
+    vocabulary: list[bytes] = []
+    starts, place = array("q"), 0
     indptr, indices, scores = array("q", [0]), array("i"), array("f")
     for term, (docs, values) in found.items():
+        encoded = _encoded(term)
+        if b"\n" in encoded:  # `split` keeps letters and digits only: never so
+            continue
         idf = math.log(1 + (count - len(docs) + 0.5) / (len(docs) + 0.5))
-        vocabulary[term] = len(vocabulary)
+        vocabulary.append(encoded)
+        starts.append(place)
+        place += len(encoded) + 1
         indices.extend(docs)
         scores.extend(idf * v / (K1 + v) for v in values)
         indptr.append(len(indices))
-    return _Postings(vocabulary, indptr, indices, scores)
+    terms = b"\n" + b"".join(t + b"\n" for t in vocabulary)
+    return _Postings(terms, starts, indptr, indices, scores)
 
 
-def _check(postings: _Postings, documents: int, path: Path) -> None:
-    """The shape of a loaded index and its vocabulary's columns (a query reads a column
-    unchecked). The postings' values are covered by the checksum (damage) and checked
-    as a query reads them (a file written by something else), so a load costs no pass
-    over every posting."""
-    indptr = postings.indptr
-    columns = postings.vocabulary.values()
+def _check(postings: _Postings, entries: _StoredEntries, order: Sequence[int], path: Path) -> None:
+    """The shape of a loaded index (a query reads a column's bounds unchecked). The
+    values are covered by the checksum (damage) and checked as a query reads them (a
+    file written by something else), so a load costs no pass over them."""
+    indptr, offsets = postings.indptr, entries._offsets
     if (
         not indptr
         or len(postings.indices) != len(postings.scores)
         or indptr[0] != 0
         or indptr[-1] != len(postings.indices)
-        or (columns and not (min(columns) >= 0 and max(columns) < len(indptr) - 1))
+        or postings.terms.count(b"\n") != len(indptr)
+        or len(postings.starts) != len(indptr) - 1
+        or not postings.terms.startswith(b"\n")
+        or not offsets
+        or offsets[0] != 0
+        or offsets[-1] != len(entries._blob)
+        or len(order) != len(entries)
     ):
         raise ValueError(f"{path}: the index is inconsistent")
