@@ -99,8 +99,8 @@ def _brought_up_to_date(
     from atipkit.search import refresh
 
     registry = registry or LocalRegistry()
-    planned = refresh.plan(registry)
-    key = _Key.now(registry.data_dir, planned.watched)
+    found = refresh.sources(registry)
+    key = _Key.now(registry.data_dir, found.watched)
     try:
         directory.mkdir(parents=True, exist_ok=True)
         with FileLock(str(directory / "update.lock")):
@@ -108,18 +108,18 @@ def _brought_up_to_date(
             saved = None if rebuild else _load(directory, key)
             if saved is not None:
                 return saved
-            updated = refresh.update(registry, directory, planned)
-            key.save(directory, len(planned.entries) - len(updated.skipped), updated.skipped)
+            updated = refresh.update(registry, directory, found)
+            key.save(directory, len(found.entries) - len(updated.skipped), updated.skipped)
             for legacy in ("index.msgpack", "state.json"):  # format 4's, replaced
                 with contextlib.suppress(OSError):
                     (directory / legacy).unlink()
     except OSError as exc:
-        updated = refresh.update(registry, directory, planned, save=False)
+        updated = refresh.update(registry, directory, found, save=False)
         unsaved: str | None = f"{directory}: {exc.strerror or exc}"
     else:
         unsaved = None
     report = IndexReport(
-        tools=len(planned.entries) - len(updated.skipped),
+        tools=len(found.entries) - len(updated.skipped),
         commands=len(updated.commands),
         updated=True,
         read=updated.read,
@@ -132,7 +132,7 @@ def _brought_up_to_date(
 
 class _Key:
     """What a saved index was built from: the registry and configuration in force, and
-    the state of every file and directory it depends on (`refresh.plan`'s `watched`),
+    the state of every file and directory it depends on (`refresh.sources`'s `watched`),
     as four unsigned integers each (device, inode, size, mtime; zeros when missing)."""
 
     def __init__(self, where: list[str], watched: list[str], states: array[int]) -> None:

@@ -41,7 +41,7 @@ class _Documents(msgspec.Struct):
     tools: dict[str, _Cached]
 
 
-class Plan(NamedTuple):
+class IndexSources(NamedTuple):
     """What an update reads, taken before any file is read: a file that changes
     meanwhile shows as a change at the next search."""
 
@@ -58,7 +58,7 @@ class Updated(NamedTuple):
     skipped: list[str]  # "name: why", for entries left out
 
 
-def plan(registry: LocalRegistry) -> Plan:
+def sources(registry: LocalRegistry) -> IndexSources:
     """What the index of `registry` depends on. Raises `RegistryError` when
     registry.json cannot be read."""
     entries = registry.read().tools
@@ -77,24 +77,24 @@ def plan(registry: LocalRegistry) -> Plan:
     watched += sorted(absent)
     watched.append(str(paths.config_dir() / "registries.json"))
     watched += layered
-    return Plan(entries, fingerprints, layers, [p for p in watched if "\0" not in p])
+    return IndexSources(entries, fingerprints, layers, [p for p in watched if "\0" not in p])
 
 
 def update(
-    registry: LocalRegistry, directory: Path, planned: Plan, *, save: bool = True
+    registry: LocalRegistry, directory: Path, found: IndexSources, *, save: bool = True
 ) -> Updated:
-    """The index of `planned.entries`, reusing the documents of each tool whose
+    """The index of `found.entries`, reusing the documents of each tool whose
     fingerprint is the one it had at the last update; saved in `directory` with the
     documents unless not `save`."""
     from atipkit.resolve import load_recorded  # to read a tool: a search needs no resolution
 
     # as they read back from the documents' cache, to compare
-    fingerprints, layers = _jsonable(planned.fingerprints), _jsonable(planned.layers)
+    fingerprints, layers = _jsonable(found.fingerprints), _jsonable(found.layers)
     cache = _read_documents(directory, layers)
     kept: dict[str, _Cached] = {}
     read, reused, skipped = 0, 0, []
-    for name in sorted(planned.entries):
-        entry = planned.entries[name]
+    for name in sorted(found.entries):
+        entry = found.entries[name]
         try:
             fingerprint = fingerprints[name]
             cached = cache.tools.get(name)
