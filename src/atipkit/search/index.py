@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 DEFAULT_LIMIT = 10
 _FILE = "index.bin"
 _KIND = "search-index"
-_FORMAT = 5  # 5: sections read without msgspec (decision 582); 4: BM25F (decision 291)
+_FORMAT = 5  # 5: sections read without msgspec, with each command's prose (decisions 582, 546)
 K1 = 1.5
 FIELD_WEIGHTS = {
     "name": 3.0,
@@ -160,11 +160,14 @@ class CommandIndex:
         entries: Sequence[CommandEntry],
         postings: _Postings | None,
         order: Sequence[int] | None = None,
+        prose: Sequence[str] | None = None,
     ) -> None:
         self._entries = entries if isinstance(entries, _StoredEntries) else list(entries)
         self._postings = postings
         # each command's place among all by (name, position): how ties are broken
         self._order = order if order is not None else _order(self._entries)
+        self._prose = list(prose) if prose is not None else None
+        self._saved: cachefile.CacheFile | None = None
         self._directory: Path | None = None
 
     @classmethod
@@ -192,9 +195,10 @@ class CommandIndex:
             )
             for doc in documents
         ]
+        prose = [doc.prose for doc in documents]
         if not documents:
-            return cls(entries, None)
-        return cls(entries, _bm25f(documents))
+            return cls(entries, None, prose=prose)
+        return cls(entries, _bm25f(documents), prose=prose)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -213,6 +217,28 @@ class CommandIndex:
     def commands(self) -> list[CommandEntry]:
         """Every command, in index order."""
         return list(self._entries)
+
+    def prose(self) -> list[str]:
+        """Every command's page prose (`documents.CommandDoc.prose`), in index order: what
+        the re-ranker embeds passage by passage (decision 546). A section of its own in a
+        saved index, decoded only when asked, so a BM25 search never reads it; "" for each
+        command where it is damaged."""
+        if self._prose is None:
+            import json
+
+            self._prose = [""] * len(self._entries)
+            if self._saved is not None:
+                try:
+                    prose = json.loads(bytes(self._saved.section("prose")))
+                except ValueError:
+                    prose = []
+                if (
+                    isinstance(prose, list)
+                    and len(prose) == len(self._entries)
+                    and all(isinstance(text, str) for text in prose)
+                ):
+                    self._prose = prose
+        return list(self._prose)
 
     def search(
         self, query: str, limit: int = DEFAULT_LIMIT, *, rerank: bool | None = False
@@ -292,6 +318,7 @@ class CommandIndex:
                 "indices": bytes(array("i", postings.indices)),
                 "scores": bytes(array("f", postings.scores)),
                 "entries": bytes(blob),
+                "prose": json.dumps(self.prose()).encode(),  # read by the re-ranker alone
             },
         )
         self._directory = directory
@@ -317,7 +344,7 @@ class CommandIndex:
         order = saved.array("order", "i")
         _check(postings, entries, order, path)
         index = cls(entries, postings if len(entries) else None, order)
-        index._directory = directory
+        index._directory, index._saved = directory, saved
         return index
 
 

@@ -20,17 +20,24 @@ all-MiniLM-L6-v2) puts both near each other. A query is answered in two steps:
 
 What the encoder reads of a command is `"<tool> <command path>: <description>"`, and for
 a subcommand the tool's own description after it (`"(kubectl: kubectl controls the
-Kubernetes cluster manager)"`): "Sync a repository" says little until it is gh's. The
-vectors of an index that has a directory (the machine index, in `<cache>/search/`) are
-kept beside it in `vectors.msgpack`, keyed by the sha256 of that text: when the index is
-updated, only new or changed commands are embedded; the rest are read back. An index
-built in memory embeds its commands once, at its first fused query, and so does one
-whose directory cannot be written (`Semantic.unsaved` says why).
+Kubernetes cluster manager)"`): "Sync a repository" says little until it is gh's. Where
+the command's page has prose (`x-atipkit.prose`, decision 290), each passage of it
+(sentences packed up to `PASSAGE_WORDS` words, `"<tool> <command path>: <passage>"`) is
+a vector too, and the command's similarity to a query is its description's cosine plus
+`PASSAGE_SHARE` times its best passage's (or its description's again, where it has
+none): the encoder reads 256 word pieces at most and one vector of a whole page says
+less than the sentence that matches (decision 546). The vectors of an index that has a
+directory (the machine index, in `<cache>/search/`) are kept beside it in
+`vectors.msgpack`, keyed by the sha256 of each text: when the index is updated, only
+new or changed texts are embedded; the rest are read back. An index built in memory
+embeds its commands once, at its first fused query, and so does one whose directory
+cannot be written (`Semantic.unsaved` says why).
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import time
 import weakref
 from functools import cache
@@ -48,8 +55,11 @@ if TYPE_CHECKING:
 DEPTH = 100  # commands taken from each ranking
 K = 10  # reciprocal-rank fusion's constant: 60 in Cormack et al. 2009; 10 on dev
 WEIGHTS = (1.0, 1.6)  # what a rank counts in BM25's ranking and in the encoder's (dev)
+PASSAGE_WORDS = 25  # a passage: whole sentences up to this many words (dev)
+PASSAGE_SHARE = 0.7  # what a command's best passage adds to its description's cosine (dev)
 _FILE = "vectors.msgpack"
-_FORMAT = 1
+_FORMAT = 2  # 2: passages of the prose after the commands (decision 546)
+_SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
 _MODEL_KEY = f"{MODEL}@{WEIGHTS_SHA256[:16]}"
 
 
@@ -64,6 +74,8 @@ class Ranked(Protocol):
 
     def commands(self) -> list[CommandEntry]: ...
 
+    def prose(self) -> list[str]: ...
+
     def search(self, query: str, limit: int = ..., *, rerank: bool | None = ...) -> list[Hit]: ...
 
     def hit(self, position: int, score: float) -> Hit: ...
@@ -74,15 +86,30 @@ class Semantic(msgspec.Struct, kw_only=True):
 
     vectors: Any  # numpy float32 array, one unit row per command in index order
     positions: dict[str, int]  # command name -> row
-    embedded: int  # commands embedded to bring the vectors up to date (0: all reused)
+    embedded: int  # texts embedded to bring the vectors up to date (0: all reused)
     seconds: float
     unsaved: str | None = None  # why the vectors could not be kept beside the index, if not
+    passages: Any = None  # numpy float32 array, one unit row per passage, by owner
+    owners: Any = None  # the distinct commands that have passages, ascending (numpy int)
+    starts: Any = None  # where each owner's passages start among `passages`
+
+    def similarity(self, query: Any) -> Any:
+        """Each command's similarity to the unit vector `query`: its description's cosine
+        plus `PASSAGE_SHARE` times its best passage's, or its description's again where
+        it has no passage (so commands without prose rank among themselves as before)."""
+        import numpy as np
+
+        cosine = self.vectors @ query
+        best = cosine.copy()
+        if self.passages is not None and len(self.passages):
+            best[self.owners] = np.maximum.reduceat(self.passages @ query, self.starts)
+        return cosine + PASSAGE_SHARE * best
 
 
 class _Saved(msgspec.Struct):
     format: int
     model: str
-    keys: list[str]
+    keys: list[str]  # the commands' texts' in index order, then their passages'
     vectors: bytes
 
 
@@ -103,6 +130,34 @@ def command_text(entry: CommandEntry) -> str:
     if entry.command and entry.tool_description:
         text += f" ({entry.tool}: {entry.tool_description})"
     return text
+
+
+def passages(prose: str) -> list[str]:
+    """`prose` cut into passages of whole sentences, each up to `PASSAGE_WORDS` words (a
+    sentence half as long again is cut into pieces that long)."""
+    out: list[list[str]] = []
+    current: list[str] = []
+    for sentence in _SENTENCE_END.split(prose.strip()):
+        words = sentence.split()
+        while len(words) > PASSAGE_WORDS * 3 // 2:
+            if current:
+                out.append(current)
+                current = []
+            out.append(words[:PASSAGE_WORDS])
+            words = words[PASSAGE_WORDS:]
+        if current and len(current) + len(words) > PASSAGE_WORDS:
+            out.append(current)
+            current = []
+        current += words
+    if current:
+        out.append(current)
+    return [" ".join(words) for words in out]
+
+
+def passage_texts(entry: CommandEntry, prose: str) -> list[str]:
+    """What the encoder reads of each passage of a command's prose, named as its command."""
+    label = f"{entry.tool} {entry.command}" if entry.command else entry.tool
+    return [f"{label}: {passage}" for passage in passages(prose)]
 
 
 def semantic(index: Ranked) -> Semantic:
@@ -134,7 +189,7 @@ def search(index: Ranked, query: str, limit: int) -> list[Hit]:
     state = semantic(index)
     if limit < 1 or not len(index):
         return []
-    similarity = state.vectors @ encoder().encode([query])[0]
+    similarity = state.similarity(encoder().encode([query])[0])
     commands = index.commands()
     depth = min(DEPTH, len(similarity))
     nearest = np.argpartition(-similarity, depth - 1)[:depth].tolist()
@@ -149,22 +204,25 @@ def search(index: Ranked, query: str, limit: int) -> list[Hit]:
 
 
 def _vectors(index: Ranked) -> Semantic:
-    """Every command's vector: read back where its text is unchanged, embedded where it
-    is new, and saved beside the index when it has a directory."""
+    """Every command's vectors, its description's and its passages': read back where a
+    text is unchanged, embedded where it is new, and saved beside the index when it has
+    a directory."""
     import numpy as np
 
     start = time.monotonic()
     model = encoder()
     commands = index.commands()
     texts = [command_text(entry) for entry in commands]
+    owners: list[int] = []
+    for row, (entry, prose) in enumerate(zip(commands, index.prose(), strict=True)):
+        found = passage_texts(entry, prose) if prose else []
+        texts += found
+        owners += [row] * len(found)
     keys = [hashlib.sha256(text.encode()).hexdigest()[:32] for text in texts]
-    positions = {entry.name: i for i, entry in enumerate(commands)}
     directory = index.directory
     saved_keys, matrix = _load(directory) if directory is not None else ([], None)
-    if keys and saved_keys == keys:  # as saved: the matrix as it is, a row a command
-        return Semantic(
-            vectors=matrix, positions=positions, embedded=0, seconds=time.monotonic() - start
-        )
+    if keys and saved_keys == keys:  # as saved: the matrix as it is, a row a text
+        return _state(np, commands, matrix, owners, 0, start)
     known = _known(saved_keys, matrix)
     vectors, embedded, unsaved = None, 0, None
     if directory is not None and any(key not in known for key in keys):
@@ -180,12 +238,32 @@ def _vectors(index: Ranked) -> Semantic:
             unsaved = f"{directory}: {exc.strerror or exc}"
     if vectors is None:
         vectors, embedded = _fill(np, model, texts, keys, known)
+    return _state(np, commands, vectors, owners, embedded, start, unsaved)
+
+
+def _state(
+    np: Any,
+    commands: list[CommandEntry],
+    matrix: Any,
+    owners: list[int],
+    embedded: int,
+    start: float,
+    unsaved: str | None = None,
+) -> Semantic:
+    """The vectors as a query reads them: the commands' rows, then the passages' rows,
+    grouped by their command in index order."""
+    count = len(commands)
+    rows = np.asarray(owners, dtype=np.int64)
+    firsts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if len(rows) else rows
     return Semantic(
-        vectors=vectors,
-        positions=positions,
+        vectors=matrix[:count],
+        positions={entry.name: i for i, entry in enumerate(commands)},
         embedded=embedded,
         seconds=time.monotonic() - start,
         unsaved=unsaved,
+        passages=matrix[count:],
+        owners=rows[firsts],
+        starts=firsts,
     )
 
 
