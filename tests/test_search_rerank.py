@@ -18,6 +18,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 import atipkit
@@ -266,6 +267,52 @@ def test_a_subcommand_is_read_with_its_tool():
     assert rerank.command_text(root) == "cp: copy files and directories"
 
 
+FILLER = (
+    "The ledger keeps each entry in the order it was written, and a reader may open it "
+    "at any page without locking it for the others. "
+)
+DEEP = "Sprinkles the lawn and the flower beds at dawn."
+
+
+def with_prose(tool: atipkit.Tool, prose: str) -> atipkit.Tool:
+    return msgspec.structs.replace(tool, extensions={"x-atipkit": {"prose": prose}})
+
+
+@needs_model
+def test_a_passage_of_the_prose_finds_its_command():
+    """What the page says a command is for, past its description, is a vector of its own
+    (decision 546): a task told in other words finds it. Only the first `PASSAGES`
+    passages are embedded."""
+    ledger = minimal(name="ledger", commands={"": {"description": "keep the ledger"}})
+    query = "irrigate the garden"
+    for before, found in ((1, True), (rerank.PASSAGES, False)):
+        prose = FILLER * before + DEEP  # FILLER is one passage
+        tools = [*shelf(), with_prose(atipkit.from_dict(ledger), prose)]
+        index = CommandIndex.from_tools(tools)
+        assert "ledger" not in names(index.search(query, 10, rerank=False))  # no word shared
+        assert (names(index.search(query, 1, rerank=True)) == ["ledger"]) is found
+        state = rerank.semantic(index)
+        assert len(state.vectors) == len(tools)
+        assert len(state.passages) == min(before + 1, rerank.PASSAGES)
+        assert state.owners.tolist() == [len(tools) - 1]  # ledger's, in index order
+    assert rerank.passage_texts(index.commands()[-1], DEEP) == [f"ledger: {DEEP}"]
+
+
+def test_prose_is_cut_into_passages_of_whole_sentences():
+    words = " ".join(f"w{i}" for i in range(60))
+    assert rerank.passages("") == []
+    assert rerank.passages("One two. Three four? Five.") == ["One two. Three four? Five."]
+    long = "A b c d e f g h i j. " * 3  # 30 words: two sentences fit in 25, not three
+    assert rerank.passages(long) == [
+        "A b c d e f g h i j. A b c d e f g h i j.",
+        "A b c d e f g h i j.",
+    ]
+    cut = rerank.passages(f"Short one. {words}")
+    assert cut[0] == "Short one."
+    assert len(cut[1].split()) == rerank.PASSAGE_WORDS
+    assert " ".join(cut[1:]) == words  # a long sentence in pieces, every word kept
+
+
 # -- the vectors beside the machine index --------------------------------------------------
 
 
@@ -472,3 +519,34 @@ def test_import_atipkit_and_bm25_search_load_no_model(machine, tmp_path):
     )
     assert done.returncode == 0, done.stdout
     assert "LOADED []" in done.stderr
+
+
+@needs_model
+def test_vectors_of_the_old_format_are_embedded_again(machine):
+    """Format 1 held the commands' vectors alone; read as format 2 it would lack every
+    passage, so it is refused and everything is embedded again (decision 546)."""
+    index, _ = machine_index()
+    state = rerank.semantic(index)
+    path = index_dir() / "vectors.msgpack"
+    keys = msgspec.msgpack.decode(path.read_bytes())["keys"]
+    old = {"format": 1, "model": rerank._MODEL_KEY, "keys": keys, "vectors": b""}
+    old["vectors"] = state.vectors.tobytes()
+    path.write_bytes(msgspec.msgpack.encode(old))
+    again, _ = machine_index()
+    assert rerank.semantic(again).embedded == 2
+    assert msgspec.msgpack.decode(path.read_bytes())["format"] == rerank._FORMAT == 2
+
+
+def test_the_prose_is_kept_beside_the_index_and_read_when_asked(tmp_path):
+    ledger = minimal(name="ledger", commands={"": {"description": "keep the ledger"}})
+    tools = [*shelf()[:2], with_prose(atipkit.from_dict(ledger), DEEP)]
+    index = CommandIndex.from_tools(tools)
+    assert index.prose() == ["", "", DEEP]
+    index.save(tmp_path)
+    loaded = CommandIndex.load(tmp_path)
+    assert loaded._prose is None  # a search by words never reads it
+    assert loaded.prose() == ["", "", DEEP]
+    (tmp_path / "prose.msgpack").write_bytes(b"\x93damaged")
+    assert CommandIndex.load(tmp_path).prose() == ["", "", ""]  # no passages, no error
+    (tmp_path / "prose.msgpack").unlink()
+    assert CommandIndex.load(tmp_path).prose() == ["", "", ""]

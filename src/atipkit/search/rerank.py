@@ -21,12 +21,13 @@ all-MiniLM-L6-v2) puts both near each other. A query is answered in two steps:
 What the encoder reads of a command is `"<tool> <command path>: <description>"`, and for
 a subcommand the tool's own description after it (`"(kubectl: kubectl controls the
 Kubernetes cluster manager)"`): "Sync a repository" says little until it is gh's. Where
-the command's page has prose (`x-atipkit.prose`, decision 290), each passage of it
-(sentences packed up to `PASSAGE_WORDS` words, `"<tool> <command path>: <passage>"`) is
-a vector too, and the command's similarity to a query is its description's cosine plus
-`PASSAGE_SHARE` times its best passage's (or its description's again, where it has
-none): the encoder reads 256 word pieces at most and one vector of a whole page says
-less than the sentence that matches (decision 546). The vectors of an index that has a
+the command's page has prose (`x-atipkit.prose`, decision 290), each of its first
+`PASSAGES` passages (sentences packed up to `PASSAGE_WORDS` words, `"<tool> <command
+path>: <passage>"`) is a vector too, and the command's similarity to a query is its
+description's cosine plus `PASSAGE_SHARE` times its best passage's (or its
+description's again, where it has none): one vector of a whole paragraph says less than
+the sentence that matches, and the description alone leaves out what the page says the
+command is for (decision 546). The vectors of an index that has a
 directory (the machine index, in `<cache>/search/`) are kept beside it in
 `vectors.msgpack`, keyed by the sha256 of each text: when the index is updated, only
 new or changed texts are embedded; the rest are read back. An index built in memory
@@ -56,6 +57,7 @@ DEPTH = 100  # commands taken from each ranking
 K = 10  # reciprocal-rank fusion's constant: 60 in Cormack et al. 2009; 10 on dev
 WEIGHTS = (1.0, 1.6)  # what a rank counts in BM25's ranking and in the encoder's (dev)
 PASSAGE_WORDS = 25  # a passage: whole sentences up to this many words (dev)
+PASSAGES = 2  # the passages embedded of a command's prose, from its start (dev, cost)
 PASSAGE_SHARE = 0.7  # what a command's best passage adds to its description's cosine (dev)
 _FILE = "vectors.msgpack"
 _FORMAT = 2  # 2: passages of the prose after the commands (decision 546)
@@ -155,9 +157,11 @@ def passages(prose: str) -> list[str]:
 
 
 def passage_texts(entry: CommandEntry, prose: str) -> list[str]:
-    """What the encoder reads of each passage of a command's prose, named as its command."""
+    """What the encoder reads of a command's prose: its first `PASSAGES` passages, each
+    named as its command. The later ones ranked no better on dev and cost more to embed
+    than the commands' own texts (decision 546)."""
     label = f"{entry.tool} {entry.command}" if entry.command else entry.tool
-    return [f"{label}: {passage}" for passage in passages(prose)]
+    return [f"{label}: {passage}" for passage in passages(prose)[:PASSAGES]]
 
 
 def semantic(index: Ranked) -> Semantic:
