@@ -112,6 +112,8 @@ class _Saved(msgspec.Struct):
     format: int
     model: str
     keys: list[str]  # the commands' texts' in index order, then their passages'
+    owners: list[int]  # the command (its row) of each passage
+    prose: str  # the sha256 of the index's prose the passages were cut from
     vectors: bytes
 
 
@@ -210,26 +212,30 @@ def search(index: Ranked, query: str, limit: int) -> list[Hit]:
 def _vectors(index: Ranked) -> Semantic:
     """Every command's vectors, its description's and its passages': read back where a
     text is unchanged, embedded where it is new, and saved beside the index when it has
-    a directory."""
+    a directory. A search of an unchanged index cuts no passage: the saved file names
+    the prose it was made from (its sha256) and each passage's command."""
     import numpy as np
 
     start = time.monotonic()
     model = encoder()
     commands = index.commands()
     texts = [command_text(entry) for entry in commands]
-    owners: list[int] = []
-    for row, (entry, prose) in enumerate(zip(commands, index.prose(), strict=True)):
-        found = passage_texts(entry, prose) if prose else []
-        texts += found
-        owners += [row] * len(found)
-    keys = [hashlib.sha256(text.encode()).hexdigest()[:32] for text in texts]
+    keys = [_key(text) for text in texts]
+    prose = index.prose()
+    digest = hashlib.sha256(msgspec.msgpack.encode(prose)).hexdigest()
     directory = index.directory
-    saved_keys, matrix = _load(directory) if directory is not None else ([], None)
-    if keys and saved_keys == keys:  # as saved: the matrix as it is, a row a text
-        return _state(np, commands, matrix, owners, 0, start)
-    known = _known(saved_keys, matrix)
+    saved, matrix = _load(directory) if directory is not None else (None, None)
+    if saved is not None and _fits(saved, keys, digest):  # as saved: a row a text
+        return _state(np, commands, matrix, saved.owners, 0, start)
+    owners: list[int] = []
+    for row, (entry, text) in enumerate(zip(commands, prose, strict=True)):
+        found = passage_texts(entry, text) if text else []
+        texts += found
+        keys += [_key(passage) for passage in found]
+        owners += [row] * len(found)
+    known = _known(saved, matrix)
     vectors, embedded, unsaved = None, 0, None
-    if directory is not None and any(key not in known for key in keys):
+    if directory is not None:
         from filelock import FileLock
 
         try:
@@ -237,12 +243,29 @@ def _vectors(index: Ranked) -> Semantic:
             with FileLock(str(directory / "vectors.lock")):
                 known = _known(*_load(directory))  # another process may have just embedded them
                 vectors, embedded = _fill(np, model, texts, keys, known)
-                _save(directory, keys, vectors)
+                _save(directory, _Saved(_FORMAT, _MODEL_KEY, keys, owners, digest, b""), vectors)
         except OSError as exc:  # a cache that cannot be written: the vectors stay in memory
             unsaved = f"{directory}: {exc.strerror or exc}"
     if vectors is None:
         vectors, embedded = _fill(np, model, texts, keys, known)
     return _state(np, commands, vectors, owners, embedded, start, unsaved)
+
+
+def _fits(saved: _Saved, keys: list[str], digest: str) -> bool:
+    """Whether `saved` holds the commands of `keys`, in order, and the passages of the
+    prose whose sha256 is `digest`, each after its command's."""
+    owners, count = saved.owners, len(keys)
+    return (
+        saved.prose == digest
+        and saved.keys[:count] == keys
+        and len(owners) == len(saved.keys) - count
+        and owners == sorted(owners)
+        and (not owners or 0 <= owners[0] <= owners[-1] < count)
+    )
+
+
+def _key(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 def _state(
@@ -289,31 +312,31 @@ def _fill(
     return vectors, len(missing)
 
 
-def _load(directory: Path) -> tuple[list[str], Any]:
-    """The saved keys and vectors (a row a key); nothing when the file is missing,
-    damaged, of another format or of another model (a cache: what is missing is
-    embedded again)."""
+def _load(directory: Path) -> tuple[_Saved | None, Any]:
+    """The saved vectors (a row a key) and what they were made from; nothing when the
+    file is missing, damaged, of another format or of another model (a cache: what is
+    missing is embedded again)."""
     import numpy as np
 
     try:
         saved = msgspec.msgpack.decode((directory / _FILE).read_bytes(), type=_Saved)
     except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-        return [], None
+        return None, None
     if saved.format != _FORMAT or saved.model != _MODEL_KEY:
-        return [], None
+        return None, None
     if len(saved.vectors) != len(saved.keys) * DIMENSIONS * 4:
-        return [], None
+        return None, None
     matrix = np.frombuffer(saved.vectors, dtype=np.float32).reshape(len(saved.keys), DIMENSIONS)
-    return saved.keys, matrix
+    return saved, matrix
 
 
-def _known(keys: list[str], matrix: Any) -> dict[str, Any]:
+def _known(saved: _Saved | None, matrix: Any) -> dict[str, Any]:
     """The saved vectors by key."""
-    return dict(zip(keys, matrix, strict=True)) if keys else {}
+    return dict(zip(saved.keys, matrix, strict=True)) if saved is not None else {}
 
 
-def _save(directory: Path, keys: list[str], vectors: Any) -> None:
+def _save(directory: Path, saved: _Saved, vectors: Any) -> None:
     from atipkit._atomic import write_atomic
 
-    saved = _Saved(format=_FORMAT, model=_MODEL_KEY, keys=keys, vectors=vectors.tobytes())
+    saved.vectors = vectors.tobytes()
     write_atomic(directory / _FILE, msgspec.msgpack.encode(saved), durable=False)
