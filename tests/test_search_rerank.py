@@ -550,3 +550,17 @@ def test_the_prose_is_kept_beside_the_index_and_read_when_asked(tmp_path):
     assert CommandIndex.load(tmp_path).prose() == ["", "", ""]  # no passages, no error
     (tmp_path / "prose.msgpack").unlink()
     assert CommandIndex.load(tmp_path).prose() == ["", "", ""]
+
+
+@needs_model
+def test_saved_passages_are_cut_again_when_the_cut_changes(tmp_path, monkeypatch):
+    """The saved passages are reused only for the prose and the cut they came from."""
+    ledger = minimal(name="ledger", commands={"": {"description": "keep the ledger"}})
+    tools = [*shelf()[:2], with_prose(atipkit.from_dict(ledger), FILLER * 3 + DEEP)]
+    index = CommandIndex.from_tools(tools)
+    index.save(tmp_path)
+    assert len(rerank.semantic(index).passages) == rerank.PASSAGES == 2
+    assert len(rerank.semantic(CommandIndex.load(tmp_path)).passages) == 2  # as saved
+    monkeypatch.setattr(rerank, "PASSAGES", 1)
+    again = rerank.semantic(CommandIndex.load(tmp_path))
+    assert (len(again.passages), again.embedded) == (1, 0)  # cut again, nothing new

@@ -113,7 +113,7 @@ class _Saved(msgspec.Struct):
     model: str
     keys: list[str]  # the commands' texts' in index order, then their passages'
     owners: list[int]  # the command (its row) of each passage
-    prose: str  # the sha256 of the index's prose the passages were cut from
+    prose: str  # the sha256 of the prose the passages were cut from, and of how
     vectors: bytes
 
 
@@ -222,7 +222,8 @@ def _vectors(index: Ranked) -> Semantic:
     texts = [command_text(entry) for entry in commands]
     keys = [_key(text) for text in texts]
     prose = index.prose()
-    digest = hashlib.sha256(msgspec.msgpack.encode(prose)).hexdigest()
+    cut = msgspec.msgpack.encode([PASSAGE_WORDS, PASSAGES, prose])  # how, and of what
+    digest = hashlib.sha256(cut).hexdigest()
     directory = index.directory
     saved, matrix = _load(directory) if directory is not None else (None, None)
     if saved is not None and _fits(saved, keys, digest):  # as saved: a row a text
