@@ -58,7 +58,7 @@ def search(
     tool itself —, `name` — its tool name in `atip compile` —, `score`, `description`),
     `ranking` (`fused` or `bm25`: which ranking answered), `index` (tools and commands
     indexed, whether it was brought up to date, entries left out and why), and, fused,
-    `rerank` (the model, the commands embedded by this search, seconds, and `unsaved`:
+    `rerank` (the model, the texts embedded by this search, seconds, and `unsaved`:
     why the vectors could not be kept in the cache, which a warning says too), or, BM25
     by default, `unfused`: why the encoder could not run. The index and the command
     vectors live in the cache directory and follow the registry by themselves.
@@ -129,7 +129,7 @@ def search(
         ctx.info(f"ranked by BM25 alone ({unfused}); {INSTALL_RERANK} ranks by meaning too")
     if semantic is not None and semantic["embedded"]:
         ctx.info(
-            f"embedded {semantic['embedded']} commands for the fused ranking "
+            f"embedded {semantic['embedded']} texts (descriptions, passages) for the fused ranking "
             f"in {semantic['seconds']:.1f} s"
         )
     if semantic is not None and semantic["unsaved"]:
