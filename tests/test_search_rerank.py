@@ -23,7 +23,7 @@ import pytest
 
 import atipkit
 from atipkit import scan
-from atipkit.search import CommandIndex, embed, rerank
+from atipkit.search import CommandIndex, cachefile, embed, rerank
 from atipkit.search.documents import command_documents
 from atipkit.search.machine import index_dir, machine_index
 from atipkit.search.terms import terms
@@ -537,7 +537,7 @@ def test_vectors_of_the_old_format_are_embedded_again(machine):
     assert msgspec.msgpack.decode(path.read_bytes())["format"] == rerank._FORMAT == 2
 
 
-def test_the_prose_is_kept_beside_the_index_and_read_when_asked(tmp_path):
+def test_the_prose_is_kept_with_the_index_and_read_when_asked(tmp_path):
     ledger = minimal(name="ledger", commands={"": {"description": "keep the ledger"}})
     tools = [*shelf()[:2], with_prose(atipkit.from_dict(ledger), DEEP)]
     index = CommandIndex.from_tools(tools)
@@ -546,10 +546,13 @@ def test_the_prose_is_kept_beside_the_index_and_read_when_asked(tmp_path):
     loaded = CommandIndex.load(tmp_path)
     assert loaded._prose is None  # a search by words never reads it
     assert loaded.prose() == ["", "", DEEP]
-    (tmp_path / "prose.msgpack").write_bytes(b"\x93damaged")
-    assert CommandIndex.load(tmp_path).prose() == ["", "", ""]  # no passages, no error
-    (tmp_path / "prose.msgpack").unlink()
-    assert CommandIndex.load(tmp_path).prose() == ["", "", ""]
+    path = tmp_path / "index.bin"
+    saved = cachefile.read(path, "search-index", 5)
+    sections = {name: bytes(saved.section(name)) for name in saved._table}
+    for wrong in (b"\x93damaged", b'["a"]', b'["", "", 3]'):  # checksums right
+        cachefile.write(path, "search-index", 5, saved.meta, {**sections, "prose": wrong})
+        assert CommandIndex.load(tmp_path).search("ledger", rerank=False)  # words still
+        assert CommandIndex.load(tmp_path).prose() == ["", "", ""]  # no passages, no error
 
 
 @needs_model
