@@ -17,9 +17,9 @@ from pathlib import Path
 import pytest
 
 from atipkit import scan
-from atipkit.infer import coverage, generate, manpage
+from atipkit.infer import generate, manpage
 from atipkit.infer.coverage import infer_shim
-from atipkit.infer.generate import Budget, generate_shim
+from atipkit.infer.generate import generate_shim
 from atipkit.infer.manpage import (
     ManPages,
     _name_entries,
@@ -295,53 +295,7 @@ def test_pip_subcommands_get_their_options(monkeypatch):
     assert {"-r", "--requirement", "-U", "--upgrade"} <= install
 
 
-# -- 2. a budget that grows with the tree ---------------------------------------------------
-
-
-def test_the_budget_grows_with_the_tree_once_per_command_within_its_bounds():
-    clock = Budget(1.0, per_command=0.5, most=5.0)
-    before = clock.left
-    clock.allow([("a",), ("b",)])
-    assert clock.left == pytest.approx(before + 1.0, abs=0.05)
-    clock.allow([("a",), ("b",)])  # the same commands: nothing more
-    assert clock.left == pytest.approx(before + 1.0, abs=0.05)
-    clock.allow([(str(n),) for n in range(100)])
-    assert clock.left == pytest.approx(5.0 - Budget.RESERVE, abs=0.05)  # `most`
-    capped = Budget(1.0, per_command=0.5, most=60.0, limit=time.monotonic() + 3.0)
-    capped.allow([(str(n),) for n in range(100)])
-    assert capped.left == pytest.approx(3.0 - Budget.RESERVE, abs=0.05)  # the sweep's deadline
-    assert capped.capped
-    fixed = Budget(1.0)  # `atip gen --budget`: the caller's bound, not grown
-    fixed.allow([(str(n),) for n in range(100)])
-    assert fixed.left < 1.0
-
-
-def test_a_big_tree_is_read_whole_under_the_scans_budget(tmp_path, env, monkeypatch):
-    """A fixed budget cut a tool of many subcommands short; the scan's budget grows by
-    the subcommands the tool turns out to have, so all of them are read."""
-    monkeypatch.setattr(coverage, "TOOL_BUDGET", 1.0)
-    monkeypatch.setattr(coverage, "PER_COMMAND", 0.3)
-    names = [f"cmd{n:02}" for n in range(20)]
-    listing = "".join(f"  {n}    Do {n}\n" for n in names)
-    tool = tmp_path / "bin" / "many"
-    tool.parent.mkdir()
-    tool.write_text(
-        "#!/bin/sh\n"
-        '[ "$1" = help ] && shift\n'
-        'case "$1" in\n'
-        "  cmd*) sleep 0.1; printf 'Usage: many %s\\n\\nOptions:\\n  --deep  go deep\\n"
-        '  --wide  go wide\\n  --tall  go tall\\n\' "$1" ;;\n'
-        f"  *) printf 'Usage: many <command>\\n\\nMany things.\\n\\nCommands:\\n{listing}' ;;\n"
-        "esac\n"
-    )
-    tool.chmod(0o755)
-    report = scan([str(tool.parent)], infer=True)
-    assert report.inference is not None
-    assert report.inference.from_help == 1
-    shim = shim_of(tool)
-    assert "incomplete" not in shim["_generation"]
-    read = [n for n in names if shim["commands"][n].get("options")]
-    assert read == names
+# -- 2. a budget that grows with the tree: tests/test_infer_budget.py ----------------------
 
 
 # -- 3. multi-call binaries: every name, its own page ---------------------------------------

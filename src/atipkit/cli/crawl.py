@@ -152,12 +152,13 @@ def crawl(
     budget: Annotated[
         float,
         Option(
-            help="Seconds to read one binary's --help and man page.",
+            help="Seconds after which reading one binary that hangs is stopped (its work "
+            "is counted in runs and pages, not time).",
             metavar="SECONDS",
             min=1,
             max=600,
         ),
-    ] = 10.0,
+    ] = 120.0,
 ) -> dict[str, Any]:
     """Generate shims for the binaries that package sources publish.
 

@@ -76,6 +76,9 @@ def _scan_text(report: dict[str, Any]) -> str:
             rows.append((len(inference["skipped"]), "undescribed", note))
         if inference["failed"]:
             broken["inference"] = len(inference["failed"])
+        if inference["cut"]:
+            note = "inferred with part of their commands unread: " + _names(inference["cut"])
+            rows.append((len(inference["cut"]), "cut short", note))
     if broken:
         kinds = ", ".join(f"{n} {kind}" for kind, n in sorted(broken.items()))
         rows.append((sum(broken.values()), "failed", f"{kinds} (reasons: atip scan --json)"))
@@ -221,6 +224,8 @@ def scan(
     if inference is not None:
         for failure in inference.failed:
             ctx.info(f"could not infer {failure.name}: {failure.error}")
+        for name in inference.cut:
+            ctx.info(f"{name}: part of its commands left unread (its shim says why)")
         if not report.complete:
             total = len(report.left) + len(inference.left)
             ctx.warn(

@@ -27,8 +27,14 @@ def gen(
     ] = 2,
     man: Annotated[bool, Option(help="Also read the man page.")] = True,
     budget: Annotated[
-        float, Option(help="Seconds for the whole generation.", min=1, max=600)
-    ] = 10.0,
+        float | None,
+        Option(
+            help="Seconds after which a tool that hangs is stopped (default 120). The work "
+            "is counted in runs and pages, not time: a busy machine reads as much, slower.",
+            min=1,
+            max=600,
+        ),
+    ] = None,
     out: Annotated[
         Path | None,
         Option(help="Write the shim into this directory as <sha256>.json.", file_okay=False),
@@ -38,20 +44,26 @@ def gen(
 
     Every run of the tool goes through the sandbox of the probe. The result is the shim,
     marked `trust.source: inferred`, which validates under the ATIP schema; `--plain >
-    FILE` saves it as it is, and `--out DIR` writes it as DIR/<sha256>.json.
+    FILE` saves it as it is, and `--out DIR` writes it as DIR/<sha256>.json. A shim
+    with commands left unread says so (`_generation.incomplete`, and `cut`: `time` for
+    --budget, `steps` for a tree too big to read whole), and so does a warning.
     """
-    from atipkit.infer.generate import generate_shim
+    from atipkit.infer.generate import CEILING, generate_shim
     from atipkit.model import count_commands, dumps
     from atipkit.validation import validate
 
     try:
-        shim = generate_shim(tool, depth=depth, budget=budget, man=man)
+        shim = generate_shim(tool, depth=depth, budget=budget or CEILING, man=man)
     except FileNotFoundError as exc:
         raise NotFoundError(
             str(exc),
             details={"tool": tool},
             suggestion="Check the name, or give the path to the executable.",
         ) from None
+    generation = shim.extensions.get("_generation", {})
+    if generation.get("incomplete"):
+        why = "--budget stopped it" if generation.get("cut") == "time" else "too many to read"
+        ctx.warn(f"some of {tool}'s commands are listed without their options ({why})")
     text = dumps(shim)
     report = validate(text)
     if not report.ok:  # a bug if it happens: say it plainly rather than write it

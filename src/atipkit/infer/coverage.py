@@ -27,7 +27,9 @@ where `resolve_tool` finds it — once per binary hash.
 - **Subcommands from their own pages, within a budget that grows with the tree.** The
   pages of a tool's subcommands (`git-commit(1)`: `atipkit.infer.subpages`) are read
   before the tool is asked anything of them, and may make its page enough (git is never
-  run); a tool gets `TOOL_BUDGET`, and `PER_COMMAND` more for each subcommand it has.
+  run). A tool's work is counted in runs and pages (`atipkit.infer.generate.Budget`),
+  which grow with its tree and do not depend on the load; `TOOL_CEILING` seconds only
+  stop a tool that hangs or spins, and the tools it stopped are `InferenceReport.cut`.
 - **One shim per binary hash, every name recorded.** A binary known by several names on
   PATH (links, hard links, copies, multi-call binaries) is inferred once, under its own
   file's name; each other name its pages document otherwise gets its own document in the
@@ -61,16 +63,15 @@ if TYPE_CHECKING:  # the readers of help and pages are imported where used: a pl
     from atipkit.infer.manpage import ManPage, ManPages
 
 TOOL_BUDGET = 5.0
-"""Seconds for inferring one tool (its subcommands included) before it turns out to have
-subcommands. A tool is asked only while this much of the overall budget is left, so a
-shim is never made from help cut short by the overall deadline: it would be kept, and
-never inferred again."""
-PER_COMMAND = 0.5
-"""Seconds more for each subcommand a tool turns out to have: a big tree (git's 160
-commands) is read whole, where a fixed budget cut it short under load. Not more for a
-slow tool: what a slow program's every subcommand would cost, the whole sweep pays."""
-TOOL_MOST = 60.0
-"""The most seconds one tool is given, whatever its tree."""
+"""Seconds of the sweep's budget that must be left for a tool to be asked for its help,
+so that a shim is seldom made from help cut short by the overall deadline (one that is
+cut short is left for the next run, not kept)."""
+TOOL_CEILING = 120.0
+"""Wall-clock seconds after which one tool's inference stops, whatever its tree: a safety
+stop against a tool that hangs or spins on every help. What a tool may do is counted in
+runs and pages (`Budget`), so that what is inferred does not depend on the load; under
+load a big tree takes longer, not less of it is read (npm's 70 commands: 120 s at load
+15). A tool it stopped is stored, marked `incomplete` (`cut: time`), and reported."""
 TOOL_DEPTH = 2
 """Subcommands are read one level deep, as `atip gen` does by default."""
 MIN_START = 0.5
@@ -86,13 +87,15 @@ class CoverageOutcome(msgspec.Struct, frozen=True, kw_only=True):
     (`help`); one there already (`reused`); the binary of an earlier name (`alias`);
     denied without a page (`skipped`); `failed` with `error`; or `left` for the next run.
     `source` is that of the shim that describes the binary now (`inferred`, or `shim`
-    for one someone wrote), None when none does."""
+    for one someone wrote), None when none does; `cut`, what left part of an inferred
+    tree unread (`Budget.cut`), if anything did."""
 
     kind: OutcomeKind
     hash: str | None = None
     source: ShimSource | None = None
     version: str | None = None
     error: str | None = None
+    cut: str | None = None
 
 
 class CoverageTarget(NamedTuple):
@@ -152,6 +155,10 @@ class InferenceReport(msgspec.Struct, kw_only=True):
     failed: list[Failure] = []
     left: list[str] = []
     """Not reached within the budget: the next run goes on with these."""
+    cut: list[str] = []
+    """Inferred, but part of the tree was left unread (listed, without options): by the
+    wall-clock ceiling (`TOOL_CEILING`: a tool that hangs or spins) or a tree bigger than
+    `MOST_STEPS` allows. Their shims say which (`_generation.incomplete`, `cut`)."""
     complete: bool = True
     """Whether nothing was left for the next run."""
     budget: float = 0.0
@@ -256,6 +263,8 @@ def cover(
             report.failed.append(Failure(target.name, target.path, outcome.error or "failed"))
         elif outcome.kind == "left":
             report.left.append(target.name)
+        if outcome.cut and outcome.kind in ("man-page", "help"):
+            report.cut.append(target.name)
     report.inferred = report.from_man_page + report.from_help
     report.complete = not report.left
     report.seconds = time.monotonic() - start
@@ -299,9 +308,9 @@ UNREAD = _Unread()
 
 class _Attempt:
     """One tool's inference, as the scan and `atip show --infer` make it: its page, the
-    pages of its subcommands, and a clock of `TOOL_BUDGET` seconds that grows with the
-    tool's subcommands (`PER_COMMAND` each, `TOOL_MOST` in all) and never runs past
-    `limit` (the sweep's deadline, if any)."""
+    pages of its subcommands, and a `Budget` of runs and pages that grows with the tool's
+    subcommands, stopped after `TOOL_CEILING` seconds and never past `limit` (the sweep's
+    deadline, if any)."""
 
     def __init__(
         self,
@@ -317,9 +326,10 @@ class _Attempt:
 
         pages = pages.beside(path)
         self.path, self.name, self.hash = path, name, hash_
-        self.clock = Budget(TOOL_BUDGET, per_command=PER_COMMAND, most=TOOL_MOST, limit=limit)
+        self.clock = Budget(TOOL_CEILING, limit=limit)
         if isinstance(page, _Unread):
             timeout = max(1.0, min(RENDER_TIMEOUT, self.clock.left))
+            self.clock.spend(1)
             page = _read_page(pages, name, path, timeout)
         self.page = page
         self.subpages = subpages_of(name, pages, self.clock)
@@ -486,13 +496,13 @@ class _Runner:
             if self.deadline - time.monotonic() < TOOL_BUDGET:
                 return CoverageOutcome(kind="left", hash=hash_, **kept)
             tool, kind = attempt.from_help(), "help"
-        if attempt.clock.short and attempt.clock.capped:
+        if attempt.clock.cut == "deadline":
             # cut short by the sweep's deadline, not by its own budget: kept, it would
             # never be inferred again (decision 161); the next run does it whole
             return CoverageOutcome(kind="left", hash=hash_, **kept)
         if target.others:
             self._name(tool, attempt, target.others)
-        return self._store(tool, kind)
+        return self._store(tool, kind, attempt.clock.cut)
 
     def _name(self, tool: Tool, first: _Attempt, others: Sequence[tuple[str, str, bool]]) -> None:
         """Give each other name of the binary that its pages document otherwise than the
@@ -535,7 +545,7 @@ class _Runner:
         if named:
             tool.extensions["_names"] = named
 
-    def _store(self, tool: Tool, kind: OutcomeKind) -> CoverageOutcome:
+    def _store(self, tool: Tool, kind: OutcomeKind, cut: str | None) -> CoverageOutcome:
         """Validate the shim as `atip gen` does, then write it where `resolve_tool` looks:
         nothing invalid is ever stored."""
         from atipkit.validation import validate
@@ -551,7 +561,7 @@ class _Runner:
             )
         write_atomic(self.registry.shim_path(tool.binary.hash), text)
         return CoverageOutcome(
-            kind=kind, hash=tool.binary.hash, source="inferred", version=tool.version
+            kind=kind, hash=tool.binary.hash, source="inferred", version=tool.version, cut=cut
         )
 
 

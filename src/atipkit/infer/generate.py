@@ -18,7 +18,7 @@ import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import msgspec
 
@@ -75,61 +75,107 @@ _USAGE_LINE = re.compile(
 pattern would scan all those after it (N² steps: 44 s for 40 000 blank lines)."""
 
 
+STEPS = 8
+"""Steps a tool starts with: its help forms, `--version` and its own page."""
+PER_COMMAND = 5
+"""Steps more for each command it turns out to have (listed, or found in pages): a
+command's help forms (at most three, and `--help all`) and its page. A tree is read
+whole unless it is bigger than `MOST_STEPS` allows."""
+MOST_STEPS = 2000
+"""The most steps one tool is given, whatever its tree (git's, read whole, takes 250)."""
+CEILING = 120.0
+"""Wall-clock seconds after which a tool's inference stops: a safety stop against a tool
+that sleeps or spins on every help, not a budget (git's whole tree takes 18 s here on
+an idle machine, about a minute at load 12)."""
+
+Cut = Literal["steps", "time", "deadline"]
+
+
 class Budget:
-    """Wall-clock seconds for the whole generation; subcommands past it are listed, not
-    read (`short` then says so). With `per_command`, a sweep's budget grows by that much
-    for each subcommand a tool turns out to have (`allow`), up to `most` seconds in all
-    and never past `limit` (a `time.monotonic` deadline: the sweep's own)."""
+    """What one tool's inference may do, counted in steps — one run of the tool (a help
+    form, `--version`) or one page rendered — which cost the same on a busy machine as on
+    an idle one, so what is inferred does not depend on the load: `steps` to start with,
+    `per_command` more for each command a tool turns out to have (`allow`, once per
+    command path), `most` in all. `seconds` of wall clock is only a ceiling, a safety
+    stop against a tool that hangs or spins, and never runs past `limit` (a
+    `time.monotonic` deadline: a sweep's own). Work past any of them is listed, not
+    read, and `cut` says which stopped it (`incomplete` in the shim)."""
 
     RESERVE = 0.4  # for what follows the last run: hashing, building, validating
 
     def __init__(
         self,
-        seconds: float,
+        seconds: float = CEILING,
         *,
-        per_command: float = 0.0,
-        most: float | None = None,
+        steps: int = STEPS,
+        per_command: int = PER_COMMAND,
+        most: int = MOST_STEPS,
         limit: float | None = None,
     ) -> None:
-        self.start = time.monotonic()
-        self.deadline = self.start + seconds - self.RESERVE
-        self.per_command = per_command
-        self.most = self.start + (most if most is not None else seconds) - self.RESERVE
+        self.deadline = time.monotonic() + seconds - self.RESERVE
         self.limit = limit
         if limit is not None:
             self.deadline = min(self.deadline, limit - self.RESERVE)
-        self.short = False
+        self.steps = min(steps, most)
+        self.per_command = per_command
+        self.most = most
+        self.spent = 0
+        self.cut: Cut | None = None
         self._allowed: set[tuple[str, ...]] = set()
 
     @property
     def left(self) -> float:
+        """Wall-clock seconds left before the ceiling (or the sweep's deadline)."""
         return self.deadline - time.monotonic()
 
     @property
-    def capped(self) -> bool:
-        """Whether the deadline is `limit`'s: the sweep's, not this budget's own."""
-        return self.limit is not None and self.deadline >= self.limit - self.RESERVE
+    def short(self) -> bool:
+        """Whether something was left unread (`cut` says why)."""
+        return self.cut is not None
+
+    def _out(self) -> Cut | None:
+        """What stops more work now, if anything."""
+        if self.spent >= self.steps:
+            return "steps"
+        if self.left <= 0:
+            capped = self.limit is not None and self.deadline >= self.limit - self.RESERVE
+            return "deadline" if capped else "time"
+        return None
 
     def more(self) -> bool:
-        """Whether there is time to read one more thing."""
-        return self.left > 0
+        """Whether one more step may be taken."""
+        return self._out() is None
+
+    def stop(self) -> None:
+        """Note that work was left undone for what stops it now (the first reason
+        noted stays)."""
+        self.cut = self.cut or self._out() or "steps"
+
+    def take(self) -> bool:
+        """Whether one more step may be taken, counting it if so (else noting the cut)."""
+        if not self.more():
+            self.stop()
+            return False
+        self.spent += 1
+        return True
+
+    def spend(self, steps: int) -> None:
+        """Count `steps` taken (pages rendered together, after `more` said there was
+        room for them)."""
+        self.spent += steps
 
     def allow(self, commands: Iterable[tuple[str, ...]]) -> None:
         """Room for each of `commands` (by path) not allowed for before."""
-        if self.per_command <= 0:
-            return
         new = set(commands) - self._allowed
         self._allowed |= new
-        ceiling = self.most if self.limit is None else min(self.most, self.limit - self.RESERVE)
-        grown = self.deadline + len(new) * self.per_command
-        self.deadline = min(grown, max(ceiling, self.deadline))
+        self.steps = min(self.steps + len(new) * self.per_command, self.most)
 
 
 def generate_shim(
     executable: str,
     *,
     depth: int = 2,
-    budget: float | Budget = 10.0,
+    budget: float | Budget = CEILING,
     man: bool = True,
     name: str | None = None,
     man_file: str | None = None,
@@ -156,7 +202,8 @@ def generate_shim(
     for an operand (`hostname help` renames the machine, `npx help` fetches a package
     and runs it): what an unattended sweep over a whole PATH does. `binary_hash` is the
     binary's digest when the caller has it already (else the binary is hashed here).
-    `budget` is seconds, or a `Budget` (one that grows with the tree, for a sweep).
+    `budget` is the wall-clock ceiling in seconds (a safety stop: the work itself is
+    counted in steps, `Budget`), or a `Budget` (a sweep's, never past its deadline).
     `version`, when given (a sweep's: the one the page's header names, decision 163), is
     not asked of the tool again."""
     clock = budget if isinstance(budget, Budget) else Budget(budget)
@@ -177,7 +224,7 @@ def generate_shim(
     root, form, _ = _best_help(launch, [], clock, env, help_word)
     if form:
         sources.append(form)
-    if page is None and man and clock.left > 0:
+    if page is None and man:
         page = _man_page(name, man_file or index, clock)
     method = "help-parsing"
     if page is not None:
@@ -199,7 +246,7 @@ def shim_from_page(
     version: str | None = None,
     denied: bool = False,
     depth: int = 2,
-    budget: float | Budget = 10.0,
+    budget: float | Budget = CEILING,
     subpages: SubPages | None = None,
 ) -> Tool:
     """An inferred shim from man pages alone: nothing is run. The subcommands are read
@@ -258,6 +305,7 @@ def subpages_of(name: str, index: ManPages, clock: Budget) -> SubPages | None:
 
     def read(paths: list[Path]) -> list[ManPage | None]:
         timeout = max(0.5, min(RENDER_TIMEOUT, clock.left))
+        clock.spend(len(paths))
         return read_man_files([(p, name) for p in paths], timeout=timeout)
 
     found = SubPages(index, (name,), read=read)
@@ -290,7 +338,7 @@ def _man_page(name: str, source: str | ManPages | None, clock: Budget) -> Parsed
     that justified prose is never read as a listing); None when there is none or it
     cannot be read. Nothing of the tool is run."""
     found = source.find(name) if isinstance(source, ManPages) else source
-    if found is None or clock.left <= 0:
+    if found is None or not clock.take():
         return None
     page = read_man_file(found, name, timeout=min(RENDER_TIMEOUT, clock.left))
     return page.help if page is not None else None
@@ -349,7 +397,9 @@ def _shim(
     """The shim; `method` is how it was made: `man-page` (from pages alone, nothing of
     the tool run), `help-parsing` (the tool was asked for help, whatever it said), with
     `+man` when a page was merged in. `_generation.incomplete` says that subcommands were
-    left unread for want of time."""
+    left unread, and `_generation.cut` what stopped the reading: `steps` (a tree bigger
+    than `MOST_STEPS`: the same on any machine), `time` (the wall-clock ceiling: a tool
+    that hangs or spins) or `deadline` (a sweep's)."""
     global_options = [_option(o) for o in root.options] if commands else []
     description = _short(root.description) or f"{name} (inferred from its help text)"
     default = _default_command(root, commands)
@@ -374,7 +424,7 @@ def _shim(
                 "timestamp": timestamp(),
                 "confidence": confidence,
                 "sources": sorted(set(sources)),
-                **({"incomplete": True} if clock.short else {}),
+                **({"incomplete": True, "cut": clock.cut} if clock.cut else {}),
             },
         },
     )
@@ -420,7 +470,7 @@ def _which(name: str) -> str:
 def _run(
     real: str, args: Sequence[str], clock: Budget, env: Mapping[str, str] | None = None
 ) -> str:
-    if clock.left <= 0:
+    if not clock.take():
         return ""
     try:
         captured = run_sandboxed(
@@ -504,14 +554,16 @@ def _subcommands(
         pages, more = subpages.match([e.name for e in entries], clock.more)
         entries += [ParsedCommand(n, p.help.description) for n, p in more if n not in pages]
         pages.update(more)
-        clock.short = clock.short or subpages.unread
+        if subpages.unread:
+            clock.stop()
     out: dict[str, Command] = {}
     for entry in entries:
         sub_words = (*words, entry.name)
         sub_path = sub_words[1:]
         sub = ParsedHelp(description=entry.description)
         read = depth > 1 and clock.more()
-        clock.short = clock.short or (depth > 1 and not read)
+        if depth > 1 and not read:
+            clock.stop()
         if read:
             page = pages.get(entry.name)
             sub = _read_subcommand(real, sub_words, parsed, entry, page, clock, env)
