@@ -7,12 +7,13 @@ The gold (bench/data/effects_gold.json, labelled from the man pages before any t
 bench/data/README.md says how) gives commands of installed tools, each `read-only`,
 `writes` or `destructive`, and whether it reaches the network. Each tool of the split
 asked for is inferred the two ways users infer one:
-- `gen`: what `atip gen TOOL` does (`generate_shim` with its defaults: depth 2, a 10 s
-  budget, the man page merged in);
+- `gen`: what `atip gen TOOL` does (`generate_shim` with its defaults: depth 2, its
+  budget of runs and pages under a 120 s ceiling, the man page merged in);
 - `scan`: what `atip scan --infer` does for one executable (`coverage.infer_shim`: the man
   page alone when it is enough or the command is denied, else the help in the sandbox
   without the word `help`, the page merged in).
-Each gold command is looked up in the shim (`missing` when the shim lacks it) and its
+Each gold command is looked up in the shim (`missing` when the shim lacks it; `cut` among
+those missing from a shim that says its reading was cut short, `_generation.incomplete`) and its
 effective effects (the tool's, each enclosing group's, then its own, merged as SPEC-NOTES 4
 says: `model.effective_effects`) are classed: `destructive` when `destructive` is true;
 `read-only` when `filesystem.write` is false (and `filesystem.delete` not true);
@@ -145,6 +146,7 @@ def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
         "gold": {c: gold[c] for c in CLASSES},
         "matrix": {g: {p: matrix[g][p] for p in PREDICTED} for g in CLASSES},
         "missing": sum(1 for r in rows if r["predicted"] == "missing"),
+        "missing, cut short": sum(1 for r in rows if r["predicted"] == "missing" and r.get("cut")),
         "destructive as read-only": matrix["destructive"]["read-only"],
         "writes as read-only": matrix["writes"]["read-only"],
         "destructive recall": ratio(matrix["destructive"]["destructive"], gold["destructive"]),
@@ -173,10 +175,12 @@ def run(
             except Exception as exc:  # one tool's failure is a row of misses, not the end
                 shim, error = None, f"{type(exc).__name__}: {exc}"
             seconds[tool] = time.monotonic() - start
+            cut = bool(shim and shim.extensions.get("_generation", {}).get("incomplete"))
             for entry in wanted:
                 predicted, network = predict(shim, entry["command"]) if shim else ("missing", False)
                 row = {**entry, "mode": mode, "predicted": predicted}
                 row["predicted_network"] = network
+                row["cut"] = cut
                 if error:
                     row["error"] = error
                 rows.append(row)
@@ -216,7 +220,7 @@ def show_figures(label: str, figures: dict[str, Any]) -> None:
     print(
         f"\n== {label}: {figures['commands']} commands of {figures['tools']} tools "
         f"({', '.join(f'{n} {c}' for c, n in figures['gold'].items())}); "
-        f"{figures['missing']} missing"
+        f"{figures['missing']} missing ({figures['missing, cut short']} from shims cut short)"
     )
     corner = "gold \\ predicted"
     print(f"  {corner:18}" + "".join(f"{p:>12}" for p in PREDICTED))

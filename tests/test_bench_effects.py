@@ -147,6 +147,17 @@ def test_scores_count_destructive_predicted_read_only_and_leave_missing_apart(be
     assert figures["matrix"]["destructive"]["missing"] == 1
 
 
+def test_commands_missing_from_a_shim_cut_short_are_counted_apart(bench):
+    """A command a budget left unread is not missing for want of reading (decision 579)."""
+    rows = [
+        {"tool": "t", "class": c, "predicted": "missing", "network": False, "cut": cut}
+        for c, cut in (("writes", True), ("read-only", False))
+    ]
+    rows.append({**rows[1], "predicted": "read-only", "predicted_network": False})
+    figures = bench.score([{"predicted_network": False, **r} for r in rows])
+    assert (figures["missing"], figures["missing, cut short"]) == (2, 1)
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
