@@ -106,9 +106,36 @@ def test_steps_grow_once_per_command_within_their_bounds():
     assert clock.steps == 8
     clock.allow([(str(n),) for n in range(100)])
     assert clock.steps == 20  # `most`
-    assert all(clock.take() for _ in range(20))
-    assert not clock.take()
+    assert all(clock.run() for _ in range(20))
+    assert not clock.run()
     assert clock.cut == "steps"
+
+
+def test_runs_have_a_bound_of_their_own_and_pages_go_on_past_it():
+    clock = Budget(runs=2)
+    assert clock.run()
+    assert clock.run()
+    assert not clock.run()
+    assert clock.cut == "runs"
+    assert clock.more()  # pages may still be read
+
+
+def test_the_sweep_asks_a_big_tree_a_bounded_number_of_times_the_same_at_any_speed(tmp_path, env):
+    """A tool whose 40 subcommands must each be asked is asked `TOOL_RUNS` times in a
+    sweep, fast or slow: the same commands read, the rest listed, and the sweep says so."""
+    names = tree_tool(tmp_path / "fast" / "fast", 40, ":")
+    tree_tool(tmp_path / "slow" / "slow", 40, "sleep 0.05")
+    read = []
+    for name in ("fast", "slow"):
+        report = scan([str(tmp_path / name)], infer=True)
+        assert report.inference is not None
+        assert report.inference.cut == [name]
+        shim = shim_of(tmp_path / name / name)
+        assert shim["_generation"]["cut"] == "runs"
+        assert set(shim["commands"]) == set(names)
+        read.append(with_options(shim["commands"]))
+    assert read[0] == read[1]
+    assert len(read[0]) == coverage.TOOL_RUNS - 2  # its `--help` and `--version` first
 
 
 def test_the_wall_clock_and_the_sweeps_deadline_are_ceilings_and_say_which_cut():
@@ -116,7 +143,7 @@ def test_the_wall_clock_and_the_sweeps_deadline_are_ceilings_and_say_which_cut()
     deadline = Budget(60.0, limit=time.monotonic() + Budget.RESERVE + 0.05)
     time.sleep(0.1)
     for clock, why in ((ceiling, "time"), (deadline, "deadline")):
-        assert not clock.take()
+        assert not clock.run()
         assert clock.cut == why
 
 

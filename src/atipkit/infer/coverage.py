@@ -66,12 +66,18 @@ TOOL_BUDGET = 5.0
 """Seconds of the sweep's budget that must be left for a tool to be asked for its help,
 so that a shim is seldom made from help cut short by the overall deadline (one that is
 cut short is left for the next run, not kept)."""
+TOOL_RUNS = 32
+"""The most runs of one tool in a sweep (`Budget.runs`), whatever its tree: what pages say
+is read whole (git's 150 commands), but a program whose every subcommand must be asked
+costs the whole sweep its time (npm's 115 runs of node: 300 s of a sweep at load 15,
+longer than all the rest). Counted, not timed: the same commands are read on any
+machine. `atip gen` has no such bound."""
 TOOL_CEILING = 120.0
 """Wall-clock seconds after which one tool's inference stops, whatever its tree: a safety
 stop against a tool that hangs or spins on every help. What a tool may do is counted in
-runs and pages (`Budget`), so that what is inferred does not depend on the load; under
-load a big tree takes longer, not less of it is read (npm's 70 commands: 120 s at load
-15). A tool it stopped is stored, marked `incomplete` (`cut: time`), and reported."""
+runs and pages (`Budget`, `TOOL_RUNS`), so that what is inferred does not depend on the
+load: under load a tree takes longer, not less of it is read. A tool it stopped is
+stored, marked `incomplete` (`cut: time`), and reported (`InferenceReport.cut`)."""
 TOOL_DEPTH = 2
 """Subcommands are read one level deep, as `atip gen` does by default."""
 MIN_START = 0.5
@@ -326,7 +332,7 @@ class _Attempt:
 
         pages = pages.beside(path)
         self.path, self.name, self.hash = path, name, hash_
-        self.clock = Budget(TOOL_CEILING, limit=limit)
+        self.clock = Budget(TOOL_CEILING, runs=TOOL_RUNS, limit=limit)
         if isinstance(page, _Unread):
             timeout = max(1.0, min(RENDER_TIMEOUT, self.clock.left))
             self.clock.spend(1)

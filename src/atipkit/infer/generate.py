@@ -88,7 +88,7 @@ CEILING = 120.0
 that sleeps or spins on every help, not a budget (git's whole tree takes 18 s here on
 an idle machine, about a minute at load 12)."""
 
-Cut = Literal["steps", "time", "deadline"]
+Cut = Literal["steps", "runs", "time", "deadline"]
 
 
 class Budget:
@@ -96,10 +96,12 @@ class Budget:
     form, `--version`) or one page rendered — which cost the same on a busy machine as on
     an idle one, so what is inferred does not depend on the load: `steps` to start with,
     `per_command` more for each command a tool turns out to have (`allow`, once per
-    command path), `most` in all. `seconds` of wall clock is only a ceiling, a safety
-    stop against a tool that hangs or spins, and never runs past `limit` (a
-    `time.monotonic` deadline: a sweep's own). Work past any of them is listed, not
-    read, and `cut` says which stopped it (`incomplete` in the shim)."""
+    command path), `most` in all; of them at most `runs` runs of the tool, when given (a
+    sweep's: pages cost it little, a slow program's every subcommand a lot). `seconds`
+    of wall clock is only a ceiling, a safety stop against a tool that hangs or spins,
+    and never runs past `limit` (a `time.monotonic` deadline: a sweep's own). Work past
+    any of them is listed, not read, and `cut` says which stopped it (`incomplete` in
+    the shim)."""
 
     RESERVE = 0.4  # for what follows the last run: hashing, building, validating
 
@@ -110,6 +112,7 @@ class Budget:
         steps: int = STEPS,
         per_command: int = PER_COMMAND,
         most: int = MOST_STEPS,
+        runs: int | None = None,
         limit: float | None = None,
     ) -> None:
         self.deadline = time.monotonic() + seconds - self.RESERVE
@@ -120,6 +123,8 @@ class Budget:
         self.per_command = per_command
         self.most = most
         self.spent = 0
+        self.runs = runs
+        self.ran = 0
         self.cut: Cut | None = None
         self._allowed: set[tuple[str, ...]] = set()
 
@@ -151,12 +156,17 @@ class Budget:
         noted stays)."""
         self.cut = self.cut or self._out() or "steps"
 
-    def take(self) -> bool:
-        """Whether one more step may be taken, counting it if so (else noting the cut)."""
+    def run(self) -> bool:
+        """Whether the tool may be run once more, counting the run if so (else noting
+        the cut)."""
+        if self.runs is not None and self.ran >= self.runs:
+            self.cut = self.cut or "runs"
+            return False
         if not self.more():
             self.stop()
             return False
         self.spent += 1
+        self.ran += 1
         return True
 
     def spend(self, steps: int) -> None:
@@ -338,8 +348,12 @@ def _man_page(name: str, source: str | ManPages | None, clock: Budget) -> Parsed
     that justified prose is never read as a listing); None when there is none or it
     cannot be read. Nothing of the tool is run."""
     found = source.find(name) if isinstance(source, ManPages) else source
-    if found is None or not clock.take():
+    if found is None:
         return None
+    if not clock.more():
+        clock.stop()
+        return None
+    clock.spend(1)
     page = read_man_file(found, name, timeout=min(RENDER_TIMEOUT, clock.left))
     return page.help if page is not None else None
 
@@ -470,7 +484,7 @@ def _which(name: str) -> str:
 def _run(
     real: str, args: Sequence[str], clock: Budget, env: Mapping[str, str] | None = None
 ) -> str:
-    if not clock.take():
+    if not clock.run():
         return ""
     try:
         captured = run_sandboxed(
