@@ -29,7 +29,7 @@ def gen(
     budget: Annotated[
         float | None,
         Option(
-            help="Seconds after which a tool that hangs is stopped (default 120). The work "
+            help="Seconds after which a tool that hangs is stopped (default 300). The work "
             "is counted in runs and pages, not time: a busy machine reads as much, slower.",
             min=1,
             max=600,

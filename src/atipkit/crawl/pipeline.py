@@ -59,7 +59,7 @@ class CrawlSettings:
     overrides: Overrides = field(default_factory=Overrides)
     platforms: frozenset[str] | None = None
     github_token: str | None = None
-    budget: float = 120.0  # `atipkit.infer.generate.CEILING`: a safety stop
+    budget: float = 120.0  # a safety stop for a tool that hangs (decision 577)
     depth: int = 2
     review: bool = False
 
