@@ -9,7 +9,8 @@ user's registry, cache or configuration — and no ATIP_* setting of the environ
 - the first run: seconds, and what became of every executable — native (speaks ATIP),
   shim, inferred (from the man page alone / from `--help` in the sandbox), denied (never
   run; of which without a man page, so not described), aliases (one binary under several
-  names: recorded once), failed, left for later (the budget ran out);
+  names: recorded once), failed, left for later (the budget ran out), cut short (inferred
+  with part of the tree unread: `inference.cut`, decision 578);
 - re-runs (nothing changed): the median of N fresh processes, and that none inferred
   anything again;
 - the names `registry.json` records after the first run, and how many of them have a
@@ -70,6 +71,7 @@ def counts(result: dict[str, Any]) -> dict[str, Any]:
         "  without a man page": len(inference["skipped"]),
         "failed": len(inference["failed"]),
         "left for later": len(inference["left"]),
+        "cut short (part unread)": len(inference.get("cut", [])),
     }
 
 
@@ -142,6 +144,7 @@ def main() -> None:
         "names": names,
         "tools": tools,
         "failed": first["inference"]["failed"],
+        "cut": first["inference"].get("cut", []),
         "skipped": first["inference"]["skipped"],
         "machine": {"cpu": cpu(), "cores": cores(), "python": platform.python_version()},
     }
@@ -170,6 +173,8 @@ def main() -> None:
         print(f"  {name}: " + ", ".join(f"{k} {v}" for k, v in values.items()))
     for failure in figures["failed"]:
         print(f"  failed: {failure['name']}: {failure['error']}")
+    if figures["cut"]:
+        print(f"  cut short: {', '.join(figures['cut'])}")
 
 
 if __name__ == "__main__":
