@@ -148,7 +148,7 @@ def test_scores_count_destructive_predicted_read_only_and_leave_missing_apart(be
 
 
 def test_commands_missing_from_a_shim_cut_short_are_counted_apart(bench):
-    """A command a budget left unread is not missing for want of reading (decision 579)."""
+    """A command a budget left unread is not missing for want of reading (decision 581)."""
     rows = [
         {"tool": "t", "class": c, "predicted": "missing", "network": False, "cut": cut}
         for c, cut in (("writes", True), ("read-only", False))
