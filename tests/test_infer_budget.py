@@ -198,3 +198,17 @@ def test_the_sweep_stops_a_hostile_tree_at_its_ceiling_and_reports_it(tmp_path, 
     assert report.inference.cut == ["tree"]
     shim = shim_of(tmp_path / "bin" / "tree")
     assert shim["_generation"]["cut"] == "time"
+
+
+def test_a_tool_that_hangs_on_its_help_is_not_asked_its_version(tmp_path):
+    """Its `--help` and `-h` hung: `--version` would too, and cost a sweep another 2 s
+    for each of the tools a busy machine slows past their timeout."""
+    tool = tmp_path / "bin" / "stuck"
+    tool.parent.mkdir()
+    tool.write_text("#!/bin/sh\nsleep 6001.25\n")
+    tool.chmod(0o755)
+    clock = Budget()
+    start = time.monotonic()
+    generate_shim(str(tool), man=False, help_word=False, budget=clock)
+    assert time.monotonic() - start < 5.5
+    assert (clock.ran, clock.hung) == (2, 2)  # `--help`, `-h`

@@ -125,6 +125,8 @@ class Budget:
         self.spent = 0
         self.runs = runs
         self.ran = 0
+        self.hung = 0
+        """Runs stopped by their timeout."""
         self.cut: Cut | None = None
         self._allowed: set[tuple[str, ...]] = set()
 
@@ -241,7 +243,8 @@ def generate_shim(
         merge(root, page)
         sources.append("man")
         method += "+man"
-    version = version or _version(launch, clock, env)
+    if form or not clock.hung:  # one that answered no help but hung would hang on this
+        version = version or _version(launch, clock, env)
     commands: dict[str, Command] = {}
     if has_subcommands(root) or subpages is not None:
         commands = _subcommands(launch, (name,), root, depth, clock, sources, env, subpages)
@@ -496,6 +499,7 @@ def _run(
         )
     except OSError:
         return ""
+    clock.hung += captured.stopped == "timeout"
     out = captured.stdout.decode("utf-8", "replace")
     err = captured.stderr.decode("utf-8", "replace")
     return out if len(out) >= len(err) else err
