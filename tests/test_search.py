@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+from array import array
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -404,6 +405,23 @@ def test_damage_is_found_in_the_blocks_a_query_reads(tmp_path):
     assert names(loaded.search("word7", rerank=False)) == ["t_c7"]
     with pytest.raises(DamagedIndex, match="checksum of block"):
         loaded.search(other, rerank=False)
+
+
+def test_an_entry_written_by_something_else_is_damage_whatever_it_holds(tmp_path):
+    """Checksums right, entries not ours: too deep for the decoder, not a list, not
+    strings: each is `DamagedIndex`, which callers answer by rebuilding."""
+    CommandIndex.from_tools(EXAMPLE_TOOLS).save(tmp_path)
+    path = tmp_path / "index.bin"
+    saved = cachefile.read(path, *KINDS["index.bin"])
+    sections = {name: bytes(saved.section(name)) for name in saved._table}
+    count = len(saved.array("offsets", "q")) - 1
+    for entry in (b"[" * 100_000 + b"]" * 100_000, b"{}", b"[1, 2, 3, 4]", b"[]"):
+        blob = entry * count
+        offsets = array("q", range(0, len(blob) + 1, len(entry)))
+        changed = {"entries": blob, "offsets": offsets.tobytes()}
+        cachefile.write(path, *KINDS["index.bin"], saved.meta, {**sections, **changed})
+        with pytest.raises(DamagedIndex, match="entry"):
+            CommandIndex.load(tmp_path).search("pods", rerank=False)
 
 
 # -- the machine's index -------------------------------------------------------------------

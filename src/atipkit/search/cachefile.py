@@ -140,7 +140,7 @@ def read(path: Path, kind: str, format: int) -> CacheFile:
         header = json.loads(data[len(_MAGIC) : end])
         found = (header["kind"], header["format"], header["byteorder"])
         table, blocks, meta = header["sections"], header["blocks"], header["meta"]
-    except (ValueError, TypeError, KeyError) as exc:
+    except (ValueError, TypeError, KeyError, RecursionError) as exc:
         raise ValueError(f"{path}: its header is damaged ({exc})") from None
     if found != (kind, format, sys.byteorder):
         raise ValueError(f"{path}: {found}, expected {(kind, format, sys.byteorder)}")

@@ -143,7 +143,7 @@ class _StoredEntries(Sequence[CommandEntry]):
             entry = CommandEntry(*fields)
             if not all(isinstance(field, str) for field in fields):
                 raise TypeError("an entry's fields are strings")
-        except (ValueError, TypeError) as exc:
+        except (ValueError, TypeError, RecursionError) as exc:
             raise DamagedIndex(f"{self._path}: entry {position} is damaged ({exc})") from None
         return entry
 
@@ -230,7 +230,7 @@ class CommandIndex:
             if self._saved is not None:
                 try:
                     prose = json.loads(bytes(self._saved.section("prose")))
-                except ValueError:
+                except (ValueError, RecursionError):
                     prose = []
                 if (
                     isinstance(prose, list)
