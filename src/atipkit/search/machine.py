@@ -2,12 +2,12 @@
 kept in the cache directory (`<cache>/search/`) and brought up to date when the
 registry changes.
 
-Whether anything changed is known from file states alone (no file is read but
-registry.json): each tool's fingerprint is its registry entry, the state of its binary,
-and that of every file its document is layered from — its stored metadata or the shim
-files `find_shim` would look at, its override — and the pattern files of the system and
-the user. While the fingerprints are the same, a search loads the saved index and
-queries it. When they differ, the documents of each tool whose fingerprint is the same
+Whether anything changed is known from file states alone (no file is read, not even
+registry.json, while nothing changed): the index depends on each tool's registry entry,
+the state of its binary and of every file its document is layered from — its stored
+metadata or the shim files `find_shim` would look at, its override — and the pattern
+files of the system and the user. While none changed, a search loads the saved index and
+queries it. When one changed, the documents of each tool whose fingerprint is the same
 are reused — only new or changed tools are read and analysed again (every tool, when a
 pattern file changed) — and the BM25 index, which takes milliseconds to build, is
 rebuilt from them. Nothing is run and no remote registry is asked: a tool whose binary
