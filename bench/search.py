@@ -152,6 +152,8 @@ def main() -> None:
         args.ranks.write_text(json.dumps(ranks, indent=1, sort_keys=True))
     if args.quality_only:
         _print_gold(args.gold, {mode: row["figures"] for mode, row in scored.items()})
+        if args.errors:
+            _print_misses(scored)
         _print_changes(args.against, ranks)
         return
     tokens = _tokens(fixtures, queries, args.budget_share)
@@ -173,13 +175,7 @@ def main() -> None:
     else:
         _print_gold(args.gold, figures["gold"])
         if args.errors:
-            for mode, row in scored.items():
-                for miss in row["misses"]:
-                    tool, command = miss["ranks"]
-                    print(
-                        f"  {mode} miss (tool {tool}, command {command}): {miss['query']!r} "
-                        f"-> {', '.join(miss['top'])}"
-                    )
+            _print_misses(scored)
         _print_changes(args.against, ranks)
         _print(figures)
 
@@ -456,6 +452,18 @@ def _print_gold(path: Path, gold: dict[str, dict[str, Any]]) -> None:
                 f"tool {tool['recall@1']:.3f} {tool['recall@5']:.3f} {tool['mrr']:.3f} | "
                 f"command {command['recall@1']:.3f} {command['recall@5']:.3f} "
                 f"{command['mrr']:.3f}"
+            )
+
+
+def _print_misses(scored: dict[str, dict[str, Any]]) -> None:
+    """Each mode's gold misses at 5 (`--errors`): the query, its tool and command ranks
+    and the first five hits. Printed with `--quality-only` too, the tuning loop's run."""
+    for mode, row in scored.items():
+        for miss in row["misses"]:
+            tool, command = miss["ranks"]
+            print(
+                f"  {mode} miss (tool {tool}, command {command}): {miss['query']!r} "
+                f"-> {', '.join(miss['top'])}"
             )
 
 

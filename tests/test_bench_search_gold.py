@@ -191,3 +191,17 @@ def test_changes_name_the_queries_found_or_lost_in_the_top_5(gold_mod):
 def test_the_file_is_valid_json_with_its_rule(gold_mod):
     data = json.loads(GOLD.read_text(encoding="utf-8"))
     assert "sha256" in data["_about"]["split"]
+
+
+def test_errors_print_each_miss_with_its_ranks_and_first_hits(bench, capsys):
+    """`--errors` names every gold miss, as the tuning loop (`--quality-only`) prints
+    them: the query, its tool and command ranks and the first hits."""
+    scored = {
+        "bm25": {
+            "misses": [{"query": "compress a file", "ranks": [7, None], "top": ["zcmp", "xzdiff"]}]
+        }
+    }
+    bench._print_misses(scored)
+    assert capsys.readouterr().out == (
+        "  bm25 miss (tool 7, command None): 'compress a file' -> zcmp, xzdiff\n"
+    )
