@@ -1017,3 +1017,20 @@ def test_the_bare_invocation_a_page_names_is_the_root_command() -> None:
         description="frob the bus", commands=[listed[1], ParsedCommand("show", "Show it.")]
     )
     assert "" not in shim_from_page("frob", "0" * 64, silent).commands
+
+
+def test_a_flag_with_its_values_in_a_usage_line_is_no_operand() -> None:
+    """Decision 601: kubectl's `get` and `events` write their output format first in the
+    usage line, `[(-o|--output=)json|yaml|...|jsonpath-file]`, which was read as an
+    operand named `o---output-json-...`; an operand named `output` is where a command
+    writes, so neither claimed to be read-only. A bracketed group whose first
+    alternative, in parentheses or not, is a flag is an option."""
+    help_ = parse_help(
+        "Display one or many resources.\n\nUsage:\n"
+        "  frob get [(-o|--output=)json|yaml|name|jsonpath-file] (TYPE [NAME]) [options]\n"
+    )
+    assert [a.name for a in help_.arguments] == ["type-name"]
+    from atipkit.infer.generate import _command
+
+    effects = _command("frob", help_, ("get",)).effects
+    assert kind(effects or atipkit.Effects()) == "read-only"

@@ -636,7 +636,7 @@ def _from_usage(help_: ParsedHelp, prog: str | None) -> None:
         core = core.replace("...", "").strip("[] ")
         if (
             not core
-            or core.startswith("-")
+            or core.lstrip("(").startswith("-")  # `[(-o|--output=)json|yaml]`: a flag's values
             or core.upper() in ("OPTIONS", "OPTION", "FLAGS", "ARGS", "ARGUMENTS")
         ):
             continue
