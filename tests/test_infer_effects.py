@@ -1034,3 +1034,47 @@ def test_a_flag_with_its_values_in_a_usage_line_is_no_operand() -> None:
 
     effects = _command("frob", help_, ("get",)).effects
     assert kind(effects or atipkit.Effects()) == "read-only"
+
+
+def test_what_a_purpose_makes_of_no_stored_thing_goes_where_its_page_says() -> None:
+    """Decision 602: captoinfo ("convert a termcap description into a terminfo
+    description") and preconv ("convert encoding of input files to something GNU troff
+    understands") were said to write, though their pages say the result "is written to
+    standard output" / goes "to standard output". A purpose whose verbs of writing make
+    no stored thing is read as shown where the page's description says, with no
+    condition, that the result goes to standard output; not where the purpose makes
+    files, replaces, or the page says so only under a condition."""
+    convert = "convert a termcap description into a terminfo description"
+    prose = "For each one found, an equivalent terminfo description is written to standard output."
+    assert kind(infer_effects("captoinfo", convert, prose=prose)) == "read-only"
+    assert kind(infer_effects("captoinfo", convert)) == "writes"
+    files = "create Sources index files"
+    assert kind(infer_effects("scan", files, prose=prose)) == "writes"
+    compress = "compress or expand files"
+    assert kind(infer_effects("zip", compress, prose=prose)) != "read-only"
+    extract = "extract members from an archive"
+    assert kind(infer_effects("unpack", extract, prose=prose)) != "read-only"
+    when = "If no files are specified, the description is written to standard output."
+    assert kind(infer_effects("captoinfo", convert, prose=when)) == "writes"
+
+
+def test_an_option_that_overwrites_what_its_own_name_names_sets_a_value() -> None:
+    """Decision 603: blkid's `-S, --size size` "overwrite device size" made blkid
+    destructive, and kubectl diff's `--prune-allowlist` "Overwrite the default allowlist"
+    made it so too: what such an option overwrites is the value its own long name names,
+    a setting of the run, no stored thing. An option that removes a stored thing its name
+    names still destroys (`--remove-files`: "remove files after adding them")."""
+    look = "locate/print block device attributes"
+    assert kind(
+        infer_effects("blkid", look, ["overwrite device size"], flags=[["-S", "--size"]])
+    ) == ("read-only")
+    allow = ["Overwrite the default allowlist with <group/version/kind> for --prune"]
+    assert kind(
+        infer_effects("diff", "Show the differences", allow, flags=[["--prune-allowlist"]])
+    ) == ("read-only")
+    # without its name, the same words still destroy; a stored thing named still does
+    assert kind(infer_effects("blkid", look, ["overwrite device size"])) == "destructive"
+    files = ["remove files after adding them to the archive"]
+    assert kind(infer_effects("tar", "list an archive", files, flags=[["--remove-files"]])) == (
+        "destructive"
+    )

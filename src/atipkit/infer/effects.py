@@ -262,8 +262,13 @@ def infer_effects(
     named = _from_name(name)
     first, rest = _first_sentence(purpose)
     # "save routing table information to stdout": what goes to standard output is shown,
-    # and a name that writes (`save`) writes there
-    printed = _to_standard_output(first)
+    # and a name that writes (`save`) writes there; so is what a purpose makes of no
+    # stored thing where the page's description says, unconditionally, that its result
+    # goes to standard output ("convert a termcap description ...": "an equivalent
+    # terminfo description is written to standard output")
+    printed = _to_standard_output(first) or (
+        _makes_no_stored_thing(first) and _sends_to_standard_output(prose, always=True)
+    )
     said = _from_text(first, to_stdout=printed)
     if printed and said.reads and not said.writes:
         named = msgspec.structs.replace(named, writes=False)
@@ -277,7 +282,13 @@ def infer_effects(
     # ... and as loosely as a purpose, for the changes that forbid a claim of safety: "If
     # no argument is given, print the hostname. Otherwise, change it"
     changes = _changes(rest)
-    optional = [_from_text(text, option=True) for text in options]
+    spellings = [*flags, *[[] for _ in options]]
+    # an option that overwrites what its own name names sets a value of the run ("-S,
+    # --size: overwrite device size"), no stored thing
+    optional = [
+        _from_text(text, option=True) if not _overrides(spelled, text) else _Said()
+        for text, spelled in zip(options, spellings, strict=False)
+    ]
     operands = [_operand(o) for o in operands]
     # a command run by the command, named among its operands, in the rest of its purpose,
     # in its page's opening ("The logsave program will execute cmd_prog") or by what an
@@ -295,7 +306,8 @@ def infer_effects(
     named_for = [
         _destroying(text) or not text.strip()
         for spelled, text in zip(flags, [*options, *[""] * len(flags)], strict=False)
-        if any(_flag_destroys(f) for f in spelled) and not _harmless(text)
+        if any(_flag_destroys(f) for f in spelled)
+        and not (_harmless(text) or _overrides(spelled, text))
     ]
     outputs = any(
         _flag_outputs(f) and _names_a_file(_first_sentence(text)[0])
@@ -392,18 +404,55 @@ def _conditional(first: str) -> bool:
     return bool(words & _OMITTED) and bool(words & _OPERAND_WORDS)
 
 
-def _sends_to_standard_output(prose: str) -> bool:
+def _sends_to_standard_output(prose: str, *, always: bool = False) -> bool:
     """Whether a sentence of a page's description says that the result goes to standard
     output and nowhere else, whatever its verb ("col reads from standard input and
     writes to standard output", "Output is sent to standard output", "All the results are
     printed on the standard output"): a filter's page says so after its first sentence,
-    and often with no verb of looking."""
+    and often with no verb of looking. With `always`, not in a sentence that says when
+    ("If no files are specified, ... the standard input is compressed to the standard
+    output")."""
     return any(
         _to_standard_output(sentence)
+        and not (always and _CONDITION.match(sentence.strip()))
         and not (said := _from_text(sentence, to_stdout=True)).destroys
         and not said.fetches
         for sentence in re.split(r"(?<=[.!?])\s+", prose)
     )
+
+
+def _makes_no_stored_thing(text: str) -> bool:
+    """Whether every verb of writing in `text` makes or changes something that is not
+    stored ("convert a termcap description into a terminfo description", "convert
+    encoding of input files"), and none replaces or removes: not "create Sources index
+    files", "compress or expand files", "extract from archives"."""
+    words = [m.group() for m in _TOKEN.finditer(text.lower()) if m.group() not in _BREAKS]
+    for index, word in enumerate(words):
+        forms = _lemma(word)
+        if forms & (_REPLACES | _REMOVES | _DESTROYS):
+            return False
+        if forms & _WRITES and _stored_object(words, index, _STOPS, False):
+            return False
+    return True
+
+
+def _overrides(flags: Sequence[str], text: str) -> bool:
+    """Whether an option's verb of destroying acts on what the option's own long name
+    names, which is no stored thing: "-S, --size size: overwrite device size",
+    "--prune-allowlist: Overwrite the default allowlist": the option sets a value the
+    command would otherwise take; not "--remove-files: remove files after adding them"."""
+    own = {w for f in flags if f.startswith("--") for w in re.findall(r"[a-z]+", f.lower())}
+    words = [m.group() for m in _TOKEN.finditer(_first_sentence(text)[0].lower())]
+    for index, word in enumerate(words):
+        if not _lemma(word) & _AGREES:
+            continue
+        for after in itertools.islice(_after(words, index), _OBJECT_WINDOW + 1):
+            if after in _STOPS or after in _CLAUSE or _is_stored(after):
+                return False
+            if after in own and len(after) > 2:
+                return True
+        return False
+    return False
 
 
 def _removes_stored(text: str) -> bool:
