@@ -1078,3 +1078,24 @@ def test_an_option_that_overwrites_what_its_own_name_names_sets_a_value() -> Non
     assert kind(infer_effects("tar", "list an archive", files, flags=[["--remove-files"]])) == (
         "destructive"
     )
+
+
+def test_names_in_parentheses_an_adverb_and_loaded_files_are_no_change() -> None:
+    """Decision 604: three read-only commands of the scan were said to write.
+    networkctl's `lldp`, "Show discovered LLDP (Link Layer Discovery Protocol)
+    neighbors": a capitalised word after an opening parenthesis names something and is
+    no verb (`link`), unless it destroys ("keep (Delete ...)" still does).
+    apt-config's `dump`, "Just show the contents of the configuration space": `just` is
+    an adverb, so `show` leads and the purpose is not read by its nouns
+    (`configuration`). systemd-analyze's `verify`, "This command will load unit files and
+    print warnings": loading a file with no target reads it; loading into something
+    ("Loads table_file into the inactive table slot") still writes."""
+    lldp = "Show discovered LLDP (Link Layer Discovery Protocol) neighbors."
+    assert kind(infer_effects("lldp", lldp)) == "read-only"
+    assert kind(infer_effects("keep", "Keep (Delete) the files")) == "destructive"
+    dump = "Just show the contents of the configuration space."
+    assert kind(infer_effects("frob", dump)) == "read-only"
+    verify = "This command will load unit files and print warnings if any errors are detected."
+    assert kind(infer_effects("verify", verify)) == "read-only"
+    load = "Loads table_file into the inactive table slot for device_name."
+    assert kind(infer_effects("frob", load)) == "writes"

@@ -208,6 +208,12 @@ _NOMINAL = (
     ("ment", ("e", "")),
     ("ion", ("", "e")),
 )
+_PLAIN_ADVERBS = _words("just still even always often")
+"""Adverbs without `-ly` before a verb: "Just show the contents" shows."""
+_LOADS = _words("load")
+"""A verb of writing that, with a file as its object and no target, reads the file:
+"This command will load unit files and print warnings" (not "Loads table_file into the
+inactive table slot")."""
 _PRONOUNS = _words("them it")
 _ARTICLES = _words("the a an each every all any its their this that these those")
 _TOKEN = re.compile(
@@ -676,6 +682,7 @@ def _from_text(
     joins = _JOINS if option else _JOINS | {"to"}  # "a tool to query the database"
     removes = _OPTION_REMOVES if option else _REMOVES | _DESTROYS
     broken = False  # a bracket or a flag came before the word
+    opened = False  # ... an opening parenthesis: "(Link Layer Discovery Protocol)"
     source = _FLAG_ANY_CASE.sub(" ( ", _REFERENCE.sub(" ", text))
     for match in _TOKEN.finditer(source.lower()):
         word = match.group()
@@ -684,6 +691,7 @@ def _from_text(
                 words.append(word)
                 leads.append(False)
             broken = broken or word in _BREAKS
+            opened = word == "("
             continue
         leads.append(
             (
@@ -695,8 +703,14 @@ def _from_text(
                 or _subject(words)  # "This command prints a list"
             )
             and not _capitals(source[match.start() : match.end()])
+            and not (
+                opened
+                and words
+                and _titled(source[match.start() : match.end()])
+                and not _lemma(word) & _DESTROYS_ANY  # "(Delete ...)" still destroys
+            )
         )
-        broken = False
+        broken = opened = False
         words.append(word)
     first = words.index(".") if "." in words else len(words)
     shown, stored_before = _sentences(words)
@@ -758,6 +772,8 @@ def _from_text(
             destroys = destroys or not (option and shown[index])
         elif option and forms & _OPTION_WRITES and index < first:  # what it does, not prose
             writes = writes or (not bookkeeping and _writes_file(words, index))
+        elif not option and forms & _LOADS and _loads_file(words, index):
+            continue
         elif not option and forms & _WRITES:
             writes = True
         elif not option and forms & _READS:
@@ -806,6 +822,22 @@ def _ends_run(words: Sequence[str], verb: int) -> bool:
         if word == "until":
             return True
     return False
+
+
+def _loads_file(words: Sequence[str], verb: int) -> bool:
+    """Whether a verb of loading takes a file as its object, with no target in its clause
+    ("load unit files and print warnings", "load the specified files, and ... print
+    it"): the file is read."""
+    seen, found = 0, False
+    for word in _after(words, verb):
+        if word in _CLAUSE:
+            break
+        if word in _TARGETS or word == "onto":
+            return False
+        if seen < _OBJECT_WINDOW and _is_file(word):
+            found = True
+        seen += word not in _ARTICLES
+    return found
 
 
 def _into_stored(words: Sequence[str], verb: int) -> bool:
@@ -931,6 +963,13 @@ def _stored_object(
     return bool(verb) and words[verb - 1] in _PASSIVE and stored_before
 
 
+def _titled(word: str) -> bool:
+    """A word with a capital first letter inside a sentence, after an opening parenthesis,
+    names something ("Show discovered LLDP (Link Layer Discovery Protocol) neighbors"):
+    not a verb."""
+    return word[:1].isupper() and not word.isupper()
+
+
 def _capitals(word: str) -> bool:
     """A word in capitals is a value or a placeholder ("State: SUSPENDED|ACTIVE", "FILE"),
     never a verb."""
@@ -938,8 +977,8 @@ def _capitals(word: str) -> bool:
 
 
 def _adverb(word: str) -> bool:
-    """`optionally`, `only`, `recursively`: not a verb (`apply`, `supply`)."""
-    return word.endswith("ly") and not _lemma(word) & _VERBS
+    """`optionally`, `only`, `recursively`, `just`: not a verb (`apply`, `supply`)."""
+    return word in _PLAIN_ADVERBS or (word.endswith("ly") and not _lemma(word) & _VERBS)
 
 
 def _ends_clause(words: Sequence[str], index: int) -> bool:
