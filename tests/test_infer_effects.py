@@ -1056,6 +1056,16 @@ def test_what_a_purpose_makes_of_no_stored_thing_goes_where_its_page_says() -> N
     assert kind(infer_effects("unpack", extract, prose=prose)) != "read-only"
     when = "If no files are specified, the description is written to standard output."
     assert kind(infer_effects("captoinfo", convert, prose=when)) == "writes"
+    # the page's opening is read the same way: c++filt's purpose names no verb the reader
+    # knows, and its opening writes "many functions", which is no stored thing
+    opening = (
+        "The C++ and Java languages provide function overloading, which means that you can "
+        "write many functions with the same name. All results are printed on the standard "
+        "output."
+    )
+    assert kind(infer_effects("c++filt", "demangle C++ and Java symbols", prose=opening)) == (
+        "read-only"
+    )
 
 
 def test_an_option_that_overwrites_what_its_own_name_names_sets_a_value() -> None:

@@ -272,16 +272,18 @@ def infer_effects(
     # stored thing where the page's description says, unconditionally, that its result
     # goes to standard output ("convert a termcap description ...": "an equivalent
     # terminfo description is written to standard output")
-    printed = _to_standard_output(first) or (
-        _makes_no_stored_thing(first) and _sends_to_standard_output(prose, always=True)
-    )
+    always = _sends_to_standard_output(prose, always=True)
+    printed = _to_standard_output(first) or (always and _makes_no_stored_thing(first))
     said = _from_text(first, to_stdout=printed)
     if printed and said.reads and not said.writes:
         named = msgspec.structs.replace(named, writes=False)
     # the page's description, read for its first sentence: what it does with its result
-    # ("Print selected parts of lines from each FILE to standard output")
+    # ("Print selected parts of lines from each FILE to standard output"), and what it
+    # makes of no stored thing where the page sends the result there ("json_pp converts
+    # between some input and output formats")
     opening = _opening(name, prose)
-    described = _from_text(opening, to_stdout=_to_standard_output(opening)) if opening else _Said()
+    shows = _to_standard_output(opening) or (always and _makes_no_stored_thing(opening))
+    described = _from_text(opening, to_stdout=shows) if opening else _Said()
     # the rest of a purpose is read as strictly as an option: it often describes options
     # ("If -d is specified, any other clients ... are detached")
     later = _from_text(rest, option=True) if rest else _Said()
