@@ -1056,16 +1056,18 @@ def test_what_a_purpose_makes_of_no_stored_thing_goes_where_its_page_says() -> N
     assert kind(infer_effects("unpack", extract, prose=prose)) != "read-only"
     when = "If no files are specified, the description is written to standard output."
     assert kind(infer_effects("captoinfo", convert, prose=when)) == "writes"
-    # the page's opening is read the same way: c++filt's purpose names no verb the reader
-    # knows, and its opening writes "many functions", which is no stored thing
-    opening = (
-        "The C++ and Java languages provide function overloading, which means that you can "
-        "write many functions with the same name. All results are printed on the standard "
-        "output."
-    )
-    assert kind(infer_effects("c++filt", "demangle C++ and Java symbols", prose=opening)) == (
+    # the page's opening is read the same way; a purpose that makes or writes something
+    # is not read as shown (git hash-object, git mktree)
+    opening = "preconv reads files and converts its encoding(s). The data goes to standard output."
+    assert kind(infer_effects("preconv", "convert encoding of input files", prose=opening)) == (
         "read-only"
     )
+    made = "Reads ls-tree output and creates a tree object. Its name is written to standard output."
+    assert kind(infer_effects("mktree", "build a tree-object from ls-tree text", prose=made)) != (
+        "read-only"
+    )
+    writes = "Computes the ID and optionally writes the object into the object database."
+    assert kind(infer_effects("hash-object", writes, prose=prose)) != "read-only"
 
 
 def test_an_option_that_overwrites_what_its_own_name_names_sets_a_value() -> None:
@@ -1109,3 +1111,28 @@ def test_names_in_parentheses_an_adverb_and_loaded_files_are_no_change() -> None
     assert kind(infer_effects("verify", verify)) == "read-only"
     load = "Loads table_file into the inactive table slot for device_name."
     assert kind(infer_effects("frob", load)) == "writes"
+
+
+def test_a_command_whose_run_the_budget_refused_claims_no_safety() -> None:
+    """Decision 605: in a sweep, docker's runs (`TOOL_RUNS`) were spent before `docker
+    save --help`, which has no page, so `save` kept its listing's line alone, "Save one
+    or more images to a tar archive (streamed to STDOUT by default)", and was said
+    read-only though `-o` writes a file. A run the budget refused leaves the listing's
+    line as an unread command's (decision 570): what it changes stands, no claim of
+    safety; a tool that may not be run at all (denied) still reads its listing."""
+    from atipkit.infer.generate import Budget, _subcommands
+
+    listing = ParsedHelp(
+        commands=[
+            ParsedCommand("save", "Save images to a tar archive (streamed to STDOUT by default)"),
+            ParsedCommand("rm", "Remove one or more images"),
+        ]
+    )
+    true = shutil.which("true") or "/bin/true"
+
+    def effects(real: str, clock: Budget) -> dict[str, str]:
+        out = _subcommands(real, ("frob",), listing, 2, clock, [], None, None)
+        return {name: kind(command.effects or atipkit.Effects()) for name, command in out.items()}
+
+    assert effects(true, Budget(60, runs=0)) == {"save": "unknown", "rm": "destructive"}
+    assert effects("", Budget(60, runs=0)) == {"save": "read-only", "rm": "destructive"}

@@ -208,6 +208,9 @@ _NOMINAL = (
     ("ment", ("e", "")),
     ("ion", ("", "e")),
 )
+_CONVERTS = _words("convert translate transform encode decode")
+"""Verbs that turn a text into another: what they make is shown where the page sends the
+result to standard output (`_converts_only`)."""
 _PLAIN_ADVERBS = _words("just still even always often")
 """Adverbs without `-ly` before a verb: "Just show the contents" shows."""
 _LOADS = _words("load")
@@ -268,21 +271,20 @@ def infer_effects(
     named = _from_name(name)
     first, rest = _first_sentence(purpose)
     # "save routing table information to stdout": what goes to standard output is shown,
-    # and a name that writes (`save`) writes there; so is what a purpose makes of no
-    # stored thing where the page's description says, unconditionally, that its result
+    # and a name that writes (`save`) writes there; so is what a purpose converts, no
+    # stored thing, where the page's description says, unconditionally, that its result
     # goes to standard output ("convert a termcap description ...": "an equivalent
     # terminfo description is written to standard output")
     always = _sends_to_standard_output(prose, always=True)
-    printed = _to_standard_output(first) or (always and _makes_no_stored_thing(first))
+    printed = _to_standard_output(first) or (always and _converts_only(first))
     said = _from_text(first, to_stdout=printed)
     if printed and said.reads and not said.writes:
         named = msgspec.structs.replace(named, writes=False)
     # the page's description, read for its first sentence: what it does with its result
     # ("Print selected parts of lines from each FILE to standard output"), and what it
-    # makes of no stored thing where the page sends the result there ("json_pp converts
-    # between some input and output formats")
+    # converts where the page sends the result there
     opening = _opening(name, prose)
-    shows = _to_standard_output(opening) or (always and _makes_no_stored_thing(opening))
+    shows = _to_standard_output(opening) or (always and _converts_only(opening))
     described = _from_text(opening, to_stdout=shows) if opening else _Said()
     # the rest of a purpose is read as strictly as an option: it often describes options
     # ("If -d is specified, any other clients ... are detached")
@@ -429,19 +431,25 @@ def _sends_to_standard_output(prose: str, *, always: bool = False) -> bool:
     )
 
 
-def _makes_no_stored_thing(text: str) -> bool:
-    """Whether every verb of writing in `text` makes or changes something that is not
-    stored ("convert a termcap description into a terminfo description", "convert
-    encoding of input files"), and none replaces or removes: not "create Sources index
-    files", "compress or expand files", "extract from archives"."""
+def _converts_only(text: str) -> bool:
+    """Whether `text` converts something that is not stored ("convert a termcap
+    description into a terminfo description", "convert encoding of input files") and
+    has no other verb of writing: not "create Sources index files", "compress or expand
+    files", "set tabs on a terminal", "creates a tree object", "optionally writes the
+    resulting object into the object database", "extract from archives"."""
     words = [m.group() for m in _TOKEN.finditer(text.lower()) if m.group() not in _BREAKS]
+    converts = False
     for index, word in enumerate(words):
         forms = _lemma(word)
         if forms & (_REPLACES | _REMOVES | _DESTROYS):
             return False
-        if forms & _WRITES and _stored_object(words, index, _STOPS, False):
+        if forms & _CONVERTS:
+            if _stored_object(words, index, _STOPS, False):
+                return False
+            converts = True
+        elif forms & _WRITES:
             return False
-    return True
+    return converts
 
 
 def _overrides(flags: Sequence[str], text: str) -> bool:

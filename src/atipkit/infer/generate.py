@@ -584,7 +584,11 @@ def _subcommands(
             clock.stop()
         if read:
             page = pages.get(entry.name)
+            ran = clock.ran
             sub = _read_subcommand(real, sub_words, parsed, entry, page, clock, env)
+            # a run the budget refused (a sweep's runs spent) leaves the listing's line
+            # alone, as if the budget had run out before it (decision 605)
+            read = not (real and page is None and clock.ran == ran and clock.cut)
             if entry.name in pages:
                 sources.append("man")
         if not sub.arguments and entry.args:
