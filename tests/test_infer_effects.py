@@ -1092,7 +1092,19 @@ def test_an_option_that_overwrites_what_its_own_name_names_sets_a_value() -> Non
     )
 
 
-def test_names_in_parentheses_an_adverb_and_loaded_files_are_no_change() -> None:
+@pytest.mark.parametrize(
+    ("name", "purpose", "expected"),
+    [
+        ("lldp", "Show discovered LLDP (Link Layer Discovery Protocol) neighbors.", "read-only"),
+        ("keep", "Keep (Delete) the files", "destructive"),
+        ("frob", "Just show the contents of the configuration space.", "read-only"),
+        ("verify", "This command will load unit files and print warnings.", "read-only"),
+        ("frob", "Loads table_file into the inactive table slot for device_name.", "writes"),
+    ],
+)
+def test_names_in_parentheses_an_adverb_and_loaded_files_are_no_change(
+    name: str, purpose: str, expected: str
+) -> None:
     """Decision 604: three read-only commands of the scan were said to write.
     networkctl's `lldp`, "Show discovered LLDP (Link Layer Discovery Protocol)
     neighbors": a capitalised word after an opening parenthesis names something and is
@@ -1102,15 +1114,7 @@ def test_names_in_parentheses_an_adverb_and_loaded_files_are_no_change() -> None
     (`configuration`). systemd-analyze's `verify`, "This command will load unit files and
     print warnings": loading a file with no target reads it; loading into something
     ("Loads table_file into the inactive table slot") still writes."""
-    lldp = "Show discovered LLDP (Link Layer Discovery Protocol) neighbors."
-    assert kind(infer_effects("lldp", lldp)) == "read-only"
-    assert kind(infer_effects("keep", "Keep (Delete) the files")) == "destructive"
-    dump = "Just show the contents of the configuration space."
-    assert kind(infer_effects("frob", dump)) == "read-only"
-    verify = "This command will load unit files and print warnings if any errors are detected."
-    assert kind(infer_effects("verify", verify)) == "read-only"
-    load = "Loads table_file into the inactive table slot for device_name."
-    assert kind(infer_effects("frob", load)) == "writes"
+    assert kind(infer_effects(name, purpose)) == expected
 
 
 def test_a_command_whose_run_the_budget_refused_claims_no_safety() -> None:
