@@ -1036,14 +1036,15 @@ def test_a_flag_with_its_values_in_a_usage_line_is_no_operand() -> None:
     assert kind(effects or atipkit.Effects()) == "read-only"
 
 
-def test_what_a_purpose_makes_of_no_stored_thing_goes_where_its_page_says() -> None:
+def test_what_a_purpose_converts_goes_where_its_page_says() -> None:
     """Decision 602: captoinfo ("convert a termcap description into a terminfo
     description") and preconv ("convert encoding of input files to something GNU troff
     understands") were said to write, though their pages say the result "is written to
-    standard output" / goes "to standard output". A purpose whose verbs of writing make
-    no stored thing is read as shown where the page's description says, with no
-    condition, that the result goes to standard output; not where the purpose makes
-    files, replaces, or the page says so only under a condition."""
+    standard output" / goes "to standard output". A purpose that converts something not
+    stored, with no other verb of writing, is read as shown where the page's description
+    says, with no condition, that the result goes to standard output; not where the
+    purpose makes, sets or writes something (git hash-object, git mktree), makes files,
+    replaces, or the page says so only under a condition."""
     convert = "convert a termcap description into a terminfo description"
     prose = "For each one found, an equivalent terminfo description is written to standard output."
     assert kind(infer_effects("captoinfo", convert, prose=prose)) == "read-only"
