@@ -24,6 +24,7 @@ import pytest
 import atipkit
 from atipkit import scan
 from atipkit.search import CommandIndex, cachefile, embed, rerank
+from atipkit.search import index as index_module
 from atipkit.search.documents import command_documents
 from atipkit.search.machine import index_dir, machine_index
 from atipkit.search.terms import terms
@@ -330,7 +331,7 @@ def test_each_command_is_embedded_once_and_kept_beside_the_index(machine, monkey
     index, _ = machine_index()
     state = rerank.semantic(index)
     assert state.embedded == 2
-    assert (index_dir() / "vectors.msgpack").is_file()
+    assert (index_dir() / "vectors.bin").is_file()
     encoded: list[str] = []
     encode = embed.Encoder.encode
 
@@ -339,13 +340,22 @@ def test_each_command_is_embedded_once_and_kept_beside_the_index(machine, monkey
         return encode(self, texts)
 
     monkeypatch.setattr(embed.Encoder, "encode", counted)
+    decoded: list[int] = []
+    entry = index_module._StoredEntries.__getitem__
+
+    def read(self: Any, position: Any) -> Any:
+        decoded.append(position)
+        return entry(self, position)
+
+    monkeypatch.setattr(index_module._StoredEntries, "__getitem__", read)
     again, report = machine_index()  # a new search: the index and the vectors are read back
     assert report.updated is False
     assert again is not index
-    hits = again.search("look after an animal", 2, rerank=None)  # fused: auto
+    hits = again.search("look after an animal", 1, rerank=None)  # fused: auto
     assert names(hits)[0] == "alpha_go"
     assert rerank.semantic(again).embedded == 0
     assert encoded == ["look after an animal"]  # the query, and nothing else
+    assert len(decoded) == 1  # the hit's entry alone: the vectors were made for this index
     # read back as saved, a row a command in index order: the file's matrix, not a copy
     assert not rerank.semantic(again).vectors.flags.owndata
     assert (rerank.semantic(again).vectors == state.vectors).all()
@@ -356,9 +366,12 @@ def test_each_command_is_embedded_once_and_kept_beside_the_index(machine, monkey
     assert report.updated
     assert rerank.semantic(updated).embedded == 1  # only the new command
 
-    (index_dir() / "vectors.msgpack").write_bytes(b"\x93damaged")
-    fresh, _ = machine_index()
-    assert rerank.semantic(fresh).embedded == 3  # a damaged cache is embedded again
+    path = index_dir() / "vectors.bin"
+    whole = path.read_bytes()
+    for damaged in (b"\x93damaged", whole[:-100], whole[:-8] + b"\x00" * 8):
+        path.write_bytes(damaged)  # garbage, cut short, a row's bytes changed
+        fresh, _ = machine_index()
+        assert rerank.semantic(fresh).embedded == 3  # a damaged cache is embedded again
 
 
 @needs_model
@@ -424,7 +437,7 @@ def test_vectors_that_cannot_be_kept_are_embedded_in_memory(tmp_path):
         assert result["rerank"]["embedded"] == 2
         assert result["rerank"]["unsaved"].startswith(str(search_dir))
         assert any("vectors could not be kept" in w for w in out["meta"]["warnings"])
-    assert not (search_dir / "vectors.msgpack").exists()
+    assert not (search_dir / "vectors.bin").exists()
 
     (search_dir / "vectors.lock").rmdir()
     code, out, _ = atip_answer(env, "search", "look after an animal", "--json")
@@ -522,19 +535,24 @@ def test_import_atipkit_and_bm25_search_load_no_model(machine, tmp_path):
 
 
 @needs_model
-def test_vectors_of_the_old_format_are_embedded_again(machine):
-    """Format 1 held the commands' vectors alone; read as format 2 it would lack every
-    passage, so it is refused and everything is embedded again (decision 546)."""
+def test_vectors_of_an_old_format_are_embedded_again_and_removed(machine):
+    """A vectors file of another format or model is refused and everything is embedded
+    again; the msgpack file of formats 1 and 2 is removed when format 3 is written
+    (decision 584)."""
     index, _ = machine_index()
     state = rerank.semantic(index)
-    path = index_dir() / "vectors.msgpack"
-    keys = msgspec.msgpack.decode(path.read_bytes())["keys"]
-    old = {"format": 1, "model": rerank._MODEL_KEY, "keys": keys, "vectors": b""}
-    old["vectors"] = state.vectors.tobytes()
-    path.write_bytes(msgspec.msgpack.encode(old))
-    again, _ = machine_index()
-    assert rerank.semantic(again).embedded == 2
-    assert msgspec.msgpack.decode(path.read_bytes())["format"] == rerank._FORMAT == 2
+    path = index_dir() / "vectors.bin"
+    saved = cachefile.read(path, "search-vectors", 3)
+    sections = {name: bytes(saved.section(name)) for name in saved._table}
+    old = index_dir() / "vectors.msgpack"
+    for format, meta in ((2, saved.meta), (3, {**saved.meta, "model": "another"})):
+        cachefile.write(path, "search-vectors", format, meta, sections)
+        old.write_bytes(msgspec.msgpack.encode({"format": 2, "vectors": b""}))
+        again, _ = machine_index()
+        assert rerank.semantic(again).embedded == 2
+        assert cachefile.read(path, "search-vectors", rerank._FORMAT).meta == saved.meta
+        assert not old.exists()
+    assert (rerank.semantic(again).vectors == state.vectors).all()
 
 
 def test_the_prose_is_kept_with_the_index_and_read_when_asked(tmp_path):

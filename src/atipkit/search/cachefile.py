@@ -52,6 +52,14 @@ class CacheFile:
         self._body, self._table, self._blocks = body, table, blocks
         self._verified: set[int] = set()
 
+    def fingerprint(self) -> str:
+        """What the file holds, named by its section table and its blocks' CRCs: two
+        files with the same fingerprint hold the same bytes (but for a CRC collision in
+        every changed block), and `write` returns the fingerprint of what it wrote. A
+        reader tells which file another was made from without hashing either's bytes."""
+        table = [[name, length] for name, (_offset, length) in self._table.items()]
+        return _fingerprint(table, self._blocks)
+
     def _bounds(self, name: str) -> tuple[int, int]:
         try:
             return self._table[name]
@@ -103,9 +111,10 @@ class CacheFile:
 
 def write(
     path: Path, kind: str, format: int, meta: dict[str, Any], sections: dict[str, bytes]
-) -> None:
-    """Write `sections` (in order) and `meta` to `path` atomically, as `kind`, `format`.
-    A cache: no fsync (`durable=False`); readers still see the old file or the new."""
+) -> str:
+    """Write `sections` (in order) and `meta` to `path` atomically, as `kind`, `format`,
+    and return its `CacheFile.fingerprint`. A cache: no fsync (`durable=False`); readers
+    still see the old file or the new."""
     body = bytearray()
     table = []
     for name, data in sections.items():
@@ -123,6 +132,13 @@ def write(
     line = json.dumps(header, separators=(",", ":")).encode()
     line += b" " * (-(len(_MAGIC) + len(line) + 1) % _ALIGN) + b"\n"  # sections aligned
     write_atomic(path, _MAGIC + line + bytes(body), durable=False)
+    return _fingerprint(table, header["blocks"])
+
+
+def _fingerprint(table: list[list[Any]], blocks: list[int]) -> str:
+    import hashlib
+
+    return hashlib.sha256(json.dumps([table, blocks]).encode()).hexdigest()
 
 
 def read(path: Path, kind: str, format: int) -> CacheFile:

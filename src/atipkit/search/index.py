@@ -169,6 +169,7 @@ class CommandIndex:
         self._prose = list(prose) if prose is not None else None
         self._saved: cachefile.CacheFile | None = None
         self._directory: Path | None = None
+        self._digest: str | None = None
 
     @classmethod
     def from_tools(cls, tools: Iterable[Tool]) -> CommandIndex:
@@ -240,6 +241,14 @@ class CommandIndex:
                     self._prose = prose
         return list(self._prose)
 
+    def digest(self) -> str | None:
+        """What names this index's saved file (`cachefile.CacheFile.fingerprint`: its
+        blocks' CRCs, no byte hashed), or None for an index never saved: vectors made for
+        it are read back as they are, without decoding an entry (decision 584)."""
+        if self._digest is None and self._saved is not None:
+            self._digest = self._saved.fingerprint()
+        return self._digest
+
     def search(
         self, query: str, limit: int = DEFAULT_LIMIT, *, rerank: bool | None = False
     ) -> list[Hit]:
@@ -266,6 +275,12 @@ class CommandIndex:
             from atipkit.search import rerank as fusion
 
             return fusion.search(self, query, limit)
+        return [self.hit(doc, score) for doc, score in self.ranked(query, limit)]
+
+    def ranked(self, query: str, limit: int = DEFAULT_LIMIT) -> list[tuple[int, float]]:
+        """BM25's best `limit` commands for `query` as (position in index order, score),
+        best first, ties by name: `search(rerank=False)` before its hits are made, which
+        the re-ranker fuses without decoding an entry it does not return."""
         postings = self._postings
         if limit < 1 or postings is None:
             return []
@@ -283,7 +298,12 @@ class CommandIndex:
         best = heapq.nsmallest(
             limit, ((-score, order[doc], doc) for doc, score in totals.items() if score > 0)
         )
-        return [self.hit(doc, -negative) for negative, _place, doc in best]
+        return [(doc, -negative) for negative, _place, doc in best]
+
+    def place(self, position: int) -> int:
+        """The command at `position`'s place among all sorted by name: how ties are
+        broken, without decoding an entry."""
+        return self._order[position]
 
     def hit(self, position: int, score: float) -> Hit:
         """The command at `position` (in index order) as a hit scoring `score`."""
@@ -304,7 +324,7 @@ class CommandIndex:
             blob += json.dumps([*fields, entry.tool_description]).encode()
             offsets.append(len(blob))
         directory.mkdir(parents=True, exist_ok=True)
-        cachefile.write(
+        self._digest = cachefile.write(
             directory / _FILE,
             _KIND,
             _FORMAT,

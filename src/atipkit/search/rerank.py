@@ -28,9 +28,11 @@ description's cosine plus `PASSAGE_SHARE` times its best passage's (or its
 description's again, where it has none): one vector of a whole paragraph says less than
 the sentence that matches, and the description alone leaves out what the page says the
 command is for (decision 546). The vectors of an index that has a
-directory (the machine index, in `<cache>/search/`) are kept beside it in
-`vectors.msgpack`, keyed by the sha256 of each text: when the index is updated, only
-new or changed texts are embedded; the rest are read back. An index built in memory
+directory (the machine index, in `<cache>/search/`) are kept beside it in `vectors.bin`
+(`cachefile`'s sections, read without msgspec), keyed by the sha256 of each text: when
+the index is updated, only new or changed texts are embedded; the rest are read back,
+and a search of an index they were made for (`CommandIndex.digest`) reads them as they
+are, without decoding an entry (decision 584). An index built in memory
 embeds its commands once, at its first fused query, and so does one whose directory
 cannot be written (`Semantic.unsaved` says why).
 """
@@ -38,16 +40,18 @@ cannot be written (`Semantic.unsaved` says why).
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import time
 import weakref
+from array import array
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
-
-import msgspec
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from atipkit import paths
+from atipkit.search import cachefile
 from atipkit.search.embed import DIMENSIONS, MODEL, WEIGHTS_SHA256, Encoder, ModelMissing
 
 if TYPE_CHECKING:
@@ -59,8 +63,11 @@ WEIGHTS = (1.0, 1.6)  # what a rank counts in BM25's ranking and in the encoder'
 PASSAGE_WORDS = 25  # a passage: whole sentences up to this many words (dev)
 PASSAGES = 2  # the passages embedded of a command's prose, from its start (dev, cost)
 PASSAGE_SHARE = 0.7  # what a command's best passage adds to its description's cosine (dev)
-_FILE = "vectors.msgpack"
-_FORMAT = 2  # 2: passages of the prose after the commands (decision 546)
+_FILE = "vectors.bin"
+_KIND = "search-vectors"
+_FORMAT = 3  # 2: passages after the commands (decision 546); 3: sections (decision 584)
+_OLD_FILE = "vectors.msgpack"  # formats 1 and 2, removed when a vectors.bin is written
+_KEY_BYTES = 16  # of a text's sha256: its key
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
 _MODEL_KEY = f"{MODEL}@{WEIGHTS_SHA256[:16]}"
 
@@ -78,16 +85,21 @@ class Ranked(Protocol):
 
     def prose(self) -> list[str]: ...
 
-    def search(self, query: str, limit: int = ..., *, rerank: bool | None = ...) -> list[Hit]: ...
+    def digest(self) -> str | None: ...
+
+    def ranked(self, query: str, limit: int = ...) -> list[tuple[int, float]]: ...
+
+    def place(self, position: int) -> int: ...
 
     def hit(self, position: int, score: float) -> Hit: ...
 
 
-class Semantic(msgspec.Struct, kw_only=True):
-    """The command vectors of one index, and how they were had."""
+@dataclass(kw_only=True)
+class Semantic:
+    """The command vectors of one index, and how they were had. (A dataclass: a fused
+    search of a saved index imports no msgspec, decision 584.)"""
 
     vectors: Any  # numpy float32 array, one unit row per command in index order
-    positions: dict[str, int]  # command name -> row
     embedded: int  # texts embedded to bring the vectors up to date (0: all reused)
     seconds: float
     unsaved: str | None = None  # why the vectors could not be kept beside the index, if not
@@ -108,13 +120,21 @@ class Semantic(msgspec.Struct, kw_only=True):
         return cosine + PASSAGE_SHARE * best
 
 
-class _Saved(msgspec.Struct):
-    format: int
-    model: str
-    keys: list[str]  # the commands' texts' in index order, then their passages'
+class _Saved(NamedTuple):
+    """A vectors file as read: what its rows were made for, the command (row) of each
+    passage, and the rows. The texts' keys are decoded only when the index changed."""
+
+    made: str  # `_made`: the index's digest and how its texts were cut, when it had one
     owners: list[int]  # the command (its row) of each passage
-    prose: str  # the sha256 of the prose the passages were cut from, and of how
-    vectors: bytes
+    matrix: Any  # numpy float32 rows: the commands' in index order, then the passages'
+    file: cachefile.CacheFile
+
+    def keys(self) -> list[bytes]:
+        """Each row's key (`_key` of its text). Raises ValueError when damaged."""
+        raw = bytes(self.file.section("keys"))
+        if len(raw) != _KEY_BYTES * len(self.matrix):
+            raise ValueError(f"{self.file.path}: the keys are damaged")
+        return [raw[i : i + _KEY_BYTES] for i in range(0, len(raw), _KEY_BYTES)]
 
 
 _STATES: weakref.WeakKeyDictionary[Ranked, Semantic] = weakref.WeakKeyDictionary()
@@ -189,52 +209,49 @@ def unavailable() -> str | None:
 
 def search(index: Ranked, query: str, limit: int) -> list[Hit]:
     """The `limit` best commands for `query`, BM25's and the encoder's rankings fused
-    (see above); a hit's `score` is its fused score."""
+    (see above); a hit's `score` is its fused score. Ties go by name (`place`), and only
+    the hits returned are decoded."""
     import numpy as np
 
     state = semantic(index)
     if limit < 1 or not len(index):
         return []
     similarity = state.similarity(encoder().encode([query])[0])
-    commands = index.commands()
     depth = min(DEPTH, len(similarity))
     nearest = np.argpartition(-similarity, depth - 1)[:depth].tolist()
-    nearest.sort(key=lambda i: (-float(similarity[i]), commands[i].name))
-    lexical = [state.positions[hit.name] for hit in index.search(query, DEPTH, rerank=False)]
+    nearest.sort(key=lambda i: (-float(similarity[i]), index.place(i)))
+    lexical = [position for position, _score in index.ranked(query, DEPTH)]
     fused: dict[int, float] = {}
     for weight, ranking in zip(WEIGHTS, (lexical, nearest), strict=True):
         for rank, i in enumerate(ranking, 1):
             fused[i] = fused.get(i, 0.0) + weight / (K + rank)
-    best = sorted(fused.items(), key=lambda pair: (-pair[1], commands[pair[0]].name))
+    best = sorted(fused.items(), key=lambda pair: (-pair[1], index.place(pair[0])))
     return [index.hit(i, score) for i, score in best[:limit]]
 
 
 def _vectors(index: Ranked) -> Semantic:
-    """Every command's vectors, its description's and its passages': read back where a
-    text is unchanged, embedded where it is new, and saved beside the index when it has
-    a directory. A search of an unchanged index cuts no passage: the saved file names
-    the prose it was made from (its sha256) and each passage's command."""
+    """Every command's vectors, its description's and its passages': read back as saved
+    when they were made for this index (its digest and this cut), else read back where a
+    text is unchanged and embedded where it is new, and saved beside the index when it
+    has a directory."""
     import numpy as np
 
     start = time.monotonic()
     model = encoder()
+    directory = index.directory
+    made = _made(index.digest())
+    saved = _load(np, directory) if directory is not None else None
+    if saved is not None and made is not None and saved.made == made:  # a row a text
+        return _state(np, len(index), saved.matrix, saved.owners, 0, start)
     commands = index.commands()
     texts = [command_text(entry) for entry in commands]
     keys = [_key(text) for text in texts]
-    prose = index.prose()
-    cut = msgspec.msgpack.encode([PASSAGE_WORDS, PASSAGES, prose])  # how, and of what
-    digest = hashlib.sha256(cut).hexdigest()
-    directory = index.directory
-    saved, matrix = _load(directory) if directory is not None else (None, None)
-    if saved is not None and _fits(saved, keys, digest):  # as saved: a row a text
-        return _state(np, commands, matrix, saved.owners, 0, start)
     owners: list[int] = []
-    for row, (entry, text) in enumerate(zip(commands, prose, strict=True)):
-        found = passage_texts(entry, text) if text else []
+    for row, (entry, prose) in enumerate(zip(commands, index.prose(), strict=True)):
+        found = passage_texts(entry, prose) if prose else []
         texts += found
         keys += [_key(passage) for passage in found]
         owners += [row] * len(found)
-    known = _known(saved, matrix)
     vectors, embedded, unsaved = None, 0, None
     if directory is not None:
         from filelock import FileLock
@@ -242,50 +259,44 @@ def _vectors(index: Ranked) -> Semantic:
         try:
             directory.mkdir(parents=True, exist_ok=True)
             with FileLock(str(directory / "vectors.lock")):
-                known = _known(*_load(directory))  # another process may have just embedded them
+                known = _known(_load(np, directory))  # another process may have just embedded them
                 vectors, embedded = _fill(np, model, texts, keys, known)
-                _save(directory, _Saved(_FORMAT, _MODEL_KEY, keys, owners, digest, b""), vectors)
+                _save(directory, made, keys, owners, vectors)
         except OSError as exc:  # a cache that cannot be written: the vectors stay in memory
             unsaved = f"{directory}: {exc.strerror or exc}"
     if vectors is None:
-        vectors, embedded = _fill(np, model, texts, keys, known)
-    return _state(np, commands, vectors, owners, embedded, start, unsaved)
+        vectors, embedded = _fill(np, model, texts, keys, _known(saved))
+    return _state(np, len(commands), vectors, owners, embedded, start, unsaved)
 
 
-def _fits(saved: _Saved, keys: list[str], digest: str) -> bool:
-    """Whether `saved` holds the commands of `keys`, in order, and the passages of the
-    prose whose sha256 is `digest`, each after its command's."""
-    owners, count = saved.owners, len(keys)
-    return (
-        saved.prose == digest
-        and saved.keys[:count] == keys
-        and len(owners) == len(saved.keys) - count
-        and owners == sorted(owners)
-        and (not owners or 0 <= owners[0] <= owners[-1] < count)
-    )
+def _made(digest: str | None) -> str | None:
+    """What a vectors file's rows are made for: the index's texts (its digest) and how
+    they are cut into passages; None for an index never saved."""
+    if digest is None:
+        return None
+    recipe = json.dumps([_FORMAT, _MODEL_KEY, PASSAGE_WORDS, PASSAGES, digest])
+    return hashlib.sha256(recipe.encode()).hexdigest()
 
 
-def _key(text: str) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:32]
+def _key(text: str) -> bytes:
+    return hashlib.sha256(text.encode()).digest()[:_KEY_BYTES]
 
 
 def _state(
     np: Any,
-    commands: list[CommandEntry],
+    count: int,
     matrix: Any,
     owners: list[int],
     embedded: int,
     start: float,
     unsaved: str | None = None,
 ) -> Semantic:
-    """The vectors as a query reads them: the commands' rows, then the passages' rows,
-    grouped by their command in index order."""
-    count = len(commands)
+    """The vectors as a query reads them: the `count` commands' rows, then the
+    passages' rows, grouped by their command in index order."""
     rows = np.asarray(owners, dtype=np.int64)
     firsts = np.flatnonzero(np.r_[True, rows[1:] != rows[:-1]]) if len(rows) else rows
     return Semantic(
         vectors=matrix[:count],
-        positions={entry.name: i for i, entry in enumerate(commands)},
         embedded=embedded,
         seconds=time.monotonic() - start,
         unsaved=unsaved,
@@ -296,10 +307,10 @@ def _state(
 
 
 def _fill(
-    np: Any, model: Encoder, texts: list[str], keys: list[str], known: dict[str, Any]
+    np: Any, model: Encoder, texts: list[str], keys: list[bytes], known: dict[bytes, Any]
 ) -> tuple[Any, int]:
     vectors = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
-    missing: dict[str, list[int]] = {}
+    missing: dict[bytes, list[int]] = {}
     for i, key in enumerate(keys):
         row = known.get(key)
         if row is None:
@@ -313,31 +324,54 @@ def _fill(
     return vectors, len(missing)
 
 
-def _load(directory: Path) -> tuple[_Saved | None, Any]:
-    """The saved vectors (a row a key) and what they were made from; nothing when the
-    file is missing, damaged, of another format or of another model (a cache: what is
-    missing is embedded again)."""
-    import numpy as np
-
+def _load(np: Any, directory: Path) -> _Saved | None:
+    """The saved vectors and what they were made for; None when the file is missing,
+    damaged, of another format or of another model (a cache: what is missing is
+    embedded again). The rows are the file's bytes, not a copy."""
     try:
-        saved = msgspec.msgpack.decode((directory / _FILE).read_bytes(), type=_Saved)
-    except (OSError, msgspec.DecodeError, msgspec.ValidationError):
-        return None, None
-    if saved.format != _FORMAT or saved.model != _MODEL_KEY:
-        return None, None
-    if len(saved.vectors) != len(saved.keys) * DIMENSIONS * 4:
-        return None, None
-    matrix = np.frombuffer(saved.vectors, dtype=np.float32).reshape(len(saved.keys), DIMENSIONS)
-    return saved, matrix
+        file = cachefile.read(directory / _FILE, _KIND, _FORMAT)
+        made, count = file.meta.get("made"), file.meta.get("commands")
+        owners = file.array("owners", "i").tolist()
+        matrix = np.frombuffer(file.section("vectors"), dtype=np.float32)
+    except (OSError, ValueError):
+        return None
+    if (
+        file.meta.get("model") != _MODEL_KEY
+        or not isinstance(made, str)
+        or type(count) is not int
+        or len(matrix) != (count + len(owners)) * DIMENSIONS
+        or owners != sorted(owners)
+        or (owners and not 0 <= owners[0] <= owners[-1] < count)
+    ):
+        return None
+    return _Saved(made, owners, matrix.reshape(-1, DIMENSIONS), file)
 
 
-def _known(saved: _Saved | None, matrix: Any) -> dict[str, Any]:
-    """The saved vectors by key."""
-    return dict(zip(saved.keys, matrix, strict=True)) if saved is not None else {}
+def _known(saved: _Saved | None) -> dict[bytes, Any]:
+    """The saved vectors by key; none when their keys are damaged."""
+    if saved is None:
+        return {}
+    try:
+        keys = saved.keys()
+    except ValueError:
+        return {}
+    return dict(zip(keys, saved.matrix, strict=True))
 
 
-def _save(directory: Path, saved: _Saved, vectors: Any) -> None:
-    from atipkit._atomic import write_atomic
-
-    saved.vectors = vectors.tobytes()
-    write_atomic(directory / _FILE, msgspec.msgpack.encode(saved), durable=False)
+def _save(
+    directory: Path, made: str | None, keys: list[bytes], owners: list[int], vectors: Any
+) -> None:
+    """The vectors and their keys, written atomically; the file of the formats before
+    is removed (its 11 MB would otherwise stay in the cache)."""
+    cachefile.write(
+        directory / _FILE,
+        _KIND,
+        _FORMAT,
+        {"model": _MODEL_KEY, "made": made or "", "commands": len(keys) - len(owners)},
+        {
+            "owners": bytes(array("i", owners)),
+            "keys": b"".join(keys),
+            "vectors": vectors.tobytes(),
+        },
+    )
+    (directory / _OLD_FILE).unlink(missing_ok=True)
