@@ -554,6 +554,23 @@ def test_vectors_of_an_old_format_are_embedded_again_and_removed(machine):
         assert not old.exists()
     assert (rerank.semantic(again).vectors == state.vectors).all()
 
+    # the file of format 2, as the code before wrote it: its vectors are read, not embedded
+    keys = [key.hex() for key in saved_keys(path)]
+    path.unlink()
+    before = {"format": 2, "model": rerank._MODEL_KEY, "keys": keys, "owners": []}
+    before |= {"prose": "", "vectors": state.vectors.tobytes()}
+    old.write_bytes(msgspec.msgpack.encode(before))
+    again, _ = machine_index()
+    assert rerank.semantic(again).embedded == 0
+    assert (rerank.semantic(again).vectors == state.vectors).all()
+    assert path.is_file()
+    assert not old.exists()
+
+
+def saved_keys(path: Path) -> list[bytes]:
+    raw = bytes(cachefile.read(path, "search-vectors", rerank._FORMAT).section("keys"))
+    return [raw[i : i + 16] for i in range(0, len(raw), 16)]
+
 
 def test_the_prose_is_kept_with_the_index_and_read_when_asked(tmp_path):
     ledger = minimal(name="ledger", commands={"": {"description": "keep the ledger"}})

@@ -259,7 +259,8 @@ def _vectors(index: Ranked) -> Semantic:
         try:
             directory.mkdir(parents=True, exist_ok=True)
             with FileLock(str(directory / "vectors.lock")):
-                known = _known(_load(np, directory))  # another process may have just embedded them
+                # another process may have just embedded them; else those of format 2
+                known = _known(_load(np, directory)) or _known_before(np, directory)
                 vectors, embedded = _fill(np, model, texts, keys, known)
                 _save(directory, made, keys, owners, vectors)
         except OSError as exc:  # a cache that cannot be written: the vectors stay in memory
@@ -356,6 +357,22 @@ def _known(saved: _Saved | None) -> dict[bytes, Any]:
     except ValueError:
         return {}
     return dict(zip(keys, saved.matrix, strict=True))
+
+
+def _known_before(np: Any, directory: Path) -> dict[bytes, Any]:
+    """The vectors of a format-2 file (`vectors.msgpack`) by key, read once, when the
+    first `vectors.bin` is written: an upgrade embeds nothing again."""
+    import msgspec
+
+    try:
+        saved = msgspec.msgpack.decode((directory / _OLD_FILE).read_bytes())
+        keys, raw = saved["keys"], saved["vectors"]
+        if (saved["format"], saved["model"]) != (2, _MODEL_KEY):
+            return {}
+        matrix = np.frombuffer(raw, dtype=np.float32).reshape(len(keys), DIMENSIONS)
+        return {bytes.fromhex(key): row for key, row in zip(keys, matrix, strict=True)}
+    except (OSError, msgspec.DecodeError, LookupError, TypeError, ValueError):
+        return {}
 
 
 def _save(
