@@ -49,7 +49,8 @@
    loading the model, embedding every command of the machine afresh (the vectors are
    also kept under `--home`, so later runs reuse them), the query's own embedding, a
    fused query over the padded 5 000 commands, the whole fused `atip search` process
-   warm, and a first `atip search` in an empty cache directory (index and vectors built).
+   warm, and a first `atip search` in an empty cache directory (index and vectors built),
+   each process's wall time and its CPU time (user + sys), which load moves less.
 """
 
 from __future__ import annotations
@@ -671,9 +672,11 @@ def _rerank(
     query = statistics.median(_ms(lambda t=t: padded.search(t, 10, rerank=True)) for t in texts)
     cli = [sys.executable, "-m", "atipkit", "search", texts[0], "--json"]
     _run(cli, env)  # embeds the machine index's commands once
-    process = statistics.median(_ms(lambda: _run(cli, env)) for _ in range(args.runs))
+    runs = [_timed(cli, env) for _ in range(args.runs)]
+    process = statistics.median(wall for wall, _cpu in runs)
+    process_cpu = statistics.median(cpu for _wall, cpu in runs)
     with tempfile.TemporaryDirectory() as tmp:  # a first search: no index, no vectors
-        first = _ms(lambda: _run(cli, {**env, "ATIP_CACHE_DIR": tmp})) / 1000
+        first, first_cpu = _timed(cli, {**env, "ATIP_CACHE_DIR": tmp})
     return {
         "model": embed.MODEL,
         "depth": rerank.DEPTH,
@@ -686,7 +689,10 @@ def _rerank(
         "query embedding (ms)": round(encode, 2),
         f"fused query over {len(padded)} commands, query embedding included (ms)": round(query, 2),
         "atip search process, fused, warm (ms)": round(process, 1),
-        "first atip search: index and every vector built (s)": round(first, 1),
+        "— its CPU time, user + sys (ms)": round(process_cpu, 1),
+        "first atip search: index and every vector built (s)": round(first / 1000, 1),
+        "— its CPU time, user + sys (s)": round(first_cpu / 1000, 1),
+        "1-minute load": round(os.getloadavg()[0], 1),
     }
 
 
@@ -694,6 +700,18 @@ def _ms(fn: Any) -> float:
     start = time.perf_counter()
     fn()
     return (time.perf_counter() - start) * 1000
+
+
+def _timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """One `_run`'s wall time and its CPU time (user + sys, every thread), in ms: a
+    loaded machine moves the second less."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall = _ms(lambda: _run(argv, env))
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return wall, cpu * 1000
 
 
 def _run(argv: list[str], env: dict[str, str]) -> None:

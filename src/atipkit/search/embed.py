@@ -58,6 +58,9 @@ _LAYERS = 6
 _HEADS = 12
 _EPSILON = 1e-12  # the LayerNorm epsilon of the model's config
 _BATCH = 32
+#: token rows of the feed-forward block at a time: their 1536-wide activations stay in
+#: the core's cache through GELU's dozen passes (decision 586)
+_ROWS = 128
 
 
 class ModelMissing(AtipError, ImportError):
@@ -188,9 +191,7 @@ class Encoder:
             scores /= scores.sum(axis=-1, keepdims=True)
             context = np.matmul(scores, v).transpose(0, 2, 1, 3).reshape(rows * width, -1)
             x = _layer_norm(np, context @ layer.out + layer.out_bias + x, *layer.norm1)
-            inner = x @ layer.up + layer.up_bias
-            inner *= 0.5 * (1.0 + _erf(np, inner * np.float32(1.0 / np.sqrt(2.0))))  # GELU
-            x = _layer_norm(np, inner @ layer.down + layer.down_bias + x, *layer.norm2)
+            x = _layer_norm(np, _feed_forward(np, x, layer) + x, *layer.norm2)
         x = x.reshape(rows, width, DIMENSIONS)
         pooled = (x * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
@@ -260,6 +261,19 @@ def _weights(np: Any, path: Path) -> dict[str, Any]:
         )
         tensors[name] = tensor.reshape(spec["shape"])
     return tensors
+
+
+def _feed_forward(np: Any, x: Any, layer: _Layer) -> Any:
+    """GELU(x W1 + b1) W2 + b2, `_ROWS` token rows at a time: a batch's whole
+    intermediate (rows x 1536 floats, megabytes) would leave the cache between GELU's
+    passes, which then cost as much as the products (decision 586)."""
+    out = np.empty_like(x)
+    for start in range(0, len(x), _ROWS):
+        inner = x[start : start + _ROWS] @ layer.up + layer.up_bias
+        inner *= 0.5 * (1.0 + _erf(np, inner * np.float32(1.0 / np.sqrt(2.0))))  # GELU
+        np.matmul(inner, layer.down, out=out[start : start + _ROWS])
+    out += layer.down_bias
+    return out
 
 
 def _layer_norm(np: Any, x: Any, weight: Any, bias: Any) -> Any:
