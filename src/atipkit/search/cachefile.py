@@ -116,23 +116,24 @@ def write(
     and return its `CacheFile.fingerprint`. A cache: no fsync (`durable=False`); readers
     still see the old file or the new."""
     body = bytearray()
-    table = []
+    table: list[list[Any]] = []
     for name, data in sections.items():
         table.append([name, len(data)])
         body += data
         body += bytes(-len(body) % _ALIGN)
+    blocks = [zlib.crc32(body[i : i + _BLOCK]) for i in range(0, len(body), _BLOCK)]
     header = {
         "kind": kind,
         "format": format,
         "byteorder": sys.byteorder,
         "meta": meta,
         "sections": table,
-        "blocks": [zlib.crc32(body[i : i + _BLOCK]) for i in range(0, len(body), _BLOCK)],
+        "blocks": blocks,
     }
     line = json.dumps(header, separators=(",", ":")).encode()
     line += b" " * (-(len(_MAGIC) + len(line) + 1) % _ALIGN) + b"\n"  # sections aligned
     write_atomic(path, _MAGIC + line + bytes(body), durable=False)
-    return _fingerprint(table, header["blocks"])
+    return _fingerprint(table, blocks)
 
 
 def _fingerprint(table: list[list[Any]], blocks: list[int]) -> str:
