@@ -151,18 +151,20 @@ def run_sandboxed(
     max_bytes: int = _jsontext.MAX_DOCUMENT_BYTES,
     env: Mapping[str, str] | None = None,
     stdin: bytes | None = None,
+    cpu: float | None = None,
 ) -> Captured:
     """Run `executable args...` in the same sandbox as the probe (for `--help`,
     `--version` and the like); raises `OSError` if it, or the sandbox, cannot be
     started. `env` adds to the sandbox's minimal environment (a crawled package's
     `LD_LIBRARY_PATH`, say); `stdin` is fed to the program (a man page to groff), else
-    stdin is /dev/null."""
+    stdin is /dev/null. `cpu` stops it when one of its processes has used that many
+    seconds of CPU (`timeout` is then the wall-clock ceiling: `sandbox.run`)."""
     from atipkit import sandbox
 
     path = _locate(os.fspath(executable))
     try:
         return sandbox.run(
-            [path, *args], timeout=timeout, max_bytes=max_bytes, env=env, stdin=stdin
+            [path, *args], timeout=timeout, max_bytes=max_bytes, env=env, stdin=stdin, cpu=cpu
         )
     except sandbox.SandboxError as exc:
         raise OSError(f"cannot sandbox {path}: {exc}") from exc

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import Annotated
 
@@ -48,6 +49,7 @@ def gen(
     with commands left unread says so (`_generation.incomplete`, and `cut`: `time` for
     --budget, `steps` for a tree too big to read whole), and so does a warning.
     """
+    _start_sandbox(tool)  # its helper starts while the inference modules are imported
     from atipkit.infer.generate import CEILING, generate_shim
     from atipkit.model import count_commands, dumps
     from atipkit.validation import validate
@@ -78,3 +80,15 @@ def gen(
         errors.write_out(path, text + b"\n", advice="Name a directory you may write to with --out.")
         ctx.info(f"wrote {path} ({count_commands(shim)} commands)")
     return Document(text + b"\n")
+
+
+def _start_sandbox(tool: str) -> None:
+    """Start the sandbox `generate_shim` will run `tool` in, by the path it will run it
+    by (decision 616); nothing when there is no such tool (`generate_shim` says so)."""
+    import shutil
+
+    from atipkit import sandbox
+
+    launch = tool if os.sep in tool else shutil.which(tool)
+    if launch is not None:
+        sandbox.prepare([os.path.abspath(launch)])

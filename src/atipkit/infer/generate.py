@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import msgspec
 
@@ -65,7 +66,12 @@ from atipkit.probe import run_sandboxed
 from atipkit.protocol import PROTOCOL_VERSION
 from atipkit.trust.digest import sha256_file
 
-HELP_TIMEOUT = 2.0
+HELP_CPU = 2.0
+"""CPU seconds each process of one run of the tool may use (`--help`, `--version`): what
+a program needs for its help, however busy the machine is (decision 619)."""
+HELP_TIMEOUT = 6.0
+"""The wall-clock ceiling of one run: a program that sleeps or blocks uses no CPU. Three
+times the old 2 s, which a help of 0.4 s of CPU missed at a sixth of a core."""
 _VERSION = re.compile(r"\b[vV]?(\d+(?:\.\d+)+[\w.+~-]*)")
 _USAGE_LINE = re.compile(
     r"^[ \t]*(?:usage|syntax)[ \t]*:[ \t]*([\w./-]*\w)", re.IGNORECASE | re.MULTILINE
@@ -89,6 +95,7 @@ against a tool that hangs or spins on every help, not a budget (git's whole tree
 18 s here on an idle machine; npm's, 115 runs of node, 120 s at load 15)."""
 
 Cut = Literal["steps", "runs", "time", "deadline"]
+_T = TypeVar("_T")
 
 
 class Budget:
@@ -233,11 +240,16 @@ def generate_shim(
             page = _man_page(name, man_file or index, clock)
         return _denied_shim(name, hash_, page, depth, clock, subpages)
     sources: list[str] = []
+    rendering = None
+    if page is None and man:  # the step counted here, the page rendered by groff while
+        # the tool is asked for its help: both wait on other processes (decision 617)
+        found = _page_to_read(name, man_file or index, clock)
+        rendering = _in_thread(_read_page, found, name, clock) if found is not None else None
     root, form, _ = _best_help(launch, [], clock, env, help_word)
     if form:
         sources.append(form)
-    if page is None and man:
-        page = _man_page(name, man_file or index, clock)
+    if rendering is not None:
+        page = rendering()
     method = "help-parsing"
     if page is not None:
         merge(root, page)
@@ -350,6 +362,13 @@ def _man_page(name: str, source: str | ManPages | None, clock: Budget) -> Parsed
     pages (`read_man_file`: rendered by groff left-adjusted and without hyphenation, so
     that justified prose is never read as a listing); None when there is none or it
     cannot be read. Nothing of the tool is run."""
+    found = _page_to_read(name, source, clock)
+    return None if found is None else _read_page(found, name, clock)
+
+
+def _page_to_read(name: str, source: str | ManPages | None, clock: Budget) -> str | Path | None:
+    """The page `_man_page` reads, its step counted; None when there is none or no step
+    is left."""
     found = source.find(name) if isinstance(source, ManPages) else source
     if found is None:
         return None
@@ -357,8 +376,37 @@ def _man_page(name: str, source: str | ManPages | None, clock: Budget) -> Parsed
         clock.stop()
         return None
     clock.spend(1)
+    return found
+
+
+def _read_page(found: str | Path, name: str, clock: Budget) -> ParsedHelp | None:
     page = read_man_file(found, name, timeout=min(RENDER_TIMEOUT, clock.left))
     return page.help if page is not None else None
+
+
+def _in_thread(work: Callable[..., _T], *args: Any) -> Callable[[], _T]:
+    """`work(*args)` begun in a thread; the function returned waits for its result
+    (raising what it raised). For work that waits on another process, as groff's
+    rendering does, beside the caller's own."""
+    done: list[_T] = []
+    failed: list[BaseException] = []
+
+    def target() -> None:
+        try:
+            done.append(work(*args))
+        except BaseException as exc:  # handed to the caller, who raises it
+            failed.append(exc)
+
+    thread = threading.Thread(target=target, name="atipkit-page", daemon=True)
+    thread.start()
+
+    def result() -> _T:
+        thread.join()
+        if failed:
+            raise failed[0]
+        return done[0]
+
+    return result
 
 
 def as_named(tool: Tool, name: str, description: str) -> Tool | None:
@@ -494,6 +542,7 @@ def _run(
             real,
             list(args),
             timeout=min(HELP_TIMEOUT, clock.left),
+            cpu=HELP_CPU,
             max_bytes=4 * 1024 * 1024,
             env=env,
         )

@@ -265,6 +265,11 @@ class ManPages:
         return self._dirs[index] / file
 
 
+INDEX_VERSION = 2
+"""`manpages.json`'s form: 2 lists the pages by name in order (1, in listing order, is
+listed again and rewritten)."""
+
+
 class _PageIndex(msgspec.Struct):
     """`manpages.json`: each section directory with its modification time when it was
     listed (None: missing), and each page by name as (directory index, file name);
@@ -273,7 +278,7 @@ class _PageIndex(msgspec.Struct):
 
     dirs: list[tuple[str, int | None]]
     pages: dict[str, tuple[int, str]]
-    version: int = 1
+    version: int = INDEX_VERSION
     packages: dict[str, tuple[int | None, list[str]]] = {}
 
 
@@ -382,8 +387,11 @@ def _mtime(directory: Path) -> int | None:
 
 
 def _list_pages(directories: list[Path]) -> dict[str, tuple[int, str]]:
-    """Each name's best page as (index in `directories`, file name) (`_best`)."""
-    return _best((i, d.name[3:], _listing(d)) for i, d in enumerate(directories))
+    """Each name's best page as (index in `directories`, file name) (`_best`), by name
+    in order: so the index is written, and `prefixed`'s sort of names read back in order
+    is one pass, not a sort of 18 000 (decision 618)."""
+    pages = _best((i, d.name[3:], _listing(d)) for i, d in enumerate(directories))
+    return dict(sorted(pages.items()))
 
 
 def _listing(directory: Path) -> list[str]:
@@ -423,7 +431,7 @@ def _read_index(
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
     expected = [(str(d), m) for d, m in zip(directories, states, strict=True)]
-    if data.version != 1 or data.dirs != expected:
+    if data.version != INDEX_VERSION or data.dirs != expected:
         return None
     count = len(directories)
     for index, file in data.pages.values():

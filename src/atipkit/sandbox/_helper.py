@@ -27,7 +27,9 @@ import ctypes
 import errno
 import gc
 import json
+import math
 import os
+import resource
 import select
 import shutil
 import signal
@@ -35,6 +37,7 @@ import socket
 import struct
 import sys
 import time
+from collections.abc import Iterator
 
 PR_SET_PDEATHSIG = 1
 PR_SET_DUMPABLE = 4
@@ -66,6 +69,7 @@ MNT_DETACH = 2
 SECUREBITS = 0x2F
 
 MAX_REQUEST = 1 << 20
+MAX_CPU = 86400  # seconds: a limit past this is no limit worth setting
 KILL_PATIENCE = 2.0  # seconds to kill and reap everything a program left
 SUBDIRS = ("work", "home", "config", "data", "cache", "state", "tmp")
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
@@ -470,8 +474,10 @@ def _run(link: socket.socket, request: dict, fds: list[int], home: str) -> bool:
     `error` if it could not start). Whether everything died."""
     if not request.get("stdin"):
         fds.append(os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC))  # closed with the rest
+    cpu = _cpu_seconds(request.get("cpu"))
     try:
-        pid = _start(request, home, fds[2], fds[0], fds[1])
+        with _inherited_cpu_limit(cpu):
+            pid = _start(request, home, fds[2], fds[0], fds[1])
     except OSError as exc:
         error = {"error": exc.errno or 0, "message": exc.strerror or str(exc)}
         _send(link, {"done": True, "exit": None, "left": [], **error})
@@ -479,10 +485,61 @@ def _run(link: socket.socket, request: dict, fds: list[int], home: str) -> bool:
     for fd in fds:
         os.close(fd)  # the program has them: EOF reaches the host when it is done
     fds.clear()
-    status = _watch(link, pid)
+    if cpu is not None:
+        _limit_program(pid, cpu)
+    status, used = _watch(link, pid)
     left = kill_all(pid if status is None else None)
-    _send(link, {"done": True, "exit": status, "left": left})  # nothing of it runs any more
+    message = {"done": True, "exit": status, "left": left, "cpu": _spun(status, used, cpu)}
+    _send(link, message)  # nothing of it runs any more
     return not left
+
+
+def _spun(status: int | None, used: float, limit: int | None) -> bool:
+    """Whether the program was ended by its CPU limit: killed by SIGXCPU, or by SIGKILL
+    with its limit used up (the hard limit's)."""
+    if limit is None or status is None or not os.WIFSIGNALED(status):
+        return False
+    return os.WTERMSIG(status) == signal.SIGXCPU or used >= limit
+
+
+def _cpu_seconds(asked: object) -> int | None:
+    """The CPU seconds the host asked each process of the program be limited to, in
+    whole seconds (RLIMIT_CPU's unit), at least one; None for none, or for anything
+    that is not a sensible number of seconds (the host's word is input)."""
+    if isinstance(asked, bool) or not isinstance(asked, int | float):
+        return None
+    if not 0 < asked < MAX_CPU:  # NaN too
+        return None
+    return math.ceil(asked)
+
+
+@contextlib.contextmanager
+def _inherited_cpu_limit(seconds: int | None) -> Iterator[None]:
+    """While the program starts, this warden's soft CPU limit is what it has used plus
+    `seconds`: the program inherits it at its start, before it can run or fork anything
+    (a process's CPU count starts at zero), so that nothing it starts escapes the limit
+    (decision 619). Restored after: the warden serves more programs."""
+    if seconds is None:
+        yield
+        return
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    limit = math.ceil(usage.ru_utime + usage.ru_stime) + seconds
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    resource.setrlimit(resource.RLIMIT_CPU, (limit, hard))
+    try:
+        yield
+    finally:
+        resource.setrlimit(resource.RLIMIT_CPU, (soft, hard))
+
+
+def _limit_program(pid: int, seconds: int) -> None:
+    """The program's own limit, now that it runs: `seconds` exactly (the kernel sends
+    SIGXCPU), and SIGKILL a second later for one that catches SIGXCPU; what it starts
+    from now on inherits both. What it started before has the limit it inherited."""
+    with contextlib.suppress(OSError, ValueError):  # gone already
+        resource.prlimit(pid, resource.RLIMIT_CPU, (seconds, seconds + 1))
 
 
 def _start(request: dict, home: str, stdin: int, stdout: int, stderr: int) -> int:
@@ -521,9 +578,9 @@ def _send(link: socket.socket, message: dict) -> None:
         link.send(json.dumps(message).encode())
 
 
-def _watch(link: socket.socket, pid: int) -> int | None:
-    """Until the program exits (its wait status) or the host says `kill` or goes away
-    (None: it still runs)."""
+def _watch(link: socket.socket, pid: int) -> tuple[int | None, float]:
+    """Until the program exits (its wait status, and the CPU seconds it used) or the host
+    says `kill` or goes away (None, 0: it still runs)."""
     try:
         pidfd: int | None = os.pidfd_open(pid)
     except (AttributeError, OSError):
@@ -532,16 +589,16 @@ def _watch(link: socket.socket, pid: int) -> int | None:
         while True:
             watched: list[socket.socket | int] = [link] if pidfd is None else [link, pidfd]
             ready, _, _ = select.select(watched, [], [], 0.02 if pidfd is None else None)
-            done, status = os.waitpid(pid, os.WNOHANG)
+            done, status, usage = os.wait4(pid, os.WNOHANG)
             if done:
-                return status
+                return status, usage.ru_utime + usage.ru_stime
             if link in ready:
                 try:
                     message = link.recv(64)
                 except OSError:
                     message = b""
                 if message in (b"", b"kill"):
-                    return None
+                    return None, 0.0
     finally:
         if pidfd is not None:
             os.close(pidfd)

@@ -38,6 +38,8 @@ import warnings
 from collections.abc import Mapping, Sequence
 from typing import Literal, NamedTuple
 
+import msgspec
+
 from atipkit._process import Captured, collect, kill_group
 from atipkit.errors import AtipError
 from atipkit.sandbox import plan as layout
@@ -86,17 +88,20 @@ def run(
     max_bytes: int,
     env: Mapping[str, str] | None = None,
     stdin: bytes | None = None,
+    cpu: float | None = None,
 ) -> Captured:
     """Run `argv` (its first item an absolute path) in the sandbox: a throwaway working
     directory, HOME and XDG directories, `base_env` plus `env`, stdin fed from `stdin`
-    (else /dev/null); stopped at `timeout` or past `max_bytes` of output. Everything the
-    program started is dead when this returns. Raises `OSError` when it cannot be started
-    (missing, not executable) and `SandboxError` when the sandbox cannot."""
+    (else /dev/null); stopped at `timeout` seconds of wall clock, past `max_bytes` of
+    output, or (given `cpu`) when one of its processes has used `cpu` seconds of CPU
+    (rounded up to whole seconds; `stopped` is "timeout" for either clock). Everything
+    the program started is dead when this returns. Raises `OSError` when it cannot be
+    started (missing, not executable) and `SandboxError` when the sandbox cannot."""
     mounts = layout.mounts([argv[0]], env)
     for attempt in range(2):
         session = _sessions.acquire(mounts)
         try:
-            return session.run(list(argv), dict(env or {}), timeout, max_bytes, stdin)
+            return session.run(list(argv), dict(env or {}), timeout, max_bytes, stdin, cpu)
         except _Gone:
             session.close()
             if attempt:
@@ -104,6 +109,23 @@ def run(
         finally:
             _sessions.release(session)
     raise AssertionError("unreachable")
+
+
+def prepare(executables: Sequence[str], env: Mapping[str, str] | None = None) -> threading.Thread:
+    """Start, in a thread, the session that `run` of `executables` with `env` will use
+    (the thread, started): a helper's start (an interpreter, bubblewrap, the checks of
+    its namespaces) is most of a process's first run, and begun early it overlaps the
+    caller's own work (`atip gen` imports its inference modules meanwhile). A `run`
+    meanwhile waits for that start rather than making another; one that cannot start
+    is left for `run` to report."""
+
+    def start() -> None:
+        with contextlib.suppress(SandboxError, OSError):
+            _sessions.release(_sessions.acquire(layout.mounts(list(executables), env)))
+
+    thread = threading.Thread(target=start, name="atipkit-sandbox-start", daemon=True)
+    thread.start()
+    return thread
 
 
 def isolation() -> Isolation:
@@ -265,11 +287,11 @@ class _Session:
         timeout: float,
         max_bytes: int,
         stdin: bytes | None,
+        cpu: float | None = None,
     ) -> Captured:
         start = time.monotonic()
-        request = json.dumps(
-            {"argv": argv, "env": base_env(), "extra": extra, "stdin": stdin is not None}
-        ).encode()
+        asked = {"argv": argv, "env": base_env(), "extra": extra, "stdin": stdin is not None}
+        request = json.dumps({**asked, "cpu": cpu}).encode()
         out_r, out_w = os.pipe()
         err_r, err_w = os.pipe()
         in_r, in_w = os.pipe() if stdin is not None else (None, None)
@@ -296,6 +318,8 @@ class _Session:
                 warded.link.sock.close()
         if warded.error is not None:
             raise OSError(warded.error.get("error", 0), warded.error.get("message", "cannot run"))
+        if warded.spun and captured.stopped is None:  # stopped by its CPU limit
+            return msgspec.structs.replace(captured, stopped="timeout", exit_code=None)
         return captured
 
     def _send(self, request: bytes, fds: list[int]) -> _Warded:
@@ -387,6 +411,7 @@ class _Warded:
         self.error: dict | None = None  # the program could not be started: why
         self.finished = False  # `done` received, or the warden is gone
         self.reusable = False  # `done` said everything died: the warden serves again
+        self.spun = False  # `done` said its CPU limit ended it
 
     @property
     def fd(self) -> int | None:
@@ -420,6 +445,7 @@ class _Warded:
                 self.exited = -9  # its warden was killed: so was it
             return None
         self.reusable = not message.get("left")
+        self.spun = message.get("cpu") is True
         if error is not None:
             self.error, self.exited = message, 127
         elif exited is not None:
