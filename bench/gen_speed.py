@@ -1,6 +1,7 @@
 """`atip gen` and `atip search` processes against their floors, side by side, before and after.
 
     python bench/gen_speed.py [--tool ls] [--runs N] [--base SRC] [--home DIR] [--json]
+    python bench/gen_speed.py --tools ls,cat,jq,pip [--runs N] [--base SRC] [--json]
 
 Each figure is the median of N runs, taken in turns (one of each, then again) so that a
 change of load on the machine falls on all of them alike. Every atip process is a fresh
@@ -26,6 +27,13 @@ PYTHONPYCACHEPREFIX points into a temporary directory):
   ("after"), each timed inside a fresh process: importing the command line, the search
   command's module, the modules of the registry and the index, the index's up-to-date
   check and load, and the query.
+
+With `--tools`, `atip gen` alone, for each tool: `TOOL --help` against `atip gen TOOL
+--plain` of each tree, in turns, the wall-clock median and the CPU median of each process
+tree (user + system of the process and what it waited for, which the load stretches
+less), the ratio of the medians, and whether the two trees' shims (`atip gen TOOL --json`,
+their `timestamp` and `duration_ms` left out) are the same: a speed-up must not change
+what is inferred.
 """
 
 from __future__ import annotations
@@ -33,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import shutil
 import statistics
 import subprocess
@@ -76,6 +85,72 @@ STAGES = (
     "  search: + the index's up-to-date check and load",
     "  search: + the query",
 )
+
+
+def cpu_timed(argv: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """One process: its wall-clock seconds and the CPU seconds of its process tree."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    subprocess.run(argv, env=env, capture_output=True, check=False)
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def _steady(value: Any) -> Any:
+    """A shim without what differs between two runs of the same code (when, how long)."""
+    if isinstance(value, dict):
+        return {k: _steady(v) for k, v in value.items() if k not in ("timestamp", "duration_ms")}
+    if isinstance(value, list):
+        return [_steady(v) for v in value]
+    return value
+
+
+def own_cache(env: dict[str, str], variant: str, src: Path) -> dict[str, str]:
+    """`env` for one tree: its PYTHONPATH, and a cache of its own (the index of man pages
+    of one tree's form would be listed again by the other's, at every turn)."""
+    cache = Path(env["XDG_CACHE_HOME"]) / variant
+    return {**env, "PYTHONPATH": str(src), "XDG_CACHE_HOME": str(cache)}
+
+
+def gen_only(tools: list[str], trees: dict[str, Path], runs: int, env: dict[str, str]) -> dict:
+    """`--tools`: each tool's `--help` against `atip gen TOOL --plain` of each tree."""
+    out: dict[str, dict[str, Any]] = {}
+    for tool in tools:
+        argvs = {f"{tool} --help": ([tool, "--help"], env)}
+        for variant, src in trees.items():
+            code = own_cache(env, variant, src)
+            argvs[f"atip gen [{variant}]"] = (
+                [sys.executable, "-m", "atipkit", "gen", tool, "--plain"],
+                code,
+            )
+        shims = {}
+        for variant, src in trees.items():  # also warms the caches (pages' index, pyc)
+            code = own_cache(env, variant, src)
+            argv = [sys.executable, "-m", "atipkit", "gen", tool, "--json"]
+            done = subprocess.run(argv, env=code, capture_output=True, check=False)
+            shims[variant] = _steady(json.loads(done.stdout)) if done.returncode == 0 else None
+        walls: dict[str, list[float]] = {label: [] for label in argvs}
+        cpus: dict[str, list[float]] = {label: [] for label in argvs}
+        for _ in range(runs):
+            for label, (argv, code) in argvs.items():
+                wall, cpu_s = cpu_timed(argv, code)
+                walls[label].append(wall)
+                cpus[label].append(cpu_s)
+        figures: dict[str, Any] = {
+            label: {
+                "wall_ms": statistics.median(walls[label]) * 1000,
+                "cpu_ms": statistics.median(cpus[label]) * 1000,
+            }
+            for label in argvs
+        }
+        help_ms = figures[f"{tool} --help"]["wall_ms"]
+        for variant in trees:
+            figures[f"ratio [{variant}]"] = figures[f"atip gen [{variant}]"]["wall_ms"] / help_ms
+        figures["same shim"] = len({json.dumps(s, sort_keys=True) for s in shims.values()}) == 1
+        out[tool] = figures
+        print(json.dumps({tool: figures}), file=sys.stderr)  # as it goes: a tree may be long
+    return out
 
 
 def timed(action: Callable[[], object]) -> float:
@@ -156,7 +231,24 @@ def main() -> None:
     )
     parser.add_argument("--query", default="compress a file", help="what `atip search` looks for")
     parser.add_argument("--json", action="store_true", help="print figures as JSON")
+    parser.add_argument("--tools", help="comma-separated tools: atip gen alone (see above)")
     args = parser.parse_args()
+    if args.tools:
+        here = {"after": Path(__file__).resolve().parent.parent / "src"}
+        trees = {"before": args.base.resolve(), **here} if args.base else here
+        env = {k: v for k, v in os.environ.items() if not k.startswith("ATIP_")}
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        with tempfile.TemporaryDirectory(prefix="atip-bench-") as tmp:
+            env.update(
+                XDG_DATA_HOME=str(Path(tmp) / "data"),
+                XDG_CACHE_HOME=str(Path(tmp) / "cache"),
+                XDG_CONFIG_HOME=str(Path(tmp) / "config"),
+                PYTHONPYCACHEPREFIX=str(Path(tmp) / "pycache"),
+            )
+            figures = gen_only(args.tools.split(","), trees, args.runs, env)
+        machine = {"cpu": cpu(), "cores": cores(), "python": sys.version.split()[0]}
+        print(json.dumps({"machine": machine, "load": os.getloadavg(), "tools": figures}, indent=2))
+        return
     home = registry_home(args.home.resolve())
     trees = {"after": Path(__file__).resolve().parent.parent / "src"}
     if args.base is not None:
