@@ -205,8 +205,8 @@ def infer(tool: str, mode: str, budget: float, depth: int = 2) -> tuple[Any, flo
     else:
         from atipkit.infer.coverage import file_hash, infer_shim
 
-        real = os.path.realpath(shutil.which(tool) or tool)
-        shim = infer_shim(real, tool, file_hash(real) or "")
+        found = os.path.abspath(shutil.which(tool) or tool)  # run by its name: multi-call
+        shim = infer_shim(found, tool, file_hash(os.path.realpath(found)) or "")
     return shim, time.monotonic() - start
 
 

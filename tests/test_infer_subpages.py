@@ -395,6 +395,54 @@ def test_a_names_document_of_no_binary_is_left_out():
     assert for_name(same, "mv", origins).name == "multi"  # neither names one: not the same
 
 
+MULTI_CALL = """#!/bin/sh
+[ "$1" = --agent ] && exit 1
+case "$(basename "$0")" in
+  pack) printf 'Usage: pack [OPTIONS] COMMAND\\n\\nCommands:\\n'
+        printf '  build  Compile it\\n  test   Run the tests\\n' ;;
+  *) printf 'Usage: hub [OPTIONS] COMMAND\\n\\nCommands:\\n'
+     printf '  toolchain  Manage toolchains\\n  default    Set the default\\n' ;;
+esac
+"""
+
+
+def test_a_name_of_a_multi_call_binary_is_asked_as_that_name(tmp_path, env):
+    """rustup's `cargo` is a link to rustup, which answers as the name it is run by: a
+    tool `atip show --infer` infers (`resolve_tool`) is run by the path it was found by,
+    not by its real file, whose help is another program's."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    hub = bin_dir / "hub"
+    hub.write_text(MULTI_CALL)
+    hub.chmod(0o755)
+    (bin_dir / "pack").symlink_to("hub")
+    inferred = infer_shim(str(bin_dir / "pack"), "pack", sha256_file(hub))
+    assert sorted(c for c in inferred.commands if c) == ["build", "test"]
+    assert inferred.binary is not None
+    assert inferred.binary.hash == sha256_file(hub)
+    resolved = resolve_tool(str(bin_dir / "pack"), allow_inferred=True).tool
+    assert sorted(c for c in resolved.commands if c) == ["build", "test"]
+    own = infer_shim(str(hub), "hub", sha256_file(hub))
+    assert sorted(c for c in own.commands if c) == ["default", "toolchain"]
+
+
+def test_a_sweep_asks_each_name_of_a_binary_without_a_page_by_that_name(tmp_path, env):
+    """No page says what `hub` is, so its help alone does, and `pack`, a link to it,
+    answers otherwise when run as `pack`: the sweep records each its own document."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    hub = bin_dir / "hub"
+    hub.write_text(MULTI_CALL)
+    hub.chmod(0o755)
+    (bin_dir / "pack").symlink_to("hub")
+    (bin_dir / "hub2").symlink_to("hub")  # answers as hub does: no document of its own
+    scan([str(bin_dir)], infer=True)
+    commands = {n: sorted(c for c in resolve_tool(n).tool.commands if c) for n in ("hub", "pack")}
+    assert commands == {"hub": ["default", "toolchain"], "pack": ["build", "test"]}
+    (shim,) = (tmp_path / "data" / "agent-tools" / "shims" / "sha256").iterdir()
+    assert set(json.loads(shim.read_text())["_names"]) == {"pack"}
+
+
 def test_a_binary_is_known_by_its_own_file_name_not_by_a_link_to_it(tmp_path, env):
     """`halt` links to `systemctl`: the binary is systemctl's, halt one of its names."""
     real_dir, link_dir = tmp_path / "bin", tmp_path / "sbin"

@@ -143,7 +143,9 @@ def resolve_tool(
 
         # as `atip scan --infer` infers it: the shim a binary gets does not depend on
         # which command inferred it first (a stored shim is never inferred again)
-        base, source = infer_shim(real, tool_name, hash_), "inferred"
+        # run by the path it was found by: a multi-call binary answers as that name
+        launch = os.path.abspath(executable or real)
+        base, source = infer_shim(launch, tool_name, hash_), "inferred"
         path = registry.shim_path(hash_)
         write_atomic(path, dumps(base))
         origins["metadata"] = f"inferred:{path}"

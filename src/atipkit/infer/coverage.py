@@ -516,7 +516,9 @@ class _Runner:
         of its own is inferred as a tool of its own (its page first, else asked by its
         own name: a multi-call binary answers as the name it is run by); a name the same
         page documents on its own NAME line (`bzcat - decompresses files to stdout`) is
-        the first's document with that description. Invalid documents are left out. The
+        the first's document with that description. When the binary has no page, a name
+        without one is asked by its own name too, and kept where it answers otherwise
+        (rustup's `cargo`, `rustc`: decision 608). Invalid documents are left out. The
         names' pages are rendered together (`read_man_files`), not one run of groff
         each."""
         from atipkit.infer.generate import as_named
@@ -532,6 +534,16 @@ class _Runner:
         paged = [(n, p, d, f) for n, p, d, f in found if f is not None]
         read = read_man_files([(f, n) for n, _, _, f in paged], timeout=RENDER_TIMEOUT)
         named: dict[str, Any] = {}
+        if first.page is None:  # its help alone said what it is: each name may say otherwise
+            for name, path, denied, its_page in found:
+                if its_page is not None or denied:
+                    continue
+                if self.deadline - time.monotonic() < MIN_START:
+                    break
+                own = _Attempt(self.pages, path, name, tool.binary.hash, self.deadline, None)
+                variant = own.from_help()
+                if _answers_otherwise(variant, tool) and validate(dumps(variant)).ok:
+                    named[name] = to_dict(variant)
         for (name, path, denied, _), page in zip(paged, read, strict=True):
             if self.deadline - time.monotonic() < MIN_START:
                 break
@@ -569,6 +581,14 @@ class _Runner:
         return CoverageOutcome(
             kind=kind, hash=tool.binary.hash, source="inferred", version=tool.version, cut=cut
         )
+
+
+def _answers_otherwise(variant: Tool, first: Tool) -> bool:
+    """Whether a name's own answer says something other than the first name's: another
+    description (its own name aside) or other commands (`python` beside `python3.11`
+    says the same)."""
+    described = variant.description.replace(variant.name, first.name)
+    return described != first.description or set(variant.commands) != set(first.commands)
 
 
 def _not_ours(path: Path) -> str | None:
