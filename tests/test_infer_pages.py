@@ -767,3 +767,131 @@ def test_a_command_with_an_optional_prefix_or_an_operands_alternatives_is_read(
     assert set(commands) == {"show", "extract", "nextract"}
     plain = TABLE_PAGE.replace(r".B remove \fINAME\fR", r".B remove all")
     assert set(_commands(_page(tmp_path, "tool", plain))) == {"add"}
+
+
+SECTION_PAGE = r""".TH PROF 1
+.SH NAME
+prof \- profile data tool
+.SH SYNOPSIS
+\fBprof\fP \fIcommand\fP [\fIargs...\fP]
+.SH COMMANDS
+.IP \(bu 2
+\fImerge\fP
+.IP \(bu 2
+\fIshow\fP
+.SH MERGE
+.SS SYNOPSIS
+\fBprof merge\fP [\fIoptions\fP] [\fIfilename...\fP]
+.SS DESCRIPTION
+\fBprof merge\fP merges profile data files.
+.SS OPTIONS
+.TP
+.B \-\-output=<output>, \-o
+Specify the output file name.
+.SH SHOW
+.SS SYNOPSIS
+\fBprof show\fP [\fIoptions\fP] [\fIfilename\fP]
+.SS DESCRIPTION
+\fBprof show\fP displays a profile data file.
+.SS OPTIONS
+.TP
+.B \-\-counts
+Show the counts.
+.SH EXIT STATUS
+Zero on success.
+"""
+
+
+def test_a_section_of_its_own_per_command_is_that_commands(tmp_path: Path):
+    """llvm-profdata(1) lists its commands as bullets and documents each in a section of
+    its own (MERGE, SHOW) with a SYNOPSIS `llvm-profdata merge ...` and an OPTIONS
+    sub-section: the commands are read from those synopses, and the options are theirs,
+    not the program's (decision 609)."""
+    parsed = _page(tmp_path, "prof", SECTION_PAGE)
+    commands = {c.name: c for c in parsed.commands}
+    assert set(commands) == {"merge", "show"}
+    assert parsed.options == []
+    assert [o.flags for o in commands["merge"].options] == [["--output", "-o"]]
+    assert [o.flags for o in commands["show"].options] == [["--counts"]]
+    assert commands["show"].description.endswith("displays a profile data file.")
+
+
+SUBSECTION_PAGE = r""".TH ENLIST 1
+.SH NAME
+enlist \- manage large repositories
+.SH SYNOPSIS
+.B enlist clone
+[\-\-branch \fIname\fR] \fIurl\fR
+.br
+.B enlist list
+.SH OPTIONS
+.TP
+.B \-C \fIdirectory\fR
+Change the working directory first.
+.SH COMMANDS
+.SS Clone
+.TP
+.B clone [<options>] <url>
+Clone the repository.
+.TP
+.B \-b <name>, \-\-branch <name>
+Check out this branch.
+.SS List
+.TP
+.B list
+List the enlistments.
+"""
+
+
+def test_options_in_a_sub_section_of_one_command_are_that_commands(tmp_path: Path):
+    """scalar(1) gives each command a sub-section of COMMANDS ("Clone") and sets clone's
+    `--branch` there at the command tag's own indent, below it: clone's option, not the
+    program's (decision 610)."""
+    parsed = _page(tmp_path, "enlist", SUBSECTION_PAGE)
+    commands = {c.name: c for c in parsed.commands}
+    assert set(commands) == {"clone", "list"}
+    assert [o.flags for o in parsed.options] == [["-C"]]
+    assert [o.flags for o in commands["clone"].options] == [["-b", "--branch"]]
+
+
+KEYWORD_PAGE = r""".TH PROFNG 1
+.SH NAME
+profng \- the driver of a tool suite
+.SH SYNOPSIS
+.B profng
+[\fIOPTION(S)\fR] \fICOMMAND\fR [\fIKEYWORD\fR] [\fIARGUMENTS\fR]
+.SH OPTIONS
+.TP
+.B \-\-check
+verify the environment.
+.SH COMMANDS
+The following combination of commands and keywords are supported:
+.PP
+Collect performance data
+.TP
+.B profng collect app
+collect application performance data.
+.PP
+Display the performance results
+.TP
+.B profng display text
+display the performance data in ASCII format.
+.TP
+.B profng display html
+generate an HTML file.
+.TP
+.B profng archive
+include binaries in an experiment directory.
+.SH ENVIRONMENT
+.TP
+.B PROFNG_MAX_DEPTH
+set the depth of the call stack.
+"""
+
+
+def test_a_command_and_its_keyword_after_the_programs_name_are_a_path(tmp_path: Path):
+    """gprofng(1) lists `gprofng collect app`, `gprofng display text`: a command and a
+    command below it, after the program's name — not a sentence (decision 611)."""
+    parsed = _page(tmp_path, "profng", KEYWORD_PAGE)
+    children = {c.name: c.commands for c in parsed.commands}
+    assert children == {"collect": ["app"], "display": ["text", "html"], "archive": []}

@@ -149,10 +149,14 @@ def read_page(text: str, name: str) -> ParsedHelp | None:
     listed = synopsis.commands(forms, program, _replaceable(lines, blocks))
     if listed or synopsis.takes_command(forms, program):
         place = synopsis.slot(forms, program)
-        listing = _commands(lines, blocks, entries, listed, place, program)[:MAX_COMMANDS]
+        listing = _commands(lines, blocks, entries, listed, place, program)
+        listing = _with_sections(listing, _section_commands(lines, blocks, program))
+        listing = listing[:MAX_COMMANDS]
         help_.commands = [command for _, command in listing]
         help_.programs = _programs(blocks, entries, place, program)
         below = synopsis.children(forms, program)
+        for parent, names in _tag_children(blocks, entries, place, program).items():
+            below[parent] = [*below.get(parent, []), *names]
         for parent, names in _heading_children(blocks, program).items():
             below[parent] = [*below.get(parent, []), *names]
         for command in help_.commands:
@@ -577,9 +581,15 @@ def _commands(
         parsed = _command_tag(entry.tag, program, _italic(lines, entry.line, entry.last + 1))
         if parsed is not None:
             candidates.append((entry, *parsed))
+    chosen = _listed(lines, blocks, candidates, named, listed)
+    alone = Counter(e.block for e, _, _ in chosen)
     found += [
-        (e.line, _held(lines, blocks[e.block], e), ParsedCommand(n, *_spilled(e.description, a)))
-        for e, names, a in _listed(lines, blocks, candidates, named, listed)
+        (
+            e.line,
+            _entry_lines(lines, blocks, e, alone),
+            ParsedCommand(n, *_spilled(e.description, a)),
+        )
+        for e, names, a in chosen
         for n in names
     ]
     out: dict[str, tuple[range, ParsedCommand]] = {}
@@ -589,6 +599,58 @@ def _commands(
     for name, args in listed.items():
         out.setdefault(name, (range(0), ParsedCommand(name, "", args)))
     return list(out.values())
+
+
+def _section_commands(
+    lines: list[_Line], blocks: list[_Block], program: list[str]
+) -> list[tuple[range, ParsedCommand]]:
+    """The commands documented each in a section of its own, which has its own SYNOPSIS
+    sub-section naming `PROGRAM COMMAND ...` (llvm-profdata(1): MERGE, SHOW, OVERLAP,
+    listed as bullets under COMMANDS): the command, its description the first paragraph
+    of the section's DESCRIPTION, and the whole section its entry (its OPTIONS are the
+    command's, not the program's)."""
+    out: list[tuple[range, ParsedCommand]] = []
+    for block in blocks:
+        if block.sub.upper() != "SYNOPSIS" or _NO_COMMANDS_HEADING.search(block.title):
+            continue
+        first = next((lines[i].text for i in range(block.start, block.end) if lines[i].text), "")
+        words = first.split()
+        if words[: len(program)] != program or len(words) <= len(program):
+            continue
+        name = words[len(program)]
+        if name.startswith("-") or not synopsis.is_name(name):
+            continue
+        section = [b for b in blocks if b.title == block.title]
+        said = next(
+            (
+                _description(lines, b, b.start, _base_indent(lines, b) - 1, "")
+                for b in section
+                if b.sub.upper() == "DESCRIPTION"
+            ),
+            "",
+        )
+        span = range(min(b.start for b in section), max(b.end for b in section))
+        out.append((span, ParsedCommand(name, said)))
+    return out
+
+
+def _with_sections(
+    listing: list[tuple[range, ParsedCommand]], sections: list[tuple[range, ParsedCommand]]
+) -> list[tuple[range, ParsedCommand]]:
+    """`listing` with the commands of `sections`: a command listed already takes the
+    section's lines as its entry's, and its description where it had none."""
+    by_name = {command.name: index for index, (_, command) in enumerate(listing)}
+    out = list(listing)
+    for span, command in sections:
+        index = by_name.get(command.name)
+        if index is None:
+            by_name[command.name] = len(out)
+            out.append((span, command))
+            continue
+        known = out[index][1]
+        known.description = known.description or command.description
+        out[index] = (span, known)
+    return out
 
 
 def _programs(
@@ -607,6 +669,18 @@ def _programs(
         if _names_commands(blocks[entry.block], slot) and ref.group("name") not in out:
             out.append(ref.group("name"))
     return out
+
+
+def _entry_lines(
+    lines: list[_Line], blocks: list[_Block], entry: _Entry, listed: Counter[int]
+) -> range:
+    """The lines a command's entry holds: what is set deeper than its tag (`_held`), or
+    the rest of its sub-section when it is the one command there (scalar(1)'s "Clone"
+    sets clone's `--branch` at the tag's own indent, below it)."""
+    block = blocks[entry.block]
+    if block.sub and listed[entry.block] == 1:
+        return range(entry.last + 1, block.end)
+    return _held(lines, block, entry)
 
 
 def _held(lines: list[_Line], block: _Block, entry: _Entry) -> range:
@@ -725,6 +799,26 @@ def _heading_children(blocks: list[_Block], program: list[str]) -> dict[str, lis
     return out
 
 
+def _tag_children(
+    blocks: list[_Block], entries: list[_Entry], slot: str | None, program: list[str]
+) -> dict[str, list[str]]:
+    """The commands a section of commands names below a command in its tags: gprofng(1)'s
+    `gprofng collect app`, `gprofng display text` (collect: app; display: text), the
+    program's words, then two names, nothing else."""
+    out: dict[str, list[str]] = {}
+    for entry in entries:
+        words = entry.tag.split()
+        if words[: len(program)] != program or len(words) != len(program) + 2:
+            continue
+        if not _names_commands(blocks[entry.block], slot):
+            continue
+        parent, child = words[len(program) :]
+        if synopsis.is_name(parent) and synopsis.is_name(child) and len(child) > 1:
+            names = out.setdefault(parent, [])
+            names += [child] if child not in names else []
+    return out
+
+
 def _base_indent(lines: list[_Line], block: _Block) -> int:
     return min((lines[i].indent for i in range(block.start, block.end) if lines[i].text), default=0)
 
@@ -750,6 +844,8 @@ def _command_tag(tag: str, program: list[str], italic: set[str]) -> tuple[list[s
         words = term.split()
         if words[: len(program)] == program:
             words = words[len(program) :]
+            if len(words) == 2 and all(synopsis.is_name(w) and w not in italic for w in words):
+                words = words[:1]  # `gprofng collect app`: a command and a child of it
         if not words:
             return None
         args = " ".join(words[1:])
