@@ -806,7 +806,7 @@ def test_a_section_of_its_own_per_command_is_that_commands(tmp_path: Path):
     """llvm-profdata(1) lists its commands as bullets and documents each in a section of
     its own (MERGE, SHOW) with a SYNOPSIS `llvm-profdata merge ...` and an OPTIONS
     sub-section: the commands are read from those synopses, and the options are theirs,
-    not the program's (decision 609)."""
+    not the program's (decision 610)."""
     parsed = _page(tmp_path, "prof", SECTION_PAGE)
     commands = {c.name: c for c in parsed.commands}
     assert set(commands) == {"merge", "show"}
@@ -846,7 +846,7 @@ List the enlistments.
 def test_options_in_a_sub_section_of_one_command_are_that_commands(tmp_path: Path):
     """scalar(1) gives each command a sub-section of COMMANDS ("Clone") and sets clone's
     `--branch` there at the command tag's own indent, below it: clone's option, not the
-    program's (decision 610)."""
+    program's (decision 611)."""
     parsed = _page(tmp_path, "enlist", SUBSECTION_PAGE)
     commands = {c.name: c for c in parsed.commands}
     assert set(commands) == {"clone", "list"}
@@ -891,7 +891,7 @@ set the depth of the call stack.
 
 def test_a_command_and_its_keyword_after_the_programs_name_are_a_path(tmp_path: Path):
     """gprofng(1) lists `gprofng collect app`, `gprofng display text`: a command and a
-    command below it, after the program's name — not a sentence (decision 611)."""
+    command below it, after the program's name — not a sentence (decision 612)."""
     parsed = _page(tmp_path, "profng", KEYWORD_PAGE)
     children = {c.name: c.commands for c in parsed.commands}
     assert children == {"collect": ["app"], "display": ["text", "html"], "archive": []}

@@ -518,7 +518,7 @@ class _Runner:
         page documents on its own NAME line (`bzcat - decompresses files to stdout`) is
         the first's document with that description. When the binary has no page, a name
         without one is asked by its own name too, and kept where it answers otherwise
-        (rustup's `cargo`, `rustc`: decision 608). Invalid documents are left out. The
+        (rustup's `cargo`, `rustc`: decision 609). Invalid documents are left out. The
         names' pages are rendered together (`read_man_files`), not one run of groff
         each."""
         from atipkit.infer.generate import as_named
