@@ -895,3 +895,28 @@ def test_a_command_and_its_keyword_after_the_programs_name_are_a_path(tmp_path: 
     parsed = _page(tmp_path, "profng", KEYWORD_PAGE)
     children = {c.name: c.commands for c in parsed.commands}
     assert children == {"collect": ["app"], "display": ["text", "html"], "archive": []}
+
+
+def test_many_sections_of_their_own_are_read_in_time_linear_in_their_number():
+    """4 000 sections, each with a SYNOPSIS naming a command and an option, under three
+    titles repeated: each section is its own command's, read once (decision 610)."""
+    from atipkit.infer.pagetext import read_page
+
+    def page(count: int) -> str:
+        head = "NAME\n       prog - x\n\nSYNOPSIS\n       prog command [args]\n\n"
+        return head + "".join(
+            f"SEC{i % 3}\n   SYNOPSIS\n       prog cmd{i} [options]\n   DESCRIPTION\n"
+            f"       does {i}.\n   OPTIONS\n       --opt{i}\n              an option.\n\n"
+            for i in range(count)
+        )
+
+    start = time.perf_counter()
+    parsed = read_page(page(4000), "prog")
+    seconds = time.perf_counter() - start
+    assert parsed is not None
+    assert len(parsed.commands) == MAX_COMMANDS
+    assert [o.flags for o in parsed.commands[0].options] == [["--opt0"]]
+    start = time.perf_counter()
+    read_page(page(2000), "prog")
+    assert seconds < 20
+    assert seconds < 4 * (time.perf_counter() - start) + 1

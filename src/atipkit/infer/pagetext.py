@@ -610,8 +610,14 @@ def _section_commands(
     of the section's DESCRIPTION, and the whole section its entry (its OPTIONS are the
     command's, not the program's)."""
     out: list[tuple[range, ParsedCommand]] = []
+    sections: list[list[_Block]] = []  # a heading at column 0 and its sub-sections
     for block in blocks:
-        if block.sub.upper() != "SYNOPSIS" or _NO_COMMANDS_HEADING.search(block.title):
+        if not sections or block.title != sections[-1][0].title or lines[block.head].indent == 0:
+            sections.append([])
+        sections[-1].append(block)
+    for section in sections:
+        block = next((b for b in section if b.sub.upper() == "SYNOPSIS"), None)
+        if block is None or _NO_COMMANDS_HEADING.search(block.title):
             continue
         first = next((lines[i].text for i in range(block.start, block.end) if lines[i].text), "")
         words = first.split()
@@ -620,18 +626,22 @@ def _section_commands(
         name = words[len(program)]
         if name.startswith("-") or not synopsis.is_name(name):
             continue
-        section = [b for b in blocks if b.title == block.title]
-        said = next(
-            (
-                _description(lines, b, b.start, _base_indent(lines, b) - 1, "")
-                for b in section
-                if b.sub.upper() == "DESCRIPTION"
-            ),
-            "",
-        )
-        span = range(min(b.start for b in section), max(b.end for b in section))
+        span, said = _section_entry(lines, section)
         out.append((span, ParsedCommand(name, said)))
     return out
+
+
+def _section_entry(lines: list[_Line], section: list[_Block]) -> tuple[range, str]:
+    """The lines of a section (its blocks), and the first paragraph of its DESCRIPTION."""
+    said = next(
+        (
+            _description(lines, b, b.start, _base_indent(lines, b) - 1, "")
+            for b in section
+            if b.sub.upper() == "DESCRIPTION"
+        ),
+        "",
+    )
+    return range(min(b.start for b in section), max(b.end for b in section)), said
 
 
 def _with_sections(
