@@ -541,9 +541,9 @@ class _Runner:
                 if self.deadline - time.monotonic() < MIN_START:
                     break
                 own = _Attempt(self.pages, path, name, tool.binary.hash, self.deadline, None)
-                variant = own.from_help()
-                if _answers_otherwise(variant, tool) and validate(dumps(variant)).ok:
-                    named[name] = to_dict(variant)
+                answer = own.from_help()
+                if _answers_otherwise(answer, tool) and validate(dumps(answer)).ok:
+                    named[name] = to_dict(answer)
         for (name, path, denied, _), page in zip(paged, read, strict=True):
             if self.deadline - time.monotonic() < MIN_START:
                 break

@@ -616,10 +616,10 @@ def _section_commands(
             sections.append([])
         sections[-1].append(block)
     for section in sections:
-        block = next((b for b in section if b.sub.upper() == "SYNOPSIS"), None)
-        if block is None or _NO_COMMANDS_HEADING.search(block.title):
+        own = next((b for b in section if b.sub.upper() == "SYNOPSIS"), None)
+        if own is None or _NO_COMMANDS_HEADING.search(own.title):
             continue
-        first = next((lines[i].text for i in range(block.start, block.end) if lines[i].text), "")
+        first = next((lines[i].text for i in range(own.start, own.end) if lines[i].text), "")
         words = first.split()
         if words[: len(program)] != program or len(words) <= len(program):
             continue
