@@ -102,10 +102,9 @@ def infer(tool: str, mode: str) -> Any:
 
     found = shutil.which(tool)
     assert found is not None
-    real = os.path.realpath(found)
-    hash_ = file_hash(real)
+    hash_ = file_hash(os.path.realpath(found))
     assert hash_ is not None
-    return infer_shim(real, tool, hash_)
+    return infer_shim(os.path.abspath(found), tool, hash_)  # by its name: multi-call
 
 
 def predict(shim: Any, command: list[str]) -> tuple[str, bool]:
