@@ -231,3 +231,32 @@ def test_text_holding_a_lone_surrogate_is_malformed_json_not_a_unicode_error():
         atipkit.loads('{"name": "\ud800"}')
     with pytest.raises(atipkit.MalformedJSON, match="half a UTF-16 surrogate pair"):
         atipkit.loads('{"name": "\\ud800"}')
+
+
+def test_every_command_walked_is_found_by_its_path_even_under_a_root_with_children():
+    """A root command (`""`) with subcommands is invalid (`command.root-has-subcommands`)
+    but is read, and its children are walked at its parent's level; `get_command` finds
+    them there, so an export of such a document answers instead of crashing (exit 70:
+    found by the ATDF fuzz test)."""
+    doc = minimal()
+    doc["commands"] = {
+        "issue": {"description": "Issues", "commands": {"list": {"description": "List"}}},
+        "": {
+            "description": "The root, wrongly a group",
+            "commands": {
+                "create": {"description": "Create"},
+                "": {"description": "Deeper", "commands": {"merge": {"description": "Merge"}}},
+            },
+        },
+    }
+    tool = atipkit.loads(json.dumps(doc))
+    walked = list(atipkit.iter_commands(tool))
+    assert {path for path, _ in walked} >= {("issue", "list"), ("create",), ("merge",)}
+    paths = [path for path, _ in walked]
+    for path, command in walked:  # `()` is both roots' path: the outer one is found
+        assert atipkit.get_command(tool, path) is command or paths.count(path) > 1
+    with pytest.raises(KeyError):
+        atipkit.get_command(tool, ("merge", "create"))
+    from atipkit.interop.atdf import export_atdf
+
+    assert {d["tool_id"] for d in export_atdf(tool)} >= {"t_create", "t_merge"}

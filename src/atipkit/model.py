@@ -432,11 +432,23 @@ def get_command(tool: Tool, path: CommandPath | str) -> Command:
     node: Mapping[str, Command] = tool.commands
     command: Command | None = None
     for depth, word in enumerate(words):
-        command = node.get(word)
+        command = _child(node, word)
         if command is None:
             raise KeyError(f"no command {' '.join(words[: depth + 1])!r}")
         node = command.commands
     assert command is not None
+    return command
+
+
+def _child(node: Mapping[str, Command], word: str) -> Command | None:
+    """The command `word` of `node`, looked for as `walk_commands` paths it: the children
+    of a root command (`""`), which a valid document never has (`command.root-has-
+    subcommands`), are at its parent's level, so every path walked is found."""
+    while (command := node.get(word)) is None:
+        root = node.get("")
+        if root is None or not root.commands:
+            return None
+        node = root.commands
     return command
 
 
