@@ -6,6 +6,8 @@ import pytest
 
 from tests.helpers import ATIP_VARIABLES, minimal
 
+pytest_plugins = ["tests.cputime"]
+
 
 @pytest.fixture
 def doc() -> dict[str, Any]:
