@@ -24,6 +24,7 @@ import subprocess
 import sys
 import threading
 import time
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -97,10 +98,34 @@ class Nginx:
     access_log: Path
 
     def requests(self) -> list[str]:
-        """The request lines served so far (`GET /path HTTP/1.1 200`), oldest first."""
-        if not self.access_log.exists():
-            return []
-        return [line.strip() for line in self.access_log.read_text().splitlines() if line.strip()]
+        """The request lines served so far (`GET /path HTTP/1.1 200`), oldest first.
+
+        nginx logs a request after sending its response, so a client can hold the answer
+        before the line is written. A request to the sync location first (logged to its
+        own file) settles that: the one worker handles events in turn, so once the sync
+        line is written, every request answered before it has been logged too."""
+        sync = self.access_log.with_name("sync.log")
+        seen = _lines(sync)
+        direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
+        with direct.open(f"{self.url}{SYNC_PATH}", timeout=30):
+            pass
+        deadline = time.monotonic() + 30
+        while _lines(sync) == seen:
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"nginx wrote no line to {sync} within 30 s")
+            time.sleep(0.01)
+        return [line.strip() for line in _read(self.access_log).splitlines() if line.strip()]
+
+
+SYNC_PATH = "/.atip-test-sync"
+
+
+def _read(path: Path) -> str:
+    return path.read_text() if path.exists() else ""
+
+
+def _lines(path: Path) -> int:
+    return _read(path).count("\n")
 
 
 NGINX_CONF = """
@@ -130,6 +155,7 @@ http {{
         listen 127.0.0.1:{port};
         root {root};
         location / {{ try_files $uri $uri/index.html =404; }}
+        location = {sync_path} {{ access_log {run}/sync.log lines; return 204; }}
         {extra}
     }}
 }}
@@ -169,6 +195,7 @@ def nginx(
             root=root,
             extra=extra,
             log_format=log_format,
+            sync_path=SYNC_PATH,
         )
     )
     log = run / "error.log"
