@@ -1,4 +1,4 @@
-"""Per-test CPU time: ``pytest --cpu-times=PATH`` writes one line per test and prints the
+"""Per-test CPU time: ``pytest --cpu-times=PATH`` writes one line per test as it ends and prints the
 top consumers by file and by test.
 
 Wall time on this shared two-core machine moves with the load; CPU time (the pytest
@@ -24,7 +24,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--cpu-times",
         metavar="PATH",
         default=None,
-        help="write each test's CPU seconds (own + reaped children) to PATH as TSV",
+        help="append each test's CPU seconds (own + reaped children) to PATH as it ends",
     )
 
 
@@ -36,6 +36,9 @@ def _cpu() -> float:
 
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_TIMES] = {}
+    path = config.getoption("--cpu-times")
+    if path:
+        Path(path).write_text("")
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -45,7 +48,9 @@ def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> 
         return
     start = _cpu()
     yield
-    item.config.stash[_TIMES][item.nodeid] = _cpu() - start
+    cpu = item.config.stash[_TIMES][item.nodeid] = _cpu() - start
+    with open(item.config.getoption("--cpu-times"), "a") as out:  # kept if the run is cut short
+        out.write(f"{cpu:.3f}\t{item.nodeid}\n")
 
 
 def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:  # type: ignore[no-untyped-def]
@@ -54,7 +59,6 @@ def pytest_terminal_summary(terminalreporter, config: pytest.Config) -> None:  #
     if not path or not times:
         return
     ranked = sorted(times.items(), key=lambda item: -item[1])
-    Path(path).write_text("".join(f"{cpu:.3f}\t{nodeid}\n" for nodeid, cpu in ranked))
     by_file: dict[str, float] = defaultdict(float)
     for nodeid, cpu in times.items():
         by_file[nodeid.split("::")[0]] += cpu
