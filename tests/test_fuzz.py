@@ -13,11 +13,10 @@ runner (`tests.helpers.atip`); its exit status must be one the command documents
 command does with what the SDK hands it) in-process, and a sample goes through the whole
 command against a real MCP server (streamable HTTP, in a thread of this process).
 
-Examples per command are fixed (1 270 in all) and the generation is derandomized, so CI
-runs the same inputs every time: more of the same inputs on every run buys nothing after
-the first, so the search for new failures is `ATIP_FUZZ_SCALE=10` (ten times as many,
-with a random seed each run). Every failure found has a plain test of its own next to
-the fix.
+Examples per command are fixed (5 000 and more in all) and the generation is derandomized,
+so CI runs the same inputs every time; `ATIP_FUZZ_SCALE=10` runs ten times as many, with a
+random seed each run, to look for new failures. Every failure found has a plain test of
+its own next to the fix.
 """
 
 from __future__ import annotations
@@ -358,20 +357,20 @@ def write(workdir: Path, name: str, raw: bytes) -> str:
 PROVIDERS = ["openai", "openai-responses", "anthropic", "gemini", "gemini-json-schema", "mcp"]
 
 
-@fuzz_settings(320)
+@fuzz_settings(1300)
 @given(raw=documents(ATIP_SEEDS))
 def test_validate_never_crashes(workdir, raw):
     run_clean("validate", write(workdir, "v.json", raw))
 
 
-@fuzz_settings(240)
+@fuzz_settings(1000)
 @given(raw=documents(ATIP_SEEDS), provider=st.sampled_from(PROVIDERS), strict=st.booleans())
 def test_compile_never_crashes(workdir, raw, provider, strict):
     path = write(workdir, "c.json", raw)
     run_clean("compile", path, "--provider", provider, "--strict" if strict else "--no-strict")
 
 
-@fuzz_settings(200)
+@fuzz_settings(800)
 @given(raw=documents(ATIP_SEEDS), enhanced=st.booleans())
 def test_export_atdf_and_its_import_never_crash(workdir, raw, enhanced):
     path = write(workdir, "e.json", raw)
@@ -381,20 +380,20 @@ def test_export_atdf_and_its_import_never_crash(workdir, raw, enhanced):
         run_clean("import", "atdf", write(workdir, "e.atdf.json", result.stdout.encode()))
 
 
-@fuzz_settings(200)
+@fuzz_settings(800)
 @given(raw=documents(ATDF_SEEDS), named=st.booleans())
 def test_import_atdf_never_crashes(workdir, raw, named):
     path = write(workdir, "a.atdf.json", raw)
     run_clean("import", "atdf", path, *(["--name", "fuzzed"] if named else []))
 
 
-@fuzz_settings(160)
+@fuzz_settings(700)
 @given(raw=documents(TDP_SEEDS))
 def test_import_tdp_never_crashes(workdir, raw):
     run_clean("import", "tdp", write(workdir, "m.json", raw))
 
 
-@fuzz_settings(125)
+@fuzz_settings(500)
 @given(tools=st.one_of(*[mutated(MCP_SEEDS)] * 9, JSON), info=JSON)
 def test_an_mcp_listing_is_described_or_refused_never_crashes(tools, info):
     """What `atip import mcp` does with a listing the SDK accepted (and more: values
