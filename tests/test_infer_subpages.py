@@ -406,16 +406,22 @@ esac
 """
 
 
-def test_a_name_of_a_multi_call_binary_is_asked_as_that_name(tmp_path, env):
-    """rustup's `cargo` is a link to rustup, which answers as the name it is run by: a
-    tool `atip show --infer` infers (`resolve_tool`) is run by the path it was found by,
-    not by its real file, whose help is another program's."""
+def _multi_call(tmp_path: Path) -> tuple[Path, Path]:
+    """A directory with `hub` (`MULTI_CALL`) and `pack`, a link to it."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     hub = bin_dir / "hub"
     hub.write_text(MULTI_CALL)
     hub.chmod(0o755)
     (bin_dir / "pack").symlink_to("hub")
+    return bin_dir, hub
+
+
+def test_a_name_of_a_multi_call_binary_is_asked_as_that_name(tmp_path, env):
+    """rustup's `cargo` is a link to rustup, which answers as the name it is run by: a
+    tool `atip show --infer` infers (`resolve_tool`) is run by the path it was found by,
+    not by its real file, whose help is another program's."""
+    bin_dir, hub = _multi_call(tmp_path)
     inferred = infer_shim(str(bin_dir / "pack"), "pack", sha256_file(hub))
     assert sorted(c for c in inferred.commands if c) == ["build", "test"]
     assert inferred.binary is not None
@@ -429,12 +435,7 @@ def test_a_name_of_a_multi_call_binary_is_asked_as_that_name(tmp_path, env):
 def test_a_sweep_asks_each_name_of_a_binary_without_a_page_by_that_name(tmp_path, env):
     """No page says what `hub` is, so its help alone does, and `pack`, a link to it,
     answers otherwise when run as `pack`: the sweep records each its own document."""
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    hub = bin_dir / "hub"
-    hub.write_text(MULTI_CALL)
-    hub.chmod(0o755)
-    (bin_dir / "pack").symlink_to("hub")
+    bin_dir, _hub = _multi_call(tmp_path)
     (bin_dir / "hub2").symlink_to("hub")  # answers as hub does: no document of its own
     scan([str(bin_dir)], infer=True)
     commands = {n: sorted(c for c in resolve_tool(n).tool.commands if c) for n in ("hub", "pack")}
