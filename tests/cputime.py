@@ -5,6 +5,8 @@ Wall time on this shared two-core machine moves with the load; CPU time (the pyt
 process plus the children it reaped, from ``getrusage``) moves far less, so it is the
 figure to cut the suite by. A module- or session-scoped fixture's cost lands on the first
 test that asks for it; a child still running when its test ends is counted when reaped.
+Under pytest-xdist the workers append to PATH and nothing is printed: `-n 0` for the
+summary.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ def _cpu() -> float:
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_TIMES] = {}
     path = config.getoption("--cpu-times")
-    if path:
+    if path and not hasattr(config, "workerinput"):  # once, not in each xdist worker
         Path(path).write_text("")
 
 
