@@ -373,6 +373,16 @@ def test_each_command_is_embedded_once_and_kept_beside_the_index(machine, monkey
         fresh, _ = machine_index()
         assert rerank.semantic(fresh).embedded == 3  # a damaged cache is embedded again
 
+    # written by something else, checksums right and made for this index, a command short:
+    # embedded again, not read as if its passages' rows were commands'
+    fresh, _ = machine_index()
+    state = rerank.semantic(fresh)
+    made = rerank._made(fresh.digest())
+    keys = [bytes(16)] * (len(fresh) - 1)
+    rerank._save(index_dir(), made, keys, [], state.vectors[: len(fresh) - 1].copy())
+    hostile, _ = machine_index()
+    assert rerank.semantic(hostile).embedded == len(hostile)
+
 
 @needs_model
 def test_atip_search_fused_and_bm25_as_processes(tmp_path):

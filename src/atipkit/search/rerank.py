@@ -241,7 +241,12 @@ def _vectors(index: Ranked) -> Semantic:
     directory = index.directory
     made = _made(index.digest())
     saved = _load(np, directory) if directory is not None else None
-    if saved is not None and made is not None and saved.made == made:  # a row a text
+    if (
+        saved is not None
+        and made is not None
+        and saved.made == made  # a row a text, one a command of this index
+        and len(saved.matrix) - len(saved.owners) == len(index)
+    ):
         return _state(np, len(index), saved.matrix, saved.owners, 0, start)
     commands = index.commands()
     texts = [command_text(entry) for entry in commands]
