@@ -219,7 +219,7 @@ def cover(
         copies[owner.hash] += target.others
     work = [t._replace(others=(*t.others, *copies.get(t.hash or "", ()))) for t in work]
     if work:
-        runner = _Runner(registry, deadline, refresh)
+        runner = _Runner(registry, deadline, refresh, jobs)
         done = 0
         lock = threading.Lock()
 
@@ -247,6 +247,7 @@ def cover(
             paged = sorted((t for t in work if t not in unpaged), key=runner.rank)
             for target, outcome in itertools.chain(first, pool.map(one, paged)):
                 outcomes[target.path] = outcome
+        runner.close()
 
     for target, owner in aliases:
         owned = outcomes[owner.path]
@@ -402,14 +403,23 @@ def _page_of(pages: ManPages, name: str, path: str) -> Path | None:
 class _Runner:
     """The inference of one target at a time, from several threads."""
 
-    def __init__(self, registry: LocalRegistry, deadline: float, refresh: bool) -> None:
+    def __init__(
+        self, registry: LocalRegistry, deadline: float, refresh: bool, jobs: int = 1
+    ) -> None:
         self.registry = registry
         self.deadline = deadline
         self.refresh = refresh
+        self._asking = ThreadPoolExecutor(max_workers=jobs, thread_name_prefix="atipkit-names")
+        """Where the names of a binary without a page are asked, `jobs` at once, beside
+        the sweep's own pool (decision 690)."""
         self._pages: ManPages | None = None
         self._lock = threading.Lock()
         self._read: dict[str, ManPage | None] = {}
         """The pages read ahead (`read_pages`), by the executable's real path."""
+
+    def close(self) -> None:
+        """Let the threads that ask names end (none is asking once the sweep is done)."""
+        self._asking.shutdown()
 
     @property
     def pages(self) -> ManPages:
@@ -535,15 +545,14 @@ class _Runner:
         read = read_man_files([(f, n) for n, _, _, f in paged], timeout=RENDER_TIMEOUT)
         named: dict[str, Any] = {}
         if first.page is None:  # its help alone said what it is: each name may say otherwise
-            for name, path, denied, its_page in found:
-                if its_page is not None or denied:
-                    continue
-                if self.deadline - time.monotonic() < MIN_START:
-                    break
-                own = _Attempt(self.pages, path, name, tool.binary.hash, self.deadline, None)
-                answer = own.from_help()
-                if _answers_otherwise(answer, tool) and validate(dumps(answer)).ok:
-                    named[name] = to_dict(answer)
+            asked = [(n, p) for n, p, d, its_page in found if its_page is None and not d]
+            for name, answer in zip(
+                (n for n, _ in asked),
+                self._asking.map(lambda n_p: self._ask(tool, *n_p), asked),
+                strict=True,
+            ):
+                if answer is not None:
+                    named[name] = answer
         for (name, path, denied, _), page in zip(paged, read, strict=True):
             if self.deadline - time.monotonic() < MIN_START:
                 break
@@ -562,6 +571,25 @@ class _Runner:
                 named[name] = to_dict(variant)
         if named:
             tool.extensions["_names"] = named
+
+    def _ask(self, tool: Tool, name: str, path: str) -> dict[str, Any] | None:
+        """The document of `tool`'s binary asked by its other name `name` (run as
+        `path`), where it answers otherwise; None where it does not, or when the sweep's
+        deadline is near. Each name is a tool of its own to ask (`pyenv`'s shims, one
+        script under 67 names here, run one after another took a sweep's last five
+        minutes alone): `_name` asks them at once (decision 690)."""
+        from atipkit.model import to_dict
+        from atipkit.validation import validate
+
+        assert tool.binary  # UNSET is falsy, never None
+        assert isinstance(tool.binary.hash, str)
+        if self.deadline - time.monotonic() < MIN_START:
+            return None
+        own = _Attempt(self.pages, path, name, tool.binary.hash, self.deadline, None)
+        answer = own.from_help()
+        if _answers_otherwise(answer, tool) and validate(dumps(answer)).ok:
+            return to_dict(answer)
+        return None
 
     def _store(self, tool: Tool, kind: OutcomeKind, cut: str | None) -> CoverageOutcome:
         """Validate the shim as `atip gen` does, then write it where `resolve_tool` looks:

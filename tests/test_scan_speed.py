@@ -1,0 +1,68 @@
+"""The whole-PATH sweep's own time (issue 20, decisions 690-699): what is asked of a
+multi-call binary's names runs at once, and what is read stays the same. Real
+programs, the real sandbox, the real `scan`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+
+import pytest
+
+from atipkit import scan
+from tests.test_scan_infer import isolate
+
+NAMES = ("one", "two", "three", "four")
+
+# run as `hub`, a program with two commands; as any other name, another that takes a
+# second to answer `--help` and logs when it starts and ends (nanoseconds)
+HUB = """#!/bin/sh
+[ "$1" = --agent ] && exit 1
+name=$(basename "$0")
+if [ "$name" != hub ] && [ "$1" = --help ]; then
+  echo "start $(date +%s%N)" >> {runs}/"$name"
+  sleep 1
+  echo "end $(date +%s%N)" >> {runs}/"$name"
+fi
+case "$name" in
+  hub) printf 'Usage: hub [OPTIONS] COMMAND\\n\\nCommands:\\n'
+       printf '  toolchain  Manage toolchains\\n  default    Set the default\\n' ;;
+  *) printf 'Usage: %s [OPTIONS] COMMAND\\n\\nCommands:\\n' "$name"
+     printf '  build  Compile it\\n  test   Run the tests\\n' ;;
+esac
+"""
+
+
+@pytest.fixture
+def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    return isolate(tmp_path, monkeypatch)
+
+
+def _spans(runs: Path, name: str) -> tuple[int, int]:
+    marks = dict(line.split() for line in (runs / name).read_text().splitlines())
+    return int(marks["start"]), int(marks["end"])
+
+
+def test_the_names_of_a_binary_without_a_page_are_asked_at_once(tmp_path, env):
+    """A binary without a page under five names: each other name is asked by its own
+    name (decision 609), and they are asked at once, not one after another (a pyenv
+    shim under 67 names took a sweep's last five minutes): their `--help` runs overlap.
+    What each answers is recorded as before."""
+    bin_dir, runs = tmp_path / "bin", tmp_path / "runs"
+    bin_dir.mkdir()
+    runs.mkdir()
+    hub = bin_dir / "hub"
+    hub.write_text(HUB.format(runs=runs))
+    hub.chmod(0o755)
+    for name in NAMES:
+        (bin_dir / name).symlink_to("hub")
+    scan([str(bin_dir)], infer=True, jobs=4)
+    spans = sorted(_spans(runs, name) for name in NAMES)
+    overlapping = sum(later[0] < earlier[1] for earlier, later in itertools.pairwise(spans))
+    assert overlapping >= 1, spans
+    (shim,) = (tmp_path / "data" / "agent-tools" / "shims" / "sha256").iterdir()
+    named = json.loads(shim.read_text())["_names"]
+    assert sorted(named) == sorted(NAMES)
+    assert all(sorted(c for c in named[n]["commands"] if c) == ["build", "test"] for n in NAMES)
