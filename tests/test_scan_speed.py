@@ -66,3 +66,42 @@ def test_the_names_of_a_binary_without_a_page_are_asked_at_once(tmp_path, env):
     named = json.loads(shim.read_text())["_names"]
     assert sorted(named) == sorted(NAMES)
     assert all(sorted(c for c in named[n]["commands"] if c) == ["build", "test"] for n in NAMES)
+
+
+# run as `odd`, another program; as any other name, the same one under that name
+PLAIN = """#!/bin/sh
+name=$(basename "$0")
+echo "$*" >> {runs}/"$name"
+[ "$1" = --agent ] && exit 1
+[ "$1" = --version ] && echo "frob 1.2.3" && exit 0
+case "$name" in
+  odd) printf 'Usage: odd [-q] FILE\\n\\nCount the odd bytes of a file.\\n\\n  -q  quiet\\n' ;;
+  *) printf 'Usage: %s [-v] FILE\\n\\nFrobnicate a file.\\n\\n  -v  verbose\\n' "$name" ;;
+esac
+"""
+
+
+def test_a_name_that_answers_as_the_first_is_not_asked_its_version(tmp_path, env):
+    """A binary without a page or commands: a name whose help says what the first's
+    says, its own name aside, gets no document of its own, so it is asked its help
+    only, not also its version (pyenv's 67 shims answer alike: a third of their runs).
+    A name that answers otherwise is asked as before, and keeps its own document."""
+    bin_dir, runs = tmp_path / "bin", tmp_path / "runs"
+    bin_dir.mkdir()
+    runs.mkdir()
+    frob = bin_dir / "frob"
+    frob.write_text(PLAIN.format(runs=runs))
+    frob.chmod(0o755)
+    for name in ("same", "odd"):
+        (bin_dir / name).symlink_to("frob")
+    scan([str(bin_dir)], infer=True)
+    asked = {n: (runs / n).read_text().split("\n") for n in ("frob", "same", "odd")}
+    assert "--version" in asked["frob"]
+    assert "--version" in asked["odd"]
+    assert "--help" in asked["same"]
+    assert "--version" not in asked["same"]
+    (shim,) = (tmp_path / "data" / "agent-tools" / "shims" / "sha256").iterdir()
+    named = json.loads(shim.read_text())["_names"]
+    assert set(named) == {"odd"}
+    assert named["odd"]["description"] == "Count the odd bytes of a file."
+    assert named["odd"]["version"] == "1.2.3"

@@ -60,6 +60,7 @@ from atipkit.trust.digest import sha256_file
 
 if TYPE_CHECKING:  # the readers of help and pages are imported where used: a plain
     # `atip scan` (which imports this module) reads neither
+    from atipkit.infer.generate import Asked
     from atipkit.infer.manpage import ManPage, ManPages
 
 TOOL_BUDGET = 5.0
@@ -367,10 +368,17 @@ class _Attempt:
         )
         return tool if whole or "" not in tool.commands else None
 
-    def from_help(self) -> Tool:
+    def ask(self) -> Asked | None:
+        """The tool's own help, flags only, asked as `from_help` asks it first (None:
+        denied); `from_help(asked)` goes on from there."""
+        from atipkit.infer.generate import ask_help
+
+        return ask_help(self.path, self.clock, name=self.name, help_word=False)
+
+    def from_help(self, asked: Asked | None = None) -> Tool:
         """The shim from the tool's help, flags only (never the word `help`), its pages
         merged in; the version the page names, if it names one (decision 163), not asked
-        again."""
+        again; nor the help, given it `asked`."""
         from atipkit.infer.generate import generate_shim
 
         return generate_shim(
@@ -384,6 +392,7 @@ class _Attempt:
             binary_hash=self.hash,
             subpages=self.subpages,
             version=self.page.version if self.page else None,
+            asked=asked,
         )
 
 
@@ -583,10 +592,24 @@ class _Runner:
 
         assert tool.binary  # UNSET is falsy, never None
         assert isinstance(tool.binary.hash, str)
+        from atipkit.infer.generate import described, has_subcommands
+
         if self.deadline - time.monotonic() < MIN_START:
             return None
         own = _Attempt(self.pages, path, name, tool.binary.hash, self.deadline, None)
-        answer = own.from_help()
+        asked = None
+        if own.subpages is None and set(tool.commands) == {""}:
+            # a help without commands makes a shim without them: one that also says
+            # what the first says, its own name aside, would not be kept, so its
+            # version is not asked (pyenv's shims, 67 names; decision 691)
+            asked = own.ask()
+            if (
+                asked is not None
+                and not has_subcommands(asked.root)
+                and described(name, asked.root).replace(name, tool.name) == tool.description
+            ):
+                return None
+        answer = own.from_help(asked)
         if _answers_otherwise(answer, tool) and validate(dumps(answer)).ok:
             return to_dict(answer)
         return None

@@ -19,7 +19,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, Literal, NamedTuple, TypeVar
 
 import msgspec
 
@@ -204,6 +204,7 @@ def generate_shim(
     binary_hash: str | None = None,
     subpages: SubPages | None = None,
     version: str | None = None,
+    asked: Asked | None = None,
 ) -> Tool:
     """An inferred shim for `executable` (a path or a name on PATH).
 
@@ -224,7 +225,8 @@ def generate_shim(
     `budget` is the wall-clock ceiling in seconds (a safety stop: the work itself is
     counted in steps, `Budget`), or a `Budget` (a sweep's, never past its deadline).
     `version`, when given (a sweep's: the one the page's header names, decision 163), is
-    not asked of the tool again."""
+    not asked of the tool again; nor its help, given `asked` (`ask_help`, on the same
+    `budget`)."""
     clock = budget if isinstance(budget, Budget) else Budget(budget)
     # run by the path given, links kept: a multi-call binary answers as the name it is
     # run by (`bzcat`, not `bzip2`); denied, hashed and named by the file it is
@@ -245,7 +247,7 @@ def generate_shim(
         # the tool is asked for its help: both wait on other processes (decision 617)
         found = _page_to_read(name, man_file or index, clock)
         rendering = _in_thread(_read_page, found, name, clock) if found is not None else None
-    root, form, _ = _best_help(launch, [], clock, env, help_word)
+    root, form = asked or _best_help(launch, [], clock, env, help_word)[:2]
     if form:
         sources.append(form)
     if rendering is not None:
@@ -466,7 +468,7 @@ def _shim(
     than `MOST_STEPS`: the same on any machine), `time` (the wall-clock ceiling: a tool
     that hangs or spins) or `deadline` (a sweep's)."""
     global_options = [_option(o) for o in root.options] if commands else []
-    description = _short(root.description) or f"{name} (inferred from its help text)"
+    description = described(name, root)
     default = _default_command(root, commands)
     if default is not None and "" not in commands:  # the bare invocation runs it
         bare = Command(description=description, effects=commands[default].effects)
@@ -521,6 +523,31 @@ def _default_command(root: ParsedHelp, commands: Mapping[str, Command]) -> str |
             if len(named) == 1:
                 return named.pop()
     return None
+
+
+class Asked(NamedTuple):
+    """A tool's own help, asked: the richest form's reading, and the form (`--help`)."""
+
+    root: ParsedHelp
+    form: str
+
+
+def ask_help(
+    executable: str, budget: Budget, *, name: str | None = None, help_word: bool = True
+) -> Asked | None:
+    """What `generate_shim(executable, budget=budget, name=name, man=False)` asks first,
+    the tool's own help, asked on `budget` as it would be; the rest may then follow (its
+    `asked`) or not. None for a denied tool: never run."""
+    launch = os.path.abspath(executable) if os.sep in executable else _which(executable)
+    name = name or os.path.basename(executable)
+    if name in (deny := configured()) or deny.denies(os.path.realpath(launch)):
+        return None
+    return Asked(*_best_help(launch, [], budget, None, help_word)[:2])
+
+
+def described(name: str, root: ParsedHelp) -> str:
+    """The description a shim made from the help `root` of `name` gives the tool."""
+    return _short(root.description) or f"{name} (inferred from its help text)"
 
 
 def _which(name: str) -> str:
