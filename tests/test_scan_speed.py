@@ -40,6 +40,28 @@ def env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
     return isolate(tmp_path, monkeypatch)
 
 
+def _sweep(tmp_path: Path, name: str, text: str, names: tuple[str, ...], jobs: int = 8) -> Path:
+    """`scan --infer` of a directory holding the script `text` (its `{runs}` the
+    directory each run may log to) as `name`, and links to it under `names`; the
+    directory of logs."""
+    bin_dir, runs = tmp_path / "bin", tmp_path / "runs"
+    bin_dir.mkdir()
+    runs.mkdir()
+    binary = bin_dir / name
+    binary.write_text(text.format(runs=runs))
+    binary.chmod(0o755)
+    for other in names:
+        (bin_dir / other).symlink_to(name)
+    scan([str(bin_dir)], infer=True, jobs=jobs)
+    return runs
+
+
+def _names(tmp_path: Path) -> dict[str, dict]:
+    """The documents of their own the one shim of the sweep gives the binary's names."""
+    (shim,) = (tmp_path / "data" / "agent-tools" / "shims" / "sha256").iterdir()
+    return json.loads(shim.read_text())["_names"]
+
+
 def _spans(runs: Path, name: str) -> tuple[int, int]:
     marks = dict(line.split() for line in (runs / name).read_text().splitlines())
     return int(marks["start"]), int(marks["end"])
@@ -50,20 +72,11 @@ def test_the_names_of_a_binary_without_a_page_are_asked_at_once(tmp_path, env):
     name (decision 609), and they are asked at once, not one after another (a pyenv
     shim under 67 names took a sweep's last five minutes): their `--help` runs overlap.
     What each answers is recorded as before."""
-    bin_dir, runs = tmp_path / "bin", tmp_path / "runs"
-    bin_dir.mkdir()
-    runs.mkdir()
-    hub = bin_dir / "hub"
-    hub.write_text(HUB.format(runs=runs))
-    hub.chmod(0o755)
-    for name in NAMES:
-        (bin_dir / name).symlink_to("hub")
-    scan([str(bin_dir)], infer=True, jobs=4)
+    runs = _sweep(tmp_path, "hub", HUB, NAMES, jobs=4)
     spans = sorted(_spans(runs, name) for name in NAMES)
     overlapping = sum(later[0] < earlier[1] for earlier, later in itertools.pairwise(spans))
     assert overlapping >= 1, spans
-    (shim,) = (tmp_path / "data" / "agent-tools" / "shims" / "sha256").iterdir()
-    named = json.loads(shim.read_text())["_names"]
+    named = _names(tmp_path)
     assert sorted(named) == sorted(NAMES)
     assert all(sorted(c for c in named[n]["commands"] if c) == ["build", "test"] for n in NAMES)
 
@@ -86,22 +99,13 @@ def test_a_name_that_answers_as_the_first_is_not_asked_its_version(tmp_path, env
     says, its own name aside, gets no document of its own, so it is asked its help
     only, not also its version (pyenv's 67 shims answer alike: a third of their runs).
     A name that answers otherwise is asked as before, and keeps its own document."""
-    bin_dir, runs = tmp_path / "bin", tmp_path / "runs"
-    bin_dir.mkdir()
-    runs.mkdir()
-    frob = bin_dir / "frob"
-    frob.write_text(PLAIN.format(runs=runs))
-    frob.chmod(0o755)
-    for name in ("same", "odd"):
-        (bin_dir / name).symlink_to("frob")
-    scan([str(bin_dir)], infer=True)
+    runs = _sweep(tmp_path, "frob", PLAIN, ("same", "odd"))
     asked = {n: (runs / n).read_text().split("\n") for n in ("frob", "same", "odd")}
     assert "--version" in asked["frob"]
     assert "--version" in asked["odd"]
     assert "--help" in asked["same"]
     assert "--version" not in asked["same"]
-    (shim,) = (tmp_path / "data" / "agent-tools" / "shims" / "sha256").iterdir()
-    named = json.loads(shim.read_text())["_names"]
+    named = _names(tmp_path)
     assert set(named) == {"odd"}
     assert named["odd"]["description"] == "Count the odd bytes of a file."
     assert named["odd"]["version"] == "1.2.3"
