@@ -1141,3 +1141,115 @@ def test_a_command_whose_run_the_budget_refused_claims_no_safety() -> None:
 
     assert effects(true, Budget(60, runs=0)) == {"save": "unknown", "rm": "destructive"}
     assert effects("", Budget(60, runs=0)) == {"save": "read-only", "rm": "destructive"}
+
+
+@pytest.mark.parametrize(
+    ("name", "purpose", "expected"),
+    [
+        ("buildid-list", "List the buildids in a perf.data file", "read-only"),
+        ("buildid-cache", "", "writes"),  # no later word looks: `build` may still lead
+        ("mkdir", "", "writes"),
+    ],
+)
+def test_a_name_that_looks_after_a_compound_noun_writes_nothing(
+    name: str, purpose: str, expected: str
+) -> None:
+    """Decision 671: perf's `buildid-list`, "List the buildids in a perf.data file", was
+    said to write: its first word starts with `build`, as `mkdir` starts with `mk`. A
+    first word that only starts with a verb of writing is a noun where a later word of
+    the name looks."""
+    assert kind(infer_effects(name, purpose)) == expected
+
+
+@pytest.mark.parametrize(
+    ("option", "expected"),
+    [
+        (
+            "Remove first N entries from source file path names in executables and add "
+            "PREFIX. This allows to display source code compiled on systems with different "
+            "prefixes.",
+            "read-only",
+        ),
+        ("Remove the entry from the file.", "destructive"),
+        ("Delete the files from the directory.", "destructive"),
+    ],
+)
+def test_a_removal_out_of_names_removes_no_stored_thing(option: str, expected: str) -> None:
+    """Decision 672: perf's `annotate`, `report` and `top` were said destructive for
+    `--prefix-strip`, "Remove first N entries from source file path names": the
+    entries are pieces of the names the phrase after `from` ends with, not stored
+    entries. Out of a file or a directory, a removal still destroys. And their purpose,
+    "Read perf.data (created by perf record) and display ...", was said to write: a
+    participle with its agent after it (`by`) says what something else did."""
+    effects = infer_effects(
+        "annotate",
+        "Read perf.data (created by perf record) and display annotated code",
+        [option],
+        flags=[["--prefix", "--prefix-strip"]],
+    )
+    assert kind(effects) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "operands", "expected"),
+    [
+        ("output", ["global-options", "output", "name"], "read-only"),
+        ("show", ["output"], "unknown"),  # another command's `output` is a destination
+    ],
+)
+def test_the_commands_own_name_in_its_usage_is_no_operand(
+    name: str, operands: list[str], expected: str
+) -> None:
+    """Decision 673: `terraform output`, "Show output values from your root module",
+    was unknown: its usage line, `terraform [global options] output [options] [NAME]`,
+    gave an operand `output` — the command's own name, read as where it writes. A
+    command's own name is no operand."""
+    effects = infer_effects(name, "Show output values from your root module", operands=operands)
+    assert kind(effects) == expected
+
+
+@pytest.mark.parametrize(
+    ("purpose", "operands", "prose", "expected"),
+    [
+        ("Retrieve diagnostics data on a reporter.", [], "", "read-only"),
+        ("Retrieve the archive keyring from a remote server.", [], "", "unknown"),
+        (
+            "Display the full path to an executable",
+            ["command"],
+            "Displays the full path to the executable that pyenv will invoke when you run "
+            "the given command.",
+            "read-only",
+        ),
+        ("Run an executable", ["command"], "Runs the given command.", "destructive"),
+    ],
+)
+def test_retrieving_reads_and_what_the_user_runs_is_no_run(
+    purpose: str, operands: list[str], prose: str, expected: str
+) -> None:
+    """Decision 674: devlink's `health diagnose`, "Retrieve diagnostics data on a
+    reporter", was unknown: `retrieve` looks, unless its clause names the network (a
+    fetch, no claim of safety). `pyenv which`, "Display the full path to an executable",
+    was unknown for its help's "... will invoke when you run the given command": what
+    the user runs, the command does not."""
+    effects = infer_effects("frob", purpose, operands=operands, prose=prose)
+    assert kind(effects) == expected
+
+
+@pytest.mark.parametrize(
+    ("purpose", "expected"),
+    [
+        ("Remove locally-stored credentials for a remote host", "destructive"),
+        ("Revoke the API token", "destructive"),
+        ("Rewrites all configuration files to a canonical format.", "destructive"),
+        ("Rewrite the output lines", "unknown"),
+    ],
+)
+def test_credentials_are_stored_and_rewriting_files_replaces_them(
+    purpose: str, expected: str
+) -> None:
+    """Decision 675: `terraform logout`, "Remove locally-stored credentials", was
+    unknown: credentials and tokens are stored things (rule 4 names tokens). `terraform
+    fmt`, "Rewrites all Terraform configuration files to a canonical format", was said
+    to write: rewriting stored files replaces what they held (rule 3's `sed -i`);
+    rewriting printed lines destroys nothing."""
+    assert kind(infer_effects("frob", purpose)) == expected

@@ -53,10 +53,11 @@ decoration filters" destroy nothing, the verbs that only ever act on data or pro
 ("any existing command is killed")."""
 _REMOVES = _words(
     "delete remove rm del drop clean cleanup clear discard unlink reset flush revoke replace "
-    "evict stop expire unregister deregister deinit vacuum"
+    "evict stop expire unregister deregister deinit vacuum rewrite"
 )
 """Verbs that destroy what they are applied to: destructive when that is something stored
-(`_STORED`) — "remove files", not "remove sections from each line"."""
+(`_STORED`) — "remove files", not "remove sections from each line"; "rewrites all
+configuration files" replaces what they held."""
 _OPTION_REMOVES = (_REMOVES | _words("erase destroy purge prune uninstall truncate")) - {"stop"}
 """The verbs of removal an option's description is read for, with a stored object ("clear
 the ring buffer"): not stopping or terminating ("stop reading commits", "terminate entries
@@ -72,7 +73,7 @@ _STORED = _words(
     "addresses rule rules tree trees worktree worktrees changes modifications content "
     "contents session sessions snapshot snapshots cache caches ref refs reference "
     "references object objects entry entries buffer buffers url urls note notes variable "
-    "variables"
+    "variables credential credentials token tokens"
 )
 _WRITES = _words(
     "write create make mkdir install copy cp move mv rename touch save edit update "
@@ -97,9 +98,11 @@ _READS = _words(
     "list show display print report query search find grep check verify validate test "
     "compare count view describe inspect dump concatenate output locate identify "
     "determine explain summarize calculate compute estimate watch monitor browse examine "
-    "lookup look read measure peek"
+    "lookup look read measure peek retrieve"
 )
-"""Verbs of commands that look: read-only when nothing says otherwise."""
+"""Verbs of commands that look: read-only when nothing says otherwise. `retrieve`, like
+the other verbs of fetching, forbids the claim where its clause names the network
+(`_from_network`): "Retrieve diagnostics data on a reporter" only reads."""
 _READ_NAMES = _READS | _words(
     "ls cat diff info status stat stats log logs help version which whoami blame shortlog get"
 )
@@ -158,6 +161,9 @@ _PRINTED = _words(
 stored thing ("merge lines of files", "convert tabs to spaces", "truncate text in the
 columns")."""
 """Words of an option that acts on what is shown, not on what is stored."""
+_NAMES_OR_TEXT = _PRINTED | _words("name names pathname pathnames output")
+"""What a removal may take its object out of that is no stored thing: "Remove first N
+entries from source file path names"."""
 _PASSIVE = _words("is are be been was were get gets")
 _NEGATIONS = _words("not never")
 _COORDINATES = _words("and or")
@@ -237,6 +243,8 @@ rather than kill(2)" kills nothing)."""
 _ONTO = _words("to into onto on")
 """Words before where a result goes: "to standard output", "on the standard output"."""
 _SUBJECTS = _words("utility command program tool")
+_PEOPLE = _words("you user users")
+"""Subjects that are the user, not the command: what they run, the command does not."""
 """What a page calls the command it describes: "The rev utility copies ..."."""
 _DEICTIC = _words("this the")
 _BREAKS = frozenset("()")
@@ -299,7 +307,9 @@ def infer_effects(
         _from_text(text, option=True) if not _overrides(spelled, text) else _Said()
         for text, spelled in zip(options, spellings, strict=False)
     ]
-    operands = [_operand(o) for o in operands]
+    # a usage line names the command itself among its words (`terraform [global options]
+    # output [options] [NAME]`): its own name is no operand, let alone a destination
+    operands = [o for o in map(_operand, operands) if o != name.lower()]
     # a command run by the command, named among its operands, in the rest of its purpose,
     # in its page's opening ("The logsave program will execute cmd_prog") or by what an
     # option does first ("-c: Execute a command-string in an environment ...")
@@ -631,10 +641,13 @@ def _runs(operands: Sequence[str]) -> bool:
 def _runs_in(text: str) -> bool:
     """Whether `text` says that a command is run: a verb of running with a command as its
     object ("Optionally execute a command for each device", "runs the given program",
-    "Execute a command-string in an environment ...")."""
+    "Execute a command-string in an environment ..."); not by the user ("the executable
+    that pyenv will invoke when you run the given command")."""
     words = [m.group() for m in _TOKEN.finditer(text.lower())]
     return any(
-        _lemma(word) & _RUNNERS and _stored_object(words, index, _STOPS, False, things=_RUN_OBJECTS)
+        _lemma(word) & _RUNNERS
+        and _stored_object(words, index, _STOPS, False, things=_RUN_OBJECTS)
+        and not (index and words[index - 1] in _PEOPLE)  # "when you run the given command"
         for index, word in enumerate(words)
     )
 
@@ -642,15 +655,20 @@ def _runs_in(text: str) -> bool:
 def _from_name(name: str) -> _Said:
     """A command's name is a verb (`list-units`, `reset-failed`, `rmi`, `autoremove`): its
     first word says what it does (`verify-tag` verifies), and a word that is or starts or
-    ends with a verb of destruction says that it destroys."""
+    ends with a verb of destruction says that it destroys. A first word that only starts
+    with a verb of writing (`mkdir`) is a noun where a later word looks (`buildid-list`
+    lists build ids: `build` is no verb of it)."""
     words = re.findall(r"[a-z]+", name.lower())
     if not words:
         return _Said()
     first = _lemma(words[0])
     asks = bool(first & _PREDICATES)  # `is-system-running` asks whether it runs
+    compound = _starts_with(words[0], _WRITES) and not any(
+        _lemma(word) & _READ_NAMES for word in words[1:]
+    )
     return _Said(
         destroys=not asks and any(_destroys(word) for word in words),
-        writes=bool(first & _WRITES) or _starts_with(words[0], _WRITES),
+        writes=bool(first & _WRITES) or compound,
         reads=bool(first & (_READ_NAMES | _PREDICATES)),
         network=any(_lemma(word) & _NETWORK for word in words),
     )
@@ -752,6 +770,8 @@ def _from_text(
             continue
         if word.endswith("ing") and _ends_clause(words, index):  # "(i.e. running)": a state
             continue
+        if _by_agent(words, index) and not forms & (removes | _DESTROYS | _REPLACES):
+            continue  # "perf.data (created by perf record)": what another made
         if (
             verb_seen
             and not option
@@ -778,7 +798,11 @@ def _from_text(
             continue
         if not option and forms & _REPLACES:
             destroys = True
-        elif forms & removes and _stored_object(words, index, _STOPS, stored_before[index]):
+        elif (
+            forms & removes
+            and _stored_object(words, index, _STOPS, stored_before[index])
+            and not _from_names(words, index)
+        ):
             destroys = destroys or not (option and shown[index])
         elif option and forms & _OPTION_WRITES and index < first:  # what it does, not prose
             writes = writes or (not bookkeeping and _writes_file(words, index))
@@ -810,6 +834,22 @@ def _on_printed(words: Sequence[str], verb: int) -> bool:
         if word in _STOPS or word in _CLAUSE or _is_stored(word) or word in _RUNS_WITH_ARGUMENTS:
             return False
     return False
+
+
+def _from_names(words: Sequence[str], verb: int) -> bool:
+    """Whether a verb of removal takes its object out of a name or a text, the head of
+    the phrase after `from` in its clause: "Remove first N entries from source file path
+    names in executables" (the entries are pieces of the names; not "remove the entry
+    from the file", "delete the files from the directory")."""
+    source = itertools.dropwhile(lambda w: w != "from", _after(words, verb))
+    if next(source, None) is None:
+        return False
+    head = ""
+    for word in source:
+        if word in _STOPS or word in _CLAUSE or word in _JOINS:
+            break
+        head = word
+    return head in _NAMES_OR_TEXT
 
 
 def _heads(words: Sequence[str], noun: int) -> bool:
@@ -989,6 +1029,13 @@ def _capitals(word: str) -> bool:
 def _adverb(word: str) -> bool:
     """`optionally`, `only`, `recursively`, `just`: not a verb (`apply`, `supply`)."""
     return word in _PLAIN_ADVERBS or (word.endswith("ly") and not _lemma(word) & _VERBS)
+
+
+def _by_agent(words: Sequence[str], index: int) -> bool:
+    """Whether a past participle names its agent after it ("perf.data (created by perf
+    record)", "files captured by the recorder"): it says what something else did to the
+    thing, not what the command does."""
+    return words[index].endswith("ed") and index + 1 < len(words) and words[index + 1] == "by"
 
 
 def _ends_clause(words: Sequence[str], index: int) -> bool:
