@@ -770,7 +770,11 @@ def _from_text(
             continue
         if word.endswith("ing") and _ends_clause(words, index):  # "(i.e. running)": a state
             continue
-        if _by_agent(words, index) and not forms & (removes | _DESTROYS | _REPLACES):
+        if (
+            word.endswith("ed")
+            and _by_agent(words, index)
+            and not forms & (removes | _DESTROYS | _REPLACES)
+        ):
             continue  # "perf.data (created by perf record)": what another made
         if (
             verb_seen
@@ -798,12 +802,9 @@ def _from_text(
             continue
         if not option and forms & _REPLACES:
             destroys = True
-        elif (
-            forms & removes
-            and _stored_object(words, index, _STOPS, stored_before[index])
-            and not _from_names(words, index)
-        ):
-            destroys = destroys or not (option and shown[index])
+        elif forms & removes and _stored_object(words, index, _STOPS, stored_before[index]):
+            if not destroys and not _from_names(words, index):
+                destroys = not (option and shown[index])
         elif option and forms & _OPTION_WRITES and index < first:  # what it does, not prose
             writes = writes or (not bookkeeping and _writes_file(words, index))
         elif not option and forms & _LOADS and _loads_file(words, index):
@@ -841,14 +842,13 @@ def _from_names(words: Sequence[str], verb: int) -> bool:
     the phrase after `from` in its clause: "Remove first N entries from source file path
     names in executables" (the entries are pieces of the names; not "remove the entry
     from the file", "delete the files from the directory")."""
-    source = itertools.dropwhile(lambda w: w != "from", _after(words, verb))
-    if next(source, None) is None:
-        return False
-    head = ""
-    for word in source:
-        if word in _STOPS or word in _CLAUSE or word in _JOINS:
+    source, head = False, ""
+    for word in _after(words, verb):  # its clause only: a hostile text is read in linear time
+        if word in _CLAUSE or (source and (word in _STOPS or word in _JOINS)):
             break
-        head = word
+        if source:
+            head = word
+        source = source or word == "from"
     return head in _NAMES_OR_TEXT
 
 
