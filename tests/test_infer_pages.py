@@ -920,3 +920,59 @@ def test_many_sections_of_their_own_are_read_in_time_linear_in_their_number():
     read_page(page(2000), "prog")
     assert seconds < 20
     assert seconds < 4 * (time.perf_counter() - start) + 1
+
+
+MODE_OPTIONS_PAGE = r""".TH PROBE 1
+.SH NAME
+probe \- attach to a process or read a core file
+.SH SYNOPSIS
+.PP
+\f[CB]probe\ shell\f[R] [\f[CB]\-\-pid\f[R] \f[I]pid\f[R]]
+.PP
+\f[CB]probe\ serve\f[R] (\f[CB]\-\-pid\f[R] \f[I]pid\f[R]) [\f[I]options\f[R]]
+.PP
+\f[CB]probe\ dump\f[R] (\f[CB]\-\-pid\f[R] \f[I]pid\f[R]) [\f[I]options\f[R]]
+.SH DESCRIPTION
+.PP
+The probe tool can be launched in any one of the following modes:
+.TP
+.B \f[CB]probe\ shell\f[R]
+Starts the interactive debugger.
+.TP
+.B \f[CB]probe\ serve\f[R]
+Starts the remote debug server.
+.TP
+.B \f[CB]probe\ dump\f[R]
+Prints heap information.
+.SH OPTIONS FOR THE SERVE MODE
+.TP
+.B \f[CB]\-\-rmiport\f[R] \f[I]port\f[R]
+Sets the port number to which the RMI connector is bound.
+.TP
+.B \f[CB]\-\-hostname\f[R] \f[I]hostname\f[R]
+Sets the hostname the RMI connector is bound.
+.SH OPTIONS FOR THE DUMP MODE
+.TP
+.B \f[CB]\-\-heap\f[R]
+Prints the java heap summary.
+.TP
+.B \f[CB]\-\-histo\f[R]
+Prints the histogram of java object heap.
+.SH OPTIONS FOR THE SERVE AND DUMP MODES
+.TP
+.B \f[CB]\-\-quiet\f[R]
+Says less.
+"""
+
+
+def test_a_section_of_options_for_one_command_holds_that_commands(tmp_path: Path):
+    """jhsdb(1) lists its modes (`jhsdb debugd`) and then sets each mode's options in a
+    section of its own, "OPTIONS FOR THE DEBUGD MODE": the mode's options, not the
+    program's (decision 681). A heading naming two commands is read as neither's."""
+    parsed = _page(tmp_path, "probe", MODE_OPTIONS_PAGE)
+    commands = {c.name: c for c in parsed.commands}
+    assert set(commands) == {"shell", "serve", "dump"}
+    assert [o.flags for o in commands["serve"].options] == [["--rmiport"], ["--hostname"]]
+    assert [o.flags for o in commands["dump"].options] == [["--heap"], ["--histo"]]
+    assert commands["shell"].options == []
+    assert [o.flags for o in parsed.options] == [["--quiet"]]

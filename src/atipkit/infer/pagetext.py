@@ -58,6 +58,8 @@ _COMMANDS_HEADING = re.compile(r"\bcommands?\b", re.IGNORECASE)
 _NOT_COMMANDS_HEADING = re.compile(r"command[- ]line|option|argument|operand", re.IGNORECASE)
 _NO_COMMANDS_HEADING = re.compile(r"^(?:NAME|SYNOPSIS)\b|example", re.IGNORECASE)
 _PROMPT = re.compile(r"[$#%>] ")
+_OPTIONS_WORD = re.compile(r"\boptions?\b", re.IGNORECASE)
+_WORD = re.compile(r"[\w.-]+")
 _OR = re.compile(r"(?<!\s)\s{2,}or\s{2,}(?=-)")  # from a run's start only: linear
 _LONG_FLAG = re.compile(r"(?:^|[\s,])--\w")
 """A long spelling in a tag: an option, even among many tags that are not (a COMMANDS
@@ -161,7 +163,7 @@ def read_page(text: str, name: str) -> ParsedHelp | None:
             below[parent] = [*below.get(parent, []), *names]
         for command in help_.commands:
             command.commands = below.get(command.name, [])[:MAX_COMMANDS]
-        _give_options(help_, listing, tagged)
+        _give_options(help_, [*listing, *_option_sections(blocks, help_.commands)], tagged)
     help_.examples = _examples(lines, blocks, name)
     help_.prose = _prose(lines, blocks)
     return finish(help_, name)
@@ -479,11 +481,32 @@ def _give_options(
         return
     given: set[int] = set()
     for line, found in tagged:
-        for command in (command for span, command in spans if line in span):
+        owners = {id(command): command for span, command in spans if line in span}
+        for command in owners.values():
             command.options = [*command.options, *found]
             given.update(id(option) for option in found)
     if given:
         help_.options = [option for option in help_.options if id(option) not in given]
+
+
+def _option_sections(
+    blocks: list[_Block], commands: list[ParsedCommand]
+) -> list[tuple[range, ParsedCommand]]:
+    """Sections whose heading says they hold the options of one of the page's commands:
+    jhsdb(1)'s "OPTIONS FOR THE DEBUGD MODE" after its modes' list (`jhsdb debugd`).
+    The heading must say "option" and name exactly one command (a heading naming two
+    is not read as either's); a sub-heading is read before its section's title."""
+    by_name = {command.name.lower(): command for command in commands}
+    out: list[tuple[range, ParsedCommand]] = []
+    for block in blocks:
+        for heading in (block.sub, block.title):
+            if not _OPTIONS_WORD.search(heading):
+                continue
+            named = {w for w in _WORD.findall(heading.lower()) if w in by_name}
+            if len(named) == 1:
+                out.append((range(block.start, block.end), by_name[named.pop()]))
+            break
+    return out
 
 
 def _runs(
