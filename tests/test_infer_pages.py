@@ -976,3 +976,60 @@ def test_a_section_of_options_for_one_command_holds_that_commands(tmp_path: Path
     assert [o.flags for o in commands["dump"].options] == [["--heap"], ["--histo"]]
     assert commands["shell"].options == []
     assert [o.flags for o in parsed.options] == [["--quiet"]]
+
+
+REFERENCE_PAGE = r""".TH VERMAN 1
+.SH NAME
+verman \- switch between versions of an interpreter
+.SH SYNOPSIS
+\fBverman\fR \fI<command>\fR [\fI<args>\fR]
+.SH COMMAND LINE OPTIONS
+.SS "Some useful verman commands are:"
+.TP 5
+.B install
+Install a version
+.TP
+.B versions
+List all versions available
+.SH OPTIONS
+.TP
+.B \-h, \-\-help
+Show summary of options.
+.TP
+.B \-v, \-\-version
+Show version of program.
+.SH "Command Reference"
+.SS "verman install"
+Install a version
+.IP "" 4
+.nf
+Usage: verman install [\-f] <version>
+
+  \-l, \-\-list             List all available versions
+  \-f, \-\-force            Install even if the version is installed already
+.fi
+.IP "" 0
+.SS "verman versions"
+Lists all versions known to verman.
+.IP "" 4
+.nf
+$ verman versions
+  system
+* 2\.7\.6 (set by /home/user/\.verman/version)
+.fi
+"""
+
+
+def test_a_command_listed_then_given_a_sub_section_takes_its_options_from_there(
+    tmp_path: Path,
+):
+    """pyenv(1) lists its commands, then documents each again in a sub-section of
+    "Command Reference" (`pyenv install`) whose usage block sets install's `-l`, `-f`:
+    the command's entry is that sub-section, the longer of its two, so they are its
+    options, not the program's (decision 682)."""
+    parsed = _page(tmp_path, "verman", REFERENCE_PAGE)
+    commands = {c.name: c for c in parsed.commands}
+    assert set(commands) == {"install", "versions"}
+    assert [o.flags for o in commands["install"].options] == [["-l", "--list"], ["-f", "--force"]]
+    assert [o.flags for o in parsed.options] == [["-h", "--help"], ["-v", "--version"]]
+    assert commands["install"].description == "Install a version"

@@ -588,7 +588,9 @@ def _commands(
     commands (blkzone's `report`, ip-address's `ip address add - add new protocol
     address`) — in page order, then those only its synopsis names; each with the lines
     its entry holds (its paragraphs and what is set deeper, up to the next line at its
-    tag's indent; a sub-heading's whole sub-section; none for a synopsis's name)."""
+    tag's indent; a sub-heading's whole sub-section; none for a synopsis's name). A
+    command given twice keeps the longer of its entries: pyenv(1) lists `install`, then
+    documents it in a sub-section of its own that sets its options."""
     named = [_names_commands(b, slot) for b in blocks]
     found: list[tuple[int, range, ParsedCommand]] = []
     for number, block in enumerate(blocks):
@@ -617,8 +619,10 @@ def _commands(
     ]
     out: dict[str, tuple[range, ParsedCommand]] = {}
     for _, span, command in sorted(found, key=lambda found: found[0]):
-        known = out.setdefault(command.name, (span, command))[1]
+        before, known = out.setdefault(command.name, (span, command))
         known.description = known.description or command.description
+        if len(span) > len(before):  # pyenv(1): listed, then a sub-section of its own
+            out[command.name] = (span, known)
     for name, args in listed.items():
         out.setdefault(name, (range(0), ParsedCommand(name, "", args)))
     return list(out.values())
