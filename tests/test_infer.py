@@ -429,3 +429,23 @@ def test_global_options_a_cobra_help_sends_to_its_options_command(tmp_path):
         "--v": flags["-v"],
     }
     assert flags["-v"] != "boolean"
+
+
+def test_bare_alternatives_of_a_synopsis_name_commands_only_as_names():
+    """`start|stop|restart unit` and `enable | disable | reenable unit` offer commands;
+    a single letter among them (`a|b`, a value's letters), a placeholder or one name
+    alone do not (decision 683)."""
+    from atipkit.infer import synopsis
+
+    def named(text: str) -> dict[str, str]:
+        return synopsis.commands([synopsis.form(text)], ["svc"], set())
+
+    assert named("svc [--user] start|stop|restart unit ...") == {
+        "start": "unit ...",
+        "stop": "unit ...",
+        "restart": "unit ...",
+    }
+    assert list(named("svc enable | disable | reenable unit")) == ["enable", "disable", "reenable"]
+    assert named("svc a|b file") == {}
+    assert named("svc start|FILE unit") == {}
+    assert named("svc start unit") == {}

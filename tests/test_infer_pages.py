@@ -1033,3 +1033,47 @@ def test_a_command_listed_then_given_a_sub_section_takes_its_options_from_there(
     assert [o.flags for o in commands["install"].options] == [["-l", "--list"], ["-f", "--force"]]
     assert [o.flags for o in parsed.options] == [["-h", "--help"], ["-v", "--version"]]
     assert commands["install"].description == "Install a version"
+
+
+HELPER_COMMANDS = [
+    "enable", "disable", "purge", "mask", "unmask", "is-enabled", "was-enabled",
+    "debian-installed", "update-state", "reenable",
+]  # fmt: skip
+BARE_CHOICES_PAGE = (
+    r""".TH PKG-SERVICE-HELPER 1p
+.SH "NAME"
+pkg-service-helper \- subset of a service manager for maintainer scripts
+.SH "SYNOPSIS"
+\&\fBpkg-service-helper\fR """
+    + " | ".join(HELPER_COMMANDS)  # one line of roff, as the page's: groff breaks it
+    + r""" \fIunit file\fR ...
+.SH "DESCRIPTION"
+\&\fBpkg-service-helper\fR re-implements the enable, disable, is-enabled and reenable
+commands of a service manager.
+"""
+)
+
+BARE_CHOICES_INVOKE = r""".TH PKG-SERVICE-INVOKE 1p
+.SH "NAME"
+pkg-service-invoke \- wrapper around a service manager
+.SH "SYNOPSIS"
+\&\fBpkg-service-invoke\fR [\fB\-\-user\fR] start|stop|restart \fIunit file\fR ...
+.SH "DESCRIPTION"
+\&\fBpkg-service-invoke\fR asks a policy helper first.
+"""
+
+
+def test_commands_a_synopsis_offers_as_bare_alternatives_and_broken_at_a_hyphen(
+    tmp_path: Path,
+):
+    """deb-systemd-helper(1p) names its commands only in its SYNOPSIS, as alternatives
+    outside any group (`enable | disable | ... | reenable unit file ...`), and groff
+    breaks the line inside `is-enabled`; deb-systemd-invoke(1p) writes `start|stop|
+    restart`. Every alternative is a command, and the broken word is one word
+    (decision 683): no command `is-`, none lost."""
+    helper = _page(tmp_path, "pkg-service-helper", BARE_CHOICES_PAGE)
+    assert [c.name for c in helper.commands] == HELPER_COMMANDS
+    assert "is-enabled" in helper.usage
+    invoke = _page(tmp_path, "pkg-service-invoke", BARE_CHOICES_INVOKE)
+    assert _commands(invoke) == {"start": "unit file ...", "stop": "unit file ...",
+                                 "restart": "unit file ..."}  # fmt: skip

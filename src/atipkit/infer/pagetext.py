@@ -59,6 +59,8 @@ _NOT_COMMANDS_HEADING = re.compile(r"command[- ]line|option|argument|operand", r
 _NO_COMMANDS_HEADING = re.compile(r"^(?:NAME|SYNOPSIS)\b|example", re.IGNORECASE)
 _PROMPT = re.compile(r"[$#%>] ")
 _OPTIONS_WORD = re.compile(r"\boptions?\b", re.IGNORECASE)
+_BROKEN = re.compile(r"[a-z]-$")
+"""The end of a line where groff broke a word at its hyphen (`is-` of `is-enabled`)."""
 _WORD = re.compile(r"[\w.-]+")
 _OR = re.compile(r"(?<!\s)\s{2,}or\s{2,}(?=-)")  # from a run's start only: linear
 _LONG_FLAG = re.compile(r"(?:^|[\s,])--\w")
@@ -534,7 +536,8 @@ def _runs(
 
 def _synopsis(lines: list[_Line], blocks: list[_Block]) -> list[synopsis.Form]:
     """The synopsis's forms, each joined from the line that starts it and the deeper
-    lines that continue it; a leading `Usage:` dropped."""
+    lines that continue it; a leading `Usage:` dropped. A word broken at a hyphen at the
+    end of a line is joined whole (`is-` / `enabled`: `is-enabled`, not a name `is-`)."""
     block = _synopsis_block(blocks)
     if block is None:
         return []
@@ -544,7 +547,9 @@ def _synopsis(lines: list[_Line], blocks: list[_Block]) -> list[synopsis.Form]:
         line = lines[index]
         if not line.text:
             continue
-        if line.indent <= base or not forms:
+        if forms and _BROKEN.search(forms[-1]):
+            forms[-1] += line.text  # at any indent: a POD page wraps at the form's own
+        elif line.indent <= base or not forms:
             forms.append(re.sub(r"^usage:\s*", "", line.text, flags=re.IGNORECASE))
         else:
             forms[-1] = f"{forms[-1]} {line.text}"

@@ -96,7 +96,11 @@ def commands(forms: list[Form], program: list[str], replaceable: set[str]) -> di
         if not rest or rest[0] in replaceable:
             continue
         head, args = rest[0], " ".join(rest[1:])
-        if is_name(head) and len(head) > 1:
+        bare = _bare_alternatives(rest)
+        if bare:
+            for word, more in bare:
+                found.setdefault(word, more)
+        elif is_name(head) and len(head) > 1:
             found.setdefault(head, args)
         elif head.startswith("{"):
             # `{hold | unhold} pkg... | {showhold | showinstall} [pkg...]`: a form's own
@@ -220,6 +224,22 @@ def _alternatives(
             return []
         out.append((words[0], words[1] if len(words) > 1 else ""))
     return out if len(out) >= 2 else []
+
+
+def _bare_alternatives(rest: list[str]) -> list[tuple[str, str]]:
+    """The names a form offers as alternatives outside any group, each with the words
+    after the last of them: `enable | disable | ... | reenable unit file ...`
+    (deb-systemd-helper(1p)), `start|stop|restart unit file ...`. Two at least, each a
+    name of two letters or more, else none (`a|b` may be a value's letters)."""
+    names = rest[0].split("|")
+    at = 1
+    while at + 1 < len(rest) and rest[at] == "|":
+        names += rest[at + 1].split("|")
+        at += 2
+    if len(names) < 2 or not all(is_name(n) and len(n) > 1 for n in names):
+        return []
+    more = " ".join(rest[at:])
+    return [(name, more) for name in names]
 
 
 def _leading_group(choice: str) -> tuple[str, str]:
