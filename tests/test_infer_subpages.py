@@ -658,3 +658,10 @@ def test_a_program_the_page_lists_among_its_commands_is_not_a_command(tmp_path, 
     page(tmp_path, "frob", main + ".SH COMMANDS\n" + listing)
     shim = generate_shim(str(bin_dir / "frob"))
     assert set(shim.commands) == {"add"}
+
+
+def test_a_subcommand_pages_synopsis_broken_inside_a_name_reads_it_whole():
+    """groff breaks a long SYNOPSIS line inside a hyphenated name (`show-` /
+    `branch`): the name is one word, not `show-` and a word `branch` (decision 683)."""
+    text = "git stash show-\n    branch [<options>]\ngit stash drop [-q]"
+    assert [c.name for c in synopsis_commands(text, ("git", "stash"))] == ["show-branch", "drop"]

@@ -59,8 +59,6 @@ _NOT_COMMANDS_HEADING = re.compile(r"command[- ]line|option|argument|operand", r
 _NO_COMMANDS_HEADING = re.compile(r"^(?:NAME|SYNOPSIS)\b|example", re.IGNORECASE)
 _PROMPT = re.compile(r"[$#%>] ")
 _OPTIONS_WORD = re.compile(r"\boptions?\b", re.IGNORECASE)
-_BROKEN = re.compile(r"[a-z]-$")
-"""The end of a line where groff broke a word at its hyphen (`is-` of `is-enabled`)."""
 _WORD = re.compile(r"[\w.-]+")
 _OR = re.compile(r"(?<!\s)\s{2,}or\s{2,}(?=-)")  # from a run's start only: linear
 _LONG_FLAG = re.compile(r"(?:^|[\s,])--\w")
@@ -547,12 +545,10 @@ def _synopsis(lines: list[_Line], blocks: list[_Block]) -> list[synopsis.Form]:
         line = lines[index]
         if not line.text:
             continue
-        if forms and _BROKEN.search(forms[-1]):
-            forms[-1] += line.text  # at any indent: a POD page wraps at the form's own
-        elif line.indent <= base or not forms:
+        if (line.indent <= base or not forms) and not (forms and synopsis.broken(forms[-1])):
             forms.append(re.sub(r"^usage:\s*", "", line.text, flags=re.IGNORECASE))
-        else:
-            forms[-1] = f"{forms[-1]} {line.text}"
+        else:  # deeper, or the rest of a broken word at any indent (a POD page's own)
+            forms[-1] = synopsis.continued(forms[-1], line.text)
     return [synopsis.form(text) for text in forms]
 
 

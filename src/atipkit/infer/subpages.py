@@ -26,12 +26,14 @@ A subcommand page's SYNOPSIS also names the subcommands below it: `git stash dro
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 
 from atipkit.infer.helptext import ParsedCommand, usage_tokens
 from atipkit.infer.manpage import BATCH, ManPage, ManPages, read_man_files
+from atipkit.infer.synopsis import continued
 
 _LITERAL = re.compile(r"[a-z][a-z0-9_.-]*")
 """A word written as it is typed: lower case, no placeholder marks (`<x>`, `X`, `x...`)."""
@@ -233,7 +235,7 @@ def _forms(synopsis: str, tool: str) -> list[list[str]]:
             forms.append(current)
         elif current is not None:
             current.append(line)
-    return [usage_tokens(" ".join(lines)) for lines in forms]
+    return [usage_tokens(functools.reduce(continued, lines)) for lines in forms]
 
 
 def _skip(tokens: list[str], words: Sequence[str]) -> list[str] | None:

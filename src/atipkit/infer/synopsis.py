@@ -26,6 +26,7 @@ COMMAND_SLOT = re.compile(r"<command>|\b(?:COMMAND|command)\b|\{\s*[a-z][^{}|]*\
 _NAME = re.compile(r"[a-z0-9][a-z0-9_.+:-]*")
 _SLOT_WORD = re.compile(r"<?(?:sub)?(?:command|cmd)>?", re.IGNORECASE)
 _PLACEHOLDER = re.compile(r"[A-Z][A-Z_-]*")
+_BROKEN = re.compile(r"[a-z]-$")
 
 
 class Form(NamedTuple):
@@ -38,6 +39,18 @@ class Form(NamedTuple):
 
 def form(text: str) -> Form:
     return Form(text, [t for t in usage_tokens(text) if not _is_option_group(t)])
+
+
+def broken(text: str) -> bool:
+    """Whether a line ends in a word groff broke at its hyphen (`... | is-` of
+    `is-enabled`): the next line goes on with that word, at whatever indent."""
+    return bool(_BROKEN.search(text))
+
+
+def continued(text: str, line: str) -> str:
+    """A form's text with its next line: after a space, or right after a broken word
+    (`... | is-` / `enabled | ...`: `is-enabled`, not a name `is-`)."""
+    return text + line.strip() if broken(text) else f"{text} {line.strip()}"
 
 
 def program(forms: list[Form], names: list[str]) -> list[str]:
