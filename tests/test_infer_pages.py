@@ -1077,3 +1077,46 @@ def test_commands_a_synopsis_offers_as_bare_alternatives_and_broken_at_a_hyphen(
     invoke = _page(tmp_path, "pkg-service-invoke", BARE_CHOICES_INVOKE)
     assert _commands(invoke) == {"start": "unit file ...", "stop": "unit file ...",
                                  "restart": "unit file ..."}  # fmt: skip
+
+
+STACKED_APART_PAGE = r""".TH KEYD 1
+.SH NAME
+keyd \- a daemon that keeps secret keys
+.SH SYNOPSIS
+.B keyd
+.RI [ options ]
+.SH OPTIONS
+.TP
+.B  --batch
+Do not ask anything.
+.TP
+.B  --no-allow-loopback
+.TP
+.B  --allow-loopback
+Disallow or allow clients to use the loopback features.
+.TP
+.B  --enable-ssh-support
+.TQ
+.B  --enable-putty-support
+
+The agent protocol is always enabled, but the variable is set only with this flag.
+.TP
+.B  --quiet
+Say less.
+"""
+
+
+def test_stacked_option_tags_apart_by_a_blank_line_share_the_description(tmp_path: Path):
+    """gpg-agent(1) (texinfo, through yat2m) sets `--no-allow-loopback-pinentry` as a tag
+    of its own with no text, a blank line, then `--allow-loopback-pinentry` and the
+    description of both; and `--enable-ssh-support` / `--enable-putty-support` with a
+    blank line before their description: all four were lost from the page
+    (decision 684)."""
+    parsed = _page(tmp_path, "keyd", STACKED_APART_PAGE)
+    assert [o.flags for o in parsed.options] == [
+        ["--batch"],
+        ["--no-allow-loopback", "--allow-loopback"],
+        ["--enable-ssh-support", "--enable-putty-support"],
+        ["--quiet"],
+    ]
+    assert parsed.options[2].description.startswith("The agent protocol is always enabled")

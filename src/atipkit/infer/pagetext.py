@@ -330,19 +330,20 @@ def _entry_at(
     if above.text and above.indent <= line.indent and not (row and _is_row(line)):
         return None  # the paragraph goes on
     last = index
-    # stacked option tags: `-o logfile` / `--output-file=logfile`, then the description
+    # stacked option tags: `-o logfile` / `--output-file=logfile`, then the description;
+    # a texinfo page may set a blank line between them, or before the description
+    # (gpg-agent(1)'s `--no-allow-loopback-pinentry` / `--allow-loopback-pinentry`)
     while (
         lines[last].text.startswith("-")
-        and last + 1 < block.end
         and last - index < _STACK
-        and lines[last + 1].indent == line.indent
-        and lines[last + 1].text.startswith(("-", "(-"))
         and "  " not in lines[last].text
+        and (step := _stacked(lines, block, last, line.indent))
     ):
-        last += 1
-    if last > index and not _deeper(lines, block, last):
+        last += step
+    gap = last + 1 < block.end and not lines[last + 1].text
+    if last > index and not _deeper(lines, block, last + gap):
         last = index
-    tag = ", ".join(lines[i].text for i in range(index, last + 1))
+    tag = ", ".join(lines[i].text for i in range(index, last + 1) if lines[i].text)
     # a tag whose brackets are open goes on below: `attach-session [-dErx] [-t` /
     # `target-session]`
     if tag.count("[") > tag.count("]"):
@@ -371,11 +372,27 @@ def _entry_at(
         return None
     if _deeper(lines, block, last, line.indent):
         return tag, _description(lines, block, last + 1, line.indent, ""), last, False
-    if last == index and not below.text and _deeper(lines, block, last + 1, line.indent):
+    if not below.text and _deeper(lines, block, last + 1, line.indent):
         text = lines[last + 2].text
         if tag.startswith("-") or line.indent > base or not _PROMPT.match(text):
             return tag, _description(lines, block, last + 2, line.indent, ""), last, False
     return None
+
+
+def _stacked(lines: list[_Line], block: _Block, index: int, indent: int) -> int:
+    """How many lines down the next stacked option tag is (1, or 2 past a blank line
+    below a tag of one word: `--heap Prints the heap.` has its text beside it), at
+    `indent` below the tag at `index`; 0 for none."""
+    for step in (1, 2):
+        at = index + step
+        if at >= block.end or (step == 2 and " " in lines[index].text):
+            return 0
+        if step == 1 and not lines[at].text:
+            continue
+        if lines[at].indent == indent and lines[at].text.startswith(("-", "(-")):
+            return step
+        return 0
+    return 0
 
 
 def _is_row(line: _Line) -> bool:
