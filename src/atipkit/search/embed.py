@@ -12,10 +12,11 @@ never imported).
 
 The forward pass is plain numpy (a BERT encoder is a few matrix products per layer), so
 the extra needs no PyTorch: its output matches sentence-transformers' to 1e-6 (the tests
-hold reference vectors it computed). Text is tokenized by Hugging Face `tokenizers` from
-the model's own tokenizer.json. The weights are mapped from the safetensors file, not
-read (`_weights`): the word embeddings, half of its 90 MB, are touched only at the rows
-a text uses.
+hold reference vectors it computed). Text is tokenized by `wordpiece`, BERT's uncased
+WordPiece in the standard library, from the model's own tokenizer.json: the ids Hugging
+Face `tokenizers` gives, without its import and vocabulary build (decision 640). The
+weights are mapped from the safetensors file, not read (`_weights`): the word
+embeddings, half of its 90 MB, are touched only at the rows a text uses.
 
 Everything here is imported lazily: `import atipkit.search` loads none of it.
 """
@@ -25,12 +26,12 @@ from __future__ import annotations
 import importlib
 import importlib.util
 import os
-import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from atipkit.errors import AtipError
+from atipkit.search import wordpiece
 
 if TYPE_CHECKING:
     import numpy as np
@@ -102,18 +103,22 @@ class Encoder:
     """all-MiniLM-L6-v2: texts in, unit vectors out (float32, `DIMENSIONS` wide).
 
     `digests` is the digest store remembering the files' digests by their states
-    (`trust.digest.file_digest`; default: none, every load hashes the files)."""
+    (`trust.digest.file_digest`; default: none, every load hashes the files), and
+    `vocabulary` the compact copy of the tokenizer's vocabulary (`wordpiece.load`;
+    default: none, every load reads tokenizer.json)."""
 
-    def __init__(self, digests: Path | None = None) -> None:
+    def __init__(self, digests: Path | None = None, vocabulary: Path | None = None) -> None:
         np = _require("numpy", "numpy")
-        tokenizers = _require("tokenizers", "tokenizers")
         weights_path, tokenizer_path = model_files()
         _verify(weights_path, WEIGHTS_SHA256, digests)
         _verify(tokenizer_path, TOKENIZER_SHA256, digests)
         weights = _weights(np, weights_path)
-        self._tokenizer = tokenizers.Tokenizer.from_file(str(tokenizer_path))
-        self._tokenizer.no_padding()
-        self._tokenizer.enable_truncation(MAX_TOKENS)
+        try:
+            self._tokenizer = wordpiece.load(
+                tokenizer_path, TOKENIZER_SHA256, vocabulary, MAX_TOKENS
+            )
+        except (OSError, ValueError) as exc:  # changed since `_verify` read it
+            raise ModelMissing(f"{tokenizer_path}: {exc}", name=CARRIERS[0][0]) from None
         self._np = np
         self._embeddings = (
             weights["embeddings.word_embeddings.weight"],
@@ -127,7 +132,6 @@ class Encoder:
         # weight once, so a transposed copy would cost more than the products it speeds
         self._layers = [_layer(np, weights, f"encoder.layer.{i}.", False) for i in range(_LAYERS)]
         self._copies: list[_Layer] | None = None
-        self._lock = threading.Lock()  # tokenizers' settings are per object
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """One unit vector per text, in order: an array of shape (len(texts), 384)."""
@@ -135,15 +139,14 @@ class Encoder:
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         if not texts:
             return out
-        with self._lock:
-            encodings = self._tokenizer.encode_batch(list(texts))
+        ids = [self._tokenizer.encode(text) for text in texts]
         # texts of similar length together: padding costs as much as text
-        order = sorted(range(len(texts)), key=lambda i: len(encodings[i].ids))
+        order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
         layers = self._layers if len(texts) <= _BATCH else self._contiguous()
         batches = [order[start : start + _BATCH] for start in range(0, len(order), _BATCH)]
 
         def forward(batch: list[int]) -> Any:
-            return self._forward([encodings[i].ids for i in batch], layers)
+            return self._forward([ids[i] for i in batch], layers)
 
         # numpy's products and element-wise steps let go of the GIL: one thread a core
         # embeds a first index's thousands of texts on every core, even where `atip

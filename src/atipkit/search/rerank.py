@@ -143,7 +143,8 @@ _STATES: weakref.WeakKeyDictionary[Ranked, Semantic] = weakref.WeakKeyDictionary
 @cache
 def encoder() -> Encoder:
     """The process's encoder, loaded once. Raises `embed.ModelMissing`."""
-    return Encoder(digests=paths.cache_dir() / "digests.json")
+    cache = paths.cache_dir()
+    return Encoder(digests=cache / "digests.json", vocabulary=cache / "wordpiece.bin")
 
 
 def command_text(entry: CommandEntry) -> str:
