@@ -138,7 +138,7 @@ def test_hostile_unicode_gives_the_same_ids(reference, ours):
 
 @needs_reference
 @settings(
-    max_examples=400, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
 @given(
     st.lists(
