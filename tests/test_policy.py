@@ -164,6 +164,46 @@ def test_a_binary_rewritten_to_the_same_size_and_mtime_is_still_caught(keeper):
     assert keeper.runs == ["list"]
 
 
+def test_the_digest_store_is_read_back_and_a_damaged_one_is_written_anew(tmp_path, monkeypatch):
+    """The store is JSON read by the standard library (a fused search reads it: decision
+    641), in the form msgspec wrote: an entry whose fields are not of their types (a
+    bool is no int) makes the store unread, and the file is hashed and written again."""
+    from atipkit.trust import digest
+
+    binary, store = tmp_path / "tool", tmp_path / "digests.json"
+    binary.write_bytes(b"#!/bin/sh\n")
+    expected = sha256_file(binary)
+    hashed: list[str] = []
+    real_hash = digest.hash_file
+
+    def counted(path: Any, algorithm: Any = "sha256") -> str:
+        hashed.append(str(path))
+        return real_hash(path, algorithm)
+
+    monkeypatch.setattr(digest, "hash_file", counted)
+
+    def fresh_process() -> str:
+        monkeypatch.setattr(digest, "_memory", {})
+        return digest.file_digest(binary, cache=store)
+
+    assert fresh_process() == expected
+    saved = json.loads(store.read_text())["digests"][f"sha256:{binary.resolve()}"]
+    assert set(saved) == {"size", "mtime_ns", "inode", "digest", "ctime_ns", "device"}
+    assert fresh_process() == expected
+    assert len(hashed) == 1  # the second read it from the store
+    good = store.read_text()
+    for bad in ('{"digests": []}', "[1]", "not json", good.replace('"size":', '"size":true,"x":')):
+        store.write_text(bad)
+        assert fresh_process() == expected
+        assert json.loads(store.read_text())["digests"][f"sha256:{binary.resolve()}"] == saved
+    assert len(hashed) == 5
+    # an old entry without ctime_ns and device is read, and then differs from the file
+    entry = {k: v for k, v in saved.items() if k not in ("ctime_ns", "device")}
+    store.write_text(json.dumps({"digests": {f"sha256:{binary.resolve()}": entry}}))
+    assert fresh_process() == expected
+    assert len(hashed) == 6
+
+
 def test_a_binary_replaced_by_a_fifo_is_refused_without_reading_it(keeper):
     executor, call = described(keeper)
     keeper.path.unlink()

@@ -38,7 +38,6 @@ REFERENCE = Path(__file__).parent / "fixtures" / "rerank" / "minilm_reference.js
 def _missing() -> str | None:
     try:
         import numpy  # noqa: F401
-        import tokenizers  # noqa: F401
 
         embed.model_files()
     except ImportError as exc:
@@ -475,7 +474,7 @@ def test_without_the_rerank_extra_atip_search_is_bm25_and_says_so(machine, monke
     """Asked for, the fused ranking without its extra is exit 40 and what to install; by
     default, the search is BM25's alone and the result says so and why."""
     rerank.encoder.cache_clear()
-    monkeypatch.setitem(sys.modules, "tokenizers", None)  # `import tokenizers` fails
+    monkeypatch.setitem(sys.modules, "numpy", None)  # `import numpy` fails
     for flags in (["--ranking", "fused"], ["--rerank"]):
         result = atip("search", "zebra", *flags)
         out = envelope_of(result)
@@ -486,13 +485,13 @@ def test_without_the_rerank_extra_atip_search_is_bm25_and_says_so(machine, monke
     out = envelope_of(result)
     assert result.exit_code == 0  # BM25 alone needs none of it
     assert out["result"]["ranking"] == "bm25"
-    assert "tokenizers" in out["result"]["unfused"]
+    assert "numpy" in out["result"]["unfused"]
     assert [h["name"] for h in out["result"]["hits"]] == ["alpha_go"]
     assert out["meta"]["warnings"] == []  # a choice the install made, not a fault
     with pytest.raises(ImportError):
         CommandIndex.from_tools(shelf()).search("zebra", 3, rerank=True)
 
-    monkeypatch.delitem(sys.modules, "tokenizers")
+    monkeypatch.undo()  # numpy again
     monkeypatch.setattr(embed, "CARRIERS", (("no-such-carrier", "atipkit_no_such_carrier", "m"),))
     rerank.encoder.cache_clear()
     result = atip("search", "zebra", "--ranking", "fused")
@@ -542,6 +541,38 @@ def test_import_atipkit_and_bm25_search_load_no_model(machine, tmp_path):
     )
     assert done.returncode == 0, done.stdout
     assert "LOADED []" in done.stderr
+
+
+@needs_model
+def test_a_fused_search_imports_neither_tokenizers_nor_msgspec(machine):
+    """The query's word pieces come from `wordpiece` and its vocabulary from the cache,
+    the model files' digests from a store read by `json` (decisions 640 and 641): a
+    warm fused search imports neither, nor does it read tokenizer.json."""
+    machine_index()
+    watch = (
+        "import atexit, sys\n"
+        "opened = []\n"
+        "sys.addaudithook(lambda event, args: event == 'open'"
+        " and str(args[0]).endswith('tokenizer.json') and opened.append(args[0]))\n"
+        "atexit.register(lambda: print('LOADED', [m for m in ('tokenizers', 'msgspec')"
+        " if m in sys.modules], 'OPENED', opened, file=sys.stderr))\n"
+        "from atipkit.cli import main\n"
+        "main(sys.argv[1:])\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    for run in ("first", "warm"):
+        done = subprocess.run(
+            [sys.executable, "-c", watch, "search", "zebra", "--ranking", "fused", "--json"],
+            capture_output=True,
+            text=True,
+            env=env,
+            check=False,
+        )
+        assert done.returncode == 0, done.stdout
+        assert json.loads(done.stdout)["result"]["ranking"] == "fused"
+        if run == "warm":
+            assert "LOADED [] OPENED []" in done.stderr
+    assert (index_dir().parent / "wordpiece.bin").is_file()
 
 
 @needs_model

@@ -235,10 +235,10 @@ def _vectors(index: Ranked) -> Semantic:
     when they were made for this index (its digest and this cut), else read back where a
     text is unchanged and embedded where it is new, and saved beside the index when it
     has a directory."""
+    start = time.monotonic()
+    model = encoder()  # first: without numpy, `ModelMissing` says what to install
     import numpy as np
 
-    start = time.monotonic()
-    model = encoder()
     directory = index.directory
     made = _made(index.digest())
     saved = _load(np, directory) if directory is not None else None
