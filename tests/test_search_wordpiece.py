@@ -180,8 +180,12 @@ def test_the_vocabulary_is_kept_compact_and_rebuilt_where_damaged(tmp_path, ours
 
     assert not cache.exists()
     assert load().encode(text) == expected  # read from the JSON, and written
-    # read back without tokenizer.json at all
-    assert load(tmp_path / "missing.json").encode(text) == expected
+    # read back without tokenizer.json at all; past `_BISECTIONS` lookups by its dict
+    cached = load(tmp_path / "missing.json")
+    assert cached.encode(text) == expected
+    many = [f"word{i}x{i % 7} über{i}" for i in range(wordpiece._BISECTIONS)]
+    assert [cached.encode(t) for t in many] == [ours.encode(t) for t in many]
+    assert cached._vocabulary._table is not None
 
     damaged = bytearray(cache.read_bytes())
     damaged[-100] ^= 0xFF  # in the ids: found by the block's CRC

@@ -81,8 +81,8 @@ class Vocabulary:
         if self._table is None:
             self._asked += 1
             if self._asked > _BISECTIONS:
-                words = self._words[:-1].decode().split("\n")
-                self._table = dict(zip(words, self._ids, strict=True))
+                pieces = self._words[:-1].decode().split("\n")
+                self._table = dict(zip(pieces, self._ids, strict=True))
                 return self._table.get(piece)
             key, words, starts = piece.encode(), self._words, self._starts
             low, high = 0, len(self._ids)
