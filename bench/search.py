@@ -18,6 +18,8 @@
    side). Tool-level ranks the distinct tools of the first 50 hits in the order they
    first appear; command-level is the rank of the first hit that is an answer's tool and,
    where the answer names a command, that command or one below it (bench/search_gold.py).
+   Dev's recall@5 is also given on each half of its answer tools (`half_of`, decision
+   595), where a change that is more than the draw of tools helps on both.
    Queries whose every answer tool this machine lacks are skipped and counted.
    `--errors` prints the dev misses; `--ranks OUT` writes each dev query's ranks (JSON,
    per mode) and `--against RANKS` prints the queries a change found or lost in the top
@@ -69,7 +71,7 @@ from typing import Any
 
 from _machine import cores, cpu, instructions
 from _synth import synthesize
-from search_gold import GOLD, changes, command_rank, load_gold, tool_rank
+from search_gold import GOLD, changes, command_rank, half_of, load_gold, tool_rank
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures" / "search"
@@ -381,6 +383,7 @@ def _gold_quality(
     (dev, test, and all when `split` is all), and the misses at 5 and every query's
     ranks of the chosen split."""
     ranks: dict[str, list[tuple[int | None, int | None]]] = {}
+    halves: dict[int, list[tuple[int | None, int | None]]] = {0: [], 1: []}
     each: dict[str, tuple[int | None, int | None]] = {}
     skipped: dict[str, int] = {}
     misses = []
@@ -395,6 +398,8 @@ def _gold_quality(
         hits = index.search(item["query"], GOLD_HITS, rerank=fused)
         pair = (tool_rank(hits, answers), command_rank(hits, answers))
         ranks.setdefault(item["split"], []).append(pair)
+        if item["split"] == "dev":
+            halves[half_of(item["answers"][0]["tool"])].append(pair)
         each[item["query"]] = pair
         if not all(r is not None and r <= 5 for r in pair):
             misses.append(
@@ -412,6 +417,15 @@ def _gold_quality(
             "tool": _recall([p[0] for p in pairs]),
             "command": _recall([p[1] for p in pairs]),
         }
+        if name == "dev":  # the held-out split's figures stay aggregates only
+            figures[name]["halves"] = [
+                {
+                    "queries": len(found),
+                    "tool": _recall([p[0] for p in found]),
+                    "command": _recall([p[1] for p in found]),
+                }
+                for found in halves.values()
+            ]
     return {"figures": figures, "misses": misses, "ranks": each}
 
 
@@ -454,6 +468,12 @@ def _print_gold(path: Path, gold: dict[str, dict[str, Any]]) -> None:
                 f"command {command['recall@1']:.3f} {command['recall@5']:.3f} "
                 f"{command['mrr']:.3f}"
             )
+            for number, half in enumerate(row.get("halves", ())):
+                print(
+                    f"        half {number} {half['queries']:4} queries by tool (decision 595): "
+                    f"recall@5 tool {half['tool']['recall@5']:.3f} | "
+                    f"command {half['command']['recall@5']:.3f}"
+                )
 
 
 def _print_misses(scored: dict[str, dict[str, Any]]) -> None:

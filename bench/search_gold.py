@@ -38,6 +38,13 @@ def split_of(tool: str) -> str:
     return "test" if int(hashlib.sha256(tool.encode()).hexdigest(), 16) % 3 == 0 else "dev"
 
 
+def half_of(tool: str) -> int:
+    """Which half of a split a tool's queries fall in (0 or 1: sha256 of its name, mod 2;
+    decision 595): a ranking change that helps on one half of dev's tools and not on
+    the other is the draw of tools, not a gain that will hold out."""
+    return int(hashlib.sha256(tool.encode()).hexdigest(), 16) % 2
+
+
 def load_gold(path: Path = GOLD) -> list[dict[str, Any]]:
     """The queries of a gold file; exits with every problem found when it is malformed."""
     queries = json.loads(path.read_text(encoding="utf-8"))["queries"]

@@ -205,3 +205,38 @@ def test_errors_print_each_miss_with_its_ranks_and_first_hits(bench, capsys):
     assert capsys.readouterr().out == (
         "  bm25 miss (tool 7, command None): 'compress a file' -> zcmp, xzdiff\n"
     )
+
+
+def test_dev_is_halved_by_its_answer_tools(gold_mod):
+    """Decision 595's halves: by the sha256 of the first answer's tool, mod 2, so each
+    tool's queries fall in one half, and both halves of dev are large enough to read."""
+    assert gold_mod.half_of("chmod") == 1
+    assert gold_mod.half_of("git") == 0
+    dev = [q for q in json.loads(GOLD.read_text())["queries"] if q["split"] == "dev"]
+    sizes = [sum(gold_mod.half_of(q["answers"][0]["tool"]) == h for q in dev) for h in (0, 1)]
+    assert sizes == [233, 130]
+
+
+def test_dev_figures_carry_each_half_and_test_figures_do_not(bench, gold_mod):
+    from atipkit.model import loads
+    from atipkit.search import CommandIndex
+
+    gh = loads((FIXTURES / "gh.json").read_bytes())
+    index = CommandIndex.from_tools([gh])
+    gold = [
+        {"query": "open a pull request", "answers": [{"tool": "gh", "command": "pr create"}]},
+        {"query": "brew the coffee zzyzx", "answers": [{"tool": "hub"}]},
+        {"query": "list the releases", "answers": [{"tool": "gh", "command": "release"}]},
+    ]
+    for item, split in zip(gold, ("dev", "dev", "test"), strict=True):
+        item["split"] = split
+    halves = [gold_mod.half_of("gh"), gold_mod.half_of("hub")]
+    assert sorted(halves) == [0, 1]  # one query in each half
+    row = bench._gold_quality(index, {"gh"}, gold, {"hub": "gh"}, "all", False, {"gh": set()})
+    figures = row["figures"]
+    assert "halves" not in figures["test"]
+    assert "halves" not in figures["all"]
+    dev = figures["dev"]["halves"]
+    assert [h["queries"] for h in dev] == [1, 1]
+    assert dev[halves[0]]["command"]["recall@5"] == 1.0  # gh pr create is found
+    assert dev[halves[1]]["tool"]["recall@5"] == 0.0  # no command has those words
