@@ -194,6 +194,36 @@ def test_words_meet_by_their_stems_and_their_parts():
     assert names(index.search("list all", rerank=False)) == ["t_listAll"]  # camelCase is two words
 
 
+def test_a_page_indexed_under_several_names_counts_once_in_a_words_rarity():
+    """A multi-call binary's names (`gzip`, `gunzip`, `zcat`) are one page: its words are
+    as rare as those of a page indexed once (decision 707), so the three copies of
+    "zebra" do not make it commoner than the one "horse"."""
+    copies = [
+        tool(name, {"run": {"description": "Squeeze a zebra"}}) for name in ("z1", "z2", "z3")
+    ]
+    solo = tool("solo", {"run": {"description": "Squeeze a horse"}})
+    hits = CommandIndex.from_tools([*copies, solo]).search("zebra horse", rerank=False)
+    assert names(hits) == ["solo_run", "z1_run", "z2_run", "z3_run"]  # a tie, by name
+    assert len({hit.score for hit in hits}) == 1
+
+
+def test_documents_of_nothing_but_a_name_are_pages_of_their_own():
+    """Two commands that say nothing but their names are not one page: `list`, the name
+    of two of them, stays commoner than `show`, the name of one."""
+    from atipkit.search.documents import CommandDoc
+
+    def bare(name: str, command: str) -> CommandDoc:
+        return CommandDoc(name, (command,), "", [[name, command], *[[]] * 6])
+
+    said = CommandDoc("other", ("run",), "Run", [["other", "run"], ["run"], *[[]] * 5])
+    index = CommandIndex.from_documents(
+        [bare("alpha", "list"), bare("beta", "list"), bare("gamma", "show"), said]
+    )
+    hits = index.search("list show", rerank=False)
+    assert names(hits) == ["gamma_show", "alpha_list", "beta_list"]
+    assert hits[0].score > hits[1].score == hits[2].score
+
+
 def test_stop_words_and_unknown_words_find_nothing():
     index = CommandIndex.from_tools(EXAMPLE_TOOLS)
     assert index.search("the of and to a an is", rerank=False) == []
@@ -353,7 +383,7 @@ def rewritten(path: Path, *, checksums: bool, **sections: bytes) -> bytes:
     return b"atipkit-cache\n" + line.ljust(len(header)) + b"\n" + body
 
 
-KINDS = {"index.bin": ("search-index", 5), "state.bin": ("search-state", 5)}
+KINDS = {"index.bin": ("search-index", 6), "state.bin": ("search-state", 5)}
 CLEAN: dict[Path, bytes] = {}
 
 
@@ -369,7 +399,7 @@ def test_load_refuses_what_save_did_not_write(tmp_path):
     CommandIndex.from_tools(EXAMPLE_TOOLS).save(tmp_path)
     path = tmp_path / "index.bin"
     good = path.read_bytes()
-    other = good.replace(b'"format":5', b'"format":4', 1)
+    other = good.replace(b'"format":6', b'"format":5', 1)
     for bad in (b"", b"garbage", good[: len(good) // 2], good[:40], other):
         path.write_bytes(bad)
         with pytest.raises(ValueError, match=r"index\.bin: "):

@@ -623,10 +623,10 @@ def test_the_prose_is_kept_with_the_index_and_read_when_asked(tmp_path):
     assert loaded._prose is None  # a search by words never reads it
     assert loaded.prose() == ["", "", DEEP]
     path = tmp_path / "index.bin"
-    saved = cachefile.read(path, "search-index", 5)
+    saved = cachefile.read(path, "search-index", 6)
     sections = {name: bytes(saved.section(name)) for name in saved._table}
     for wrong in (b"\x93damaged", b'["a"]', b'["", "", 3]'):  # checksums right
-        cachefile.write(path, "search-index", 5, saved.meta, {**sections, "prose": wrong})
+        cachefile.write(path, "search-index", 6, saved.meta, {**sections, "prose": wrong})
         assert CommandIndex.load(tmp_path).search("ledger", rerank=False)  # words still
         assert CommandIndex.load(tmp_path).prose() == ["", "", ""]  # no passages, no error
 

@@ -3,7 +3,8 @@ deferred tools and the MCP gateway's `search_tools`.
 
 Each field of a document (`documents.FIELDS`) has its own weight and length
 normalisation; a term's weighted, normalised frequencies over the fields add up to one
-pseudo-frequency, saturated once (k1), times the term's Lucene IDF (decision 291). Every
+pseudo-frequency, saturated once (k1), times the term's Lucene IDF (decision 291), a
+page indexed under several names counted once (decision 707). Every
 (term, document) score is computed when the index is built, so a query only adds up
 the postings of its few terms, kept as plain arrays: a query needs neither numpy nor
 scipy (whose import alone costs more than any search), which keeps `atip search` quick
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
 DEFAULT_LIMIT = 10
 _FILE = "index.bin"
 _KIND = "search-index"
-_FORMAT = 5  # 5: sections read without msgspec, with each command's prose (decisions 582, 546)
+_FORMAT = 6  # 6: IDF over distinct pages (decision 707); 5: sections read without msgspec
 K1 = 1.5
 FIELD_WEIGHTS = {
     "name": 3.0,
@@ -393,6 +394,7 @@ def _bm25f(documents: Sequence[CommandDoc]) -> _Postings:
         for number, field in enumerate(doc.fields):
             totals[number] += len(field)
     averages = [total / count or 1.0 for total in totals]
+    pages = _pages(documents)
     found: dict[str, tuple[list[int], list[float]]] = {}
     for position, doc in enumerate(documents):
         pseudo: defaultdict[str, float] = defaultdict(float)
@@ -414,7 +416,8 @@ def _bm25f(documents: Sequence[CommandDoc]) -> _Postings:
         encoded = _encoded(term)
         if b"\n" in encoded:  # `split` keeps letters and digits only: never so
             continue
-        idf = math.log(1 + (count - len(docs) + 0.5) / (len(docs) + 0.5))
+        df = len({pages[doc] for doc in docs})
+        idf = math.log(1 + (count - df + 0.5) / (df + 0.5))
         vocabulary.append(encoded)
         starts.append(place)
         place += len(encoded) + 1
@@ -423,6 +426,22 @@ def _bm25f(documents: Sequence[CommandDoc]) -> _Postings:
         indptr.append(len(indices))
     terms = b"\n" + b"".join(t + b"\n" for t in vocabulary)
     return _Postings(terms, starts, indptr, indices, scores)
+
+
+def _pages(documents: Sequence[CommandDoc]) -> list[int]:
+    """Each document's page: documents alike in every field but their name are one page
+    (a multi-call binary's names, `gzip` and `gunzip`; `pip`, `pip3` and `pip3.11`), so
+    a word of a page indexed under five names is no commoner than a word of one
+    (decision 707). A document with nothing but its name is a page of its own."""
+    from atipkit.search.documents import FIELDS
+
+    named = FIELDS.index("name")
+    seen: dict[tuple[tuple[str, ...], ...], int] = {}
+    out = []
+    for position, doc in enumerate(documents):
+        body = tuple(tuple(field) for number, field in enumerate(doc.fields) if number != named)
+        out.append(seen.setdefault(body, len(seen)) if any(body) else -1 - position)
+    return out
 
 
 def _check(postings: _Postings, entries: _StoredEntries, order: Sequence[int], path: Path) -> None:
