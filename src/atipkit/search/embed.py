@@ -62,6 +62,7 @@ _BATCH = 32
 #: token rows of the feed-forward block at a time: their 1536-wide activations stay in
 #: the core's cache through GELU's dozen passes (decision 586)
 _ROWS = 128
+_INTERMEDIATE = 1536  # the feed-forward block's width
 
 
 class ModelMissing(AtipError, ImportError):
@@ -180,21 +181,41 @@ class Encoder:
             tokens[i, : len(row)] = row
             mask[i, : len(row)] = 1.0
         words, positions, token_type, norm_w, norm_b = self._embeddings
-        x = words[tokens] + positions[:width] + token_type
+        x = words[tokens]
+        x += positions[:width]
+        x += token_type
         x = _layer_norm(np, x.reshape(rows * width, DIMENSIONS), norm_w, norm_b)
         heads, size = _HEADS, DIMENSIONS // _HEADS
         hidden = (1.0 - mask)[:, None, None, :] * np.float32(-1e9)  # padding gets no attention
-        scale = np.float32(1.0 / np.sqrt(size))
+        # one set of buffers for the six layers: a new array a step would be new pages,
+        # each faulted in and zeroed by the kernel (decision 650)
+        qkv = np.empty((rows * width, 3 * DIMENSIONS), dtype=np.float32)
+        scores = np.empty((rows, heads, width, width), dtype=np.float32)
+        context = np.empty((rows, width, heads, size), dtype=np.float32)
+        total = np.empty((rows, heads, width, 1), dtype=np.float32)
+        other = np.empty_like(x)
+        block = _Block.empty(np, min(len(x), _ROWS))
         for layer in layers:
-            qkv = (x @ layer.qkv + layer.qkv_bias).reshape(rows, width, 3, heads, size)
-            q, k, v = (np.ascontiguousarray(part) for part in qkv.transpose(2, 0, 3, 1, 4))
-            scores = np.matmul(q, np.ascontiguousarray(k.transpose(0, 1, 3, 2))) * scale
+            np.matmul(x, layer.qkv, out=qkv)
+            qkv += layer.qkv_bias
+            # q, k and v as strided views of one array, each head's rows a matrix BLAS
+            # reads as it is (k transposed): no copy (the query is scaled in its weights)
+            q, k, v = qkv.reshape(rows, width, 3, heads, size).transpose(2, 0, 3, 1, 4)
+            np.matmul(q, k.transpose(0, 1, 3, 2), out=scores)
             scores += hidden
-            scores = np.exp(scores - scores.max(axis=-1, keepdims=True))
-            scores /= scores.sum(axis=-1, keepdims=True)
-            context = np.matmul(scores, v).transpose(0, 2, 1, 3).reshape(rows * width, -1)
-            x = _layer_norm(np, context @ layer.out + layer.out_bias + x, *layer.norm1)
-            x = _layer_norm(np, _feed_forward(np, x, layer) + x, *layer.norm2)
+            np.max(scores, axis=-1, keepdims=True, out=total)
+            scores -= total
+            np.exp(scores, out=scores)
+            np.sum(scores, axis=-1, keepdims=True, out=total)
+            scores /= total
+            np.matmul(scores, v, out=context.transpose(0, 2, 1, 3))
+            np.matmul(context.reshape(rows * width, DIMENSIONS), layer.out, out=other)
+            other += layer.out_bias
+            other += x
+            x, other = _layer_norm(np, other, *layer.norm1), x
+            _feed_forward(np, x, layer, block, out=other)
+            other += x
+            x, other = _layer_norm(np, other, *layer.norm2), x
         x = x.reshape(rows, width, DIMENSIONS)
         pooled = (x * mask[..., None]).sum(axis=1) / mask.sum(axis=1, keepdims=True)
         norms = np.linalg.norm(pooled, axis=1, keepdims=True)
@@ -225,11 +246,15 @@ def _layer(np: Any, weights: dict[str, Any], prefix: str, copy: bool) -> _Layer:
     def t(name: str) -> Any:
         return np.ascontiguousarray(w(name).T) if copy else w(name).T
 
+    # the query comes scaled by 1 / sqrt(a head's width), as attention's scores want it
+    scale = np.float32(1.0 / np.sqrt(DIMENSIONS // _HEADS))
     parts = [f"attention.self.{part}" for part in ("query", "key", "value")]
-    qkv = np.concatenate([w(f"{p}.weight") for p in parts]).T
+    qkv = np.concatenate([w(f"{parts[0]}.weight") * scale] + [w(f"{p}.weight") for p in parts[1:]])
     return _Layer(
-        qkv=np.ascontiguousarray(qkv) if copy else qkv,
-        qkv_bias=np.concatenate([w(f"{p}.bias") for p in parts]),
+        qkv=np.ascontiguousarray(qkv.T) if copy else qkv.T,
+        qkv_bias=np.concatenate(
+            [w(f"{parts[0]}.bias") * scale] + [w(f"{p}.bias") for p in parts[1:]]
+        ),
         out=t("attention.output.dense.weight"),
         out_bias=w("attention.output.dense.bias"),
         norm1=(w("attention.output.LayerNorm.weight"), w("attention.output.LayerNorm.bias")),
@@ -266,49 +291,77 @@ def _weights(np: Any, path: Path) -> dict[str, Any]:
     return tensors
 
 
-def _feed_forward(np: Any, x: Any, layer: _Layer) -> Any:
-    """GELU(x W1 + b1) W2 + b2, `_ROWS` token rows at a time: a batch's whole
+class _Block(NamedTuple):
+    """The feed-forward block's buffers, `_ROWS` token rows of 1536 floats each: its
+    product and GELU's scratch."""
+
+    inner: Any
+    scratch: tuple[Any, Any, Any]
+
+    @classmethod
+    def empty(cls, np: Any, rows: int) -> _Block:
+        def one() -> Any:
+            return np.empty((rows, _INTERMEDIATE), dtype=np.float32)
+
+        return cls(one(), (one(), one(), one()))
+
+
+def _feed_forward(np: Any, x: Any, layer: _Layer, block: _Block, out: Any) -> None:
+    """`out` = GELU(x W1 + b1) W2 + b2, `_ROWS` token rows at a time: a batch's whole
     intermediate (rows x 1536 floats, megabytes) would leave the cache between GELU's
     passes, which then cost as much as the products (decision 586)."""
-    out = np.empty_like(x)
     for start in range(0, len(x), _ROWS):
-        inner = x[start : start + _ROWS] @ layer.up + layer.up_bias
-        inner *= 0.5 * (1.0 + _erf(np, inner * np.float32(1.0 / np.sqrt(2.0))))  # GELU
-        np.matmul(inner, layer.down, out=out[start : start + _ROWS])
+        rows = min(_ROWS, len(x) - start)
+        inner = block.inner[:rows]
+        np.matmul(x[start : start + rows], layer.up, out=inner)
+        inner += layer.up_bias
+        _gelu(np, inner, *(part[:rows] for part in block.scratch))
+        np.matmul(inner, layer.down, out=out[start : start + rows])
     out += layer.down_bias
-    return out
 
 
 def _layer_norm(np: Any, x: Any, weight: Any, bias: Any) -> Any:
-    mean = x.mean(axis=-1, keepdims=True)
-    centered = x - mean
-    variance = (centered * centered).mean(axis=-1, keepdims=True)
-    return centered / np.sqrt(variance + np.float32(_EPSILON)) * weight + bias
+    """`x`'s rows normalized, in place (each row's mean and variance over its 384)."""
+    x -= x.mean(axis=-1, keepdims=True)
+    variance = np.einsum("ij,ij->i", x, x)[:, None]
+    variance *= np.float32(1.0 / x.shape[-1])
+    variance += np.float32(_EPSILON)
+    np.sqrt(variance, out=variance)
+    x /= variance
+    x *= weight
+    x += bias
+    return x
 
 
-def _erf(np: Any, x: Any) -> Any:
-    """The error function (numpy has none) by Abramowitz and Stegun 7.1.26: absolute
-    error below 1.5e-7, under float32's own rounding of the result. In place, on a new
-    array: this runs over every hidden unit of every token."""
-    a = np.abs(x)
-    t = a * np.float32(0.3275911)
-    t += 1.0
+#: Abramowitz and Stegun 7.1.26's erfc(z) = t (a1 + t (a2 + ...)) exp(-z^2), t = 1 / (1 +
+#: p z), over |x| / sqrt(2): p scaled by 1 / sqrt(2), the coefficients halved (GELU's 0.5)
+_P = 0.3275911 / 2**0.5
+_ERFC = (0.254829592 / 2, -0.284496736 / 2, 1.421413741 / 2, -1.453152027 / 2, 1.061405429 / 2)
+
+
+def _gelu(np: Any, x: Any, a: Any, t: Any, p: Any) -> None:
+    """GELU(x) = x Phi(x), in place, with the erf one exp from A&S 7.1.26 (absolute error
+    below 1.5e-7, under float32's own rounding): as (x + |x|) / 2 - |x| erfc(|x| / sqrt 2)
+    / 2, which needs no sign restored. `a`, `t` and `p` are scratch of `x`'s shape: no
+    array is made, each step one pass (decision 651)."""
+    f32 = np.float32
+    np.abs(x, out=a)
+    np.multiply(a, f32(_P), out=t)
+    t += f32(1.0)
     np.reciprocal(t, out=t)
-    poly = t * np.float32(1.061405429)
-    poly -= np.float32(1.453152027)
-    poly *= t
-    poly += np.float32(1.421413741)
-    poly *= t
-    poly -= np.float32(0.284496736)
-    poly *= t
-    poly += np.float32(0.254829592)
-    poly *= t
+    a5, a4, a3, a2, a1 = (f32(c) for c in reversed(_ERFC))
+    np.multiply(t, a5, out=p)
+    for c in (a4, a3, a2, a1):
+        p += c
+        p *= t
+    p *= a
+    x += a  # x + |x|
     np.square(a, out=a)
-    np.negative(a, out=a)
+    a *= f32(-0.5)
     np.exp(a, out=a)
-    poly *= a
-    np.subtract(1.0, poly, out=poly)
-    return np.copysign(poly, x, out=poly)
+    p *= a
+    x *= f32(0.5)
+    x -= p
 
 
 def _verify(path: Path, digest: str, digests: Path | None) -> None:
