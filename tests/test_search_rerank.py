@@ -99,6 +99,39 @@ def test_a_query_copies_no_weight_and_batches_run_on_every_core(monkeypatch):
     assert len(threads) == 2
 
 
+def test_gelu_in_place_is_the_exact_one_and_the_block_cuts_no_row():
+    """The GELU of the feed-forward block (decision 651) is x Phi(x) with the exact erf
+    to float32's rounding, over the range a layer's activations reach and past where
+    exp underflows; and a batch whose token rows are no multiple of `_ROWS` is run
+    whole, its last block short."""
+    import math
+
+    np = pytest.importorskip("numpy")
+    x = np.linspace(-16, 16, 3 * 1536 + 7, dtype=np.float32).reshape(-1, 1)
+    exact = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x.ravel().tolist()])
+    got = x.copy()
+    embed._gelu(np, got, *(np.empty_like(x) for _ in range(3)))
+    assert np.abs(got.ravel() - exact).max() < 2e-6
+    assert np.abs(got.ravel() - exact).max() / np.abs(exact).max() < 2e-7
+
+    rng = np.random.default_rng(0)
+    rows = embed._ROWS + 5
+    x = rng.standard_normal((rows, embed.DIMENSIONS)).astype(np.float32)
+    up = rng.standard_normal((embed.DIMENSIONS, embed._INTERMEDIATE)).astype(np.float32) / 20
+    down = rng.standard_normal((embed._INTERMEDIATE, embed.DIMENSIONS)).astype(np.float32) / 40
+    biases = (
+        np.full(embed._INTERMEDIATE, 0.1, np.float32),
+        np.full(embed.DIMENSIONS, -0.2, np.float32),
+    )
+    layer = embed._Layer(*[None] * 5, up, biases[0], down, biases[1], None)  # type: ignore[arg-type]
+    out = np.full_like(x, np.nan)
+    embed._feed_forward(np, x, layer, embed._Block.empty(np, embed._ROWS), out=out)
+    inner = (x @ up + biases[0]).astype(np.float64)
+    erf = np.vectorize(math.erf)(inner / math.sqrt(2))
+    expected = (0.5 * inner * (1 + erf)) @ down + biases[1]
+    assert np.abs(out - expected).max() < 1e-4
+
+
 @needs_model
 def test_the_model_files_are_the_published_ones_and_checked_once(tmp_path, monkeypatch):
     # a package carrying other bytes under the model's file names is refused

@@ -145,6 +145,7 @@ class Encoder:
         order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
         layers = self._layers if len(texts) <= _BATCH else self._contiguous()
         batches = [order[start : start + _BATCH] for start in range(0, len(order), _BATCH)]
+        batches.reverse()  # the longest first: the last a core waits on is a short one
 
         def forward(batch: list[int]) -> Any:
             return self._forward([ids[i] for i in batch], layers)
