@@ -29,6 +29,7 @@ from bisect import bisect_right
 from pathlib import Path
 from typing import Any
 
+from atipkit.errors import AtipError
 from atipkit.search import cachefile
 
 _KIND = "wordpiece-vocabulary"
@@ -46,8 +47,9 @@ _MEMO = 1 << 16  # words whose pieces are remembered, at most (then forgotten at
 _BISECTIONS = 2000  # pieces looked up in the sorted bytes before the dict is built
 
 
-class Unsupported(ValueError):
-    """tokenizer.json describes another tokenizer than BERT's uncased WordPiece."""
+class Unsupported(AtipError, ValueError):
+    """tokenizer.json describes another tokenizer than BERT's uncased WordPiece; the
+    encoder turns it into `ModelMissing`, as for any model file it cannot use."""
 
 
 class Vocabulary:
