@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import unicodedata
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -201,6 +202,37 @@ def test_the_vocabulary_is_kept_compact_and_rebuilt_where_damaged(tmp_path, ours
     with pytest.raises(FileNotFoundError):  # written for another tokenizer.json: not used
         load(tmp_path / "missing.json")
     assert load().encode(text) == expected
+
+
+@needs_reference
+def test_a_vocabulary_file_whose_ids_leave_the_vocabulary_is_rebuilt(tmp_path, ours):
+    """Right CRCs, made for this tokenizer.json, but an id no embedding row has: a negative
+    one would index the weights from their end, silently, and a large one fail the
+    search. Such a file is built again from the JSON."""
+    assert TOKENIZER is not None
+    cache = tmp_path / "wordpiece.bin"
+    text = "change file permissions recursively"
+    expected = ours.encode(text)
+    wordpiece.load(TOKENIZER, embed.TOKENIZER_SHA256, cache, embed.MAX_TOKENS)
+    saved = cachefile.read(cache, "wordpiece-vocabulary", 1)
+    sections = {name: bytes(saved.section(name)) for name in ("words", "starts", "ids")}
+    size = len(sections["ids"]) // 4
+    for bad in (-1, size + len(saved.meta["added"]), 2**31 - 1):
+        ids = saved.array("ids", "i")
+        ids[:] = array("i", [bad] * size)
+        cachefile.write(
+            cache, "wordpiece-vocabulary", 1, saved.meta, {**sections, "ids": ids.tobytes()}
+        )
+        assert (
+            wordpiece.load(TOKENIZER, embed.TOKENIZER_SHA256, cache, embed.MAX_TOKENS).encode(text)
+            == expected
+        )
+        added = dict.fromkeys(saved.meta["added"], bad)
+        cachefile.write(cache, "wordpiece-vocabulary", 1, {**saved.meta, "added": added}, sections)
+        assert (
+            wordpiece.load(TOKENIZER, embed.TOKENIZER_SHA256, cache, embed.MAX_TOKENS).encode(text)
+            == expected
+        )
 
 
 @needs_reference

@@ -244,8 +244,13 @@ def _cached(cache: Path, digest: str, max_length: int) -> WordPiece:
     words, starts = bytes(file.section("words")), file.array("starts", "i")
     ids = file.array("ids", "i")
     added = meta["added"]
+    # every id an embedding row: a negative one would index the weights from their end
+    rows = len(ids) + len(added) if isinstance(added, dict) else 0
     if not (
         len(starts) == len(ids) + 1
+        and ids
+        and min(ids) >= 0
+        and max(ids) < rows
         and starts[0] == 0
         and starts[-1] == len(words)
         and words.count(b"\n") == len(ids)
@@ -253,7 +258,9 @@ def _cached(cache: Path, digest: str, max_length: int) -> WordPiece:
         and isinstance(meta["prefix"], str)
         and type(meta["max_chars"]) is int
         and isinstance(added, dict)
-        and all(isinstance(word, str) and type(i) is int for word, i in added.items())
+        and all(
+            isinstance(word, str) and type(i) is int and 0 <= i < rows for word, i in added.items()
+        )
     ):
         raise ValueError(f"{cache}: damaged")
     return WordPiece(
