@@ -239,7 +239,7 @@ def cover(
                 on_step(Step("infer", target.name, count, len(work), finished=True, left=left))
             return target, outcome
 
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
+        with runner, ThreadPoolExecutor(max_workers=jobs) as pool:
             # the tools without a page start at once, beside the reading of the pages of
             # the others (they must be asked: the longest work first, not last)
             reading, unpaged = runner.read_pages(work, pool)
@@ -248,7 +248,6 @@ def cover(
             paged = sorted((t for t in work if t not in unpaged), key=runner.rank)
             for target, outcome in itertools.chain(first, pool.map(one, paged)):
                 outcomes[target.path] = outcome
-        runner.close()
 
     for target, owner in aliases:
         owned = outcomes[owner.path]
@@ -426,8 +425,12 @@ class _Runner:
         self._read: dict[str, ManPage | None] = {}
         """The pages read ahead (`read_pages`), by the executable's real path."""
 
-    def close(self) -> None:
-        """Let the threads that ask names end (none is asking once the sweep is done)."""
+    def __enter__(self) -> _Runner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Let the threads that ask names end, however the sweep ended (none is asking
+        once its own pool is done: the sweep's pool closes first)."""
         self._asking.shutdown()
 
     @property
@@ -587,13 +590,12 @@ class _Runner:
         deadline is near. Each name is a tool of its own to ask (`pyenv`'s shims, one
         script under 67 names here, run one after another took a sweep's last five
         minutes alone): `_name` asks them at once (decision 690)."""
+        from atipkit.infer.generate import described, has_subcommands
         from atipkit.model import to_dict
         from atipkit.validation import validate
 
         assert tool.binary  # UNSET is falsy, never None
         assert isinstance(tool.binary.hash, str)
-        from atipkit.infer.generate import described, has_subcommands
-
         if self.deadline - time.monotonic() < MIN_START:
             return None
         own = _Attempt(self.pages, path, name, tool.binary.hash, self.deadline, None)

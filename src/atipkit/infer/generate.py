@@ -228,16 +228,14 @@ def generate_shim(
     not asked of the tool again; nor its help, given `asked` (`ask_help`, on the same
     `budget`)."""
     clock = budget if isinstance(budget, Budget) else Budget(budget)
-    # run by the path given, links kept: a multi-call binary answers as the name it is
-    # run by (`bzcat`, not `bzip2`); denied, hashed and named by the file it is
-    launch = os.path.abspath(executable) if os.sep in executable else _which(executable)
+    launch = _launch(executable)
     real = os.path.realpath(launch)
     name = name or os.path.basename(executable)
     hash_ = binary_hash or sha256_file(real)
     index = ManPages.load().beside(real) if man and man_file is None else None
     if subpages is None and index is not None:
         subpages = subpages_of(name, index, clock)
-    if name in (deny := configured()) or deny.denies(real):
+    if _denied(name, real):
         if page is None and man:
             page = _man_page(name, man_file or index, clock)
         return _denied_shim(name, hash_, page, depth, clock, subpages)
@@ -538,11 +536,22 @@ def ask_help(
     """What `generate_shim(executable, budget=budget, name=name, man=False)` asks first,
     the tool's own help, asked on `budget` as it would be; the rest may then follow (its
     `asked`) or not. None for a denied tool: never run."""
-    launch = os.path.abspath(executable) if os.sep in executable else _which(executable)
-    name = name or os.path.basename(executable)
-    if name in (deny := configured()) or deny.denies(os.path.realpath(launch)):
+    launch = _launch(executable)
+    if _denied(name or os.path.basename(executable), os.path.realpath(launch)):
         return None
     return Asked(*_best_help(launch, [], budget, None, help_word)[:2])
+
+
+def _launch(executable: str) -> str:
+    """What a tool is run by: the path given, links kept, as a multi-call binary answers
+    as the name it is run by (`bzcat`, not `bzip2`); denied, hashed and named by the
+    file it is."""
+    return os.path.abspath(executable) if os.sep in executable else _which(executable)
+
+
+def _denied(name: str, real: str) -> bool:
+    """Whether the deny list keeps the tool `name` (the file `real`) from being run."""
+    return name in (deny := configured()) or deny.denies(real)
 
 
 def described(name: str, root: ParsedHelp) -> str:
