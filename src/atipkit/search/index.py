@@ -416,6 +416,8 @@ def _bm25f(documents: Sequence[CommandDoc]) -> _Postings:
         encoded = _encoded(term)
         if b"\n" in encoded:  # `split` keeps letters and digits only: never so
             continue
+        # pages holding the term, over the count of documents, not of pages: counting
+        # pages there too ranked worse on dev (decision 707)
         df = len({pages[doc] for doc in docs})
         idf = math.log(1 + (count - df + 0.5) / (df + 0.5))
         vocabulary.append(encoded)
