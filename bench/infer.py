@@ -1,7 +1,8 @@
 """Inferred metadata of real Debian tools, scored against a gold set written before tuning.
 
     python bench/infer.py [--split dev|test|all] [--mode gen|scan|both] [--budget S]
-                          [--busy N] [--git-tree] [--gold FILE] [--json] [TOOL ...]
+                          [--busy N] [--git-tree] [--gold FILE] [--extra-root DIR]
+                          [--json] [TOOL ...]
 
 The gold set (bench/data/infer_gold.json, see bench/data/README.md) labels, for each of
 its tools, the flags of the root command and whether each takes a value, the first-level
@@ -30,6 +31,14 @@ validates. `--busy N` runs N CPU-bound processes alongside, to see the figures u
 `--git-tree` adds `atip gen git --depth 3 --budget 60`. A tool not installed is reported as
 missing and left out of the figures. Nothing of the user's is read or written: XDG
 directories point into a temporary directory, and ATIP_* settings are dropped.
+
+`--extra-root DIR` (repeatable) lets the run see gold tools that are not installed here but
+unpacked from their packages into DIR (`apt-get download PKG; dpkg-deb -x PKG.deb DIR`,
+nothing installed): DIR's `usr/sbin`, `usr/bin`, `sbin` and `bin` go before PATH, so the
+tools are found there and their pages in DIR's `usr/share/man` (the man directory beside a
+PATH directory, as `man` finds it; added to MANPATH too when that is set). The sandbox runs
+a tool with that PATH and no library path of DIR's: a tool whose libraries are only in DIR
+(nft) runs nowhere, which only matters when it is not denied.
 """
 
 from __future__ import annotations
@@ -280,6 +289,16 @@ def busy(n: int) -> Iterator[None]:
             proc.wait()
 
 
+def extra_root(root: Path) -> None:
+    """Let this run find the programs and pages unpacked under `root` (`--extra-root`)."""
+    found = [root / d for d in ("usr/sbin", "usr/bin", "sbin", "bin") if (root / d).is_dir()]
+    if not found:
+        sys.exit(f"{root}: no usr/sbin, usr/bin, sbin or bin to add to PATH")
+    os.environ["PATH"] = os.pathsep.join([*map(str, found), os.environ.get("PATH", "")])
+    if os.environ.get("MANPATH") and (root / "usr/share/man").is_dir():
+        os.environ["MANPATH"] = f"{root / 'usr/share/man'}:{os.environ['MANPATH']}"
+
+
 def isolate(tmp: str) -> None:
     """Keep the run off the user's registry, cache and configuration."""
     for name in [k for k in os.environ if k.startswith("ATIP_")]:
@@ -357,8 +376,18 @@ def main() -> None:
     parser.add_argument("--busy", type=int, default=0, metavar="N", help="CPU hogs alongside")
     parser.add_argument("--git-tree", action="store_true", help="also git --depth 3, 60 s")
     parser.add_argument("--gold", type=Path, default=GOLD)
+    parser.add_argument(
+        "--extra-root",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also find tools and pages unpacked under DIR (dpkg-deb -x)",
+    )
     parser.add_argument("--json", action="store_true", help="print figures as JSON")
     args = parser.parse_args()
+    for root in args.extra_root:
+        extra_root(root.resolve())
 
     gold = load_gold(args.gold)
     names = args.tools or sorted(t for t in gold if args.split in ("all", gold[t]["split"]))
