@@ -1120,3 +1120,67 @@ def test_stacked_option_tags_apart_by_a_blank_line_share_the_description(tmp_pat
         ["--quiet"],
     ]
     assert parsed.options[2].description.startswith("The agent protocol is always enabled")
+
+
+OBJECT_SECTIONS_PAGE = r""".TH LINKMGR 1
+.SH NAME
+linkmgr \- control a link manager
+.SH SYNOPSIS
+\fBlinkmgr\fR [\fIOPTIONS\fR...] {\fBgeneral\fR | \fBnetworking\fR | \fBradio\fR}
+[\fICOMMAND\fR] [\fIARGUMENTS\fR...]
+.SH OPTIONS
+.TP
+\fB\-a\fR | \fB\-\-ask\fR
+Ask for the arguments that are missing.
+.TP
+\fB\-w\fR | \fB\-\-wait\fR \fIseconds\fR
+Wait so long for the manager.
+.SH GENERAL COMMANDS
+\fBlinkmgr general\fR {\fBstatus\fR | \fBhostname\fR | \fBpermissions\fR} [\fIARGUMENTS\fR...]
+.PP
+Show the manager's status and permissions.
+.TP
+\fBstatus\fR
+Show the overall status.
+.TP
+\fBhostname\fR [\fIhostname\fR]
+Get and change the hostname.
+.TP
+\fBreload\fR [\fIflags\fR...]
+Reload the configuration. Available flags are:
+.RS
+.TP
+\fBconf\fR
+Reload the configuration file.
+.RE
+.SH NETWORKING CONTROL COMMANDS
+\fBlinkmgr networking\fR {\fBon\fR | \fBoff\fR | \fBconnectivity\fR} [\fIARGUMENTS\fR...]
+.TP
+\fBon\fR, \fBoff\fR
+Enable or disable networking.
+.TP
+\fBconnectivity\fR [\fIcheck\fR]
+Get the connectivity state.
+.TP
+\fB\-\-force\fR
+Switch even when links are busy.
+.SH RADIO COMMANDS
+\fBlinkmgr radio\fR
+.PP
+Show the radio switches.
+"""
+
+
+def test_a_section_opened_by_a_commands_form_lists_that_commands_children(tmp_path: Path):
+    """nmcli(1)'s "GENERAL COMMANDS" opens with `nmcli general {status | hostname | ...}`
+    and lists `status`, `hostname`, ...: general's commands, not the program's; the
+    options set there are general's (decision 761). `-a | --ask` is two spellings of a
+    flag, not `-a` taking a value `|`."""
+    parsed = _page(tmp_path, "linkmgr", OBJECT_SECTIONS_PAGE)
+    commands = {c.name: c for c in parsed.commands}
+    assert set(commands) == {"general", "networking", "radio"}
+    assert commands["general"].commands == ["status", "hostname", "permissions", "reload"]
+    assert commands["networking"].commands == ["on", "off", "connectivity"]
+    assert commands["radio"].commands == []
+    assert [o.flags for o in commands["networking"].options] == [["--force"]]
+    assert _values(parsed) == {"-a": False, "--ask": False, "-w": True, "--wait": True}

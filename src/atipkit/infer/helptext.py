@@ -433,11 +433,11 @@ def options_from_tag(tag: str, description: str = "") -> list[ParsedOption]:
 
 _SPELLINGS = re.compile(
     r",\s*(?:or\s+)?(?=\(?[-+])|[/|](?=--?[A-Za-z])"
-    r"|(?<!\s)\s+(?:/\s+|or\s+(?=-)|(?=--[A-Za-z]))"
+    r"|(?<!\s)\s+(?:/\s+|(?:\||or)\s+(?=-)|(?=--[A-Za-z]))"
 )
 """Between two spellings of an option: `-a, --all`, `--x / --no-x`, `--slurp/-s`,
-`-c|-C|--columns` (dmsetup's), `-B or --auto-buffers`, `-c --stdout` (a space, then a
-long flag). A run of spaces is tried from
+`-c|-C|--columns` (dmsetup's), `-a | --ask` (nmcli's), `-B or --auto-buffers`, `-c
+--stdout` (a space, then a long flag). A run of spaces is tried from
 its start only (a look-behind): from every space of it, a line of spaces costs its length
 squared."""
 

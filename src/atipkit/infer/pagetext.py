@@ -151,19 +151,26 @@ def read_page(text: str, name: str) -> ParsedHelp | None:
     listed = synopsis.commands(forms, program, _replaceable(lines, blocks))
     if listed or synopsis.takes_command(forms, program):
         place = synopsis.slot(forms, program)
-        listing = _commands(lines, blocks, entries, listed, place, program)
+        owned = _owned(lines, blocks, listed, program)
+        listing = _commands(lines, blocks, entries, listed, place, program, owned)
         listing = _with_sections(listing, _section_commands(lines, blocks, program))
         listing = listing[:MAX_COMMANDS]
         help_.commands = [command for _, command in listing]
         help_.programs = _programs(blocks, entries, place, program)
         below = synopsis.children(forms, program)
-        for parent, names in _tag_children(blocks, entries, place, program).items():
-            below[parent] = [*below.get(parent, []), *names]
-        for parent, names in _heading_children(blocks, program).items():
+        for parent, names in [
+            *_tag_children(blocks, entries, place, program).items(),
+            *_heading_children(blocks, program).items(),
+            *_owned_children(lines, blocks, entries, owned, program).items(),
+        ]:
             below[parent] = [*below.get(parent, []), *names]
         for command in help_.commands:
-            command.commands = below.get(command.name, [])[:MAX_COMMANDS]
-        _give_options(help_, [*listing, *_option_sections(blocks, help_.commands)], tagged)
+            command.commands = list(dict.fromkeys(below.get(command.name, [])))[:MAX_COMMANDS]
+        sections = [
+            *_option_sections(blocks, help_.commands),
+            *_owned_sections(blocks, owned, help_.commands),
+        ]
+        _give_options(help_, [*listing, *sections], tagged)
     help_.examples = _examples(lines, blocks, name)
     help_.prose = _prose(lines, blocks)
     return finish(help_, name)
@@ -601,6 +608,7 @@ def _commands(
     listed: dict[str, str],
     slot: str | None,
     program: list[str],
+    owned: dict[int, str],
 ) -> list[tuple[range, ParsedCommand]]:
     """The commands the page lists — as tags, or as the sub-headings of a section of
     commands (blkzone's `report`, ip-address's `ip address add - add new protocol
@@ -608,22 +616,21 @@ def _commands(
     its entry holds (its paragraphs and what is set deeper, up to the next line at its
     tag's indent; a sub-heading's whole sub-section; none for a synopsis's name). A
     command given twice keeps the longer of its entries: pyenv(1) lists `install`, then
-    documents it in a sub-section of its own that sets its options."""
-    named = [_names_commands(b, slot) for b in blocks]
+    documents it in a sub-section of its own that sets its options. Nothing of a block
+    one command `owned` is the program's."""
+    named = [_names_commands(b, slot) and n not in owned for n, b in enumerate(blocks)]
     found: list[tuple[int, range, ParsedCommand]] = []
     for number, block in enumerate(blocks):
+        if number in owned:
+            continue
         if block.sub and (named[number] or block.sub.split()[: len(program)] == program):
             command = _sub_heading(lines, block, program)
             if command is not None:
                 found.append((block.head, range(block.start, block.end), command))
     candidates: list[tuple[_Entry, list[str], str]] = []
     for entry in entries:
-        block = blocks[entry.block]
-        if entry.tag.startswith("-") or _NO_COMMANDS_HEADING.search(f"{block.title} {block.sub}"):
-            continue  # a synopsis form wraps deeper, an example runs the program: no tags
-        parsed = _command_tag(entry.tag, program, _italic(lines, entry.line, entry.last + 1))
-        if parsed is not None:
-            candidates.append((entry, *parsed))
+        if entry.block not in owned:
+            candidates += _candidate(lines, blocks, entry, program)
     chosen = _listed(lines, blocks, candidates, named, listed)
     alone = Counter(e.block for e, _, _ in chosen)
     found += [
@@ -644,6 +651,84 @@ def _commands(
     for name, args in listed.items():
         out.setdefault(name, (range(0), ParsedCommand(name, "", args)))
     return list(out.values())
+
+
+def _candidate(
+    lines: list[_Line], blocks: list[_Block], entry: _Entry, program: list[str]
+) -> list[tuple[_Entry, list[str], str]]:
+    """An entry whose tag is shaped like a command (`_command_tag`), with its names and
+    placeholders; none for an option's tag or one in a SYNOPSIS or an example."""
+    block = blocks[entry.block]
+    if entry.tag.startswith("-") or _NO_COMMANDS_HEADING.search(f"{block.title} {block.sub}"):
+        return []  # a synopsis form wraps deeper, an example runs the program: no tags
+    parsed = _command_tag(entry.tag, program, _italic(lines, entry.line, entry.last + 1))
+    return [(entry, *parsed)] if parsed is not None else []
+
+
+def _owned(
+    lines: list[_Line], blocks: list[_Block], listed: dict[str, str], program: list[str]
+) -> dict[int, str]:
+    """The blocks that open with a form of one of the commands the synopsis names, by
+    number: nmcli(1)'s "GENERAL COMMANDS" starts `nmcli general {status | hostname |
+    ...}`, then lists `status`, `hostname`, ... — general's commands, not nmcli's: the
+    block documents that command, whose name is given for it."""
+    out: dict[int, str] = {}
+    for number, block in enumerate(blocks):
+        first = next((i for i in range(block.start, block.end) if lines[i].text), None)
+        if first is None:
+            continue
+        words = lines[first].text.split()
+        if words[: len(program)] == program and len(words) > len(program):
+            name = words[len(program)]
+            if name in listed:
+                out[number] = name
+    return out
+
+
+def _owned_children(
+    lines: list[_Line],
+    blocks: list[_Block],
+    entries: list[_Entry],
+    owned: dict[int, str],
+    program: list[str],
+) -> dict[str, list[str]]:
+    """The commands below each command that owns a block (`_owned`): the alternatives of
+    the form that opens the block (`nmcli general {status | hostname | ...}`), then the
+    command-shaped tags the block lists (`on, off`, `connectivity [check]`), as a
+    section of commands lists them (`_listed`)."""
+    out: dict[str, list[str]] = {}
+    for number, parent in owned.items():
+        block = blocks[number]
+        first = next(i for i in range(block.start, block.end) if lines[i].text)
+        text = [lines[first].text]
+        for line in lines[first + 1 : block.end]:  # the form goes on deeper
+            if not line.text or line.indent <= lines[first].indent:
+                break
+            text.append(line.text)
+        heads = synopsis.children([synopsis.form(" ".join(text))], program)
+        out.setdefault(parent, []).extend(heads.get(parent, []))
+    candidates = [
+        c
+        for entry in entries
+        if entry.block in owned
+        for c in _candidate(lines, blocks, entry, program)
+    ]
+    for entry, names, _ in _listed(lines, blocks, candidates, [True] * len(blocks), {}):
+        out.setdefault(owned[entry.block], []).extend(names)
+    return out
+
+
+def _owned_sections(
+    blocks: list[_Block], owned: dict[int, str], commands: list[ParsedCommand]
+) -> list[tuple[range, ParsedCommand]]:
+    """Each block a command owns (`_owned`) as that command's entry: the options set in
+    it are the command's."""
+    by_name = {command.name: command for command in commands}
+    return [
+        (range(blocks[n].start, blocks[n].end), by_name[name])
+        for n, name in owned.items()
+        if name in by_name
+    ]
 
 
 def _section_commands(
