@@ -1184,3 +1184,46 @@ def test_a_section_opened_by_a_commands_form_lists_that_commands_children(tmp_pa
     assert commands["radio"].commands == []
     assert [o.flags for o in commands["networking"].options] == [["--force"]]
     assert _values(parsed) == {"-a": False, "--ask": False, "-w": True, "--wait": True}
+
+
+FILLED_SYNOPSIS_PAGE = r""".TH SUPPCLI 8
+.SH NAME
+suppcli \- a client of a supplicant
+.SH SYNOPSIS
+.B suppcli
+[ \-p path to control sockets ] [ \-g path to the global control interface socket ]
+[ \-i ifname ] [ \-hvB ] [ \-a action file ] [ \-P pid file ] [ \-G ping interval ]
+[ command ... ]
+.SH COMMAND ARGUMENTS
+.TP
+.B \-p path
+Change the path of the control sockets.
+.TP
+.B command
+Run a command.
+.SH COMMANDS
+The following commands are available:
+.TP
+.B status
+get current status
+.TP
+.B level <debug level>
+change the debug level
+.TP
+.B identity <network id> <identity>
+configure the identity of a network
+.TP
+.B quit
+exit the client
+"""
+
+
+def test_a_synopsis_filled_over_lines_at_one_indent_is_one_form(tmp_path: Path):
+    """wpa_cli(8) fills its one synopsis form over two lines at the same indent, a
+    bracket left open at the end of the first (`[ -g path to global ctrl_interface` /
+    `socket ] ... [ command ... ]`): the second line is no form of its own, so the
+    command's place is read; a placeholder in angle brackets may hold spaces (`level
+    <debug level>`) (decision 762)."""
+    parsed = _page(tmp_path, "suppcli", FILLED_SYNOPSIS_PAGE)
+    assert parsed.usage.endswith("[ command ... ]")
+    assert [c.name for c in parsed.commands] == ["status", "level", "identity", "quit"]

@@ -559,7 +559,10 @@ def _runs(
 def _synopsis(lines: list[_Line], blocks: list[_Block]) -> list[synopsis.Form]:
     """The synopsis's forms, each joined from the line that starts it and the deeper
     lines that continue it; a leading `Usage:` dropped. A word broken at a hyphen at the
-    end of a line is joined whole (`is-` / `enabled`: `is-enabled`, not a name `is-`)."""
+    end of a line is joined whole (`is-` / `enabled`: `is-enabled`, not a name `is-`),
+    and a form whose brackets are still open goes on at its own indent, unless the line
+    starts with the program's name again (wpa_cli(8) fills its one form over two lines,
+    `[ -g path to global ctrl_interface` / `socket ] ... [ command ... ]`)."""
     block = _synopsis_block(blocks)
     if block is None:
         return []
@@ -569,11 +572,21 @@ def _synopsis(lines: list[_Line], blocks: list[_Block]) -> list[synopsis.Form]:
         line = lines[index]
         if not line.text:
             continue
-        if (line.indent <= base or not forms) and not (forms and synopsis.broken(forms[-1])):
+        if (line.indent <= base or not forms) and not (
+            forms and (synopsis.broken(forms[-1]) or _open(forms[-1], forms[0], line.text))
+        ):
             forms.append(re.sub(r"^usage:\s*", "", line.text, flags=re.IGNORECASE))
-        else:  # deeper, or the rest of a broken word at any indent (a POD page's own)
+        else:  # deeper, or the rest of a broken word or an open group at any indent
             forms[-1] = synopsis.continued(forms[-1], line.text)
     return [synopsis.form(text) for text in forms]
+
+
+def _open(form: str, first: str, line: str) -> bool:
+    """Whether `form` leaves a bracket or a brace open and `line` does not start anew
+    with the first word of the synopsis's `first` form."""
+    if form.count("[") <= form.count("]") and form.count("{") <= form.count("}"):
+        return False
+    return line.split()[0] != first.split()[0]
 
 
 def _replaceable(lines: list[_Line], blocks: list[_Block]) -> set[str]:
@@ -981,7 +994,7 @@ def _command_tag(tag: str, program: list[str], italic: set[str]) -> tuple[list[s
     first = ""
     italic = {w.strip("[]{}.,|") for w in italic}  # `credential...`, its dots italic too
     for number, term in enumerate(synopsis.split_outside(tag, ",")):
-        words = term.split()
+        words = _ANGLED.findall(term)
         if words[: len(program)] == program:
             words = words[len(program) :]
             if len(words) == 2 and all(synopsis.is_name(w) and w not in italic for w in words):
@@ -1000,6 +1013,9 @@ def _command_tag(tag: str, program: list[str], italic: set[str]) -> tuple[list[s
     return (names, first) if names else None
 
 
+_ANGLED = re.compile(r"<[^<>\s][^<>]*>\S*|\S+")
+"""The words of a tag, a placeholder in angle brackets one word whatever spaces it
+holds (wpa_cli(8)'s `identity <network id> <identity>`)."""
 _OPTIONAL_PREFIX = re.compile(r"\[([a-z]+)\]([a-z][\w-]*)")
 
 
