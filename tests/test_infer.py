@@ -449,3 +449,32 @@ def test_bare_alternatives_of_a_synopsis_name_commands_only_as_names():
     assert named("svc a|b file") == {}
     assert named("svc start|FILE unit") == {}
     assert named("svc start unit") == {}
+
+
+EQUALS_LISTING = """\
+supplicant_cli [-p<path>] [-i<ifname>] [-hv] [command..]
+  -h = help (show this usage text)
+  -v = shown version information
+commands:
+  status [verbose] = get current status
+  note <text> = add a note to the debug log
+  disconnect = disconnect and wait for a reassociate command before
+    connecting
+  pmksa_add <network_id> <reauth_time in seconds> = store a cache entry
+  quit = exit the client
+"""
+
+
+def test_a_help_listing_commands_with_an_equals_sign_before_their_descriptions():
+    """wpa_cli's help writes `status [verbose] = get current ... status`: each line a
+    command; a description wrapped onto a line of one word (`connecting`) is no command
+    (decision 763)."""
+    parsed = parse_help(EQUALS_LISTING, "supplicant_cli")
+    assert [c.name for c in parsed.commands] == [
+        "status",
+        "note",
+        "disconnect",
+        "pmksa_add",
+        "quit",
+    ]
+    assert parsed.commands[0].description == "get current status"

@@ -36,8 +36,11 @@ _PLACEHOLDER_WORD = (
 _COMMAND_LINE = re.compile(
     r"^(?P<indent>\s+)(?P<names>[A-Za-z][\w.:-]*(?:\s*,\s*[A-Za-z][\w.:-]*)*)"
     rf"(?P<args>(?:\s{_PLACEHOLDER_WORD})*)"  # `list-units [PATTERN...]`, `start UNIT...`
-    r"(?:\s{2,}|\t+|\s+-\s+)(?P<desc>\S.*)$"
+    r"(?:\s{2,}|\t+|\s+[-=]\s+)(?P<desc>\S.*)$"
 )
+"""A command's entry in a help's list of commands: its names, its placeholders, then
+its description after two spaces, a tab, ` - ` or ` = ` (wpa_cli's `status [verbose] =
+get current WPA/EAPOL/EAP status`)."""
 
 _FILE = {"FILE", "PATH", "FILENAME", "FILES", "PATHS", "FILEPATH"}
 _DIR = {"DIR", "DIRECTORY", "DIRS", "FOLDER"}
