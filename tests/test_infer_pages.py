@@ -1227,3 +1227,62 @@ def test_a_synopsis_filled_over_lines_at_one_indent_is_one_form(tmp_path: Path):
     parsed = _page(tmp_path, "suppcli", FILLED_SYNOPSIS_PAGE)
     assert parsed.usage.endswith("[ command ... ]")
     assert [c.name for c in parsed.commands] == ["status", "level", "identity", "quit"]
+
+
+DATABASE_COMMANDS_PAGE = r""".TH SWCTL 8
+.SH NAME
+swctl \- configure a switch
+.SH SYNOPSIS
+\fBswctl\fR [\fIoptions\fR] \fIcommand\fR [\fIargs\fR]
+.SH COMMANDS
+The commands implemented by swctl are described in the sections below.
+.SS "Bridge Commands"
+These commands examine and manipulate bridges.
+.TP
+[\fB\-\-may\-exist\fR] \fBadd\-br \fIbridge\fR
+Creates a new bridge named \fIbridge\fR.
+.TP
+\fBlist\-br\fR
+Lists all existing bridges.
+.PP
+Helpers:
+.TP
+\fBbr\-exists \fIbridge\fR
+Tests whether \fIbridge\fR exists.
+.SS "Database Commands"
+Each column in the database accepts a fixed type of data. The currently defined
+basic types, and their representations, are:
+.TP
+integer
+A decimal integer in the range \-2**63 to 2**63\-1, inclusive.
+.TP
+real
+A floating-point number.
+.TP
+Boolean
+True or false, written true or false, respectively.
+.TP
+string
+An arbitrary Unicode string.
+.PP
+Database commands may use the following records:
+.TP
+[\fB\-\-if\-exists\fR] [\fB\-\-columns=\fIcolumn\fR[\fB,\fIcolumn\fR]...] \c
+\fBlist \fItable\fR [\fIrecord\fR]...
+Lists the data in each specified \fIrecord\fR.
+.TP
+\fBwait\-until \fItable record\fR
+Waits until \fItable\fR contains a record named \fIrecord\fR.
+"""
+
+
+def test_a_list_a_paragraph_announces_as_no_commands_is_none(tmp_path: Path):
+    """ovs-vsctl(8)'s "Database Commands" sub-section lists the data types ("The
+    currently defined basic types ... are:" `integer`, `real`, `Boolean`, `string`)
+    before its commands: a list a colon announces without saying "command" is not one,
+    past the tags among it (decision 764). A command's own options in brackets before
+    its name (`[--may-exist] add-br bridge`) are passed over (decision 765). A label
+    before a colon ("Helpers:", git(1)'s "Manipulators:") announces commands still."""
+    parsed = _page(tmp_path, "swctl", DATABASE_COMMANDS_PAGE)
+    names = [c.name for c in parsed.commands]
+    assert names == ["add-br", "list-br", "br-exists", "list", "wait-until"]

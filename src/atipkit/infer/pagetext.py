@@ -402,6 +402,10 @@ def _stacked(lines: list[_Line], block: _Block, index: int, indent: int) -> int:
     return 0
 
 
+_SENTENCE = 3
+"""Words at least in a sentence that announces a list (`_introduced`)."""
+
+
 def _is_row(line: _Line) -> bool:
     """A line of a listing set without blank lines: a tag, a run of spaces, its
     description."""
@@ -644,7 +648,8 @@ def _commands(
     for entry in entries:
         if entry.block not in owned:
             candidates += _candidate(lines, blocks, entry, program)
-    chosen = _listed(lines, blocks, candidates, named, listed)
+    tags = {entry.line for entry in entries}
+    chosen = _listed(lines, blocks, candidates, named, listed, tags)
     alone = Counter(e.block for e, _, _ in chosen)
     found += [
         (
@@ -726,7 +731,8 @@ def _owned_children(
         if entry.block in owned
         for c in _candidate(lines, blocks, entry, program)
     ]
-    for entry, names, _ in _listed(lines, blocks, candidates, [True] * len(blocks), {}):
+    tags = {entry.line for entry in entries}
+    for entry, names, _ in _listed(lines, blocks, candidates, [True] * len(blocks), {}, tags):
         out.setdefault(owned[entry.block], []).extend(names)
     return out
 
@@ -868,6 +874,7 @@ def _listed(
     candidates: list[tuple[_Entry, list[str], str]],
     named: list[bool],
     listed: dict[str, str],
+    tags: set[int],
 ) -> list[tuple[_Entry, list[str], str]]:
     """The command-shaped tags that are commands. A list is a run of tags at the
     shallowest indent of such tags in a block (not deeper than a little below the
@@ -899,12 +906,38 @@ def _listed(
         named_here = sum(any(n in listed for n in names) for _, names, _ in run)
         usage = sum("[-" in args for _, _, args in run)
         usage_listing = usage_listing or 2 * usage > len(run)
-        if named[number] or 2 * named_here > len(run) or 2 * usage > len(run):
+        listing = named[number] and not _introduced(lines, blocks[number], run[0][0], tags)
+        if listing or 2 * named_here > len(run) or 2 * usage > len(run):
             out += run
     if usage_listing:
         taken = {c[0].line for c in out}
         out += [c for run in runs.values() for c in run if "[-" in c[2] and c[0].line not in taken]
     return sorted(out, key=lambda c: c[0].line)
+
+
+def _introduced(lines: list[_Line], block: _Block, entry: _Entry, tags: set[int]) -> bool:
+    """Whether the list that `entry` is part of follows a paragraph, at its indent or
+    shallower, whose last sentence announces a list of something other than commands
+    (ovs-vsctl(8)'s Database Commands: "The currently defined basic types, and their
+    representations, are:", then `integer`, `real`, `Boolean`, `string`): ends in a
+    colon and says no "command". The tags above `entry` (`tags`: the lines of all the
+    page's tags) and what is set deeper are passed over, up to that paragraph. A word or
+    two before a colon are a label of the commands that follow (git(1)'s "Manipulators:",
+    "Interrogators:"), not a sentence."""
+    index = entry.line - 1
+    while index >= block.start and (
+        not lines[index].text or lines[index].indent > entry.indent or index in tags
+    ):
+        index -= 1
+    if index < block.start or lines[index].indent > entry.indent:
+        return False
+    said = [lines[index].text]
+    while index > block.start and lines[index - 1].text and lines[index - 1].indent <= entry.indent:
+        index -= 1
+        said.insert(0, lines[index].text)
+    last = re.split(r"(?<=[.!?])\s+", " ".join(said))[-1]
+    sentence = len(last.split()) >= _SENTENCE  # git(1)'s "Manipulators:" names a group
+    return sentence and last.endswith(":") and not _COMMANDS_HEADING.search(last)
 
 
 def _names_commands(block: _Block, slot: str | None) -> bool:
@@ -995,6 +1028,8 @@ def _command_tag(tag: str, program: list[str], italic: set[str]) -> tuple[list[s
     italic = {w.strip("[]{}.,|") for w in italic}  # `credential...`, its dots italic too
     for number, term in enumerate(synopsis.split_outside(tag, ",")):
         words = _ANGLED.findall(term)
+        while len(words) > 1 and number == 0 and _OWN_OPTIONS.fullmatch(words[0]):
+            words = words[1:]  # `[--may-exist] add-br bridge`: the command's own options
         if words[: len(program)] == program:
             words = words[len(program) :]
             if len(words) == 2 and all(synopsis.is_name(w) and w not in italic for w in words):
@@ -1013,6 +1048,9 @@ def _command_tag(tag: str, program: list[str], italic: set[str]) -> tuple[list[s
     return (names, first) if names else None
 
 
+_OWN_OPTIONS = re.compile(r"\[-[^\[\]\s]*(?:\[[^\[\]\s]*\][^\[\]\s]*)*\]")
+"""Options in brackets before a command's name in its tag, a word each (ovs-vsctl(8)'s
+`[--if-exists] [--columns=column[,column]...] list table`)."""
 _ANGLED = re.compile(r"<[^<>\s][^<>]*>\S*|\S+")
 """The words of a tag, a placeholder in angle brackets one word whatever spaces it
 holds (wpa_cli(8)'s `identity <network id> <identity>`)."""
