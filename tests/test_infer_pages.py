@@ -1286,3 +1286,46 @@ def test_a_list_a_paragraph_announces_as_no_commands_is_none(tmp_path: Path):
     parsed = _page(tmp_path, "swctl", DATABASE_COMMANDS_PAGE)
     names = [c.name for c in parsed.commands]
     assert names == ["add-br", "list-br", "br-exists", "list", "wait-until"]
+
+
+ROWS_PAGE = r""".TH VOLMGR 8
+.SH NAME
+volmgr \- volume tools
+.SH SYNOPSIS
+\fBvolmgr\fP [\fIcommand\fP|\fIfile\fP]
+.SH COMMANDS
+The following commands implement the core functionality.
+.TP 16
+.B vgimport
+Make exported volume groups known to the system.
+.TP
+.B vgimportdevices
+Add volumes from a group to the devices file.
+.TP
+.B vgmerge
+Merge two volume groups.
+.TP
+.B vgmknodes
+Recreate the group's directory and special files
+.TP
+.B vgreduce
+Reduce a volume group.
+"""
+
+
+@pytest.mark.parametrize("spacing", ["", ".PD 0\n"])
+def test_a_tag_as_wide_as_the_tag_column_among_rows_is_a_row(tmp_path: Path, spacing: str):
+    """lvm(8) lists its commands as rows (`vgimport        Make exported ...`); a name as
+    wide as the tag column leaves one space before its description (`vgimportdevices Add
+    PVs ...`): it was read as prose, and the rows set right below it as its continuation.
+    A line among rows whose description starts where its neighbour's does is a row, the
+    rows apart by blank lines or not (decision 766)."""
+    source = ROWS_PAGE.replace(".TP\n.B vgimportdevices", f"{spacing}.TP\n.B vgimportdevices")
+    parsed = _page(tmp_path, "volmgr", source)
+    assert [c.name for c in parsed.commands] == [
+        "vgimport",
+        "vgimportdevices",
+        "vgmerge",
+        "vgmknodes",
+        "vgreduce",
+    ]

@@ -334,7 +334,8 @@ def _entry_at(
         said = _description(lines, block, start, line.indent + 1, beside)
         return bullet.group("spec"), said, index, False
     above = lines[index - 1] if index > block.start else _Line(0, "")
-    if above.text and above.indent <= line.indent and not (row and _is_row(line)):
+    in_rows = row and (_is_row(line) or _in_row(line, above) is not None)
+    if above.text and above.indent <= line.indent and not in_rows:
         return None  # the paragraph goes on
     last = index
     # stacked option tags: `-o logfile` / `--output-file=logfile`, then the description;
@@ -367,10 +368,15 @@ def _entry_at(
     wrapped = below.text and below.indent == column and end.indent + len(end.text) >= _FILLED
     alone = not below.text or below.indent < line.indent
     split = _split_tag(lines[last], column if wrapped or alone else None)
+    if split is None and last == index:  # lvm's `vgimportdevices Add PVs ...`
+        split = next(
+            filter(None, (_in_row(line, n) for n in _neighbours(lines, block, index))), None
+        )
+        in_rows = split is not None
     if split is not None and last == index:
         tag, beside = split
         said = _description(lines, block, last + 1, line.indent, beside)
-        return tag, said, last, _is_row(line)
+        return tag, said, last, _is_row(line) or in_rows
     if split is not None and lines[last].text.startswith("-"):  # xz's `--fast` / `--best
         stacked = [lines[i].text for i in range(index, last)]  # These are ... aliases`
         said = _description(lines, block, last + 1, line.indent, split[1])
@@ -402,8 +408,31 @@ def _stacked(lines: list[_Line], block: _Block, index: int, indent: int) -> int:
     return 0
 
 
+def _in_row(line: _Line, row: _Line) -> tuple[str, str] | None:
+    """A tag and its description as a row of a listing beside `row` sets them: a tag as
+    wide as the tag column, one space, then its description where `row`'s starts (lvm(8)'s
+    `vgimportdevices Add PVs ...` between `vgimportclone   Import ...` and `vgmerge`)."""
+    gap = _ROW_GAP.search(row.text) if row.indent == line.indent else None
+    if gap is None or row.text[gap.start(1) - 1] in ".!?:;":  # two spaces after a sentence
+        return None
+    return _split_tag(line, row.indent + gap.end(1))
+
+
+def _neighbours(lines: list[_Line], block: _Block, index: int) -> list[_Line]:
+    """The nearest lines with text above and below `index` in its block."""
+    out = []
+    for step, stop in ((-1, block.start - 1), (1, block.end)):
+        at = index + step
+        while at != stop and not lines[at].text:
+            at += step
+        if at != stop:
+            out.append(lines[at])
+    return out
+
+
 _SENTENCE = 3
 """Words at least in a sentence that announces a list (`_introduced`)."""
+_ROW_GAP = re.compile(r"\S(\s{2,})\S")
 
 
 def _is_row(line: _Line) -> bool:
