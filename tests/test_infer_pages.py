@@ -1329,3 +1329,31 @@ def test_a_tag_as_wide_as_the_tag_column_among_rows_is_a_row(tmp_path: Path, spa
         "vgmknodes",
         "vgreduce",
     ]
+
+
+OPERANDS_PAGE = r""".TH MACHCTL 1
+.SH NAME
+machctl \- control machines
+.SH SYNOPSIS
+\fBmachctl\fR [OPTIONS...] {COMMAND} [NAME...]
+.SH COMMANDS
+.TP
+\fBcopy\-to\fR \fINAME\fR \fIPATH\fR [\fIPATH\fR] \fB\-\-force\fR
+Copy files from the host into a machine.
+.TP
+\fBtlsa\fR [\fIFAMILY\fR] \fIDOMAIN\fR[:\fIPORT\fR]...
+Query TLS public keys.
+.TP
+\fBlist\fR
+List the machines.
+"""
+
+
+def test_a_commands_tag_may_end_in_a_flag_and_hold_a_bracket_in_a_placeholder(
+    tmp_path: Path,
+):
+    """machinectl(1)'s `copy-to NAME PATH [PATH] --force` (the command's flag after its
+    operands) and resolvectl(1)'s `tlsa [FAMILY] DOMAIN[:PORT]...` (an optional part
+    inside a placeholder) are commands' tags, not sentences (decision 768)."""
+    parsed = _page(tmp_path, "machctl", OPERANDS_PAGE)
+    assert [c.name for c in parsed.commands] == ["copy-to", "tlsa", "list"]

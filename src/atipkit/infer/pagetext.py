@@ -69,10 +69,13 @@ _NO_OPTIONS_HEADING = re.compile(r"example|operator", re.IGNORECASE)
 (an operator joins expressions; it sets nothing)."""
 _PAGE_REF = re.compile(r"(?P<name>[\w.+-]+)\((?P<section>\d\w*)\)")
 _PLACEHOLDER = re.compile(
-    r"(?:[\[{<(].*|\.\.\.|\||[A-Z][A-Z0-9_]*(?:[=:.,|/-][\w.,|/=:-]*)?(?:\.\.\.)?[\]}>)]*)"
+    r"(?:[\[{<(].*|\.\.\.|\||[A-Z][A-Z0-9_]*(?:\[[^\]\s]*\])?(?:[=:.,|/-][\w.,|/=:-]*)?"
+    r"(?:\.\.\.)?[\]}>)]*|--?[A-Za-z][\w-]*)"
 )
 """A word that stands for a value in a command's tag: `[PATTERN...]`, `UNIT...`,
-`PROPERTY=VALUE...`, `<name>`, `{a|b}`, `...`, `|`."""
+`PROPERTY=VALUE...`, `DOMAIN[:PORT]...`, `<name>`, `{a|b}`, `...`, `|`; or a flag the
+command takes, written after its operands (machinectl(1)'s `copy-to NAME PATH [PATH]
+--force`)."""
 _DESCRIPTION_CHARS = 400
 """Enough of a description for what is kept of it (200 characters, decision 43)."""
 _STACK = 16
