@@ -1357,3 +1357,37 @@ def test_a_commands_tag_may_end_in_a_flag_and_hold_a_bracket_in_a_placeholder(
     inside a placeholder) are commands' tags, not sentences (decision 768)."""
     parsed = _page(tmp_path, "machctl", OPERANDS_PAGE)
     assert [c.name for c in parsed.commands] == ["copy-to", "tlsa", "list"]
+
+
+OTHER_NAME_PAGE = r""".TH RESCTL 1
+.SH NAME
+resctl, rescompat \- resolve names
+.SH SYNOPSIS
+\fBresctl\fR [OPTIONS...] {COMMAND} [NAME...]
+.SH COMMANDS
+.TP
+\fBquery\fR \fIHOSTNAME\fR...
+Resolve domain names.
+.SH OPTIONS
+.TP
+\fB\-i\fR \fIINTERFACE\fR, \fB\-\-interface=\fR\fIINTERFACE\fR
+Query on this network interface.
+.SH "COMPATIBILITY WITH RESCOMPAT(8)"
+When invoked as "rescompat" it runs in a compatibility mode.
+.TP
+\fB\-a\fR
+Registers per-interface configuration.
+.TP
+\fB\-x\fR
+Exclusive mode.
+"""
+
+
+def test_options_under_a_heading_naming_another_programs_page_are_not_the_programs(
+    tmp_path: Path,
+):
+    """resolvectl(1) lists the switches of its resolvconf mode under "COMPATIBILITY WITH
+    RESOLVCONF(8)": options of the program run by that name, not resolvectl's
+    (decision 769)."""
+    parsed = _page(tmp_path, "resctl", OTHER_NAME_PAGE)
+    assert sorted(f for o in parsed.options for f in o.flags) == ["--interface", "-i"]

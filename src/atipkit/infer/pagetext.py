@@ -141,7 +141,7 @@ def read_page(text: str, name: str) -> ParsedHelp | None:
     plain = "\n".join(line.text for line in lines)
     found = _NAME_LINE.search(plain)
     help_.description = found.group(1).strip() if found else ""
-    tagged = _options(lines, blocks, entries)
+    tagged = _options(lines, blocks, entries, name)
     help_.options = [option for _, options in tagged for option in options]
     shown = synopsis.values(forms)
     for option in help_.options:
@@ -490,13 +490,15 @@ def _description(lines: list[_Line], block: _Block, start: int, indent: int, bes
 
 
 def _options(
-    lines: list[_Line], blocks: list[_Block], entries: list[_Entry]
+    lines: list[_Line], blocks: list[_Block], entries: list[_Entry], name: str
 ) -> list[tuple[int, list[ParsedOption]]]:
     """The tags that start with `-`, each with the line it stands on: `A and B` are two
     options sharing a description (jq's `--color-output / -C and --monochrome-output /
     -M`). Not in a list of values where they are few (cut's `N`, `N-`, `N-M`, `-M`;
     find's `+n`, `-n`, `n`), unless a long spelling says it is an option (`-h, --help`
-    closing systemd-creds's COMMANDS)."""
+    closing systemd-creds's COMMANDS). Not in a section whose heading names another
+    program's page (resolvectl(1)'s "COMPATIBILITY WITH RESOLVCONF(8)": the switches of
+    the program run as `resolvconf`, not of `name`)."""
     runs = _runs(lines, blocks, entries)
     dashes: Counter[tuple[int, int, int]] = Counter()
     others: Counter[tuple[int, int, int]] = Counter()
@@ -509,6 +511,8 @@ def _options(
         tag = _unbracketed(entry.tag)
         if not tag.startswith("-") or _NO_OPTIONS_HEADING.search(heading):
             continue
+        if any(r.group("name").lower() != name.lower() for r in _PAGE_REF.finditer(heading)):
+            continue  # "COMPATIBILITY WITH RESOLVCONF(8)": another program's options
         run = runs[entry.line]
         if others[run] >= 2 and dashes[run] < others[run] and not _LONG_FLAG.search(tag):
             continue
