@@ -1253,3 +1253,102 @@ def test_credentials_are_stored_and_rewriting_files_replaces_them(
     to write: rewriting stored files replaces what they held (rule 3's `sed -i`);
     rewriting printed lines destroys nothing."""
     assert kind(infer_effects("frob", purpose)) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "purpose", "expected"),
+    [
+        (
+            "introspect",
+            "Show interfaces, methods, properties and signals of the specified object.",
+            "read-only",
+        ),
+        (
+            "monitor",
+            "Monitors files or directories for changes, such as creation deletion, "
+            "content and attribute changes, and mount and unmount operations affecting "
+            "the monitored locations.",
+            "read-only",
+        ),
+        (
+            "status",
+            "Show information about the specified links: type, state, hardware and IP "
+            "address, configured DNS servers, etc.",
+            "read-only",
+        ),
+        (
+            "table",
+            "Outputs the current table for the device in a format that can be fed back in "
+            "using the create or load commands.",
+            "read-only",
+        ),
+        # a verb joined to the verb of looking, or one with an object of its own, acts
+        ("frob", "Lists and removes stale files", "destructive"),
+        ("frob", "Show status and kills the jobs", "destructive"),
+        ("frob", "Show status and removes files", "destructive"),
+        ("frob", "Displays the log, and deletes old files", "destructive"),
+        ("frob", "Show status, and reboot", "destructive"),
+        ("frob", "Print the status and restarts the daemon", "destructive"),
+    ],
+)
+def test_the_objects_of_a_verb_of_looking_are_no_verbs(
+    name: str, purpose: str, expected: str
+) -> None:
+    """Decision 751: busctl `introspect` was said destructive for "... and signals",
+    gio `monitor` for "... mount and unmount operations", networkctl `status` said to
+    write for "configured DNS servers", dmsetup `table` for "... using the create or
+    load commands": a word after a comma, `and` or `or` in the
+    sentence of a verb of looking, inflected otherwise than that verb and with no
+    object of its own, is one more of its objects."""
+    assert kind(infer_effects(name, purpose)) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "purpose", "prose", "expected"),
+    [
+        ("was-enabled", "", "", "read-only"),
+        ("debian-installed", "", "", "read-only"),
+        ("reset-failed", "", "", "destructive"),
+        ("mark-installed", "", "", "destructive"),
+        ("installed", "", "", "destructive"),
+        ("more", "file perusal filter for crt viewing", "", "read-only"),
+        ("frob", "file viewing and wiping tool", "", "destructive"),
+        (
+            "passwd",
+            "Generation of hashed passwords.",
+            "This command computes the hash of a password typed at run-time.",
+            "read-only",
+        ),
+        ("genrsa", "Generation of RSA Private Key", "This command generates a key.", "writes"),
+        ("frob", "Generation of keys", "", "writes"),
+    ],
+)
+def test_names_of_states_gerunds_and_nominal_purposes(
+    name: str, purpose: str, prose: str, expected: str
+) -> None:
+    """Decision 752: deb-systemd-helper's `was-enabled` and `debian-installed` name a
+    state (a participle after words that are no verbs), not an act; the deny list made
+    them destructive. more(1), "file perusal filter for crt viewing", has no verb: a
+    gerund is read as the nouns of a purpose are. A purpose read by its nouns only
+    ("Generation of hashed passwords", openssl `passwd`) yields to the verb of its
+    page's description when that verb only looks."""
+    assert kind(infer_effects(name, purpose, prose=prose)) == expected
+
+
+@pytest.mark.parametrize(
+    ("options", "flags", "expected"),
+    [
+        (["Stop when a given path disappears from the tree."], [["--remove-empty"]], "read-only"),
+        (["Stop the processes."], [["--kill-stop"]], "unknown"),
+        (["Stop when done and remove the files."], [["--remove"]], "destructive"),
+        ([""], [["--remove"]], "destructive"),
+    ],
+)
+def test_an_option_named_for_removal_that_says_when_the_run_stops_removes_nothing(
+    options: list[str], flags: list[list[str]], expected: str
+) -> None:
+    """Decision 753: `git rev-list` and `git shortlog` were unknown for `--remove-empty`,
+    "Stop when a given path disappears from the tree": an option named for removal whose
+    text says when the command's own run stops, and names no removal, is harmless."""
+    purpose = "Lists commit objects in reverse chronological order"
+    assert kind(infer_effects("frob", purpose, options, flags=flags)) == expected

@@ -142,8 +142,8 @@ _DESTINATIONS = _words("output outfile out dest destination target outdir")
 safety for a command that takes one."""
 """... and those that are when arguments follow them (`timeout DURATION COMMAND [ARG]...`,
 `ip netns exec NAME cmd ...`): `dpkg-query [option...] command` names its own actions."""
-_PREDICATES = _words("is has")
-"""A name that asks (`is-active`, `has-changes`) only looks."""
+_PREDICATES = _words("is has was")
+"""A name that asks (`is-active`, `has-changes`, `was-enabled`) only looks."""
 _STOPS = _words("from of in into to with on at for by after before when if while than as")
 """Words that end the object of a verb: "remove sections from each line of files"."""
 _TARGETS = _words("to into in")
@@ -217,6 +217,8 @@ _NOMINAL = (
 _CONVERTS = _words("convert translate transform encode decode")
 """Verbs that turn a text into another: what they make is shown where the page sends the
 result to standard output (`_converts_only`)."""
+_WHEN = _words("when after once if before at on")
+"""Words after "Stop" that say when a run stops, not what is stopped."""
 _PLAIN_ADVERBS = _words("just still even always often")
 """Adverbs without `-ly` before a verb: "Just show the contents" shows."""
 _LOADS = _words("load")
@@ -294,6 +296,17 @@ def infer_effects(
     opening = _opening(name, prose)
     shows = _to_standard_output(opening) or (always and _converts_only(opening))
     described = _from_text(opening, to_stdout=shows) if opening else _Said()
+    # a purpose without a verb is read by its nouns ("Generation of hashed passwords");
+    # where the page's description says in a verb that it only looks ("This command
+    # computes the hash of a password"), that verb is the better evidence
+    if (
+        said.writes
+        and not said.destroys
+        and not _from_text(first, to_stdout=printed, nominal=False).writes
+        and described.reads
+        and not (described.writes or described.destroys or described.fetches)
+    ):
+        said = msgspec.structs.replace(said, writes=False, reads=True)
     # the rest of a purpose is read as strictly as an option: it often describes options
     # ("If -d is specified, any other clients ... are detached")
     later = _from_text(rest, option=True) if rest else _Said()
@@ -582,12 +595,16 @@ def _destroying(text: str) -> bool:
 def _harmless(text: str) -> bool:
     """Whether an option named for destroying says that it does not: its text first looks
     (`--discard`: "print discard capabilities") or acts on printed text only
-    (`--table-truncate`: "truncate text in the columns when necessary")."""
+    (`--table-truncate`: "truncate text in the columns when necessary"), or says when
+    the command's own run stops and removes nothing (`--remove-empty`: "Stop when a
+    given path disappears from the tree"; not "Stop the processes")."""
     said = _from_text(_first_sentence(text)[0])
     if said.reads and not said.writes and not said.destroys:
         return True
     words = [m.group() for m in _TOKEN.finditer(text.lower())]
     verbs = [i for i, w in enumerate(words) if _lemma(w) & _AGREES]
+    if not verbs and words[:1] == ["stop"] and words[1:2] and words[1] in _WHEN:
+        return True
     return bool(verbs) and all(
         _stored_object(words, i, _STOPS, False, things=_PRINTED) or _printed_subject(words, i)
         for i in verbs
@@ -662,14 +679,20 @@ def _from_name(name: str) -> _Said:
     if not words:
         return _Said()
     first = _lemma(words[0])
-    asks = bool(first & _PREDICATES)  # `is-system-running` asks whether it runs
+    # `is-system-running` asks whether it runs; `debian-installed` names a state, a
+    # participle after words that are no verbs
+    asks = bool(first & _PREDICATES) or (
+        len(words) > 1
+        and words[-1].endswith("ed")
+        and not any(_lemma(word) & _VERBS for word in words[:-1])
+    )
     compound = _starts_with(words[0], _WRITES) and not any(
         _lemma(word) & _READ_NAMES for word in words[1:]
     )
     return _Said(
         destroys=not asks and any(_destroys(word) for word in words),
         writes=bool(first & _WRITES) or compound,
-        reads=bool(first & (_READ_NAMES | _PREDICATES)),
+        reads=asks or bool(first & _READ_NAMES),
         network=any(_lemma(word) & _NETWORK for word in words),
     )
 
@@ -746,6 +769,7 @@ def _from_text(
         destroys = True  # "edit files in place": what was there is overwritten
     bookkeeping = any(w in _BOOKKEEPING for w in words[:first])
     looking = False  # the sentence's first verb is one of looking: "Show files that ..."
+    looking_verb = ""  # ... that verb, as written
     verb_seen = False
     for index, word in enumerate(words):
         if word == ".":
@@ -754,6 +778,8 @@ def _from_text(
         forms = _lemma(word)
         if forms & _NETWORK and not option:  # an option's mention of a server is no use
             network = True
+        if looking and _listed(words, index, looking_verb, stored_before[index]):
+            continue  # "Show interfaces, methods, properties and signals": a noun
         if forms & (_OPTION_DESTROYS if option else _DESTROYS) and not _ends_run(words, index):
             destroys = True
         before = index - 1 - (index > 1 and words[index - 1] in _NEGATIONS)
@@ -784,7 +810,7 @@ def _from_text(
         ):
             continue  # "ordered by the time they took to initialize": not what it does
         if leads[index] and not verb_seen and forms & _VERBS:
-            verb_seen, looking = True, bool(forms & _READS)
+            verb_seen, looking, looking_verb = True, bool(forms & _READS), word
         if leads[index] and forms & _FETCHES and _from_network(words, index):
             fetches = True
         if _denied(words, index) and not forms & (removes | _DESTROYS | _REPLACES):
@@ -815,7 +841,7 @@ def _from_text(
             reads = True
     if nominal and not (option or destroys or writes or reads):  # "Speed Measurement"
         nouns = {v for w in words for v in _verb_of(w)}
-        writes = bool(nouns & _WRITES)
+        writes = bool(nouns & (_WRITES | _DESTROYS_ANY))
         reads = not writes and bool(nouns & _READS)
     return _Said(destroys=destroys, writes=writes, reads=reads, network=network, fetches=fetches)
 
@@ -936,12 +962,41 @@ def _from_network(words: Sequence[str], verb: int) -> bool:
 
 def _verb_of(noun: str) -> set[str]:
     """The verbs a noun is made from: determination → determine, generation → generate,
-    verification → verify, measurement → measure, extraction → extract."""
+    verification → verify, measurement → measure, extraction → extract; and a gerund's,
+    viewing → view ("file perusal filter for crt viewing")."""
+    if noun.endswith("ing") and len(noun) > 5:
+        return set(_lemma(noun))
     for suffix, endings in _NOMINAL:
         if noun.endswith(suffix) and len(noun) > len(suffix) + 2:
             stem = noun[: -len(suffix)]
             return {stem + ending for ending in endings}
     return set()
+
+
+def _inflection(word: str) -> str:
+    """How a verb is inflected: `-s` (shows), `-ed` (configured), `-ing`, or bare (show)."""
+    for ending in ("ed", "ing"):
+        if word.endswith(ending):
+            return ending
+    return "s" if word.endswith("s") and not word.endswith("ss") else ""
+
+
+def _listed(words: Sequence[str], index: int, verb: str, stored_before: bool) -> bool:
+    """Whether a word after a comma, `and` or `or` in the sentence of a verb of looking
+    is one more of its objects, not a verb joined to it: inflected otherwise than the
+    verb ("Show interfaces, methods, properties and signals", "Monitors files ... and
+    mount and unmount operations", "Show ... hardware and IP address, configured DNS
+    servers"), and with no object of its own — no article, pronoun or stored thing
+    after it. A verb joined to another takes its inflection ("Lists and removes"), and
+    a sloppy one still has its object ("Show status and kills the jobs")."""
+    if not index or (words[index - 1] not in _COORDINATES and words[index - 1] != ","):
+        return False
+    if _inflection(words[index]) == _inflection(verb):
+        return False
+    following = words[index + 1] if index + 1 < len(words) else "."
+    if following in _ARTICLES or following in _PRONOUNS:
+        return False
+    return not _stored_object(words, index, _STOPS, stored_before)
 
 
 def _sentences(words: Sequence[str]) -> tuple[list[bool], list[bool]]:
