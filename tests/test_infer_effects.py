@@ -1352,3 +1352,18 @@ def test_an_option_named_for_removal_that_says_when_the_run_stops_removes_nothin
     text says when the command's own run stops, and names no removal, is harmless."""
     purpose = "Lists commit objects in reverse chronological order"
     assert kind(infer_effects("frob", purpose, options, flags=flags)) == expected
+
+
+def test_a_value_generated_claims_no_safety() -> None:
+    """Decision 754: reading "generate X", X no stored thing, as showing X made
+    mcookie and `systemd-id128 new` read-only, and dbus-uuidgen too, whose `--ensure`
+    creates the machine-id file in a later sentence of its text: not kept."""
+    ensure = (
+        "If a filename is not given, defaults to localstatedir/lib/dbus/machine-id. If "
+        "this file exists then it will be validated. If the file does not exist, it will "
+        "be created with a new uuid in it."
+    )
+    effects = infer_effects(
+        "dbus-uuidgen", "Utility to generate UUIDs", [ensure], flags=[["--ensure"]]
+    )
+    assert kind(effects) != "read-only"
