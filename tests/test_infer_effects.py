@@ -197,16 +197,17 @@ def test_what_more_of_a_page_says_is_read(
 
 def test_an_option_named_for_destroying_and_an_operand_that_is_a_command_line() -> None:
     """Decision 456: `-delete`, `--kill`, `--vacuum-size` destroy when their text agrees
-    or says nothing, and forbid a claim of safety otherwise (`--remove-empty`: "Stop when
-    a given path disappears"); a shell command, or a command with its arguments, as an
-    operand is run (`tmux new-session [shell-command]`, `timeout DURATION COMMAND
-    [ARG]...`), but not an action's place (`dpkg-query [option...] command`)."""
+    or says nothing, and forbid a claim of safety otherwise ("Stop the processes"; not
+    `--remove-empty`'s "Stop when a given path disappears", decision 753); a shell
+    command, or a command with its arguments, as an operand is run (`tmux new-session
+    [shell-command]`, `timeout DURATION COMMAND [ARG]...`), but not an action's place
+    (`dpkg-query [option...] command`)."""
     looks = "Show the summary"
     assert kind(infer_effects("ss", looks, [""], flags=[["-K", "--kill"]])) == "destructive"
     vacuum = infer_effects("j", looks, ["Removes archived files."], flags=[["--vacuum-size"]])
     assert kind(vacuum) == "destructive"
-    stops = ["Stop when a path disappears."]
-    doubt = infer_effects("shortlog", looks, stops, flags=[["--remove-empty"]])
+    stops = ["Stop the processes."]
+    doubt = infer_effects("shortlog", looks, stops, flags=[["--kill-stop"]])
     assert kind(doubt) == "unknown"
     assert kind(infer_effects("ls", looks, ["No deletion"], flags=[["--no-delete"]])) == "read-only"
     assert kind(infer_effects("x", "Create a session", operands=["shell-command"])) == "destructive"
@@ -1367,3 +1368,24 @@ def test_a_value_generated_claims_no_safety() -> None:
         "dbus-uuidgen", "Utility to generate UUIDs", [ensure], flags=[["--ensure"]]
     )
     assert kind(effects) != "read-only"
+
+
+@pytest.mark.parametrize(
+    ("name", "purpose", "expected"),
+    [
+        ("merge-base", "Find as good common ancestors as possible for a merge", "read-only"),
+        ("patch-id", "Compute unique ID for a patch", "read-only"),
+        ("merge-file", "Run a three-way file merge", "destructive"),
+        ("merge-delete", "Show a merge", "destructive"),
+        ("merge", "Show a merge", "destructive"),
+        ("patch-apply", "Show a patch", "destructive"),
+        ("purge-list", "List entries scheduled for a purge", "destructive"),
+    ],
+)
+def test_a_names_verb_its_purpose_names_as_a_thing_is_a_noun(
+    name: str, purpose: str, expected: str
+) -> None:
+    """Decision 757: `git merge-base` and `git patch-id` were destructive by their
+    names' first words (`merge`, `patch`), though their purposes look and name that
+    word as a thing ("for a merge", "for a patch"): the name is a noun compound."""
+    assert kind(infer_effects(name, purpose)) == expected

@@ -290,6 +290,10 @@ def infer_effects(
     said = _from_text(first, to_stdout=printed)
     if printed and said.reads and not said.writes:
         named = msgspec.structs.replace(named, writes=False)
+    # a purpose that looks and names the name's verb as a thing ("Find as good common
+    # ancestors as possible for a merge": `merge-base`) says the name is a noun
+    if said.reads and not (said.writes or said.destroys) and _named_as_noun(name, first):
+        named = msgspec.structs.replace(named, writes=False, destroys=False)
     # the page's description, read for its first sentence: what it does with its result
     # ("Print selected parts of lines from each FILE to standard output"), and what it
     # converts where the page sends the result there
@@ -334,8 +338,8 @@ def infer_effects(
     )
     destined = any(_destination(o) for o in operands)
     # an option named for destroying (`-delete`, `--vacuum-size`) destroys when what it
-    # says agrees or it says nothing; else it is a doubt (`--remove-empty`: "Stop when a
-    # given path disappears")
+    # says agrees or it says nothing; else it is a doubt (`--kill-stop`: "Stop the
+    # processes"), unless its text says it destroys nothing (`_harmless`)
     named_for = [
         _destroying(text) or not text.strip()
         for spelled, text in zip(flags, [*options, *[""] * len(flags)], strict=False)
@@ -696,6 +700,28 @@ def _from_name(name: str) -> _Said:
         network=any(_lemma(word) & _NETWORK for word in words),
     )
 
+
+def _named_as_noun(name: str, text: str) -> bool:
+    """Whether a name's first word, a verb, stands in `text` as a noun after an article
+    ("for a merge", "for a patch") and the rest of the name neither writes nor destroys:
+    `merge-base` names the base of a merge, `patch-id` the id of a patch."""
+    words = re.findall(r"[a-z]+", name.lower())
+    if len(words) < 2 or not _lemma(words[0]) & _VERBS:
+        return False
+    rest = _from_name("-".join(words[1:]))
+    if rest.writes or rest.destroys:
+        return False
+    said = [m.group() for m in _TOKEN.finditer(text.lower())]
+    return any(
+        word == words[0] and said[index - 1] in _NOUN_ARTICLES
+        for index, word in enumerate(said)
+        if index
+    )
+
+
+_NOUN_ARTICLES = _words("a an")
+"""Articles before a noun only: "the" also stands before a verb's object, never before
+the verb ("the patch" could be either; "a patch" is a thing)."""
 
 _DESTROYS_ANY = _DESTROYS | _REMOVES | _REPLACES
 _AGREES = _DESTROYS | _OPTION_REMOVES
