@@ -1309,6 +1309,7 @@ def test_the_objects_of_a_verb_of_looking_are_no_verbs(
     [
         ("was-enabled", "", "", "read-only"),
         ("debian-installed", "", "", "read-only"),
+        ("disk-shred", "", "", "destructive"),  # a verb ending in -ed, not inflected
         ("reset-failed", "", "", "destructive"),
         ("mark-installed", "", "", "destructive"),
         ("installed", "", "", "destructive"),

@@ -684,10 +684,11 @@ def _from_name(name: str) -> _Said:
         return _Said()
     first = _lemma(words[0])
     # `is-system-running` asks whether it runs; `debian-installed` names a state, a
-    # participle after words that are no verbs
+    # participle after words that are no verbs (a verb inflected: `disk-shred` is not)
     asks = bool(first & _PREDICATES) or (
         len(words) > 1
         and words[-1].endswith("ed")
+        and bool(_lemma(words[-1]) & _VERBS - {words[-1]})
         and not any(_lemma(word) & _VERBS for word in words[:-1])
     )
     compound = _starts_with(words[0], _WRITES) and not any(
