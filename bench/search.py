@@ -1,7 +1,7 @@
 """Search quality, context savings and search speed (issue 11).
 
     python bench/search.py [--home DIR] [--gold PATH] [--split dev|test|all]
-                           [--mode bm25|fused|both] [--errors] [--ranks OUT]
+                           [--mode bm25|fused|both|plain] [--errors] [--ranks OUT]
                            [--against RANKS] [--i-know] [--quality-only]
                            [--budget-share 0.1] [--runs N] [--rerank] [--json]
                            [--instructions]
@@ -15,9 +15,11 @@
    before any tuning, split by bench/data's rule): tool-level and command-level recall@1,
    recall@5 and MRR over the first 10, for `--split` (dev by default; tune on dev only)
    and `--mode` (BM25 alone, fused: `CommandIndex.search(rerank=True)`, or both side by
-   side). Tool-level ranks the distinct tools of the first 50 hits in the order they
-   first appear; command-level is the rank of the first hit that is an answer's tool and,
-   where the answer names a command, that command or one below it (bench/search_gold.py).
+   side; `plain`: BM25 alone next to issue 21's plain baseline, each tool's whole man
+   page as one document under standard BM25, bench/_plain.py). Tool-level ranks the
+   distinct tools of the first 50 hits in the order they first appear; command-level is
+   the rank of the first hit that is an answer's tool and, where the answer names a
+   command, that command or one below it (bench/search_gold.py).
    Dev's recall@5 is also given on each half of its answer tools (`half_of`, decision
    595), where a change that is more than the draw of tools helps on both.
    Queries whose every answer tool this machine lacks are skipped and counted.
@@ -70,6 +72,7 @@ from pathlib import Path
 from typing import Any
 
 from _machine import cores, cpu, instructions
+from _plain import PlainIndex, page_texts
 from _synth import synthesize
 from search_gold import GOLD, changes, command_rank, half_of, load_gold, tool_rank
 
@@ -90,7 +93,7 @@ def main() -> None:
     parser.add_argument("--rerank", action="store_true", help="also measure the re-ranker")
     parser.add_argument("--gold", type=Path, default=GOLD, help="the gold set of queries")
     parser.add_argument("--split", choices=("dev", "test", "all"), default="dev")
-    parser.add_argument("--mode", choices=("bm25", "fused", "both"), default="bm25")
+    parser.add_argument("--mode", choices=("bm25", "fused", "both", "plain"), default="bm25")
     parser.add_argument("--errors", action="store_true", help="print the gold misses (dev)")
     parser.add_argument("--ranks", type=Path, help="write each query's ranks here (dev)")
     parser.add_argument("--against", type=Path, help="compare with a --ranks file (dev)")
@@ -139,13 +142,16 @@ def main() -> None:
     judgments = _judgments(queries, aliases)
     present = {t.name for t in tools}
     gold_aliases = _aliases(entries, {a["tool"] for q in gold for a in q["answers"]})
-    modes = ["bm25", "fused"] if args.mode == "both" else [args.mode]
+    modes = {"both": ["bm25", "fused"], "plain": ["bm25", "plain"]}.get(args.mode, [args.mode])
     if "fused" in modes:
         _embed(index, args.home)
+    ranked: dict[str, Any] = dict.fromkeys(modes, index)
+    if "plain" in modes:
+        ranked["plain"] = PlainIndex(page_texts(tools, entries, args.home))
     commands = {t.name: set(t.commands) for t in tools}
     scored = {
         mode: _gold_quality(
-            index, present, gold, gold_aliases, args.split, mode == "fused", commands
+            ranked[mode], present, gold, gold_aliases, args.split, mode == "fused", commands
         )
         for mode in modes
     }

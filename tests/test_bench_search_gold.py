@@ -240,3 +240,32 @@ def test_dev_figures_carry_each_half_and_test_figures_do_not(bench, gold_mod):
     assert [h["queries"] for h in dev] == [1, 1]
     assert dev[halves[0]]["command"]["recall@5"] == 1.0  # gh pr create is found
     assert dev[halves[1]]["tool"]["recall@5"] == 0.0  # no command has those words
+
+
+def test_the_plain_baseline_is_standard_bm25_over_whole_pages():
+    import math
+
+    plain = _import("_plain")
+    index = plain.PlainIndex(
+        {
+            "gzip": "gzip - compress or expand files. Compressed files keep their names.",
+            "tar": "tar - an archiving utility. " + "It stores files in an archive. " * 9,
+            "ls": "ls - list directory contents",
+        }
+    )
+    hits = index.search("compress a file", 10)
+    assert [h.tool for h in hits] == ["gzip", "tar"]  # ls's page has neither word
+    assert {h.command for h in hits} == {""}
+    # by hand, k1 1.2, b 0.75: gzip's 8 terms hold "compress" twice (one page of three
+    # has it) and "file" twice (two pages of three); tar's 30, "file" nine times
+    average = (8 + 30 + 4) / 3
+
+    def part(df: int, tf: int, length: int) -> float:
+        idf = math.log(1 + (3 - df + 0.5) / (df + 0.5))
+        return idf * tf * 2.2 / (tf + 1.2 * (0.25 + 0.75 * length / average))
+
+    assert hits[0].score == pytest.approx(part(1, 2, 8) + part(2, 2, 8))
+    assert hits[1].score == pytest.approx(part(2, 9, 30))
+    assert not index.search("zzyzx", 10)
+    with pytest.raises(ValueError, match="BM25 alone"):
+        index.search("compress", 10, rerank=True)
