@@ -19,7 +19,7 @@ import math
 import os
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -40,16 +40,18 @@ class PlainHit:
 
 
 class PlainIndex:
-    """Standard BM25 over one document a tool: `pages` maps a tool's name to its text."""
+    """Standard BM25 over one document a tool: `pages` maps a tool's name to its text,
+    or to its terms already made."""
 
-    def __init__(self, pages: dict[str, str]) -> None:
+    def __init__(self, pages: Mapping[str, str | list[str]]) -> None:
         from atipkit.search.terms import terms
 
         self.names = sorted(pages)
         self.lengths: list[int] = []
         self.postings: dict[str, list[tuple[int, int]]] = {}
         for number, name in enumerate(self.names):
-            words = terms(pages[name])
+            page = pages[name]
+            words = terms(page) if isinstance(page, str) else page
             self.lengths.append(len(words))
             for term, frequency in Counter(words).items():
                 self.postings.setdefault(term, []).append((number, frequency))
@@ -74,6 +76,42 @@ class PlainIndex:
                 totals[doc] = totals.get(doc, 0.0) + idf * frequency * (K1 + 1) / (frequency + norm)
         best = sorted(totals.items(), key=lambda item: (-item[1], self.names[item[0]]))
         return [PlainHit(self.names[d], "", self.names[d], s) for d, s in best[:limit]]
+
+
+class PooledIndex:
+    """atipkit's BM25F with a tool-level document pooled from the page (decision 743):
+    a command that matches the query scores its own BM25F plus `weight` times its
+    tool's plain BM25 score over one document a tool — the tool's page where it has
+    one, else every term of its commands' documents. Everything else is the index's."""
+
+    def __init__(
+        self,
+        index: Any,
+        documents: Sequence[Any],
+        pages: Mapping[str, str],
+        weight: float = 0.15,
+    ) -> None:
+        from atipkit.search.terms import terms
+
+        ours: dict[str, list[str]] = {}
+        for doc in documents:  # the index's own (`CommandIndex.from_documents`)
+            ours.setdefault(doc.tool, []).extend(doc.terms)
+        pooled: dict[str, str | list[str]] = {
+            tool: terms(pages[tool]) if tool in pages else words for tool, words in ours.items()
+        }
+        self.index, self.tools, self.weight = index, PlainIndex(pooled), weight
+
+    def search(self, query: str, limit: int, *, rerank: bool = False) -> list[Any]:
+        if rerank:
+            raise ValueError("measured fused in decision 743 only")
+        tools = {hit.tool: hit.score for hit in self.tools.search(query, len(self.tools))}
+        entries = self.index.commands()
+        scored = [
+            (score + self.weight * tools.get(entries[doc].tool, 0.0), doc)
+            for doc, score in self.index.ranked(query, len(self.index))
+        ]
+        scored.sort(key=lambda pair: (-pair[0], self.index.place(pair[1])))
+        return [self.index.hit(doc, score) for score, doc in scored[:limit]]
 
 
 def page_texts(tools: Sequence[Any], entries: dict[str, Any], home: Path) -> dict[str, str]:

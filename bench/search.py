@@ -16,7 +16,8 @@
    recall@5 and MRR over the first 10, for `--split` (dev by default; tune on dev only)
    and `--mode` (BM25 alone, fused: `CommandIndex.search(rerank=True)`, or both side by
    side; `plain`: BM25 alone next to issue 21's plain baseline, each tool's whole man
-   page as one document under standard BM25, bench/_plain.py). Tool-level ranks the
+   page as one document under standard BM25, and next to BM25 with that page pooled
+   into a tool-level score, decision 743; bench/_plain.py). Tool-level ranks the
    distinct tools of the first 50 hits in the order they first appear; command-level is
    the rank of the first hit that is an answer's tool and, where the answer names a
    command, that command or one below it (bench/search_gold.py).
@@ -72,7 +73,7 @@ from pathlib import Path
 from typing import Any
 
 from _machine import cores, cpu, instructions
-from _plain import PlainIndex, page_texts
+from _plain import PlainIndex, PooledIndex, page_texts
 from _synth import synthesize
 from search_gold import GOLD, changes, command_rank, half_of, load_gold, tool_rank
 
@@ -142,12 +143,19 @@ def main() -> None:
     judgments = _judgments(queries, aliases)
     present = {t.name for t in tools}
     gold_aliases = _aliases(entries, {a["tool"] for q in gold for a in q["answers"]})
-    modes = {"both": ["bm25", "fused"], "plain": ["bm25", "plain"]}.get(args.mode, [args.mode])
+    plain = ["bm25", "plain", "pooled"]
+    modes = {"both": ["bm25", "fused"], "plain": plain}.get(args.mode, [args.mode])
     if "fused" in modes:
         _embed(index, args.home)
     ranked: dict[str, Any] = dict.fromkeys(modes, index)
     if "plain" in modes:
-        ranked["plain"] = PlainIndex(page_texts(tools, entries, args.home))
+        from atipkit.bridge.names import distinct_tools
+        from atipkit.search.documents import command_documents
+
+        pages = page_texts(tools, entries, args.home)
+        documents = [doc for tool in distinct_tools(tools) for doc in command_documents(tool)]
+        ranked["plain"] = PlainIndex(pages)
+        ranked["pooled"] = PooledIndex(index, documents, pages)
     commands = {t.name: set(t.commands) for t in tools}
     scored = {
         mode: _gold_quality(

@@ -269,3 +269,33 @@ def test_the_plain_baseline_is_standard_bm25_over_whole_pages():
     assert not index.search("zzyzx", 10)
     with pytest.raises(ValueError, match="BM25 alone"):
         index.search("compress", 10, rerank=True)
+
+
+def test_the_pooled_page_adds_its_tools_page_score_to_each_matching_command():
+    from atipkit.search import CommandIndex
+    from atipkit.search.documents import CommandDoc
+    from atipkit.search.terms import terms
+
+    plain = _import("_plain")
+
+    def doc(tool: str, path: tuple[str, ...], description: str) -> CommandDoc:
+        name = terms(" ".join((tool, *path)))
+        return CommandDoc(tool, path, description, [name, terms(description), *[[]] * 5])
+
+    documents = [
+        doc("alpha", (), "set the network link"),
+        doc("beta", ("link",), "set a link up or down"),
+        doc("beta", ("route",), "show the routing table"),
+    ]
+    index = CommandIndex.from_documents(documents)
+    assert [h.tool for h in index.search("set the mtu")] == ["alpha", "beta"]
+    page = "beta - show and set links. The mtu of a link is set with beta link set."
+    pooled = plain.PooledIndex(index, documents, {"beta": page})
+    hits = pooled.search("set the mtu", 10)
+    assert [(h.tool, h.command) for h in hits] == [("beta", "link"), ("alpha", "")]
+    # alpha has no page: its pooled document is its commands' terms
+    tools = plain.PlainIndex({"alpha": documents[0].terms, "beta": terms(page)})
+    alone = {index.hit(d, s).tool: s for d, s in index.ranked("set the mtu")}
+    scores = {h.tool: h.score for h in tools.search("set the mtu", 10)}
+    assert hits[1].score == pytest.approx(alone["alpha"] + 0.15 * scores["alpha"], abs=1e-4)
+    assert not pooled.search("mtu", 10)  # a command must match the query itself
