@@ -1,18 +1,25 @@
-"""The whole-PATH sweep's own time (issue 20, decisions 690-699): what is asked of a
-multi-call binary's names runs at once, and what is read stays the same. Real
-programs, the real sandbox, the real `scan`.
+"""The whole-PATH sweep's own time (issue 20, decisions 690-694 and 770-779): what is
+asked of a multi-call binary's names runs at once, the tools whose commands have pages
+start first, and what is read stays the same. Real programs, the real sandbox, the real
+`scan`.
 """
 
 from __future__ import annotations
 
 import itertools
 import json
+import shutil
+import time
 from pathlib import Path
 
 import pytest
 
 from atipkit import scan
-from tests.test_scan_infer import isolate
+from atipkit.infer.coverage import infer_shim
+from atipkit.infer.manpage import package_roots
+from atipkit.model import to_dict
+from atipkit.trust.digest import sha256_file
+from tests.test_scan_infer import isolate, shim_of
 
 NAMES = ("one", "two", "three", "four")
 
@@ -109,3 +116,48 @@ def test_a_name_that_answers_as_the_first_is_not_asked_its_version(tmp_path, env
     assert set(named) == {"odd"}
     assert named["odd"]["description"] == "Count the odd bytes of a file."
     assert named["odd"]["version"] == "1.2.3"
+
+
+# a program without a page that takes a second to answer each run but `--agent`
+SLOW = """#!/bin/sh
+# {number}
+[ "$1" = --agent ] && exit 1
+sleep 1
+echo "Usage: $(basename "$0") [-q] FILE"
+"""
+
+
+def test_git_gets_every_command_in_a_sweep_its_deadline_cuts(tmp_path, env):
+    """git, whose 150 subcommand pages make its shim without running it, and slow tools
+    without a page, one at a time: the sweep's deadline comes before the slow tools are
+    all asked, and git, started first, is read as whole as alone (`infer_shim`). Before,
+    the tools without a page started first and git was left for the next run."""
+    git = shutil.which("git")
+    found = [p for r in package_roots(git) for p in r.glob("man1/git*.1*")] if git else []
+    if not any(p.name.startswith("git-") for p in found):
+        pytest.skip("needs git and the pages of its commands")
+    (tmp_path / "man" / "man1").mkdir()
+    for page in found:  # the test's MANPATH: git's pages alone
+        (tmp_path / "man" / "man1" / page.name).symlink_to(page)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").symlink_to(git)
+    hash_ = sha256_file(git)
+    started = time.monotonic()
+    alone = to_dict(infer_shim(git, "git", hash_).commands)
+    budget = 2 * (time.monotonic() - started) + 5  # git's time twice, at this load
+    for number in range(int(budget / 3) + 3):  # 3 s each (--help, -h, --version)
+        slow = bin_dir / f"slow{number}"
+        slow.write_text(SLOW.format(number=number))
+        slow.chmod(0o755)
+    report = scan([str(bin_dir)], infer=True, jobs=1, infer_budget=budget)
+    assert report.inference is not None
+    assert report.inference.left  # the deadline cut the sweep
+    assert "git" not in report.inference.left
+    assert "git" not in report.inference.cut
+    swept = shim_of(bin_dir / "git")
+    assert swept["_generation"]["method"] == "man-page"
+    assert "incomplete" not in swept["_generation"]
+    options = {n: c.get("options") for n, c in swept["commands"].items()}
+    assert options == {n: c.get("options") for n, c in alone.items()}
+    assert sum(1 for o in options.values() if o) > 100

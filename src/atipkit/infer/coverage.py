@@ -240,13 +240,18 @@ def cover(
             return target, outcome
 
         with runner, ThreadPoolExecutor(max_workers=jobs) as pool:
-            # the tools without a page start at once, beside the reading of the pages of
-            # the others (they must be asked: the longest work first, not last)
-            reading, unpaged = runner.read_pages(work, pool)
-            first = pool.map(one, unpaged)
+            # the longest work first, not last: the tools whose subcommands have pages
+            # of their own (git's 150, read without running git; npm's, asked), their
+            # own pages read first; then the tools without a page (they must be asked),
+            # beside the reading of the others' pages (decision 770)
+            trees, paged, unpaged = runner.sort(work)
+            reading = runner.read_pages(trees, pool)
+            first = [pool.submit(one, target) for target in trees]
+            reading += runner.read_pages(paged, pool)
+            first += [pool.submit(one, target) for target in unpaged]
             concurrent.futures.wait(reading)
-            paged = sorted((t for t in work if t not in unpaged), key=runner.rank)
-            for target, outcome in itertools.chain(first, pool.map(one, paged)):
+            rest = pool.map(one, sorted(paged, key=runner.rank))
+            for target, outcome in itertools.chain((f.result() for f in first), rest):
                 outcomes[target.path] = outcome
 
     for target, owner in aliases:
@@ -424,6 +429,8 @@ class _Runner:
         self._lock = threading.Lock()
         self._read: dict[str, ManPage | None] = {}
         """The pages read ahead (`read_pages`), by the executable's real path."""
+        self._reading: dict[str, concurrent.futures.Future[None]] = {}
+        """The reading of each of those pages, by the same path."""
 
     def __enter__(self) -> _Runner:
         return self
@@ -442,24 +449,41 @@ class _Runner:
                 self._pages = ManPages.load()
             return self._pages
 
+    def sort(
+        self, targets: Sequence[CoverageTarget]
+    ) -> tuple[list[CoverageTarget], list[CoverageTarget], list[CoverageTarget]]:
+        """`targets` by what the index of pages says, nothing rendered: those whose
+        subcommands have pages of their own (`git-commit(1)`), the most first; the others
+        with a page; those without one."""
+        trees: list[tuple[int, CoverageTarget]] = []
+        paged, unpaged = [], []
+        for target in targets:
+            pages = self.pages.beside(target.path)
+            if pages.find(target.name, os.path.basename(target.path)) is None:
+                self._read[target.path] = None
+                unpaged.append(target)
+            elif subpages := pages.prefixed(f"{target.name}-"):
+                trees.append((len(subpages), target))
+            else:
+                paged.append(target)
+        trees.sort(key=lambda counted: -counted[0])
+        return [target for _, target in trees], paged, unpaged
+
     def read_pages(
         self, targets: Sequence[CoverageTarget], pool: ThreadPoolExecutor
-    ) -> tuple[list[concurrent.futures.Future[None]], set[CoverageTarget]]:
-        """Start reading the pages of `targets` that may need inferring, `BATCH` at a time
-        in `pool` (`render_many`: a page in a batch costs a fraction of one alone), while
-        the deadline is not near; the rest are read one by one. Returns the reading, and
-        the targets that have no page."""
+    ) -> list[concurrent.futures.Future[None]]:
+        """Start reading the pages of `targets` (each has one) that may need inferring,
+        `BATCH` at a time in `pool` (`render_many`: a page in a batch costs a fraction of
+        one alone), while the deadline is not near; the rest are read one by one. A
+        target's inference waits for the reading of its page (`_page`)."""
         from atipkit.infer.manpage import BATCH, RENDER_TIMEOUT, read_man_files
 
         wanted = []
-        unpaged = set()
         for target in targets:
             assert target.hash is not None
-            found = _page_of(self.pages, target.name, target.path)
-            if found is None:
-                self._read[target.path] = None
-                unpaged.add(target)
-            elif self.refresh or not has_shim(self.registry, target.hash):
+            if self.refresh or not has_shim(self.registry, target.hash):
+                found = _page_of(self.pages, target.name, target.path)
+                assert found is not None
                 wanted.append((target.path, found, target.name))
 
         def batch(chunk: list[tuple[str, Path, str]]) -> None:
@@ -469,19 +493,27 @@ class _Runner:
             for (path, _, _), page in zip(chunk, read, strict=True):
                 self._read[path] = page
 
-        chunks = [wanted[i : i + BATCH] for i in range(0, len(wanted), BATCH)]
-        return [pool.submit(batch, chunk) for chunk in chunks], unpaged
+        reading = []
+        for start in range(0, len(wanted), BATCH):
+            chunk = wanted[start : start + BATCH]
+            reading.append(future := pool.submit(batch, chunk))
+            self._reading.update((path, future) for path, _, _ in chunk)
+        return reading
+
+    def _page(self, target: CoverageTarget) -> ManPage | _Unread | None:
+        """The target's page as read ahead, once its batch is read (submitted before the
+        target, so never waiting on work queued behind it); `UNREAD` when it was not."""
+        reading = self._reading.get(target.path)
+        if reading is not None:  # one that failed left the page unread: read alone
+            concurrent.futures.wait([reading])
+        return self._read.get(target.path, UNREAD)
 
     def rank(self, target: CoverageTarget) -> bool:
-        """False (first) for a target whose page has subcommands, or whose subcommands
-        have pages of their own (npm's `npm-install(1)` ..., where its page names none):
-        the long work."""
+        """False (first) for a target whose page has subcommands: the long work."""
         from atipkit.infer.generate import has_subcommands
 
         page = self._read.get(target.path)
-        if page is not None and has_subcommands(page.help):
-            return False
-        return not self.pages.beside(target.path).prefixed(f"{target.name}-")
+        return not (page is not None and has_subcommands(page.help))
 
     def infer(self, target: CoverageTarget) -> CoverageOutcome:
         """The target's outcome. With `refresh`, a binary inferred before stays described
@@ -514,7 +546,7 @@ class _Runner:
         refused = None if replaceable else _not_ours(self.registry.shim_path(hash_))
         if refused:
             return CoverageOutcome(kind="failed", hash=hash_, error=refused)
-        page = self._read.get(target.path, UNREAD)
+        page = self._page(target)
         attempt = _Attempt(self.pages, target.path, target.name, hash_, self.deadline, page)
         if target.denied and attempt.page is None:
             return CoverageOutcome(kind="skipped", hash=hash_, **kept)
