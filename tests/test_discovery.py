@@ -17,7 +17,6 @@ from click.testing import CliRunner
 import atipkit
 from atipkit import scan
 from atipkit.cli import cli
-from atipkit.probe import CEILING as PROBE_CEILING
 from atipkit.registry.local import LocalRegistry
 from atipkit.resolve import NoMetadata, ToolNotFound, resolve_tool
 from atipkit.trust.digest import sha256_file
@@ -367,25 +366,9 @@ def test_hostile_corpus_is_scanned_within_the_time_bound(tmp_path):
     report = scan([str(bin_dir)], timeout=timeout, jobs=jobs)
     elapsed = time.monotonic() - start
     assert sorted(f.name for f in report.found) == ["good1", "good2"]
-    # a probe that sleeps is stopped by its wall-clock ceiling (decision 771)
-    bound = PROBE_CEILING * timeout * math.ceil(report.executables / jobs) + 1.5
+    bound = timeout * math.ceil(report.executables / jobs) + 1.5
     assert elapsed < bound, (elapsed, bound)
     assert not (tmp_path / "y").exists()
-
-
-def test_a_probe_is_bounded_by_its_cpu_seconds_and_a_slow_start_is_found(tmp_path):
-    """A probe's `timeout` is CPU seconds, its wall clock `PROBE_CEILING` times that: a
-    tool that speaks ATIP but takes longer than the timeout to answer while using little
-    CPU (as a Python program's start does on a busy machine; here it sleeps) is found,
-    where 2 s of wall clock missed it; one that spins is stopped by its CPU."""
-    bin_dir = tmp_path / "bin"
-    tool_script(bin_dir, "slow", body="sleep 1.5")
-    plain_script(bin_dir, "spin", "while :; do :; done")
-    start = time.monotonic()
-    report = scan([str(bin_dir)], timeout=1.0, jobs=2)
-    assert [f.name for f in report.found] == ["slow"]
-    assert [(f.name, f.kind) for f in report.failures] == [("spin", "timeout")]
-    assert time.monotonic() - start < PROBE_CEILING * 1.0 + 1.5
 
 
 # -- command line -------------------------------------------------------------------------

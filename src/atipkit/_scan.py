@@ -55,7 +55,6 @@ from atipkit.infer.coverage import (
 )
 from atipkit.model import is_tool_name
 from atipkit.naming import Renamed, renamed
-from atipkit.probe import CEILING as PROBE_CEILING
 from atipkit.probe import DEFAULT_TIMEOUT, probe
 from atipkit.registry.local import MAX_AGE, Entry, LocalRegistry
 from atipkit.registry.shims import find_shim, is_inferred
@@ -217,9 +216,7 @@ def scan(
     """Find the ATIP tools in `dirs` (default: PATH) and record them in the registry.
 
     `skip` defaults to `atipkit.deny.configured()`: names (and patterns such as `mkfs.*`) that
-    are never run. `jobs` probes (and inferences) run at once, each stopped when one of its
-    processes has used `timeout` seconds of CPU, or `PROBE_CEILING` times that of wall
-    clock. `progress` and
+    are never run. `jobs` probes (and inferences) run at once. `progress` and
     `infer_progress` hear how many of each pass are done; `on_step`, each tool as it
     starts and ends (`Step`: what a progress display shows).
 
@@ -262,25 +259,21 @@ def scan(
     deadline = start + infer_budget if infer else None
     left: list[str] = []
 
-    ceiling = PROBE_CEILING * timeout
-
     def work(item: Item) -> tuple[str, _Seen | None, ProbeFailed | None]:
         nonlocal done
         name, real, st = item
-        # `timeout` in CPU seconds, its wall clock a ceiling: a program that needs
-        # 0.3 s of CPU to start answers on a busy machine too (decision 771)
-        allowed = ceiling if deadline is None else min(ceiling, deadline - time.monotonic())
+        allowed = timeout if deadline is None else min(timeout, deadline - time.monotonic())
         seen: _Seen | None = None
         failed: ProbeFailed | None = None
         if allowed >= min(timeout, MIN_PROBE):  # a shorter --probe-timeout is the user's
             if on_step:
                 on_step(Step("probe", name, done, len(todo), finished=False))
             try:
-                seen, failed = _examine(name, real, st, registry, allowed, timeout)
+                seen, failed = _examine(name, real, st, registry, allowed)
             except Exception as exc:  # one tool's failure never stops the scan
                 seen = _fingerprint(name, st)
                 failed = ProbeFailed(name, real, "error", f"{type(exc).__name__}: {exc}")
-            if failed is not None and failed.kind == "timeout" and allowed < ceiling:
+            if failed is not None and failed.kind == "timeout" and allowed < timeout:
                 seen, failed = None, None  # cut short by the deadline: says nothing of it
         with lock:
             done += 1
@@ -575,11 +568,11 @@ def _same(seen: _Seen, st: os.stat_result, now: dt.datetime) -> bool:
 
 
 def _examine(
-    name: str, real: str, st: os.stat_result, registry: LocalRegistry, timeout: float, cpu: float
+    name: str, real: str, st: os.stat_result, registry: LocalRegistry, timeout: float
 ) -> tuple[_Seen, ProbeFailed | None]:
-    """Probe one changed executable (`cpu` seconds of CPU, `timeout` of wall clock), hash
-    it once, look for a shim if it is not native; and why the probe failed, if it did."""
-    result = probe(real, timeout=timeout, cpu=cpu)
+    """Probe one changed executable, hash it once, look for a shim if it is not native;
+    and why the probe failed, if it did."""
+    result = probe(real, timeout=timeout)
     failed = None
     if result.failure is not None:
         failed = ProbeFailed(name, real, result.failure.kind, result.failure.message)

@@ -29,10 +29,6 @@ from atipkit.model import Tool
 from atipkit.problems import Problem
 
 DEFAULT_TIMEOUT = 2.0
-CEILING = 3.0
-"""With a bound in CPU seconds (`probe`'s `cpu`), the wall clock's ceiling is this many
-times that bound: a program that sleeps or blocks uses no CPU (as `--help` runs,
-decision 619)."""
 STDERR_KEPT = 4096
 
 FailureKind = Literal[
@@ -86,11 +82,8 @@ def probe(
     timeout: float = DEFAULT_TIMEOUT,
     max_bytes: int = _jsontext.MAX_DOCUMENT_BYTES,
     env: Mapping[str, str] | None = None,
-    cpu: float | None = None,
 ) -> ProbeResult:
-    """Run `executable --agent` in the sandbox and validate what it prints; stopped
-    after `timeout` seconds of wall clock or, given `cpu`, when one of its processes has
-    used that many seconds of CPU (then `timeout` is only its ceiling).
+    """Run `executable --agent` in the sandbox and validate what it prints.
 
     A bare name is looked up on PATH; a relative path is made absolute first, since the
     tool runs in a directory of its own.
@@ -108,7 +101,7 @@ def probe(
 
     start = time.monotonic()
     try:
-        captured = sandbox.run(argv, timeout=timeout, max_bytes=max_bytes, env=env, cpu=cpu)
+        captured = sandbox.run(argv, timeout=timeout, max_bytes=max_bytes, env=env)
     except OSError as exc:
         failure = ProbeFailure("not-executable", f"cannot run {path}: {exc.strerror or exc}")
         return ProbeResult(path, argv, time.monotonic() - start, failure=failure)
@@ -124,8 +117,7 @@ def probe(
         return ProbeResult(path, argv, seconds, failure=failure, stderr=tail)
 
     if stopped == "timeout":
-        within = f"{timeout:g} s" if cpu is None else f"{cpu:g} s of CPU or {timeout:g} s"
-        return failed("timeout", f"no answer within {within}; killed, with all it started")
+        return failed("timeout", f"no answer within {timeout:g} s; killed, with all it started")
     if stopped == "too-large":
         return failed("too-large", f"output exceeded {max_bytes:,} bytes; stopped")
     if code != 0:

@@ -128,10 +128,7 @@ def scan(
     ] = False,
     jobs: Annotated[int, Option(help="Probes (and inferences) at once.", min=1, max=64)] = 8,
     probe_timeout: Annotated[
-        float,
-        Option(
-            help="CPU seconds each probe may use (its wall clock: 3 times that).", min=0.1, max=60
-        ),
+        float, Option(help="Seconds each probe may take.", min=0.1, max=60)
     ] = 2.0,
     infer: Annotated[
         bool,
