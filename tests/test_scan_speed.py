@@ -161,3 +161,27 @@ def test_git_gets_every_command_in_a_sweep_its_deadline_cuts(tmp_path, env):
     options = {n: c.get("options") for n, c in swept["commands"].items()}
     assert options == {n: c.get("options") for n, c in alone.items()}
     assert sum(1 for o in options.values() if o) > 100
+
+
+# a wrapper whose program is missing under every name, as pyenv's shims are in the sandbox
+MISSING = """#!/bin/sh
+name=$(basename "$0")
+echo "$*" >> {runs}/"$name"
+[ "$1" = --agent ] && exit 1
+echo "wrap: $name: command not found" >&2
+exit 127
+"""
+
+
+def test_a_name_whose_program_is_missing_is_asked_once(tmp_path, env):
+    """A run that exits 127 (or 126) says that what the program runs is not there (a
+    shell's, `env`'s and pyenv's status), whatever it was asked: neither `-h` nor
+    `--version` is asked after it, of the binary or of its other names (pyenv's 68
+    shims were asked 136 times in a sweep for nothing kept)."""
+    runs = _sweep(tmp_path, "wrap", MISSING, ("one", "two"))
+    asked = {n: (runs / n).read_text().split() for n in ("wrap", "one", "two")}
+    assert asked == {"wrap": ["--agent", "--help"], "one": ["--help"], "two": ["--help"]}
+    (shim,) = (tmp_path / "data" / "agent-tools" / "shims" / "sha256").iterdir()
+    document = json.loads(shim.read_text())
+    assert document["name"] == "wrap"
+    assert "_names" not in document  # each says what the first says

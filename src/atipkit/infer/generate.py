@@ -72,6 +72,9 @@ a program needs for its help, however busy the machine is (decision 619)."""
 HELP_TIMEOUT = 6.0
 """The wall-clock ceiling of one run: a program that sleeps or blocks uses no CPU. Three
 times the old 2 s, which a help of 0.4 s of CPU missed at a sixth of a core."""
+NOT_RUN = (126, 127)
+"""The exit statuses of a program that could not run what it was to run: not executable,
+not found (a shell's, `env`'s, a wrapper's such as pyenv's shims; decision 772)."""
 _VERSION = re.compile(r"\b[vV]?(\d+(?:\.\d+)+[\w.+~-]*)")
 _USAGE_LINE = re.compile(
     r"^[ \t]*(?:usage|syntax)[ \t]*:[ \t]*([\w./-]*\w)", re.IGNORECASE | re.MULTILINE
@@ -134,6 +137,9 @@ class Budget:
         self.ran = 0
         self.hung = 0
         """Runs stopped by their timeout."""
+        self.missing = 0
+        """Runs that exited 126 or 127: the program a wrapper runs was not found or could
+        not be run (the shell's and `env`'s statuses, POSIX), whatever it was asked."""
         self.cut: Cut | None = None
         self._allowed: set[tuple[str, ...]] = set()
 
@@ -255,7 +261,8 @@ def generate_shim(
         merge(root, page)
         sources.append("man")
         method += "+man"
-    if form or not clock.hung:  # one that answered no help but hung would hang on this
+    if (form or not clock.hung) and not clock.missing:  # one that answered no help but
+        # hung would hang on this; one whose program is missing would say so again
         version = version or _version(launch, clock, env)
     commands: dict[str, Command] = {}
     if has_subcommands(root) or subpages is not None:
@@ -585,6 +592,7 @@ def _run(
     except OSError:
         return ""
     clock.hung += captured.stopped == "timeout"
+    clock.missing += captured.exit_code in NOT_RUN
     out = captured.stdout.decode("utf-8", "replace")
     err = captured.stderr.decode("utf-8", "replace")
     return out if len(out) >= len(err) else err
@@ -606,6 +614,7 @@ def _best_help(
     if path or help_word:
         forms.append(["help", *path] if path else ["help"])
     for args in forms:
+        missing = clock.missing
         text = _run(real, args, clock, env)
         parsed = parse_help(text, prog) if text.strip() else ParsedHelp()
         if parsed.richness > best.richness:
@@ -628,7 +637,8 @@ def _best_help(
             full = parse_help(text, prog)
             if full.richness > best.richness:
                 best, best_form, best_text = full, "--help all", text
-        if best.richness >= 6:
+        if best.richness >= 6 or clock.missing > missing:  # what it runs is missing:
+            # so it is whatever it is asked
             break
     return best, best_form, best_text
 
