@@ -185,3 +185,29 @@ def test_a_name_whose_program_is_missing_is_asked_once(tmp_path, env):
     document = json.loads(shim.read_text())
     assert document["name"] == "wrap"
     assert "_names" not in document  # each says what the first says
+
+
+# logs each run of its help to one file, the slow one waits on `--agent` past its timeout
+LOGGED = """#!/bin/sh
+[ "$1" = --agent ] && {{ [ "$(basename "$0")" = zslow ] && sleep 3; exit 1; }}
+echo "$(basename "$0") $*" >> {runs}/all
+echo "Usage: $(basename "$0") [-q] FILE {number}"
+"""
+
+
+def test_the_tools_whose_probe_ran_out_of_time_are_inferred_first(tmp_path, env):
+    """A probe that runs out of time says that the program is slow to start or hangs: each
+    help it is asked costs as much, so it is the longest work of the sweep and starts
+    first (in the profile of decision 773 such tools took half of the workers' time).
+    Before, they started in the order of the PATH, and ended the sweep."""
+    bin_dir, runs = tmp_path / "bin", tmp_path / "runs"
+    bin_dir.mkdir()
+    runs.mkdir()
+    for number, name in enumerate(("afast", "bfast", "cfast", "zslow")):
+        (bin_dir / name).write_text(LOGGED.format(runs=runs, number=number))
+        (bin_dir / name).chmod(0o755)
+    report = scan([str(bin_dir)], infer=True, jobs=1, timeout=0.5)
+    assert [f.name for f in report.failures if f.kind == "timeout"] == ["zslow"]
+    assert report.inference is not None and report.inference.from_help == 4
+    asked = [line.split()[0] for line in (runs / "all").read_text().splitlines()]
+    assert asked[0] == "zslow", asked

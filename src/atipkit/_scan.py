@@ -309,10 +309,12 @@ def scan(
             seen = _cached(cache, name, real, st, now, refresh)
             verdicts[real] = seen or _fingerprint(name, st)
         recorded = candidates + denied
+        slow = {f.path for f in failures if f.kind == "timeout"}
         inference = _infer(
             candidates,
             denied,
             others,
+            slow,
             verdicts,
             registry,
             start + infer_budget,
@@ -422,6 +424,7 @@ def _infer(
     candidates: list[Item],
     denied: list[Item],
     others: dict[str, list[Names]],
+    slow: set[str],
     verdicts: dict[str, _Seen],
     registry: LocalRegistry,
     deadline: float,
@@ -431,14 +434,16 @@ def _infer(
     on_step: Callable[[Step], None] | None,
 ) -> InferenceReport:
     """The inference pass over what the probe pass left undescribed (and the denied
-    commands); each outcome goes back into `verdicts`, to be recorded and cached."""
+    commands), those whose probe ran out of time (`slow`, by real path) first among the
+    tools asked; each outcome goes back into `verdicts`, to be recorded and cached."""
     targets = []
     for (name, real, _), denies in [(c, False) for c in candidates] + [(d, True) for d in denied]:
         seen = verdicts[real]
         if seen.verdict in ("native", "shim"):
             continue
         names = tuple((n.name, n.path, n.denied) for n in others.get(real, []))
-        targets.append(CoverageTarget(name, real, seen.hash, denies, _known(seen), names))
+        known = _known(seen)
+        targets.append(CoverageTarget(name, real, seen.hash, denies, known, names, real in slow))
     outcomes, report = cover(
         targets,
         registry=registry,

@@ -117,6 +117,9 @@ class CoverageTarget(NamedTuple):
     known: CoverageOutcome | None = None
     others: tuple[tuple[str, str, bool], ...] = ()
     """The binary's other names on PATH: (name, the path it is run by, denied)."""
+    slow: bool = False
+    """Whether its `--agent` probe ran out of time in this scan: a program that slow to
+    start (or that hangs) is as slow on each help it is asked, the longest work."""
 
 
 class Step(NamedTuple):
@@ -241,12 +244,13 @@ def cover(
 
         with runner, ThreadPoolExecutor(max_workers=jobs) as pool:
             # the longest work first, not last: the tools whose subcommands have pages
-            # of their own (git's 150, read without running git; npm's, asked), their
-            # own pages read first; then the tools without a page (they must be asked),
-            # beside the reading of the others' pages (decision 770)
-            trees, paged, unpaged = runner.sort(work)
-            reading = runner.read_pages(trees, pool)
-            first = [pool.submit(one, target) for target in trees]
+            # of their own (git's 150, read without running git; npm's, asked) and those
+            # whose probe ran out of time (decisions 770, 773), their own pages read
+            # first; then the tools without a page (they must be asked), beside the
+            # reading of the others' pages
+            early, paged, unpaged = runner.sort(work)
+            reading = runner.read_pages(early, pool)
+            first = [pool.submit(one, target) for target in early]
             reading += runner.read_pages(paged, pool)
             first += [pool.submit(one, target) for target in unpaged]
             concurrent.futures.wait(reading)
@@ -431,6 +435,8 @@ class _Runner:
         """The pages read ahead (`read_pages`), by the executable's real path."""
         self._reading: dict[str, concurrent.futures.Future[None]] = {}
         """The reading of each of those pages, by the same path."""
+        self._found: dict[str, Path | None] = {}
+        """The page file of each target (`sort`), by the same path."""
 
     def __enter__(self) -> _Runner:
         return self
@@ -452,38 +458,40 @@ class _Runner:
     def sort(
         self, targets: Sequence[CoverageTarget]
     ) -> tuple[list[CoverageTarget], list[CoverageTarget], list[CoverageTarget]]:
-        """`targets` by what the index of pages says, nothing rendered: those whose
-        subcommands have pages of their own (`git-commit(1)`), the most first; the others
-        with a page; those without one."""
+        """`targets` by what the index of pages and the probes say, nothing rendered: those
+        whose subcommands have pages of their own (`git-commit(1)`), the most first, then
+        those whose probe ran out of time (`slow`); the others with a page; the others
+        without one."""
         trees: list[tuple[int, CoverageTarget]] = []
-        paged, unpaged = [], []
+        slow, paged, unpaged = [], [], []
         for target in targets:
             pages = self.pages.beside(target.path)
-            if pages.find(target.name, os.path.basename(target.path)) is None:
+            found = self._found[target.path] = pages.find(
+                target.name, os.path.basename(target.path)
+            )
+            if found is None:
                 self._read[target.path] = None
-                unpaged.append(target)
-            elif subpages := pages.prefixed(f"{target.name}-"):
+            if found is not None and (subpages := pages.prefixed(f"{target.name}-")):
                 trees.append((len(subpages), target))
             else:
-                paged.append(target)
+                (slow if target.slow else paged if found else unpaged).append(target)
         trees.sort(key=lambda counted: -counted[0])
-        return [target for _, target in trees], paged, unpaged
+        return [target for _, target in trees] + slow, paged, unpaged
 
     def read_pages(
         self, targets: Sequence[CoverageTarget], pool: ThreadPoolExecutor
     ) -> list[concurrent.futures.Future[None]]:
-        """Start reading the pages of `targets` (each has one) that may need inferring,
-        `BATCH` at a time in `pool` (`render_many`: a page in a batch costs a fraction of
-        one alone), while the deadline is not near; the rest are read one by one. A
-        target's inference waits for the reading of its page (`_page`)."""
+        """Start reading the pages of `targets` (those `sort` found) that may need
+        inferring, `BATCH` at a time in `pool` (`render_many`: a page in a batch costs a
+        fraction of one alone), while the deadline is not near; the rest are read one by
+        one. A target's inference waits for the reading of its page (`_page`)."""
         from atipkit.infer.manpage import BATCH, RENDER_TIMEOUT, read_man_files
 
         wanted = []
         for target in targets:
             assert target.hash is not None
-            if self.refresh or not has_shim(self.registry, target.hash):
-                found = _page_of(self.pages, target.name, target.path)
-                assert found is not None
+            found = self._found.get(target.path)
+            if found is not None and (self.refresh or not has_shim(self.registry, target.hash)):
                 wanted.append((target.path, found, target.name))
 
         def batch(chunk: list[tuple[str, Path, str]]) -> None:
