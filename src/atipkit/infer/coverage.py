@@ -249,10 +249,8 @@ def cover(
             # first; then the tools without a page (they must be asked), beside the
             # reading of the others' pages
             early, paged, unpaged = runner.sort(work)
-            reading = runner.read_pages(early, pool)
-            first = [pool.submit(one, target) for target in early]
-            reading += runner.read_pages(paged, pool)
-            first += [pool.submit(one, target) for target in unpaged]
+            reading = runner.read_pages(work, pool, first=early)
+            first = [pool.submit(one, target) for target in (*early, *unpaged)]
             concurrent.futures.wait(reading)
             rest = pool.map(one, sorted(paged, key=runner.rank))
             for target, outcome in itertools.chain((f.result() for f in first), rest):
@@ -479,12 +477,18 @@ class _Runner:
         return [target for _, target in trees] + slow, paged, unpaged
 
     def read_pages(
-        self, targets: Sequence[CoverageTarget], pool: ThreadPoolExecutor
+        self,
+        targets: Sequence[CoverageTarget],
+        pool: ThreadPoolExecutor,
+        first: Sequence[CoverageTarget] = (),
     ) -> list[concurrent.futures.Future[None]]:
         """Start reading the pages of `targets` (those `sort` found) that may need
         inferring, `BATCH` at a time in `pool` (`render_many`: a page in a batch costs a
         fraction of one alone), while the deadline is not near; the rest are read one by
-        one. A target's inference waits for the reading of its page (`_page`)."""
+        one. The batches are those of `targets`' order whatever is read first (a page in
+        a batch may come out otherwise than alone: bash's, after base32's, decision 770),
+        the batches holding a page of `first` submitted first. A target's inference
+        waits for the reading of its page (`_page`)."""
         from atipkit.infer.manpage import BATCH, RENDER_TIMEOUT, read_man_files
 
         wanted = []
@@ -501,9 +505,11 @@ class _Runner:
             for (path, _, _), page in zip(chunk, read, strict=True):
                 self._read[path] = page
 
+        early = {target.path for target in first}
+        chunks = [wanted[start : start + BATCH] for start in range(0, len(wanted), BATCH)]
+        chunks.sort(key=lambda chunk: not any(path in early for path, _, _ in chunk))
         reading = []
-        for start in range(0, len(wanted), BATCH):
-            chunk = wanted[start : start + BATCH]
+        for chunk in chunks:
             reading.append(future := pool.submit(batch, chunk))
             self._reading.update((path, future) for path, _, _ in chunk)
         return reading
