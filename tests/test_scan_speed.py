@@ -208,6 +208,7 @@ def test_the_tools_whose_probe_ran_out_of_time_are_inferred_first(tmp_path, env)
         (bin_dir / name).chmod(0o755)
     report = scan([str(bin_dir)], infer=True, jobs=1, timeout=0.5)
     assert [f.name for f in report.failures if f.kind == "timeout"] == ["zslow"]
-    assert report.inference is not None and report.inference.from_help == 4
+    assert report.inference is not None
+    assert report.inference.from_help == 4
     asked = [line.split()[0] for line in (runs / "all").read_text().splitlines()]
     assert asked[0] == "zslow", asked

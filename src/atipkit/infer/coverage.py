@@ -461,7 +461,9 @@ class _Runner:
         those whose probe ran out of time (`slow`); the others with a page; the others
         without one."""
         trees: list[tuple[int, CoverageTarget]] = []
-        slow, paged, unpaged = [], [], []
+        slow: list[CoverageTarget] = []
+        paged: list[CoverageTarget] = []
+        unpaged: list[CoverageTarget] = []
         for target in targets:
             pages = self.pages.beside(target.path)
             found = self._found[target.path] = pages.find(
