@@ -243,8 +243,9 @@ def test_a_tool_with_subcommand_pages_is_inferred_first(tmp_path, env):
 
     _, prefix = package(tmp_path)
     plain = logging_script(tmp_path / "bin", "plain")
-    runner = _Runner(LocalRegistry(), time.monotonic() + 60, refresh=False)
     real = str(prefix / "bin" / "frob")
     frob = CoverageTarget(name="frob", path=real, hash="0" * 64, denied=False)
     other = CoverageTarget(name="plain", path=str(plain), hash="1" * 64, denied=False)
-    assert sorted([other, frob], key=runner.rank) == [frob, other]
+    with _Runner(LocalRegistry(), time.monotonic() + 60, refresh=False) as runner:
+        early, paged, unpaged = runner.sort([other, frob])
+    assert (early, paged, unpaged) == ([frob], [], [other])
