@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import time
@@ -582,6 +583,24 @@ def test_a_page_that_leaves_state_set_spoils_not_the_next_in_its_batch():
         hostile = f".TH A 1\n.SH NAME\na \\- a page {what}\n{request}\n"
         together = render_many([hostile, normal])
         assert _body(together[1]) == _body(render(normal)), what
+
+
+def test_a_page_that_justifies_again_reads_alike_in_a_batch_and_alone():
+    """bash(1) says `.na` then `.ad`, which turned justification back on: its padding
+    then depended on the lines set before it, so after base32's page in a batch bash read
+    a padded `-0` as an option (decision 770). Every `.ad` now adjusts left: the page
+    reads the same after any other, and its prose keeps single spaces."""
+    prose = " ".join(f"word{n} of a paragraph long enough to fill lines" for n in range(12))
+    justifying = roff("frob", "frobnicate", "frob [-v] FILE", "-v").replace(
+        ".SH OPTIONS", f".SH DESCRIPTION\n.na\nragged\n.ad\n{prose}\n.ad b\n{prose}\n.SH OPTIONS"
+    )
+    before = [roff("a", "a page " + "of many words " * n, "a FILE") for n in range(1, 4)]
+    alone = _body(render(justifying))
+    for other in before:
+        assert _body(render_many([other, justifying])[1]) == alone
+    prose_lines = [line.strip() for line in alone if "word" in line]
+    assert len(prose_lines) > 10
+    assert not any(re.search(r"\w  +\w", line) for line in prose_lines), prose_lines
 
 
 def _body(text: str) -> list[str]:

@@ -755,6 +755,14 @@ def _left_adjusted(source: str) -> str:
     return _TITLE.sub(lambda m: f"{m.group(0)}\n.ad l\n.hy 0\n.ss 12 12", source, count=1)
 
 
+_LEFT_ONLY = ".ad l\n.rn ad atipkit-ad\n.de ad\n.atipkit-ad l\n..\n"
+"""Before every run of groff: `.ad`, whatever a page or its macros ask of it, adjusts
+left. `.na` then `.ad` (bash(1)) turned justification back on, and its padding then
+depended on the lines groff had set before, so a page rendered after another in a batch
+read otherwise than alone (bash gained an option `-0` after base32's page, decision
+770). Once per run: a second rename would make `ad` call itself."""
+
+
 def _groff(source: str, timeout: float, max_bytes: int) -> str | None:
     """What groff makes of `source` in the probe's sandbox; None when groff is missing,
     fails to start, or is stopped (time, size)."""
@@ -771,7 +779,7 @@ def _groff(source: str, timeout: float, max_bytes: int) -> str | None:
             # italic kept as overstrikes (`x\bx`, `_\bx`): italic is what the reader
             # replaces (an operand), not a word typed as is (a command)
             ["-mandoc", "-Tutf8", "-k", "-t", "-rHY=0", "-P-co"],
-            stdin=source.encode("utf-8"),
+            stdin=(_LEFT_ONLY + source).encode("utf-8"),
             timeout=timeout,
             max_bytes=max_bytes,
         )
