@@ -94,6 +94,15 @@ def test_bad_utf8_position_is_exact():
     assert "0xc3" in str(info.value)
 
 
+def test_the_first_fault_is_named_when_bad_utf8_comes_after_it():
+    """msgspec 0.23 says "Invalid UTF-8 encoded string" without a place; the place is
+    Python's, and only when the bad byte comes before msgspec's own fault."""
+    with pytest.raises(atipkit.MalformedJSON) as info:
+        atipkit.loads(b'{"a": x, "b": "\xff"}')
+    assert (info.value.line, info.value.column) == (1, 7)
+    assert "UTF-8" not in str(info.value)
+
+
 @pytest.mark.parametrize(
     ("text", "got"), [("[]", "array"), ('"x"', "string"), ("3", "integer"), ("null", "null")]
 )

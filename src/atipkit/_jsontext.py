@@ -85,22 +85,26 @@ def decode(data: bytes | str, source: str | None = None, *, max_bytes: int | Non
         raise _malformed(raw, len(raw), "empty document; expected a JSON object", source)
     try:
         value = _decoder.decode(raw)
-    except UnicodeDecodeError:
-        try:
-            raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            byte = raw[exc.start]
-            msg = f"not UTF-8: byte 0x{byte:02x} cannot start or continue a character"
-            raise _malformed(raw, exc.start, msg, source) from None
-        raise  # pragma: no cover - msgspec and Python disagree about UTF-8
     except RecursionError:  # deeper than msgspec follows (~1 000): say where it passes ours
         line, column = line_column(raw, _too_deep_offset(raw))
         problem = _too_deep(f"line {line}, column {column}", MAX_DEPTH)
         raise DocumentTooLarge([problem], source) from None
-    except msgspec.DecodeError as exc:
-        text = str(exc)
+    except (UnicodeDecodeError, msgspec.DecodeError) as exc:
+        # bad UTF-8: msgspec before 0.23 raised UnicodeDecodeError, 0.23 a DecodeError
+        # with no offset ("Invalid UTF-8 encoded string"); Python's decoder says where,
+        # and the first fault of the text is the one named
+        text = str(exc) if isinstance(exc, msgspec.DecodeError) else ""
         match = _BYTE_OFFSET.search(text)
         offset = int(match.group(1)) if match else len(raw)
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            if bad.start <= offset:
+                byte = raw[bad.start]
+                msg = f"not UTF-8: byte 0x{byte:02x} cannot start or continue a character"
+                raise _malformed(raw, bad.start, msg, source) from None
+        if isinstance(exc, UnicodeDecodeError):
+            raise  # pragma: no cover - msgspec and Python disagree about UTF-8
         reason = _BYTE_OFFSET.sub("", text).removeprefix("JSON is malformed: ").strip()
         if reason == "Input data was truncated":
             lone = _LONE_HIGH_SURROGATE.search(raw)
