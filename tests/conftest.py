@@ -5,6 +5,7 @@ import sys
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from tests.helpers import ATIP_VARIABLES, minimal
 
@@ -17,6 +18,19 @@ pytest_plugins = ["tests.cputime"]
 # process, before the workers and any test's process start; the files are gitignored.
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 sys.dont_write_bytecode = False
+
+# Hypothesis' own wall clock (a deadline of 200 ms an example, the health check of slow
+# input drawing) measures the machine, not the code: under the suite's workers and others'
+# load it failed tests that held (decision 710). What a test bounds in time, it asserts.
+settings.register_profile("suite", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("suite")
+
+
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`-n auto` (pyproject.toml's addopts): a worker more than the cores this process may
+    run on. The workers wait on servers, subprocesses and timeouts for about a sixth of
+    their time; the extra one fills it (decision 711)."""
+    return len(os.sched_getaffinity(0)) + 1
 
 
 @pytest.fixture

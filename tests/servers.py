@@ -32,6 +32,8 @@ from typing import Any
 
 import pytest
 
+from tests.helpers import STARTUP
+
 
 def require(program: str, hint: str) -> str:
     """The path of `program`; skip (fail under CI) when it is not installed."""
@@ -52,7 +54,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_for_port(port: int, process: subprocess.Popen[bytes], log: Path, timeout: float = 15):
+def wait_for_port(
+    port: int, process: subprocess.Popen[bytes], log: Path, timeout: float = STARTUP
+) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
@@ -244,7 +248,7 @@ def moto_s3(run: Path) -> Iterator[S3Server]:
             stderr=subprocess.STDOUT,
         )
     try:
-        wait_for_port(port, process, log, timeout=30)
+        wait_for_port(port, process, log)
         yield S3Server(f"http://127.0.0.1:{port}")
     finally:
         stop(process)
@@ -689,4 +693,5 @@ def mcp_initialize(url: str, **headers: str) -> Any:
         },
     }
     accept = {"Accept": "application/json, text/event-stream"}
-    return httpx.post(url, json=request, headers={**accept, **headers}, timeout=10)
+    # the first answer may wait for the server to import the MCP SDK: STARTUP, not 10 s
+    return httpx.post(url, json=request, headers={**accept, **headers}, timeout=STARTUP)

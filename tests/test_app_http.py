@@ -29,6 +29,7 @@ from referencing.jsonschema import DRAFT202012
 from atipkit.app.http import STATUS, openapi
 from atipkit.app.schema import hints
 from tests.apps.http_app import app as demo
+from tests.helpers import STARTUP
 from tests.servers import free_port, preflight, stop, wait_for_port
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,7 +93,7 @@ def serving(base: Path, *args: str) -> Iterator[Server]:
     try:
         wait_for_port(port, process, log)
         url = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + STARTUP
         while httpx.get(f"{url}/openapi.json").status_code != 200:
             assert time.monotonic() < deadline, log.read_text()
             time.sleep(0.05)

@@ -331,10 +331,11 @@ def test_patterns_are_json_schemas_and_linear_in_the_value():
     tool = with_pattern("^(a+)+$")
     word = ParamRef("argument", "word")
     assert build_argv(tool, ("go",), {word: "aaaa"}).argv == ["t", "go", "aaaa"]
-    started = time.perf_counter()
+    # CPU seconds of this thread, which a busy machine does not add to (decision 710)
+    started = time.thread_time()
     with pytest.raises(InvalidArguments, match="does not match the pattern"):
         build_argv(tool, ("go",), {word: "a" * 100_000 + "b"})
-    assert time.perf_counter() - started < 1
+    assert time.thread_time() - started < 1
     digits = with_pattern("^\\p{Nd}+$")  # Unicode classes, as ECMA 262 with the u flag
     assert build_argv(digits, ("go",), {word: "٣4"}).argv == ["t", "go", "٣4"]
 

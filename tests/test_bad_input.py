@@ -349,9 +349,10 @@ def test_a_lone_surrogate_is_found_at_any_depth_in_linear_time():
         node.append([])
         node = node[0]
     node.append({"ok": "text", "bad\ud800": 1})
-    started = time.monotonic()
+    # CPU seconds of this thread, which a busy machine does not add to (decision 710)
+    started = time.thread_time()
     where = lone_surrogate({"x": value})
-    assert time.monotonic() - started < 3
+    assert time.thread_time() - started < 3
     assert where == "$.x" + "[0]" * 100_001  # the object holding the key
     assert lone_surrogate({"x": value[0][0][0]}) is not None
     assert lone_surrogate({"x": ["text", "a\ufffdb", "🚀"], "y": {"k": 1}}) is None
@@ -385,9 +386,10 @@ def test_patterns_that_take_long_to_compile_cannot_stall_validation():
         for i in range(300)
     ]
     text = json.dumps(minimal(commands={"run": {"description": "r", "arguments": arguments}}))
-    started = time.monotonic()
+    # CPU seconds of this thread, which a busy machine does not add to (decision 710)
+    started = time.thread_time()
     report = atipkit.validate(text)
-    assert time.monotonic() - started < 3
+    assert time.thread_time() - started < 3
     codes = [p.code for p in report.problems]
     assert "pattern.invalid" in codes  # those compiled within the budget
     [unchecked] = [p for p in report.problems if p.code == "pattern.unchecked"]

@@ -45,7 +45,7 @@ from atipkit.interop.tdp import manifest
 from atipkit.model import dumps, load, to_dict
 from atipkit.validation import validate, validate_file
 from tests.apps.mcp_import_server import TOOLS as MCP_TOOLS
-from tests.helpers import EXAMPLES, FIXTURES, atip
+from tests.helpers import EXAMPLES, FIXTURES, STARTUP, atip
 
 SCALE = float(os.environ.get("ATIP_FUZZ_SCALE", "1"))
 """More (or fewer) examples than CI runs: 10 for a long local search."""
@@ -440,7 +440,7 @@ class FuzzServer:
 
     def __enter__(self) -> FuzzServer:
         self.thread.start()
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + STARTUP
         while not self.server.started:
             assert time.monotonic() < deadline, "the MCP server did not start"
             time.sleep(0.01)

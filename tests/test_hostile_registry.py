@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import Measured, atip_measured, machine_env, minisign_keys
+from tests.helpers import BUSY, Measured, atip_measured, machine_env, minisign_keys
 from tests.servers import (
     BAD_DATE,
     BAD_ETAG,
@@ -31,11 +31,25 @@ from tests.servers import (
 A = "a" * 64
 """A binary both registries have a shim for: the hostile one answers first."""
 DEADLINE = 1.0
-"""Each hostile registry's `timeout` here: the deadline of one response, headers
-included. The healthy one keeps the default (10 s): it must answer, however busy the
-machine."""
-SLACK = 2.0
-"""Time beyond the deadline for the refusal itself and the next request."""
+"""The `timeout` of a hostile registry refused by the clock (`TIMED`): the deadline of one
+response, headers included. The healthy one keeps the default (10 s): it must answer,
+however busy the machine."""
+TIMED = frozenset({"drip", "gzip-drip", "drip-headers", "stall"})
+"""The behaviours only a deadline stops: each drips or stalls for a minute or more."""
+ROOM = 30.0
+"""The `timeout` of every other hostile registry: its refusal's reason (a size, a depth,
+an encoding) is what the test checks, not a race with the clock. Decoding a bomb to its
+16 MiB cap took more than 1 s under the load of a shared machine (decision 710)."""
+SLACK = BUSY
+"""Time beyond the deadline for the refusal itself and the next request, on a busy
+machine; far below the minute a deadline that did not hold would cost."""
+
+
+def deadline(url: str) -> float:
+    """The `timeout` a hostile registry at `url` (`HostileRegistry.registry`) is asked with."""
+    return DEADLINE if url.rsplit("/", 1)[-1] in TIMED else ROOM
+
+
 PEAK_MB = 64
 CAP_MB = 16
 """A shim's size limit (`maxBytes`, 16 MiB), which a refused answer may fill first."""
@@ -68,12 +82,12 @@ def machine(
     signed: Path | None = None,
     **defaults: Any,
 ) -> dict[str, str]:
-    """An `atip` environment asking `urls` in order, each with the test's deadline, then
+    """An `atip` environment asking `urls` in order, each with its `deadline`, then
     `healthy`; `signed`: the first requires minisign signatures by that public key."""
     registries: list[dict[str, Any]] = []
     for position, url in enumerate(urls):
         entry: dict[str, Any] = {"name": f"r{position}", "url": url, "priority": position}
-        registries.append({**entry, "timeout": DEADLINE})
+        registries.append({**entry, "timeout": deadline(url)})
     if healthy is not None:
         registries.append({"name": "healthy", "url": healthy.url, "priority": len(urls)})
     if signed is not None:
@@ -107,7 +121,7 @@ def refused_then_found(
     assert bad["outcome"] in ("rejected", "unreachable"), bad
     first = min(a.at for a in hostile.asked if a.registry == registry)
     took = healthy_asked_at(healthy, f"/shims/sha256/{A}.json") - first
-    assert took < DEADLINE + SLACK, f"the bad answer held the lookup {took:.2f} s"
+    assert took < deadline(registry) + SLACK, f"the bad answer held the lookup {took:.2f} s"
     assert run.peak_mb <= PEAK_MB, f"peak memory {run.peak_mb:.0f} MB"
     return bad
 
@@ -240,7 +254,8 @@ def test_atip_show_asks_past_every_bad_registry(hostile, healthy, tmp_path):
     firsts = [min(a.at for a in hostile.asked if a.registry == name) for name in bad]
     firsts.append(healthy_asked_at(healthy, f"/shims/sha256/{hex_digits}.json"))
     for name, start, end in zip(bad, firsts, firsts[1:], strict=False):
-        assert end - start < DEADLINE + SLACK, f"{name} held the lookup {end - start:.2f} s"
+        took = end - start
+        assert took < deadline(name) + SLACK, f"{name} held the lookup {took:.2f} s"
 
 
 # -- validators (item 10) ------------------------------------------------------------------
@@ -355,12 +370,13 @@ def test_one_layer_of_gzip_or_deflate_is_decoded(hostile, tmp_path, behaviour):
 def test_atip_import_tdp_refuses_a_bad_encoding_within_its_limits(
     hostile, tmp_path, behaviour, reason
 ):
+    """Refused for its encoding or its size within the memory cap: the deadline is
+    `ROOM`, so that the reason checked is never the clock's (decision 710)."""
     url = f"{hostile.registry(behaviour, at='any')}/api/v1/tools"
-    run = atip_measured(machine_env(tmp_path), "import", "tdp", url, "--timeout", f"{DEADLINE:g}")
+    run = atip_measured(machine_env(tmp_path), "import", "tdp", url, "--timeout", f"{ROOM:g}")
     assert run.returncode == 65, (run.stdout, run.stderr)
     assert reason in run.envelope()["error"]["message"]
     assert run.peak_mb <= PEAK_MB
-    assert run.seconds < DEADLINE + SLACK + 1  # the process's own start included
 
 
 @pytest.mark.parametrize(
@@ -380,7 +396,8 @@ def test_the_crawlers_downloads_keep_their_own_limits(hostile, tmp_path, behavio
     from atipkit._http import Fetcher, HttpError
     from atipkit.crawl.sources import Limits, SourceContext
 
-    limits = Limits(max_download=2 * 1024 * 1024, download_seconds=DEADLINE)
+    allowed = deadline(behaviour)
+    limits = Limits(max_download=2 * 1024 * 1024, download_seconds=allowed)
     with Fetcher() as fetcher:
         ctx = SourceContext(fetcher=fetcher, work=tmp_path, limits=limits)
         started = time.monotonic()
@@ -388,7 +405,7 @@ def test_the_crawlers_downloads_keep_their_own_limits(hostile, tmp_path, behavio
             ctx.download(
                 f"{hostile.registry(behaviour, at='any')}/tool.tar.gz", tmp_path / "a", digest=None
             )
-    assert time.monotonic() - started < DEADLINE + SLACK
+    assert time.monotonic() - started < allowed + SLACK
     assert (type(refused.value).__name__, reason in str(refused.value)) == (error, True)
     assert list(tmp_path.iterdir()) == []
     assert hostile.asked[-1].headers["Accept-Encoding"] == "identity"

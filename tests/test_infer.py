@@ -14,6 +14,7 @@ import pytest
 import atipkit
 from atipkit.infer.generate import generate_shim
 from atipkit.infer.helptext import option_type, parse_help
+from tests.helpers import BUSY
 
 
 def program(tmp_path: Path, name: str, source: str) -> Path:
@@ -161,7 +162,7 @@ def test_real_tools_give_valid_useful_shims(tool_name):
         pytest.skip(f"{tool_name} is not installed")
     start = time.monotonic()
     tool = generate_shim(tool_name, depth=2, budget=20)
-    assert time.monotonic() - start < 20
+    assert time.monotonic() - start < 20 + BUSY
     report = atipkit.validate(atipkit.dumps(tool))
     assert report.ok, report.errors[:3]
     options = sum(len(c.options) for _, c in atipkit.iter_commands(tool))
@@ -197,7 +198,7 @@ def test_a_tool_whose_help_hangs_stays_within_the_budget(tmp_path):
     exe = program(tmp_path, "stuck", "import time\ntime.sleep(60)\n")
     start = time.monotonic()
     tool = generate_shim(str(exe), budget=3, man=False)
-    assert time.monotonic() - start < 8
+    assert time.monotonic() - start < 3 + BUSY  # not the help's 60 s
     assert atipkit.validate(atipkit.dumps(tool)).ok
     assert tool.extensions["_generation"]["confidence"] == "low"
 

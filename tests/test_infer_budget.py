@@ -20,6 +20,7 @@ from atipkit import scan
 from atipkit.infer import coverage, generate
 from atipkit.infer.generate import Budget, generate_shim
 from atipkit.model import to_dict
+from tests.helpers import BUSY
 from tests.test_scan_infer import isolate, shim_of
 
 
@@ -178,7 +179,7 @@ def test_a_hostile_tree_is_stopped_by_the_ceiling_and_the_shim_says_so(tmp_path,
     tool = generate_shim(str(tmp_path / "bin" / "tree"), budget=3, man=False)
     # a flood's 4 MiB are parsed after its run stops (3.4 s at load 8); without the
     # ceiling, the 200 commands would take many minutes
-    assert time.monotonic() - start < (20 if kind == "floods" else 6)
+    assert time.monotonic() - start < (20 if kind == "floods" else 3) + BUSY
     assert tool.extensions["_generation"]["incomplete"] is True
     assert tool.extensions["_generation"]["cut"] == "time"
     assert set(tool.commands) == set(names)  # listed, not read
@@ -193,7 +194,7 @@ def test_the_sweep_stops_a_hostile_tree_at_its_ceiling_and_reports_it(tmp_path, 
     tree_tool(tmp_path / "bin" / "tree", 200, HOSTILE["hangs"])
     start = time.monotonic()
     report = scan([str(tmp_path / "bin")], infer=True)
-    assert time.monotonic() - start < 8
+    assert time.monotonic() - start < 3 + BUSY
     assert report.inference is not None
     assert report.inference.cut == ["tree"]
     shim = shim_of(tmp_path / "bin" / "tree")
@@ -211,5 +212,5 @@ def test_a_tool_that_hangs_on_its_help_is_not_asked_its_version(tmp_path, monkey
     clock = Budget()
     start = time.monotonic()
     generate_shim(str(tool), man=False, help_word=False, budget=clock)
-    assert time.monotonic() - start < 4.2
-    assert (clock.ran, clock.hung) == (2, 2)  # `--help`, `-h`
+    assert time.monotonic() - start < 2 * 1.5 + BUSY
+    assert (clock.ran, clock.hung) == (2, 2)  # `--help`, `-h`: not `--version` (the proof)

@@ -269,9 +269,10 @@ def test_a_hostile_help_of_megabytes_is_read_in_linear_time(sentence: str) -> No
     # an option's description is text a tool's --help controls: many sentences each with
     # a verb of removal once took a scan of the rest of the text per verb (minutes here)
     text = sentence * 60_000  # about a megabyte
-    started = time.monotonic()
+    # CPU seconds of this thread, which a busy machine does not add to (decision 710)
+    started = time.thread_time()
     effects = infer_effects("frob", "Show things", [text])
-    assert time.monotonic() - started < 5
+    assert time.thread_time() - started < 5
     assert kind(effects) == "destructive"
 
 
@@ -855,9 +856,10 @@ def test_a_help_of_blank_lines_is_read_in_linear_time():
     from atipkit.infer.generate import _anothers
 
     blank = "\n" * 20_000
-    started = time.perf_counter()
+    # CPU seconds of this thread, which a busy machine does not add to (decision 710)
+    started = time.thread_time()
     assert not _anothers(blank + "no usage here\n", ("apt-key", "list"), "/usr/bin/apt-key")
-    assert time.perf_counter() - started < 5
+    assert time.thread_time() - started < 5
     assert _anothers(blank + "Syntax: gpg [options]\n", ("apt-key", "list"), "/usr/bin/apt-key")
 
 

@@ -186,9 +186,10 @@ def test_a_package_of_100_000_pages_is_listed_only_so_far(tmp_path, env):
     empty_files(section, (f"p{number}.1" for number in range(100_000)))
     # the package's root holds as many: never listed
     empty_files(prefix, (f"f{number}" for number in range(100_000)))
-    start = time.monotonic()
+    # CPU seconds of this thread, which a busy machine does not add to (decision 710)
+    start = time.thread_time()
     pages = ManPages.load().beside(link)
-    took = time.monotonic() - start
+    took = time.thread_time() - start
     found = sum(1 for n in range(100_000) if pages.find(f"p{n}") is not None)
     assert 0 < found <= manpage.MAX_PACKAGE_PAGES
     assert took < 5.0

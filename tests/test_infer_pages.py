@@ -185,17 +185,18 @@ def test_a_hostile_page_is_read_in_time_linear_in_its_size(tmp_path: Path):
 
     text = render(mark_tables(source), timeout=60)
     assert text.count("\n") > 50_000
-    start = time.perf_counter()
+    # CPU seconds of this thread, which a busy machine does not add to (decision 710)
+    start = time.thread_time()
     parsed = parse_man_text(text, "tool")
-    seconds = time.perf_counter() - start
+    seconds = time.thread_time() - start
     assert parsed is not None
     assert len(parsed.commands) == MAX_COMMANDS  # all 25 002 read, at most 256 kept
     half = parse_man_text(text[: len(text) // 2], "tool")
     assert half is not None
-    start = time.perf_counter()
+    start = time.thread_time()
     parse_man_text(text[: len(text) // 2], "tool")
     assert seconds < 20
-    assert seconds < 4 * (time.perf_counter() - start) + 1
+    assert seconds < 4 * (time.thread_time() - start) + 1
 
 
 # -- item 2: every option, and whether it takes a value --------------------------------------
@@ -352,9 +353,10 @@ def test_a_name_line_of_many_commas_is_read_in_time():
     from atipkit.infer.pagetext import read_page
 
     names = ",".join(["a"] * 27)
-    start = time.perf_counter()
+    # CPU seconds of this thread, which a busy machine does not add to (decision 710)
+    start = time.thread_time()
     read_page(f"NAME\n       {names}\n\nNAME\n       tool, b, - what it does\n", "tool")
-    assert time.perf_counter() - start < 2
+    assert time.thread_time() - start < 2
     parsed = read_page("NAME\n       tool, other, - what it does\n", "tool")
     assert parsed is not None
     assert parsed.description == "what it does"
@@ -368,11 +370,12 @@ def test_long_runs_of_spaces_and_long_words_are_read_in_linear_time():
     from atipkit.infer.pagetext import read_page
 
     spaces = " " * 50_000
-    start = time.perf_counter()
+    # CPU seconds of this thread, which a busy machine does not add to (decision 710)
+    start = time.thread_time()
     options_from_tag(f"-a{spaces}x", "")
     read_page(f"OPTIONS\n       -a{spaces}x\n       -b  or  --backup   Back up.\n", "t")
     read_page(f"SYNOPSIS\n       t {{a{'b' * 50_000}\n", "t")
-    assert time.perf_counter() - start < 2
+    assert time.thread_time() - start < 2
     assert [o.flags for o in options_from_tag("-B or --auto-buffers / --ab", "")] == [
         ["-B", "--auto-buffers", "--ab"]
     ]
@@ -623,12 +626,13 @@ Marks packages.
 def test_a_deeply_nested_synopsis_group_is_read_in_time():
     from atipkit.infer.synopsis import commands, form
 
-    start = time.monotonic()
+    # CPU seconds of this thread, which a busy machine does not add to (decision 710)
+    start = time.thread_time()
     deep = form("tool " + "{" * 20000 + "ab | cd" + "}" * 20000)
     wide = form("tool {" + "{ab | cd} x | " * 5000 + "}")
     assert commands([deep], ["tool"], set()) == {}
     assert commands([wide], ["tool"], set()) == {"ab": "x", "cd": "x"}
-    assert time.monotonic() - start < 5
+    assert time.thread_time() - start < 5
 
 
 HEADED = """.TH SWITCH 8
@@ -910,16 +914,17 @@ def test_many_sections_of_their_own_are_read_in_time_linear_in_their_number():
             for i in range(count)
         )
 
-    start = time.perf_counter()
+    # CPU seconds of this thread, which a busy machine does not add to (decision 710)
+    start = time.thread_time()
     parsed = read_page(page(4000), "prog")
-    seconds = time.perf_counter() - start
+    seconds = time.thread_time() - start
     assert parsed is not None
     assert len(parsed.commands) == MAX_COMMANDS
     assert [o.flags for o in parsed.commands[0].options] == [["--opt0"]]
-    start = time.perf_counter()
+    start = time.thread_time()
     read_page(page(2000), "prog")
     assert seconds < 20
-    assert seconds < 4 * (time.perf_counter() - start) + 1
+    assert seconds < 4 * (time.thread_time() - start) + 1
 
 
 MODE_OPTIONS_PAGE = r""".TH PROBE 1

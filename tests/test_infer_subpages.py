@@ -522,9 +522,10 @@ def test_a_name_line_of_thousands_of_names_is_read_in_linear_time():
     the names of one entry now share one description, joined once."""
     names = ",".join(f"n{i}" for i in range(10_000))
     section = f"{names} - what\n" + "more\n" * 3_000 + "\nfooter - not an entry\n"
-    start = time.monotonic()
+    # CPU seconds of this thread, which a busy machine does not add to (decision 710)
+    start = time.thread_time()
     entries = _name_entries(section)
-    assert time.monotonic() - start < 3
+    assert time.thread_time() - start < 3
     assert len(entries) == 10_000
     assert entries["n9999"] == "what" + " more" * 3_000
     assert entries["n0"] is entries["n9999"]

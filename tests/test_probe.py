@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from atipkit.probe import probe
-from tests.helpers import EXAMPLES, minimal
+from tests.helpers import BUSY, EXAMPLES, minimal
 from tests.sandboxing import marker, running
 
 GOOD = json.dumps(minimal())
@@ -53,7 +53,7 @@ def test_hostile_executables_fail_cleanly_and_quickly(tmp_path, name):
     body, kind = HOSTILE[name]
     start = time.monotonic()
     result = probe(script(tmp_path, name, body), timeout=1.0)
-    assert time.monotonic() - start < 5
+    assert time.monotonic() - start < 1.0 + BUSY  # unbounded, each would take a minute or more
     assert result.tool is None
     assert result.failure.kind == kind, result.failure
 
@@ -86,8 +86,8 @@ def test_children_holding_the_pipes_are_killed_and_the_answer_kept(tmp_path):
         f"#!/bin/sh\nsh -c 'while :; do sleep 1; done' {mark} &\necho '{GOOD}'\n",
     )
     start = time.monotonic()
-    result = probe(tool, timeout=5.0)
-    assert time.monotonic() - start < 2  # did not wait for the child
+    result = probe(tool, timeout=60.0)
+    assert time.monotonic() - start < BUSY  # did not wait for the child (to the timeout)
     assert result.ok, result.failure
     assert running(mark) == []
 

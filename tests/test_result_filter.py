@@ -377,4 +377,6 @@ def test_a_slow_call_does_not_stall_the_gateway(tmp_path):
         stop(process)
     assert call_took[0] < 20
     assert waits
-    assert max(waits) < 1.0, waits
+    # stalled, one waited 12 s on a quiet machine; a round trip takes milliseconds of CPU,
+    # and past 1 s of wall clock under the load of a shared machine (decision 710)
+    assert max(waits) < 5.0, waits
