@@ -84,6 +84,24 @@ def test_a_real_program_prompting_on_dev_tty_runs_under_a_pty():
     assert "s3cret" not in result.stdout  # getpass does not echo
 
 
+def test_a_program_slow_to_prompt_is_typed_to_once_it_waits():
+    """A busy machine, played by a program that computes for a CPU second before its
+    prompt: quiet longer than `TYPING_PAUSE` but running, it was typed to early, and
+    `getpass`'s flush of the terminal threw the line away (EOFError, exit 1)."""
+    program = (
+        "import time\nstart = time.process_time()\nwhile time.process_time() - start < 1: pass\n"
+        "import getpass; secret = getpass.getpass('Password: '); print('got', len(secret))"
+    )
+    result = run(
+        inv(PY, "-c", program),
+        Effects(interactive=Interactive(tty=True)),
+        stdin="s3cret\n",
+        timeout=60,
+    )
+    assert (result.exit_code, result.timed_out) == (0, False), result.stdout
+    assert "got 6" in result.stdout
+
+
 def test_without_a_pty_a_dev_tty_prompt_fails_instead_of_hanging():
     program = "import getpass; getpass.getpass('Password: ')"
     start = time.monotonic()

@@ -152,8 +152,11 @@ def _cut(data: bytes, limit: int) -> str:
 
 
 #: A terminal program is typed to one line at a time, each once it has been quiet this long
-#: (it has prompted): a program that sets up its terminal flushes input typed too early.
+#: (it has prompted) and is not running (`_busy`): a program that sets up its terminal
+#: flushes input typed too early.
 TYPING_PAUSE = 0.1
+#: Quiet this long, a program is typed to even if it runs (one that polls its terminal).
+BUSY_PAUSE = 5.0
 #: Once the input is all typed and ended, a program still waiting quietly this long gets
 #: end of input again (at most `MORE_EOFS` times), as a person presses Ctrl-D again: a
 #: terminal gives one end-of-file per EOF character, and some readers want a second
@@ -197,6 +200,18 @@ def _run_pty(
     )
 
 
+def _busy(pid: int) -> bool:
+    """Whether process `pid` is running or runnable (`R`) or in disk I/O (`D`), not asleep
+    as one waiting on its terminal for input is. On a busy machine a program still
+    starting is quiet for longer than `TYPING_PAUSE`: a line typed then came before its
+    prompt, and `getpass` flushed it (decision 712). Unknown (no /proc): not busy."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as file:
+            return file.read().rsplit(b")", 1)[1].split()[0] in (b"R", b"D")
+    except (OSError, IndexError):
+        return False
+
+
 def typed(data: bytes | None, eof: bytes) -> list[bytes]:
     """What is typed, in turns: each line of `data`, then end of input as a terminal
     ends it. The EOF character sends a partial line without a newline, and ends input
@@ -230,8 +245,9 @@ def _converse(
         if now >= deadline:
             timed_out = True
             break
-        if (turns and now - last_event >= TYPING_PAUSE) or (
-            not turns and more and now - last_event >= EOF_AGAIN
+        quiet = now - last_event
+        if (turns and quiet >= TYPING_PAUSE and (quiet >= BUSY_PAUSE or not _busy(child.pid))) or (
+            not turns and more and quiet >= EOF_AGAIN
         ):
             if not turns:
                 more -= 1
