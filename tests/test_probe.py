@@ -51,9 +51,12 @@ HOSTILE = {
 @pytest.mark.parametrize("name", HOSTILE)
 def test_hostile_executables_fail_cleanly_and_quickly(tmp_path, name):
     body, kind = HOSTILE[name]
+    # the clock refuses only what hangs; the rest get room, so that their reason (a size,
+    # the JSON) is what is checked, not a race with 1 s on a busy machine (decision 710)
+    timeout = 1.0 if kind == "timeout" else 30.0
     start = time.monotonic()
-    result = probe(script(tmp_path, name, body), timeout=1.0)
-    assert time.monotonic() - start < 1.0 + BUSY  # unbounded, each would take a minute or more
+    result = probe(script(tmp_path, name, body), timeout=timeout)
+    assert time.monotonic() - start < timeout + BUSY  # unbounded, a minute or more
     assert result.tool is None
     assert result.failure.kind == kind, result.failure
 
