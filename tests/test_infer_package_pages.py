@@ -22,9 +22,9 @@ import pytest
 
 from atipkit import scan
 from atipkit.infer import manpage
-from atipkit.infer.generate import generate_shim
+from atipkit.infer.generate import CEILING, generate_shim
 from atipkit.infer.manpage import ManPages, package_roots, read_man_file
-from tests.helpers import directories_listed
+from tests.helpers import STARTUP, directories_listed
 from tests.test_scan_infer import isolate, logging_script, runs_of, shim_of
 
 # npm's layout, in roff: the parts of the page are sub-headings of NAME
@@ -228,7 +228,8 @@ def test_atip_gen_npm_reads_the_pages_beside_its_executable(tmp_path, monkeypatc
         env=env,
         capture_output=True,
         text=True,
-        timeout=120,
+        # 48 CPU s: past 120 s of wall clock under load; `gen` stops at its own CEILING
+        timeout=CEILING + STARTUP,
         check=True,
     )
     tool = json.loads(done.stdout)
