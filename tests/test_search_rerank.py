@@ -81,7 +81,8 @@ def test_a_query_copies_no_weight_and_batches_run_on_every_core(monkeypatch):
     import numpy as np
 
     encoder = embed.Encoder()
-    texts = [f"command {i}: does thing number {i}" for i in range(4 * embed._BATCH)]
+    # two whole batches: past one, a thread each (four cost twice the CPU; decision 713)
+    texts = [f"command {i}: does thing number {i}" for i in range(2 * embed._BATCH)]
     alone = np.stack([encoder.encode([text])[0] for text in texts])
     layer = encoder._layers[0]
     assert not any(m.flags.owndata for m in (layer.out, layer.up, layer.down))
