@@ -92,12 +92,7 @@ def test_a_program_slow_to_prompt_is_typed_to_once_it_waits():
         "import time\nstart = time.process_time()\nwhile time.process_time() - start < 1: pass\n"
         "import getpass; secret = getpass.getpass('Password: '); print('got', len(secret))"
     )
-    result = run(
-        inv(PY, "-c", program),
-        Effects(interactive=Interactive(tty=True)),
-        stdin="s3cret\n",
-        timeout=60,
-    )
+    result = run(inv(PY, "-c", program), TTY, stdin="s3cret\n", timeout=60)
     assert (result.exit_code, result.timed_out) == (0, False), result.stdout
     assert "got 6" in result.stdout
 
