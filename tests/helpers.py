@@ -15,6 +15,8 @@ import pytest
 FIXTURES = Path(__file__).parent / "fixtures"
 EXAMPLES = Path(__file__).parent.parent / "examples"
 SIGSTORE = Path(__file__).resolve().parents[1].parent / "shared" / "fixtures" / "sigstore"
+"""Real Sigstore bundles (../shared/fixtures): beside the repository in the workplace,
+absent from a clone elsewhere, where the tests that read them are skipped."""
 BUSY = 10.0
 """Wall-clock seconds a shared machine may add to a step: two cores under the suite's
 workers and others' load (decision 710). A wall-clock bound adds it only where what the
@@ -24,8 +26,6 @@ STARTUP = 60.0
 """How long a server the tests start may take to listen or answer its first request: what
 a test checks is what it answers, not how soon a busy machine started it. 15 s did not
 do under the suite's workers and others' load (decision 710)."""
-"""Real Sigstore bundles (../shared/fixtures): beside the repository in the workplace,
-absent from a clone elsewhere, where the tests that read them are skipped."""
 needs_sigstore = pytest.mark.skipif(
     not SIGSTORE.is_dir(), reason="shared/fixtures/sigstore is not beside the repo"
 )
