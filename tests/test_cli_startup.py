@@ -6,6 +6,7 @@ Each process runs `atip ARGS` through the app and then prints every module it im
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -179,3 +180,42 @@ def test_a_built_in_groups_help_imports_no_command(tmp_path):
     for words in (["docs"], ["docs", "llms"], ["docs", "man"]):
         modules = imported(env, *words, "--help")
         assert not modules & COMMAND_MODULES, words
+
+
+_ENDING = """
+import atexit, sys
+class Teardown:
+    def __del__(self):
+        sys.stderr.write("TORN DOWN\\n")
+kept = Teardown()  # freed only when the interpreter tears its modules down
+atexit.register(lambda: sys.stderr.write("ATEXIT\\n"))
+from atipkit.cli import main
+main(sys.argv[1:])
+"""
+
+
+def test_a_search_process_ends_without_the_teardown_its_atexit_handlers_run(tmp_path):
+    """`atip search` ends its process without tearing the interpreter down (decision
+    720); its output is whole, its status kept and atexit handlers still run. Other
+    commands end as the interpreter ends."""
+    env = machine_env(tmp_path)
+
+    def ending(*args: str) -> tuple[int, str, str]:
+        done = subprocess.run(
+            [sys.executable, "-c", _ENDING, *args],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        return done.returncode, done.stdout, done.stderr
+
+    code, out, err = ending("search", "zebra", "--ranking", "bm25", "--json")
+    assert code == 0 and json.loads(out)["result"]["ranking"] == "bm25"
+    assert "ATEXIT" in err and "TORN DOWN" not in err
+    code, out, err = ending("search", " ", "--json")  # a usage error: its own status
+    assert code == 2 and "QUERY is empty" in out
+    assert "ATEXIT" in err and "TORN DOWN" not in err
+    code, out, err = ending("--version")
+    assert code == 0 and out.startswith("atip ")
+    assert "ATEXIT" in err and "TORN DOWN" in err

@@ -7,7 +7,7 @@ from dataclasses import asdict
 from typing import Annotated, Any, Literal
 
 from atipkit.app import Argument, Context, InputError, Option
-from atipkit.cli import app
+from atipkit.cli import app, no_teardown
 from atipkit.cli._effects import indexes
 from atipkit.cli._errors import missing_extra, missing_module
 from atipkit.cli._resolve import bad_registry
@@ -63,6 +63,7 @@ def search(
     by default, `unfused`: why the encoder could not run. The index and the command
     vectors live in the cache directory and follow the registry by themselves.
     """
+    no_teardown()  # it leaves nothing open: its process ends without the teardown
     if not query.strip():
         raise InputError(
             "QUERY is empty",
