@@ -211,11 +211,11 @@ def test_a_search_process_ends_without_the_teardown_its_atexit_handlers_run(tmp_
         return done.returncode, done.stdout, done.stderr
 
     code, out, err = ending("search", "zebra", "--ranking", "bm25", "--json")
-    assert code == 0 and json.loads(out)["result"]["ranking"] == "bm25"
-    assert "ATEXIT" in err and "TORN DOWN" not in err
+    assert (code, json.loads(out)["result"]["ranking"]) == (0, "bm25")
+    assert ("ATEXIT" in err, "TORN DOWN" in err) == (True, False)
     code, out, err = ending("search", " ", "--json")  # a usage error: its own status
-    assert code == 2 and "QUERY is empty" in out
-    assert "ATEXIT" in err and "TORN DOWN" not in err
+    assert (code, "QUERY is empty" in out) == (2, True)
+    assert ("ATEXIT" in err, "TORN DOWN" in err) == (True, False)
     code, out, err = ending("--version")
-    assert code == 0 and out.startswith("atip ")
-    assert "ATEXIT" in err and "TORN DOWN" in err
+    assert (code, out.startswith("atip ")) == (0, True)
+    assert ("ATEXIT" in err, "TORN DOWN" in err) == (True, True)

@@ -581,14 +581,15 @@ def test_import_atipkit_and_bm25_search_load_no_model(machine, tmp_path):
 def test_a_fused_search_imports_neither_tokenizers_nor_msgspec(machine):
     """The query's word pieces come from `wordpiece` and its vocabulary from the cache,
     the model files' digests from a store read by `json` (decisions 640 and 641): a
-    warm fused search imports neither, nor does it read tokenizer.json."""
+    warm fused search imports neither, nor does it read tokenizer.json. Nor does it
+    load OpenSSL: what the vectors were made for is compared, not hashed (decision 721)."""
     machine_index()
     watch = (
         "import atexit, sys\n"
         "opened = []\n"
         "sys.addaudithook(lambda event, args: event == 'open'"
         " and str(args[0]).endswith('tokenizer.json') and opened.append(args[0]))\n"
-        "atexit.register(lambda: print('LOADED', [m for m in ('tokenizers', 'msgspec')"
+        "atexit.register(lambda: print('LOADED', [m for m in ('tokenizers', 'msgspec', '_hashlib')"
         " if m in sys.modules], 'OPENED', opened, file=sys.stderr))\n"
         "from atipkit.cli import main\n"
         "main(sys.argv[1:])\n"

@@ -137,9 +137,10 @@ def write(
 
 
 def _fingerprint(table: list[list[Any]], blocks: list[int]) -> str:
-    import hashlib
-
-    return hashlib.sha256(json.dumps([table, blocks]).encode()).hexdigest()
+    # the table and the CRCs as they are, not their sha256: no stronger for the hash
+    # (a changed block whose CRC-32 is the same is the same file to both), and a warm
+    # fused search then loads no OpenSSL (decision 721)
+    return json.dumps([table, blocks], separators=(",", ":"))
 
 
 def read(path: Path, kind: str, format: int) -> CacheFile:

@@ -39,7 +39,6 @@ cannot be written (`Semantic.unsaved` says why).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 import time
@@ -281,11 +280,13 @@ def _made(digest: str | None) -> str | None:
     they are cut into passages; None for an index never saved."""
     if digest is None:
         return None
-    recipe = json.dumps([_FORMAT, _MODEL_KEY, PASSAGE_WORDS, PASSAGES, digest])
-    return hashlib.sha256(recipe.encode()).hexdigest()
+    # the recipe itself, not a hash of it: a warm search loads no OpenSSL (decision 721)
+    return json.dumps([_FORMAT, _MODEL_KEY, PASSAGE_WORDS, PASSAGES, digest])
 
 
 def _key(text: str) -> bytes:
+    import hashlib  # only where texts are keyed: when the index changed
+
     return hashlib.sha256(text.encode()).digest()[:_KEY_BYTES]
 
 

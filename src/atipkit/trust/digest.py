@@ -14,7 +14,6 @@ nobody can put a ctime back: a binary rewritten in place to the same size is has
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import re
@@ -52,6 +51,8 @@ def parse_checksum(value: str) -> tuple[Algorithm, str]:
 
 def hash_file(path: str | os.PathLike[str], algorithm: Algorithm = "sha256") -> str:
     """The `algo:<hex>` of a file, streamed (binaries can be large); never cached."""
+    import hashlib  # not at import: loading OpenSSL cost a fused search 14 M instructions
+
     digest = hashlib.new(algorithm)
     with open(path, "rb") as f:
         while chunk := f.read(_CHUNK):
