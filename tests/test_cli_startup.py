@@ -41,14 +41,18 @@ SERVING = {
 """What the compiler, the inference, the gateway, the servers and the network bring in."""
 
 
-def imported(env: dict[str, str], *args: str) -> set[str]:
-    done = subprocess.run(
-        [sys.executable, "-c", _IMPORTS, *args],
+def python(env: dict[str, str], script: str, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", script, *args],
         env=env,
         capture_output=True,
         text=True,
         timeout=120,
     )
+
+
+def imported(env: dict[str, str], *args: str) -> set[str]:
+    done = python(env, _IMPORTS, *args)
     assert done.returncode == 0, done.stderr
     return {line for line in done.stdout.splitlines() if not line.startswith(("{", "atip "))}
 
@@ -201,13 +205,7 @@ def test_a_search_process_ends_without_the_teardown_its_atexit_handlers_run(tmp_
     env = machine_env(tmp_path)
 
     def ending(*args: str) -> tuple[int, str, str]:
-        done = subprocess.run(
-            [sys.executable, "-c", _ENDING, *args],
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        done = python(env, _ENDING, *args)
         return done.returncode, done.stdout, done.stderr
 
     code, out, err = ending("search", "zebra", "--ranking", "bm25", "--json")
