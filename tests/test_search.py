@@ -1027,3 +1027,29 @@ def test_a_cache_directory_that_cannot_be_written_gives_an_index_in_memory(tmp_p
     assert result["result"]["index"]["unsaved"].startswith(str(blocked))
     assert any("could not be kept" in w for w in result["meta"]["warnings"])
     assert blocked.read_text() == "a file where the cache directory should be"
+
+
+@pytest.mark.skipif(os.name != "posix", reason="mapped where a mapped file can be replaced")
+def test_a_cache_file_is_read_in_place_and_replaced_under_its_reader(tmp_path):
+    """A cache file's sections are the file's pages, not a copy of its megabytes
+    (decision 722); a new file written over it leaves what was read as it was, and an
+    empty file is refused like any other that is not a cache file."""
+    import tracemalloc
+
+    path = tmp_path / "big.bin"
+    rows = bytes(range(256)) * (4 << 12)  # 4 MiB
+    cachefile.write(path, "test", 1, {"n": 1}, {"rows": rows})
+    tracemalloc.start()
+    try:
+        saved = cachefile.read(path, "test", 1)
+        _current, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert peak < len(rows) // 8
+    cachefile.write(path, "test", 1, {"n": 2}, {"rows": b"\0" * len(rows)})
+    assert saved.meta == {"n": 1}
+    assert saved.section("rows") == rows
+    assert cachefile.read(path, "test", 1).meta == {"n": 2}
+    path.write_bytes(b"")
+    with pytest.raises(ValueError, match="not an atipkit cache file"):
+        cachefile.read(path, "test", 1)

@@ -21,6 +21,8 @@ like a damaged one.
 from __future__ import annotations
 
 import json
+import mmap
+import os
 import sys
 import zlib
 from array import array as _array
@@ -143,13 +145,23 @@ def _fingerprint(table: list[list[Any]], blocks: list[int]) -> str:
     return json.dumps([table, blocks], separators=(",", ":"))
 
 
+def _mapped(path: Path) -> bytes | mmap.mmap:
+    """The file's bytes: mapped where a mapped file can still be replaced (POSIX; the
+    writers only ever rename a new file over it), which spares a fused search copying
+    its 10 MB of vectors into fresh pages (decision 722); read elsewhere."""
+    with path.open("rb") as file:
+        if os.name != "posix" or os.fstat(file.fileno()).st_size == 0:
+            return file.read()
+        return mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ)
+
+
 def read(path: Path, kind: str, format: int) -> CacheFile:
     """The file at `path`, if `write` wrote it as `kind`, `format` on a machine of this
     byte order. Raises OSError (unreadable) or ValueError (anything else: another kind
     or format, a damaged header; damaged sections as they are read); the caller
     rebuilds what it held."""
-    data = path.read_bytes()
-    if not data.startswith(_MAGIC):
+    data = _mapped(path)
+    if data[: len(_MAGIC)] != _MAGIC:
         raise ValueError(f"{path}: not an atipkit cache file")
     end = data.find(b"\n", len(_MAGIC), len(_MAGIC) + _MAX_HEADER)
     if end < 0:
