@@ -65,8 +65,10 @@ def test_the_encoder_gives_the_vectors_sentence_transformers_gives():
     together = rerank.encoder().encode(reference["texts"])  # padded to the longest
     alone = np.stack([rerank.encoder().encode([text])[0] for text in reference["texts"]])
     assert together.shape == (len(reference["texts"]), embed.DIMENSIONS)
-    assert np.abs(together - expected).max() < 1e-5
-    assert np.abs(alone - expected).max() < 1e-5
+    # GELU's tanh form (decision 730) moves a vector by 3e-4 at most
+    for vectors in (together, alone):
+        assert np.abs(vectors - expected).max() < 5e-4
+        assert (vectors * expected).sum(axis=1).min() > 0.999995
     assert np.allclose(np.linalg.norm(together, axis=1), 1.0, atol=1e-5)
     assert rerank.encoder().encode([]).shape == (0, embed.DIMENSIONS)
 
@@ -100,20 +102,28 @@ def test_a_query_copies_no_weight_and_batches_run_on_every_core(monkeypatch):
     assert len(threads) == 2
 
 
-def test_gelu_in_place_is_the_exact_one_and_the_block_cuts_no_row():
-    """The GELU of the feed-forward block (decision 651) is x Phi(x) with the exact erf
-    to float32's rounding, over the range a layer's activations reach and past where
-    exp underflows; and a batch whose token rows are no multiple of `_ROWS` is run
-    whole, its last block short."""
+def _tanh_gelu(np: Any, x: Any) -> Any:
+    """GELU's tanh form in float64."""
+    import math
+
+    x = np.asarray(x, dtype=np.float64)
+    return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+
+
+def test_gelu_in_place_is_the_tanh_form_and_the_block_cuts_no_row():
+    """The GELU of the feed-forward block (decision 730) is its tanh form to float32's
+    rounding, within 4.7e-4 of x Phi(x) with the exact erf, over the range a layer's
+    activations reach and past where tanh saturates; and a batch whose token rows are
+    no multiple of `_ROWS` is run whole, its last block short."""
     import math
 
     np = pytest.importorskip("numpy")
     x = np.linspace(-16, 16, 3 * 1536 + 7, dtype=np.float32).reshape(-1, 1)
     exact = np.array([0.5 * v * (1 + math.erf(v / math.sqrt(2))) for v in x.ravel().tolist()])
     got = x.copy()
-    embed._gelu(np, got, *(np.empty_like(x) for _ in range(3)))
-    assert np.abs(got.ravel() - exact).max() < 2e-6
-    assert np.abs(got.ravel() - exact).max() / np.abs(exact).max() < 2e-7
+    embed._gelu(np, got, np.empty_like(x))
+    assert np.abs(got.ravel() - _tanh_gelu(np, x).ravel()).max() < 2e-6
+    assert 1e-4 < np.abs(got.ravel() - exact).max() < 4.8e-4
 
     rng = np.random.default_rng(0)
     rows = embed._ROWS + 5
@@ -128,8 +138,7 @@ def test_gelu_in_place_is_the_exact_one_and_the_block_cuts_no_row():
     out = np.full_like(x, np.nan)
     embed._feed_forward(np, x, layer, embed._Block.empty(np, embed._ROWS), out=out)
     inner = (x @ up + biases[0]).astype(np.float64)
-    erf = np.vectorize(math.erf)(inner / math.sqrt(2))
-    expected = (0.5 * inner * (1 + erf)) @ down + biases[1]
+    expected = _tanh_gelu(np, inner) @ down + biases[1]
     assert np.abs(out - expected).max() < 1e-4
 
 

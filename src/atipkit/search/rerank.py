@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from atipkit import paths
 from atipkit.search import cachefile
-from atipkit.search.embed import DIMENSIONS, MODEL, WEIGHTS_SHA256, Encoder, ModelMissing
+from atipkit.search.embed import DIMENSIONS, GELU, MODEL, WEIGHTS_SHA256, Encoder, ModelMissing
 
 if TYPE_CHECKING:
     from atipkit.search.hits import CommandEntry, Hit
@@ -68,7 +68,7 @@ _FORMAT = 3  # 2: passages after the commands (decision 546); 3: sections (decis
 _OLD_FILE = "vectors.msgpack"  # formats 1 and 2, removed when a vectors.bin is written
 _KEY_BYTES = 16  # of a text's sha256: its key
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
-_MODEL_KEY = f"{MODEL}@{WEIGHTS_SHA256[:16]}"
+_MODEL_KEY = f"{MODEL}@{WEIGHTS_SHA256[:16]}+{GELU}"
 
 
 class Ranked(Protocol):
