@@ -341,6 +341,32 @@ def test_a_passage_of_the_prose_finds_its_command():
     assert rerank.passage_texts(index.commands()[-1], DEEP) == [f"ledger: {DEEP}"]
 
 
+@needs_model
+def test_an_indexed_text_is_read_to_its_first_pieces_and_a_query_whole():
+    """The index's texts are embedded from their first `rerank.PIECES` word pieces
+    (decision 731), [CLS] and [SEP] counted: a long description's vector is that of its
+    text cut there. A query is read whole."""
+    import itertools
+
+    import numpy as np
+
+    encoder = rerank.encoder()
+    words = list(itertools.islice(itertools.cycle(["keep", "the", "books", "of", "a", "sale"]), 80))
+    text = "ledger: " + " ".join(words)  # "ledger", ":" and one piece a word
+    assert len(encoder._tokenizer.encode(text)) == 84
+    cut = "ledger: " + " ".join(words[: rerank.PIECES - 4])
+    assert len(encoder._tokenizer.encode(cut)) == rerank.PIECES
+    assert np.abs(encoder.encode([text], rerank.PIECES) - encoder.encode([cut])).max() < 1e-5
+    assert np.abs(encoder.encode([text]) - encoder.encode([cut])).max() > 1e-3
+
+    ledger = minimal(name="ledger", commands={"": {"description": " ".join(words)}})
+    index = CommandIndex.from_tools([*shelf(), atipkit.from_dict(ledger)])
+    row = [entry.tool for entry in index.commands()].index("ledger")
+    assert rerank.command_text(index.commands()[row]) == text
+    vector = rerank.semantic(index).vectors[row]
+    assert np.abs(vector - encoder.encode([cut])[0]).max() < 1e-5
+
+
 def test_prose_is_cut_into_passages_of_whole_sentences():
     words = " ".join(f"w{i}" for i in range(60))
     assert rerank.passages("") == []

@@ -139,13 +139,15 @@ class Encoder:
         self._layers = [_layer(np, weights, f"encoder.layer.{i}.", False) for i in range(_LAYERS)]
         self._copies: list[_Layer] | None = None
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """One unit vector per text, in order: an array of shape (len(texts), 384)."""
+    def encode(self, texts: Sequence[str], pieces: int = MAX_TOKENS) -> np.ndarray:
+        """One unit vector per text, in order: an array of shape (len(texts), 384). A
+        text is read to its first `pieces` word pieces, [CLS] and [SEP] counted."""
         np = self._np
         out = np.zeros((len(texts), DIMENSIONS), dtype=np.float32)
         if not texts:
             return out
         ids = [self._tokenizer.encode(text) for text in texts]
+        ids = [row if len(row) <= pieces else row[: pieces - 1] + row[-1:] for row in ids]
         # texts of similar length together: padding costs as much as text
         order = sorted(range(len(texts)), key=lambda i: len(ids[i]))
         layers = self._layers if len(texts) <= _BATCH else self._contiguous()

@@ -62,13 +62,16 @@ WEIGHTS = (1.0, 1.6)  # what a rank counts in BM25's ranking and in the encoder'
 PASSAGE_WORDS = 25  # a passage: whole sentences up to this many words (dev)
 PASSAGES = 2  # the passages embedded of a command's prose, from its start (dev, cost)
 PASSAGE_SHARE = 0.7  # what a command's best passage adds to its description's cosine (dev)
+#: word pieces an indexed text is read to, [CLS] and [SEP] counted: 4.7 % of the pieces
+#: lie past it, whose cost is more than their worth on dev (decision 731)
+PIECES = 48
 _FILE = "vectors.bin"
 _KIND = "search-vectors"
 _FORMAT = 3  # 2: passages after the commands (decision 546); 3: sections (decision 584)
 _OLD_FILE = "vectors.msgpack"  # formats 1 and 2, removed when a vectors.bin is written
 _KEY_BYTES = 16  # of a text's sha256: its key
 _SENTENCE_END = re.compile(r"(?<=[.!?;:])\s+")
-_MODEL_KEY = f"{MODEL}@{WEIGHTS_SHA256[:16]}+{GELU}"
+_MODEL_KEY = f"{MODEL}@{WEIGHTS_SHA256[:16]}+{GELU}:{PIECES}"
 
 
 class Ranked(Protocol):
@@ -326,7 +329,7 @@ def _fill(
         else:
             vectors[i] = row
     if missing:
-        fresh = model.encode([texts[rows[0]] for rows in missing.values()])
+        fresh = model.encode([texts[rows[0]] for rows in missing.values()], PIECES)
         for vector, rows in zip(fresh, missing.values(), strict=True):
             vectors[rows] = vector
     return vectors, len(missing)
