@@ -403,9 +403,9 @@ def test_each_command_is_embedded_once_and_kept_beside_the_index(machine, monkey
     encoded: list[str] = []
     encode = embed.Encoder.encode
 
-    def counted(self: embed.Encoder, texts: list[str]) -> Any:
+    def counted(self: embed.Encoder, texts: list[str], *args: Any) -> Any:
         encoded.extend(texts)
-        return encode(self, texts)
+        return encode(self, texts, *args)
 
     monkeypatch.setattr(embed.Encoder, "encode", counted)
     decoded: list[int] = []
