@@ -283,7 +283,10 @@ class Fetcher:
             try:
                 response = self._send(request, current, started + self.deadline)
             except httpx.TimeoutException:
-                raise NetworkError(current, "timed out") from None
+                # the client's own timeout, which may be the deadline too and race it
+                late = time.monotonic() >= started + self.deadline
+                reason = f"no response within {self.deadline:g} s" if late else "timed out"
+                raise NetworkError(current, reason) from None
             except httpx.HTTPError as exc:
                 raise NetworkError(current, _reason(exc)) from None
             if response.status_code not in _REDIRECTS or "location" not in response.headers:
