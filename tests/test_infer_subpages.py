@@ -572,6 +572,8 @@ LEAKING = {
     "blank-line macro": ".de ZZ\n.ce 100\n..\n.blm ZZ",
     "translating by .do": ".do tr eX",
     "translating by another name": ".als QQ tr\n.QQ eX",
+    "justifying by a new .ad": ".de ad\n.atipkit-ad b\n..",
+    "justifying by the old .ad": ".rn ad zz\n.rn atipkit-ad ad",
 }
 
 
@@ -580,6 +582,8 @@ def test_a_page_that_leaves_state_set_spoils_not_the_next_in_its_batch():
     out the next page of its batch otherwise (options read as prose, or not at all)."""
     wide = "-v " + " ".join(f"--option-{n}" for n in range(6))
     normal = roff("frob", "frobnicate " + "and more words " * 8, "frob [-v] FILE", wide)
+    prose = " ".join(f"word{n} of a paragraph long enough to fill lines" for n in range(12))
+    normal = normal.replace(".SH OPTIONS", f".SH DESCRIPTION\n{prose}\n.SH OPTIONS")
     for what, request in LEAKING.items():
         hostile = f".TH A 1\n.SH NAME\na \\- a page {what}\n{request}\n"
         together = render_many([hostile, normal])

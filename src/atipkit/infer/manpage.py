@@ -669,7 +669,8 @@ BATCH = 32
 _MACROS = re.compile(r"^\.(TH|Dd)\b", re.MULTILINE)
 _STANDARD = (
     r"TH|SH|SS|TP|TQ|IP|HP|PP|LP|P|RS|RE|B|I|BI|BR|IB|IR|RB|RI|SM|SB|UR|UE|MT|ME|SY|YS|OP|"
-    r"EX|EE|PD|AT|UC|DT|R|S|lq|rq|Tm|HF"
+    r"EX|EE|PD|AT|UC|DT|R|S|lq|rq|Tm|HF|"
+    r"ad|na|atipkit-ad"  # the adjustment `_LEFT_ONLY` holds: redefined, it would spoil the next
 )
 _STATE = re.compile(
     r"^[.'][ \t]*(?:do[ \t]+)?(?:(?:trin|cs|ec|eo|cc|c2|cflags|char|fchar|schar|rchar|"
