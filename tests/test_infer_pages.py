@@ -1396,3 +1396,23 @@ def test_options_under_a_heading_naming_another_programs_page_are_not_the_progra
     (decision 769)."""
     parsed = _page(tmp_path, "resctl", OTHER_NAME_PAGE)
     assert sorted(f for o in parsed.options for f in o.flags) == ["--interface", "-i"]
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ("       frob [ command", "       more [ y"),  # groups left open at the form's indent
+        ("       frob [ command", "          deeper [ y"),  # one form, deeper lines
+    ],
+)
+def test_a_synopsis_of_thousands_of_lines_left_open_reads_in_linear_time(first, then):
+    """A synopsis whose groups never close (hostile, or a typo): a form goes on over an
+    open group for a few lines only, and whether a long form ends in a broken word is
+    read at its end, not searched from its start; 20 000 lines cost each of these
+    seconds of CPU when every line scanned the form again (decision 789)."""
+    from atipkit.infer.pagetext import read_page
+
+    text = "NAME\n       frob - frob things\n\nSYNOPSIS\n" + first + "\n" + (then + "\n") * 20_000
+    start = time.thread_time()
+    read_page(text, "frob")
+    assert time.thread_time() - start < 1.5

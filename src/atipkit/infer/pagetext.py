@@ -85,6 +85,10 @@ _FILLED = 66
 """A line reaching this column was filled up to the margin (groff's is at 78)."""
 _TAG_LINES = 4
 """A tag whose brackets are still open continues on at most so many lines."""
+_FORM_LINES = 4
+"""A synopsis form whose group is still open goes on over at most so many lines at its
+own indent: a page that never closes one (hostile, or a typo) is not read as one form
+growing line by line, each line counting its brackets again (decision 789)."""
 _NESTED = 4
 """A listing is at most so many columns deeper than the text of its section."""
 
@@ -608,15 +612,25 @@ def _synopsis(lines: list[_Line], blocks: list[_Block]) -> list[synopsis.Form]:
         return []
     base = _base_indent(lines, block)
     forms: list[str] = []
+    held = 0  # lines the last form took at its own indent for a group it left open
     for index in range(block.start, block.end):
         line = lines[index]
         if not line.text:
             continue
-        if (line.indent <= base or not forms) and not (
-            forms and (synopsis.broken(forms[-1]) or _open(forms[-1], forms[0], line.text))
-        ):
+        deeper = line.indent > base and bool(forms)
+        goes_on = (
+            not deeper
+            and bool(forms)
+            and (
+                synopsis.broken(forms[-1])
+                or (held < _FORM_LINES and _open(forms[-1], forms[0], line.text))
+            )
+        )
+        if not deeper and not goes_on:
             forms.append(re.sub(r"^usage:\s*", "", line.text, flags=re.IGNORECASE))
+            held = 0
         else:  # deeper, or the rest of a broken word or an open group at any indent
+            held += not deeper
             forms[-1] = synopsis.continued(forms[-1], line.text)
     return [synopsis.form(text) for text in forms]
 

@@ -26,7 +26,7 @@ COMMAND_SLOT = re.compile(r"<command>|\b(?:COMMAND|command)\b|\{\s*[a-z][^{}|]*\
 _NAME = re.compile(r"[a-z0-9][a-z0-9_.+:-]*")
 _SLOT_WORD = re.compile(r"<?(?:sub)?(?:command|cmd)>?", re.IGNORECASE)
 _PLACEHOLDER = re.compile(r"[A-Z][A-Z_-]*")
-_BROKEN = re.compile(r"[a-z]-$")
+_BROKEN = re.compile(r"[a-z]-")
 
 
 class Form(NamedTuple):
@@ -44,7 +44,7 @@ def form(text: str) -> Form:
 def broken(text: str) -> bool:
     """Whether a line ends in a word groff broke at its hyphen (`... | is-` of
     `is-enabled`): the next line goes on with that word, at whatever indent."""
-    return bool(_BROKEN.search(text))
+    return _BROKEN.fullmatch(text[-2:]) is not None  # its end alone: a form may be long
 
 
 def continued(text: str, line: str) -> str:
